@@ -1,0 +1,361 @@
+/*
+ * clrun.h — the whole public API of libclrun, a vendor-neutral OpenCL compute runtime.
+ *
+ * Reading guide
+ * -------------
+ *  - Every fallible call returns a clrun_status; CLRUN_OK (0) is success. Results come back through
+ *    pointer arguments, which are left untouched (or set to NULL for handles) on failure.
+ *  - clrun_status_str(st) names a code. clrun_last_error(ctx) is the full text of the last failure of
+ *    a context: what failed, the OpenCL error name and, for build failures, the file, the options and
+ *    the whole build log. Calls that have no context (device discovery, clrun_open) record their
+ *    text per thread; read it with clrun_last_error(NULL).
+ *  - A failed call leaves nothing half done: no partial object is returned and nothing leaks.
+ *  - Handles are opaque: clrun_ctx, clrun_buf, clrun_prog, clrun_kernel, clrun_event. Each comment
+ *    says who owns what and which call frees it. Free functions accept NULL.
+ *
+ * Threading
+ * ---------
+ *  - The process-wide device list is built once, on first use, under a lock; the device calls are
+ *    safe from any thread.
+ *  - A clrun_ctx and everything made from it may be used from several threads, but not at the same
+ *    time: serialise calls on one context (and its buffers, programs, kernels) yourself, or give each
+ *    thread its own context. Different contexts are independent. The one exception is the pinned
+ *    host memory registry (clrun_host_alloc/clrun_host_free), which is locked internally.
+ *  - A clrun_kernel holds argument state; do not set arguments of one kernel from two threads.
+ *
+ * Raw OpenCL stays reachable through clrun_ctx_cl_context(), clrun_ctx_cl_queue(),
+ * clrun_buf_cl_mem() and friends, so clrun can be mixed with hand-written OpenCL or CLBlast.
+ */
+#ifndef CLRUN_H
+#define CLRUN_H
+
+#ifndef CL_TARGET_OPENCL_VERSION
+#define CL_TARGET_OPENCL_VERSION 120
+#endif
+#include <CL/cl.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CLRUN_VERSION_MAJOR 0
+#define CLRUN_VERSION_MINOR 1
+#define CLRUN_VERSION_PATCH 0
+#define CLRUN_VERSION_STRING "0.1.0"
+
+/** The library's version string ("MAJOR.MINOR.PATCH"); may differ from the header's if mismatched. */
+const char *clrun_version(void);
+
+/* ------------------------------------------------------------------------------------------------
+ * Status codes
+ * ----------------------------------------------------------------------------------------------*/
+
+/* X(NAME, value, short description). The one table from which the enum and clrun_status_str come. */
+#define CLRUN_STATUS_MAP(X)                                                                        \
+    X(OK, 0, "success")                                                                            \
+    X(INVALID_ARG, 1, "invalid argument")                                                          \
+    X(NO_PLATFORM, 2, "no OpenCL platform found")                                                  \
+    X(NO_DEVICE, 3, "no OpenCL device matches")                                                    \
+    X(HOST_OUT_OF_MEMORY, 4, "out of host memory")                                                 \
+    X(DEVICE_OUT_OF_MEMORY, 5, "out of device memory")                                             \
+    X(BUILD_FAILED, 6, "kernel build failed")                                                      \
+    X(IO_ERROR, 7, "file input/output error")                                                      \
+    X(NOT_FOUND, 8, "not found")                                                                   \
+    X(ARG_MISMATCH, 9, "kernel argument mismatch")                                                 \
+    X(CL_ERROR, 10, "OpenCL call failed")                                                          \
+    X(UNSUPPORTED, 11, "not supported by this device")                                             \
+    X(FORMAT_ERROR, 12, "malformed input data")
+
+typedef enum clrun_status {
+#define CLRUN__ENUM(name, value, text) CLRUN_##name = value,
+    CLRUN_STATUS_MAP(CLRUN__ENUM)
+#undef CLRUN__ENUM
+} clrun_status;
+
+/** Name of a status code, e.g. "CLRUN_BUILD_FAILED". Never NULL; unknown codes give "CLRUN_?". */
+const char *clrun_status_str(clrun_status st);
+
+/** One-line description of a status code, e.g. "kernel build failed". Never NULL. */
+const char *clrun_status_text(clrun_status st);
+
+/** Name of an OpenCL error code, e.g. "CL_INVALID_VALUE" for -30, as spelled in the Khronos
+ *  headers (cl.h and the extension headers). Unknown codes give "CL_UNKNOWN_ERROR". Never NULL. */
+const char *clrun_cl_error_name(cl_int err);
+
+/* ------------------------------------------------------------------------------------------------
+ * Devices
+ *
+ * The process-wide device list holds every device of every platform the ICD loader reports, in
+ * platform order, then device order. It is built on first use and never changes afterwards.
+ * ----------------------------------------------------------------------------------------------*/
+
+typedef enum clrun_device_type {
+    CLRUN_DEVICE_GPU = 1,
+    CLRUN_DEVICE_ACCELERATOR = 2,
+    CLRUN_DEVICE_CPU = 3,
+    CLRUN_DEVICE_OTHER = 4
+} clrun_device_type;
+
+/** Capabilities of one device, probed once and cached. Strings are NUL-terminated, truncated to fit. */
+typedef struct clrun_device_info {
+    unsigned index;             /* position in the process-wide list */
+    unsigned platform_index;    /* position of its platform among platforms */
+    unsigned device_index;      /* position among its platform's devices */
+    clrun_device_type type;
+    char platform_name[128];
+    char platform_version[128];
+    char name[128];
+    char vendor[128];
+    char version[128];          /* CL_DEVICE_VERSION, e.g. "OpenCL 3.0 CUDA" */
+    char driver_version[128];   /* CL_DRIVER_VERSION */
+    char c_version[64];         /* CL_DEVICE_OPENCL_C_VERSION, e.g. "OpenCL C 1.2 " */
+    int c_version_major, c_version_minor; /* parsed from c_version */
+    uint64_t global_mem;        /* bytes */
+    uint64_t max_alloc;         /* CL_DEVICE_MAX_MEM_ALLOC_SIZE, bytes */
+    uint64_t local_mem;         /* bytes per work-group */
+    unsigned compute_units;
+    size_t max_work_group;      /* CL_DEVICE_MAX_WORK_GROUP_SIZE */
+    size_t max_work_item[3];    /* CL_DEVICE_MAX_WORK_ITEM_SIZES */
+    size_t preferred_multiple;  /* preferred work-group size multiple (probed with a tiny kernel) */
+    unsigned mem_base_align;    /* CL_DEVICE_MEM_BASE_ADDR_ALIGN in bytes: sub-buffer offset alignment */
+    int fp64;                   /* cl_khr_fp64 or double support */
+    int fp16;                   /* cl_khr_fp16 */
+    int subgroups;              /* cl_khr_subgroups */
+    int host_unified;           /* CL_DEVICE_HOST_UNIFIED_MEMORY */
+} clrun_device_info;
+
+/** Number of devices in the process-wide list. CLRUN_NO_PLATFORM when the loader finds no platform
+ *  (the text says how to install a driver and point the loader at one); a platform with no devices
+ *  is skipped. *count is 0 on failure. */
+clrun_status clrun_device_count(unsigned *count);
+
+/** Copy the capabilities of device `index` (0 .. count-1) into *out. */
+clrun_status clrun_device_get(unsigned index, clrun_device_info *out);
+
+/** Resolve a selection string to a device index.
+ *  spec: "PLATFORM:DEVICE", each part an index or a case-insensitive substring of the name, an empty
+ *  part meaning 0 ("0:1", "nvidia:", ":h200", "pocl:1"); or a type word "gpu", "cpu", "accelerator"
+ *  (the best-ranked device of that type); or a bare index or substring, matched against the device
+ *  list as a whole ("1", "h200"). NULL or "" means $CLRUN_DEVICE, and when that is unset or empty
+ *  the best-ranked device: GPU, then accelerator, then CPU; within a type, more global memory first,
+ *  then list order.
+ *  No match is CLRUN_NO_DEVICE with a text that lists every device. *why, when not NULL, receives a
+ *  static string saying why this device was chosen ("$CLRUN_DEVICE", "selection string", "ranking"). */
+clrun_status clrun_device_select(const char *spec, unsigned *index, const char **why);
+
+/* ------------------------------------------------------------------------------------------------
+ * Contexts
+ * ----------------------------------------------------------------------------------------------*/
+
+typedef struct clrun_ctx clrun_ctx;
+typedef struct clrun_buf clrun_buf;
+typedef struct clrun_prog clrun_prog;
+typedef struct clrun_kernel clrun_kernel;
+typedef struct clrun_event clrun_event;
+
+/** Open a context on one device: one OpenCL context and one in-order queue with profiling enabled.
+ *  device_spec as for clrun_device_select (NULL: $CLRUN_DEVICE, then the best device).
+ *  On success *ctx is a new context the caller frees with clrun_close. On failure *ctx is NULL and
+ *  clrun_last_error(NULL) holds the text. */
+clrun_status clrun_open(clrun_ctx **ctx, const char *device_spec);
+
+/** Wait for all queued work, then free the context and any pinned host memory still allocated from
+ *  it. Buffers, programs, kernels and events made from it must be freed before: the context does not
+ *  track them. NULL is ignored. */
+void clrun_close(clrun_ctx *ctx);
+
+/** Full text of the context's last failure, or "" when none. With ctx NULL: the calling thread's
+ *  last failure of a call that had no context (clrun_open, the device calls). The string is owned
+ *  by the context (or thread) and valid until its next failing call. Never NULL. */
+const char *clrun_last_error(const clrun_ctx *ctx);
+
+/** Capabilities of the context's device. Borrowed; valid while the context lives. */
+const clrun_device_info *clrun_ctx_device(const clrun_ctx *ctx);
+
+/** Wait until every command queued on the context has finished (clFinish). */
+clrun_status clrun_finish(clrun_ctx *ctx);
+
+/** The raw OpenCL objects behind a context, for mixing clrun with other OpenCL code. Borrowed: do
+ *  not release them (retain them if you keep them beyond the context). */
+cl_context clrun_ctx_cl_context(const clrun_ctx *ctx);
+cl_command_queue clrun_ctx_cl_queue(const clrun_ctx *ctx);
+cl_device_id clrun_ctx_cl_device(const clrun_ctx *ctx);
+
+/* ------------------------------------------------------------------------------------------------
+ * Buffers and host memory
+ * ----------------------------------------------------------------------------------------------*/
+
+/* Flags for clrun_buf_new; 0 means read-write. */
+#define CLRUN_BUF_READ_ONLY 0x1u  /* kernels only read it */
+#define CLRUN_BUF_WRITE_ONLY 0x2u /* kernels only write it */
+
+/** Allocate `bytes` (> 0) of device memory. A size the device cannot hold (over its global memory
+ *  or its largest single allocation) is CLRUN_DEVICE_OUT_OF_MEMORY with a text that names the size
+ *  asked and the device's limits. The contents are undefined. Free with clrun_buf_free. */
+clrun_status clrun_buf_new(clrun_ctx *ctx, size_t bytes, unsigned flags, clrun_buf **out);
+
+/** A view of bytes [offset, offset+bytes) of `parent` (clCreateSubBuffer). offset must be a
+ *  multiple of the device's mem_base_align. The view keeps the parent's memory alive; free both
+ *  with clrun_buf_free, in any order. */
+clrun_status clrun_buf_sub(clrun_buf *parent, size_t offset, size_t bytes, clrun_buf **out);
+
+/** Free a buffer (after the commands queued on it finish). NULL is ignored. */
+void clrun_buf_free(clrun_buf *b);
+
+/** Size of a buffer in bytes. */
+size_t clrun_buf_size(const clrun_buf *b);
+
+/** The raw cl_mem. Borrowed. */
+cl_mem clrun_buf_cl_mem(const clrun_buf *b);
+
+/** Blocking copy of `bytes` from host `src` into the buffer at byte `offset`. src is only read during
+ *  the call. Host memory from clrun_host_alloc moves at DMA speed; ordinary memory on a discrete
+ *  device goes through a pinned staging area filled by several threads when the transfer is large. */
+clrun_status clrun_upload(clrun_buf *b, size_t offset, const void *src, size_t bytes);
+
+/** Blocking copy of `bytes` at byte `offset` of the buffer into host `dst`. */
+clrun_status clrun_download(clrun_buf *b, size_t offset, void *dst, size_t bytes);
+
+/** Non-blocking upload: queues the copy and returns. src must stay valid and unchanged until the
+ *  copy finishes: wait on *ev (when ev is not NULL; free it with clrun_event_free) or clrun_finish. */
+clrun_status clrun_upload_async(clrun_buf *b, size_t offset, const void *src, size_t bytes,
+                                clrun_event **ev);
+
+/** Non-blocking download; dst is valid only after *ev completes or clrun_finish. */
+clrun_status clrun_download_async(clrun_buf *b, size_t offset, void *dst, size_t bytes,
+                                  clrun_event **ev);
+
+/** Fill bytes [offset, offset+bytes) with a repeated pattern of pattern_size bytes (1, 2, 4, 8, 16,
+ *  32, 64 or 128); offset and bytes must be multiples of pattern_size. Queued (non-blocking); the
+ *  pattern is copied during the call. */
+clrun_status clrun_buf_fill(clrun_buf *b, const void *pattern, size_t pattern_size, size_t offset,
+                            size_t bytes);
+
+/** Copy `bytes` from src at src_offset to dst at dst_offset, on the device. Queued (non-blocking).
+ *  Overlapping ranges of one buffer are an error. */
+clrun_status clrun_buf_copy(clrun_buf *dst, size_t dst_offset, clrun_buf *src, size_t src_offset,
+                            size_t bytes);
+
+/** Allocate `bytes` of pinned (page-locked, device-mapped) host memory: a CL_MEM_ALLOC_HOST_PTR
+ *  buffer mapped for reading and writing. Uploads from and downloads into it run at DMA speed. The
+ *  memory is ordinary host memory to the caller. Free with clrun_host_free on the same context,
+ *  before clrun_close (which frees any left). */
+clrun_status clrun_host_alloc(clrun_ctx *ctx, size_t bytes, void **ptr);
+
+/** Free memory from clrun_host_alloc. NULL is ignored; a pointer clrun did not allocate is
+ *  CLRUN_INVALID_ARG. */
+clrun_status clrun_host_free(clrun_ctx *ctx, void *ptr);
+
+/* ------------------------------------------------------------------------------------------------
+ * Programs and the binary cache
+ *
+ * Sources pass through clrun's include resolver before the driver sees them: a line
+ * `#include "name"` is replaced by that file, resolved relative to the including file (for embedded
+ * sources: among the embedded files). Programs are cached as device binaries in $CLRUN_CACHE_DIR,
+ * else $XDG_CACHE_HOME/clrun, else ~/.cache/clrun, keyed by an XXH3-128 hash of the resolved
+ * source, the options, the platform, the device, the driver version and the clrun version.
+ * CLRUN_NO_CACHE=1 turns the cache off. A corrupt entry or one the driver refuses is rebuilt from
+ * source and replaced; a cache directory that cannot be written only costs the caching.
+ * ----------------------------------------------------------------------------------------------*/
+
+/** Build a program from a .cl file. options: extra build options (may be NULL). A build failure is
+ *  CLRUN_BUILD_FAILED, and clrun_last_error(ctx) holds the file, the options and the whole build
+ *  log. A missing file is CLRUN_IO_ERROR. Free with clrun_prog_free. */
+clrun_status clrun_prog_file(clrun_ctx *ctx, const char *path, const char *options,
+                             clrun_prog **out);
+
+/** Build a program from source text. name labels it in messages (may be NULL: "<string>");
+ *  relative includes resolve against the current directory. */
+clrun_status clrun_prog_source(clrun_ctx *ctx, const char *source, const char *name,
+                               const char *options, clrun_prog **out);
+
+/** Build one of the kernel library's embedded sources by name ("vector" or "vector.cl"). When
+ *  $CLRUN_KERNEL_DIR is set, the file is read from that folder instead (for kernel development).
+ *  An unknown name is CLRUN_NOT_FOUND with the list of embedded names. */
+clrun_status clrun_prog_builtin(clrun_ctx *ctx, const char *name, const char *options,
+                                clrun_prog **out);
+
+/** Free a program. Kernels made from it must be freed first. NULL is ignored. */
+void clrun_prog_free(clrun_prog *p);
+
+/** 1 when the program's binary came from the cache, 0 when it was built from source. */
+int clrun_prog_from_cache(const clrun_prog *p);
+
+/** The raw cl_program. Borrowed. */
+cl_program clrun_prog_cl_program(const clrun_prog *p);
+
+/** Names of the embedded kernel sources, NULL-terminated; static storage. */
+const char *const *clrun_builtin_names(void);
+
+/** The embedded source text of `name` (as for clrun_prog_builtin), or NULL. Static storage. */
+const char *clrun_builtin_source(const char *name, size_t *len);
+
+/** The cache directory in use (without creating it), or NULL when the cache is off. Writes at most
+ *  `size` bytes into buf. */
+const char *clrun_cache_dir(char *buf, size_t size);
+
+/* ------------------------------------------------------------------------------------------------
+ * Kernels, launches and events
+ * ----------------------------------------------------------------------------------------------*/
+
+/** Make a kernel from a built program. An unknown name is CLRUN_NOT_FOUND with the list of the
+ *  program's kernels. Free with clrun_kernel_free, before the program. */
+clrun_status clrun_kernel_new(clrun_prog *p, const char *name, clrun_kernel **out);
+void clrun_kernel_free(clrun_kernel *k);
+
+/** Number of arguments the kernel takes. */
+unsigned clrun_kernel_nargs(const clrun_kernel *k);
+
+/** Argument setters, by index. When the driver reports argument info (clrun builds with
+ *  -cl-kernel-arg-info), the kind and type are checked against the kernel's signature: a buffer to a
+ *  __global/__constant pointer, local memory to a __local pointer, scalars to the exact scalar type.
+ *  An index past the end or a mismatch is CLRUN_ARG_MISMATCH with a text naming the argument. */
+clrun_status clrun_arg_buf(clrun_kernel *k, unsigned i, clrun_buf *b);
+clrun_status clrun_arg_local(clrun_kernel *k, unsigned i, size_t bytes);
+clrun_status clrun_arg_i8(clrun_kernel *k, unsigned i, int8_t v);
+clrun_status clrun_arg_u8(clrun_kernel *k, unsigned i, uint8_t v);
+clrun_status clrun_arg_i16(clrun_kernel *k, unsigned i, int16_t v);
+clrun_status clrun_arg_u16(clrun_kernel *k, unsigned i, uint16_t v);
+clrun_status clrun_arg_i32(clrun_kernel *k, unsigned i, int32_t v);
+clrun_status clrun_arg_u32(clrun_kernel *k, unsigned i, uint32_t v);
+clrun_status clrun_arg_i64(clrun_kernel *k, unsigned i, int64_t v);
+clrun_status clrun_arg_u64(clrun_kernel *k, unsigned i, uint64_t v);
+clrun_status clrun_arg_f32(clrun_kernel *k, unsigned i, float v);
+clrun_status clrun_arg_f64(clrun_kernel *k, unsigned i, double v);
+/** A half argument, given as its 16-bit pattern. */
+clrun_status clrun_arg_f16(clrun_kernel *k, unsigned i, uint16_t bits);
+/** Any by-value argument (vectors, structs) as raw bytes; only the size is checked by the driver. */
+clrun_status clrun_arg_bytes(clrun_kernel *k, unsigned i, const void *value, size_t size);
+
+/** Queue a launch over `dims` (1-3) dimensions. global: work items per dimension (each > 0).
+ *  local: work-group size per dimension, or NULL to let clrun choose: a multiple of the device's
+ *  preferred multiple, with global rounded UP to a multiple of it, so the kernel must guard its
+ *  tail (`if (get_global_id(0) >= n) return;`). An unset argument is CLRUN_ARG_MISMATCH naming it.
+ *  Non-blocking: wait with clrun_finish or an event. */
+clrun_status clrun_launch(clrun_kernel *k, unsigned dims, const size_t *global, const size_t *local);
+
+/** As clrun_launch, and *ev receives an event for the launch (free with clrun_event_free). */
+clrun_status clrun_launch_ev(clrun_kernel *k, unsigned dims, const size_t *global,
+                             const size_t *local, clrun_event **ev);
+
+/** Block until the event's command has finished; a failed command gives CLRUN_CL_ERROR. */
+clrun_status clrun_event_wait(clrun_event *ev);
+
+/** Device timestamps (ns) of the command's start and end, waiting for it first. */
+clrun_status clrun_event_times(clrun_event *ev, uint64_t *start_ns, uint64_t *end_ns);
+
+/** end - start in milliseconds, waiting first; a negative value on failure. */
+double clrun_event_ms(clrun_event *ev);
+
+/** Free an event. NULL is ignored. */
+void clrun_event_free(clrun_event *ev);
+
+/** The raw cl_event. Borrowed. */
+cl_event clrun_event_cl(const clrun_event *ev);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* CLRUN_H */

@@ -1,0 +1,375 @@
+/* buffer.c — device buffers, transfers, fill/copy, pinned host memory and the staging path. */
+#include "internal.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define STAGE_CHUNK ((size_t)32 << 20)     /* bytes per staging buffer (two of them) */
+#define STAGE_MIN ((size_t)16 << 20)       /* smaller transfers go straight to the driver */
+#define STAGE_MAX_THREADS 8
+
+static clrun_status check_range(clrun_buf *b, size_t offset, size_t bytes, const char *what)
+{
+    if (offset > b->bytes || bytes > b->bytes - offset)
+        return clrun__fail(b->ctx, CLRUN_INVALID_ARG,
+                           "%s: range [%zu, %zu + %zu) is outside the buffer of %zu bytes", what,
+                           offset, offset, bytes, b->bytes);
+    return CLRUN_OK;
+}
+
+static void human(uint64_t bytes, char *out, size_t size)
+{
+    if (bytes >= ((uint64_t)1 << 30)) snprintf(out, size, "%.2f GiB", bytes / 1073741824.0);
+    else if (bytes >= ((uint64_t)1 << 20)) snprintf(out, size, "%.2f MiB", bytes / 1048576.0);
+    else snprintf(out, size, "%llu bytes", (unsigned long long)bytes);
+}
+
+static clrun_status too_big(clrun_ctx *ctx, size_t bytes, cl_int err)
+{
+    char ask[32], mem[32], alloc[32];
+    human(bytes, ask, sizeof ask);
+    human(ctx->info.global_mem, mem, sizeof mem);
+    human(ctx->info.max_alloc, alloc, sizeof alloc);
+    return clrun__fail(ctx, CLRUN_DEVICE_OUT_OF_MEMORY,
+                       "cannot allocate %zu bytes (%s) on %s: the device has %s of global memory and "
+                       "allows at most %s in one buffer%s%s",
+                       bytes, ask, ctx->info.name, mem, alloc, err ? "; the driver said " : "",
+                       err ? clrun_cl_error_name(err) : "");
+}
+
+static clrun_status wrap(clrun_ctx *ctx, cl_mem mem, size_t bytes, clrun_buf **out)
+{
+    clrun_buf *b = malloc(sizeof *b);
+    if (!b) {
+        clReleaseMemObject(mem);
+        return clrun__fail(ctx, CLRUN_HOST_OUT_OF_MEMORY, "out of host memory for a buffer handle");
+    }
+    b->ctx = ctx;
+    b->mem = mem;
+    b->bytes = bytes;
+    *out = b;
+    return CLRUN_OK;
+}
+
+clrun_status clrun_buf_new(clrun_ctx *ctx, size_t bytes, unsigned flags, clrun_buf **out)
+{
+    cl_int err = CL_SUCCESS;
+    if (!out) return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_buf_new: out is NULL");
+    *out = NULL;
+    if (bytes == 0) return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_buf_new: a buffer of 0 bytes is not allowed");
+    if ((flags & CLRUN_BUF_READ_ONLY) && (flags & CLRUN_BUF_WRITE_ONLY))
+        return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_buf_new: READ_ONLY and WRITE_ONLY together");
+    if (bytes > ctx->info.max_alloc || bytes > ctx->info.global_mem) return too_big(ctx, bytes, 0);
+    cl_mem_flags f = (flags & CLRUN_BUF_READ_ONLY)    ? CL_MEM_READ_ONLY
+                     : (flags & CLRUN_BUF_WRITE_ONLY) ? CL_MEM_WRITE_ONLY
+                                                      : CL_MEM_READ_WRITE;
+    cl_mem mem = clCreateBuffer(ctx->context, f, bytes, NULL, &err);
+    if (!mem) {
+        if (err == CL_MEM_OBJECT_ALLOCATION_FAILURE || err == CL_OUT_OF_RESOURCES || err == CL_INVALID_BUFFER_SIZE)
+            return too_big(ctx, bytes, err);
+        return clrun__fail_cl(ctx, err, "clCreateBuffer", "allocating %zu bytes", bytes);
+    }
+    return wrap(ctx, mem, bytes, out);
+}
+
+clrun_status clrun_buf_sub(clrun_buf *parent, size_t offset, size_t bytes, clrun_buf **out)
+{
+    clrun_ctx *ctx = parent->ctx;
+    cl_int err = CL_SUCCESS;
+    clrun_status st;
+    if (!out) return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_buf_sub: out is NULL");
+    *out = NULL;
+    if (bytes == 0) return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_buf_sub: a view of 0 bytes is not allowed");
+    if ((st = check_range(parent, offset, bytes, "clrun_buf_sub")) != CLRUN_OK) return st;
+    if (offset % ctx->info.mem_base_align)
+        return clrun__fail(ctx, CLRUN_INVALID_ARG,
+                           "clrun_buf_sub: offset %zu is not a multiple of %u bytes, the alignment %s "
+                           "requires for sub-buffers",
+                           offset, ctx->info.mem_base_align, ctx->info.name);
+    cl_buffer_region region = {offset, bytes};
+    cl_mem mem = clCreateSubBuffer(parent->mem, 0, CL_BUFFER_CREATE_TYPE_REGION, &region, &err);
+    if (!mem) return clrun__fail_cl(ctx, err, "clCreateSubBuffer", "making a view [%zu, +%zu)", offset, bytes);
+    return wrap(ctx, mem, bytes, out);
+}
+
+void clrun_buf_free(clrun_buf *b)
+{
+    if (!b) return;
+    clReleaseMemObject(b->mem);
+    free(b);
+}
+
+size_t clrun_buf_size(const clrun_buf *b) { return b->bytes; }
+cl_mem clrun_buf_cl_mem(const clrun_buf *b) { return b->mem; }
+
+/* ---- pinned host memory -------------------------------------------------------------------- */
+
+clrun_status clrun_host_alloc(clrun_ctx *ctx, size_t bytes, void **ptr)
+{
+    cl_int err = CL_SUCCESS;
+    if (!ptr) return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_host_alloc: ptr is NULL");
+    *ptr = NULL;
+    if (bytes == 0) return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_host_alloc: 0 bytes");
+    struct clrun__pinned *p = calloc(1, sizeof *p);
+    if (!p) return clrun__fail(ctx, CLRUN_HOST_OUT_OF_MEMORY, "clrun_host_alloc: out of memory");
+    p->mem = clCreateBuffer(ctx->context, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes, NULL, &err);
+    if (!p->mem) {
+        free(p);
+        return clrun__fail_cl(ctx, err, "clCreateBuffer(CL_MEM_ALLOC_HOST_PTR)", "allocating %zu bytes of pinned host memory", bytes);
+    }
+    p->ptr = clEnqueueMapBuffer(ctx->queue, p->mem, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes, 0, NULL, NULL, &err);
+    if (!p->ptr) {
+        clReleaseMemObject(p->mem);
+        free(p);
+        return clrun__fail_cl(ctx, err, "clEnqueueMapBuffer", "mapping %zu bytes of pinned host memory", bytes);
+    }
+    p->bytes = bytes;
+    pthread_mutex_lock(&ctx->pinned_lock);
+    p->next = ctx->pinned;
+    ctx->pinned = p;
+    pthread_mutex_unlock(&ctx->pinned_lock);
+    *ptr = p->ptr;
+    return CLRUN_OK;
+}
+
+clrun_status clrun_host_free(clrun_ctx *ctx, void *ptr)
+{
+    if (!ptr) return CLRUN_OK;
+    pthread_mutex_lock(&ctx->pinned_lock);
+    struct clrun__pinned **pp = &ctx->pinned;
+    while (*pp && (*pp)->ptr != ptr) pp = &(*pp)->next;
+    struct clrun__pinned *p = *pp;
+    if (p) *pp = p->next;
+    pthread_mutex_unlock(&ctx->pinned_lock);
+    if (!p) return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_host_free: %p was not allocated by clrun_host_alloc on this context", ptr);
+    clEnqueueUnmapMemObject(ctx->queue, p->mem, p->ptr, 0, NULL, NULL);
+    clFinish(ctx->queue);
+    clReleaseMemObject(p->mem);
+    free(p);
+    return CLRUN_OK;
+}
+
+static int is_pinned(clrun_ctx *ctx, const void *ptr, size_t bytes)
+{
+    int found = 0;
+    uintptr_t a = (uintptr_t)ptr;
+    pthread_mutex_lock(&ctx->pinned_lock);
+    for (struct clrun__pinned *p = ctx->pinned; p && !found; p = p->next) {
+        uintptr_t s = (uintptr_t)p->ptr;
+        found = a >= s && a - s <= p->bytes && bytes <= p->bytes - (a - s);
+    }
+    pthread_mutex_unlock(&ctx->pinned_lock);
+    return found;
+}
+
+/* ---- staging through pinned memory, copied by several threads -------------------------------- */
+
+struct copy_part {
+    char *dst;
+    const char *src;
+    size_t n;
+};
+
+static void *copy_thread(void *arg)
+{
+    struct copy_part *c = arg;
+    memcpy(c->dst, c->src, c->n);
+    return NULL;
+}
+
+static void parallel_copy(void *dst, const void *src, size_t n)
+{
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    int t = cpus < 1 ? 1 : cpus > STAGE_MAX_THREADS ? STAGE_MAX_THREADS : (int)cpus;
+    if (n < ((size_t)2 << 20)) t = 1;
+    struct copy_part parts[STAGE_MAX_THREADS];
+    pthread_t tid[STAGE_MAX_THREADS];
+    int started[STAGE_MAX_THREADS] = {0};
+    size_t per = (n / (size_t)t + 4095) & ~(size_t)4095;
+    for (int i = 0; i < t; i++) {
+        size_t off = per * (size_t)i;
+        parts[i].dst = (char *)dst + off;
+        parts[i].src = (const char *)src + off;
+        parts[i].n = off >= n ? 0 : (n - off < per ? n - off : per);
+    }
+    for (int i = 1; i < t; i++)
+        started[i] = parts[i].n && pthread_create(&tid[i], NULL, copy_thread, &parts[i]) == 0;
+    copy_thread(&parts[0]);
+    for (int i = 1; i < t; i++) {
+        if (started[i]) pthread_join(tid[i], NULL);
+        else if (parts[i].n) copy_thread(&parts[i]);
+    }
+}
+
+static int staging_wanted(clrun_ctx *ctx, const void *host, size_t bytes)
+{
+    const char *env = getenv("CLRUN_STAGING");
+    if (env && strcmp(env, "0") == 0) return 0;
+    int forced = env && strcmp(env, "force") == 0;
+    if (bytes < STAGE_MIN && !forced) return 0;
+    if (!forced && (ctx->info.host_unified || ctx->info.type == CLRUN_DEVICE_CPU)) return 0;
+    return !is_pinned(ctx, host, bytes);
+}
+
+static clrun_status stage_init(clrun_ctx *ctx)
+{
+    cl_int err = CL_SUCCESS;
+    for (int i = 0; i < 2; i++) {
+        if (ctx->stage_mem[i]) continue;
+        ctx->stage_mem[i] = clCreateBuffer(ctx->context, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, STAGE_CHUNK, NULL, &err);
+        if (!ctx->stage_mem[i]) return clrun__fail_cl(ctx, err, "clCreateBuffer", "allocating the staging area");
+        ctx->stage_ptr[i] = clEnqueueMapBuffer(ctx->queue, ctx->stage_mem[i], CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0,
+                                               STAGE_CHUNK, 0, NULL, NULL, &err);
+        if (!ctx->stage_ptr[i]) {
+            clReleaseMemObject(ctx->stage_mem[i]);
+            ctx->stage_mem[i] = NULL;
+            return clrun__fail_cl(ctx, err, "clEnqueueMapBuffer", "mapping the staging area");
+        }
+    }
+    ctx->stage_bytes = STAGE_CHUNK;
+    return CLRUN_OK;
+}
+
+/* Upload: copy chunk i into stage[i%2] with several threads while the DMA of chunk i-1 runs. */
+static clrun_status staged_upload(clrun_buf *b, size_t offset, const char *src, size_t bytes)
+{
+    clrun_ctx *ctx = b->ctx;
+    clrun_status st = stage_init(ctx);
+    cl_event ev[2] = {NULL, NULL};
+    cl_int err = CL_SUCCESS;
+    if (st != CLRUN_OK) return st;
+    for (size_t done = 0, i = 0; done < bytes; done += ctx->stage_bytes, i++) {
+        size_t n = bytes - done < ctx->stage_bytes ? bytes - done : ctx->stage_bytes;
+        int s = (int)(i & 1);
+        if (ev[s]) {
+            clWaitForEvents(1, &ev[s]);
+            clReleaseEvent(ev[s]);
+            ev[s] = NULL;
+        }
+        parallel_copy(ctx->stage_ptr[s], src + done, n);
+        err = clEnqueueWriteBuffer(ctx->queue, b->mem, CL_FALSE, offset + done, n, ctx->stage_ptr[s], 0, NULL, &ev[s]);
+        if (err != CL_SUCCESS) {
+            st = clrun__fail_cl(ctx, err, "clEnqueueWriteBuffer", "uploading %zu bytes", bytes);
+            break;
+        }
+    }
+    clFinish(ctx->queue);
+    for (int s = 0; s < 2; s++)
+        if (ev[s]) clReleaseEvent(ev[s]);
+    return st;
+}
+
+/* Download: the DMA of chunk i+1 runs while several threads copy chunk i out of staging. */
+static clrun_status staged_download(clrun_buf *b, size_t offset, char *dst, size_t bytes)
+{
+    clrun_ctx *ctx = b->ctx;
+    clrun_status st = stage_init(ctx);
+    cl_event ev[2] = {NULL, NULL};
+    size_t chunk = ctx->stage_bytes, nchunks;
+    cl_int err = CL_SUCCESS;
+    if (st != CLRUN_OK) return st;
+    nchunks = (bytes + chunk - 1) / chunk;
+    for (size_t i = 0; i < nchunks + 1 && st == CLRUN_OK; i++) {
+        if (i < nchunks) { /* queue chunk i */
+            size_t off = i * chunk, n = bytes - off < chunk ? bytes - off : chunk;
+            err = clEnqueueReadBuffer(ctx->queue, b->mem, CL_FALSE, offset + off, n, ctx->stage_ptr[i & 1], 0, NULL, &ev[i & 1]);
+            if (err != CL_SUCCESS) st = clrun__fail_cl(ctx, err, "clEnqueueReadBuffer", "downloading %zu bytes", bytes);
+        }
+        if (i > 0) { /* drain chunk i-1 */
+            size_t j = i - 1, off = j * chunk, n = bytes - off < chunk ? bytes - off : chunk;
+            cl_event *e = &ev[j & 1];
+            err = clWaitForEvents(1, e);
+            clReleaseEvent(*e);
+            *e = NULL;
+            if (err != CL_SUCCESS && st == CLRUN_OK)
+                st = clrun__fail_cl(ctx, err, "clEnqueueReadBuffer", "downloading %zu bytes", bytes);
+            if (st == CLRUN_OK) parallel_copy(dst + off, ctx->stage_ptr[j & 1], n);
+        }
+    }
+    clFinish(ctx->queue);
+    for (int s = 0; s < 2; s++)
+        if (ev[s]) clReleaseEvent(ev[s]);
+    return st;
+}
+
+/* ---- transfers ----------------------------------------------------------------------------- */
+
+static clrun_status transfer(clrun_buf *b, size_t offset, void *host, size_t bytes, int up, int blocking,
+                             clrun_event **ev)
+{
+    clrun_ctx *ctx = b->ctx;
+    const char *what = up ? "upload" : "download";
+    clrun_status st;
+    cl_event e = NULL;
+    cl_int err;
+    if (ev) *ev = NULL;
+    if ((st = check_range(b, offset, bytes, what)) != CLRUN_OK) return st;
+    if (!host && bytes) return clrun__fail(ctx, CLRUN_INVALID_ARG, "%s: host pointer is NULL", what);
+    if (bytes == 0) { /* nothing to move; still hand back a completed event when asked */
+        if (!ev) return CLRUN_OK;
+        err = clEnqueueMarkerWithWaitList(ctx->queue, 0, NULL, &e);
+        if (err != CL_SUCCESS) return clrun__fail_cl(ctx, err, "clEnqueueMarkerWithWaitList", "%s", what);
+        return clrun__event_wrap(ctx, e, ev);
+    }
+    if (blocking && staging_wanted(ctx, host, bytes))
+        return up ? staged_upload(b, offset, host, bytes) : staged_download(b, offset, host, bytes);
+    if (up)
+        err = clEnqueueWriteBuffer(ctx->queue, b->mem, blocking ? CL_TRUE : CL_FALSE, offset, bytes, host, 0, NULL, ev ? &e : NULL);
+    else
+        err = clEnqueueReadBuffer(ctx->queue, b->mem, blocking ? CL_TRUE : CL_FALSE, offset, bytes, host, 0, NULL, ev ? &e : NULL);
+    if (err != CL_SUCCESS)
+        return clrun__fail_cl(ctx, err, up ? "clEnqueueWriteBuffer" : "clEnqueueReadBuffer", "%s of %zu bytes at offset %zu", what, bytes, offset);
+    return clrun__event_wrap(ctx, e, ev);
+}
+
+clrun_status clrun_upload(clrun_buf *b, size_t offset, const void *src, size_t bytes)
+{
+    return transfer(b, offset, (void *)src, bytes, 1, 1, NULL);
+}
+
+clrun_status clrun_download(clrun_buf *b, size_t offset, void *dst, size_t bytes)
+{
+    return transfer(b, offset, dst, bytes, 0, 1, NULL);
+}
+
+clrun_status clrun_upload_async(clrun_buf *b, size_t offset, const void *src, size_t bytes, clrun_event **ev)
+{
+    return transfer(b, offset, (void *)src, bytes, 1, 0, ev);
+}
+
+clrun_status clrun_download_async(clrun_buf *b, size_t offset, void *dst, size_t bytes, clrun_event **ev)
+{
+    return transfer(b, offset, dst, bytes, 0, 0, ev);
+}
+
+clrun_status clrun_buf_fill(clrun_buf *b, const void *pattern, size_t pattern_size, size_t offset, size_t bytes)
+{
+    clrun_ctx *ctx = b->ctx;
+    clrun_status st;
+    if (!pattern || pattern_size == 0 || pattern_size > 128 || (pattern_size & (pattern_size - 1)))
+        return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_buf_fill: pattern size %zu is not 1, 2, 4, ... 128", pattern_size);
+    if (offset % pattern_size || bytes % pattern_size)
+        return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_buf_fill: offset %zu and size %zu must be multiples of the pattern size %zu", offset, bytes, pattern_size);
+    if ((st = check_range(b, offset, bytes, "clrun_buf_fill")) != CLRUN_OK) return st;
+    if (bytes == 0) return CLRUN_OK;
+    cl_int err = clEnqueueFillBuffer(ctx->queue, b->mem, pattern, pattern_size, offset, bytes, 0, NULL, NULL);
+    if (err != CL_SUCCESS) return clrun__fail_cl(ctx, err, "clEnqueueFillBuffer", "filling %zu bytes", bytes);
+    return CLRUN_OK;
+}
+
+clrun_status clrun_buf_copy(clrun_buf *dst, size_t dst_offset, clrun_buf *src, size_t src_offset, size_t bytes)
+{
+    clrun_ctx *ctx = dst->ctx;
+    clrun_status st;
+    if (src->ctx != ctx) return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_buf_copy: buffers belong to different contexts");
+    if ((st = check_range(dst, dst_offset, bytes, "clrun_buf_copy (destination)")) != CLRUN_OK) return st;
+    if ((st = check_range(src, src_offset, bytes, "clrun_buf_copy (source)")) != CLRUN_OK) return st;
+    if (bytes == 0) return CLRUN_OK;
+    if (src->mem == dst->mem && src_offset < dst_offset + bytes && dst_offset < src_offset + bytes)
+        return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_buf_copy: source [%zu, +%zu) and destination [%zu, +%zu) overlap", src_offset, bytes, dst_offset, bytes);
+    cl_int err = clEnqueueCopyBuffer(ctx->queue, src->mem, dst->mem, src_offset, dst_offset, bytes, 0, NULL, NULL);
+    if (err != CL_SUCCESS) return clrun__fail_cl(ctx, err, "clEnqueueCopyBuffer", "copying %zu bytes", bytes);
+    return CLRUN_OK;
+}

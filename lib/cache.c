@@ -1,0 +1,148 @@
+/* cache.c — the on-disk program binary cache.
+ *
+ * Entry file <dir>/<32 hex digits of the key>.bin:
+ *   8 bytes magic "CLRUNC1\0", 16 bytes key, 8 bytes payload length (little-endian),
+ *   8 bytes XXH3-64 of the payload, the payload (the driver's program binary).
+ * Anything that does not check out is a miss; the caller rebuilds and the store replaces the entry.
+ * Stores write a temporary file in the same folder and rename it into place, so readers see either
+ * no entry or a whole one, and several processes may fill one folder at once. */
+#include "internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#define MAGIC "CLRUNC1"
+#define HEADER 40
+
+const char *clrun_cache_dir(char *buf, size_t size)
+{
+    const char *off = getenv("CLRUN_NO_CACHE");
+    if (off && *off && strcmp(off, "0") != 0) return NULL;
+    const char *d = getenv("CLRUN_CACHE_DIR");
+    int n;
+    if (d && *d) n = snprintf(buf, size, "%s", d);
+    else if ((d = getenv("XDG_CACHE_HOME")) && *d) n = snprintf(buf, size, "%s/clrun", d);
+    else if ((d = getenv("HOME")) && *d) n = snprintf(buf, size, "%s/.cache/clrun", d);
+    else return NULL;
+    if (n < 0 || (size_t)n >= size) return NULL;
+    return buf;
+}
+
+static void put64(unsigned char *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++) p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static uint64_t get64(const unsigned char *p)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++) v |= (uint64_t)p[i] << (8 * i);
+    return v;
+}
+
+static int entry_path(const unsigned char key[16], char *buf, size_t size)
+{
+    char dir[4096];
+    if (!clrun_cache_dir(dir, sizeof dir)) return -1;
+    char hex[33];
+    for (int i = 0; i < 16; i++) snprintf(hex + 2 * i, 3, "%02x", key[i]);
+    int n = snprintf(buf, size, "%s/%s.bin", dir, hex);
+    return n < 0 || (size_t)n >= size ? -1 : 0;
+}
+
+static void hash_part(XXH3_state_t *s, const void *p, size_t n)
+{
+    uint64_t len = n;
+    XXH3_128bits_update(s, &len, sizeof len); /* length-prefixed, so parts cannot run together */
+    XXH3_128bits_update(s, p, n);
+}
+
+clrun_status clrun__cache_key(const clrun_ctx *ctx, const char *source, size_t len, const char *options,
+                              unsigned char key[16])
+{
+    XXH3_state_t *s = XXH3_createState();
+    if (!s) return CLRUN_HOST_OUT_OF_MEMORY;
+    XXH3_128bits_reset(s);
+    const clrun_device_info *in = &ctx->info;
+    const char *parts[] = {options ? options : "", in->platform_name, in->platform_version, in->name,
+                           in->version, in->driver_version, CLRUN_VERSION_STRING};
+    hash_part(s, source, len);
+    for (size_t i = 0; i < sizeof parts / sizeof *parts; i++) hash_part(s, parts[i], strlen(parts[i]));
+    XXH128_hash_t h = XXH3_128bits_digest(s);
+    XXH3_freeState(s);
+    XXH128_canonical_t c;
+    XXH128_canonicalFromHash(&c, h);
+    memcpy(key, c.digest, 16);
+    return CLRUN_OK;
+}
+
+unsigned char *clrun__cache_load(const unsigned char key[16], size_t *len)
+{
+    char path[4200];
+    char *data = NULL;
+    size_t n = 0;
+    if (entry_path(key, path, sizeof path)) return NULL;
+    if (clrun__read_file(path, &data, &n)) return NULL;
+    const unsigned char *u = (const unsigned char *)data;
+    if (n < HEADER || memcmp(u, MAGIC, 8) != 0 || memcmp(u + 8, key, 16) != 0 ||
+        get64(u + 24) != n - HEADER || get64(u + 32) != XXH3_64bits(u + HEADER, n - HEADER) ||
+        n == HEADER) {
+        if (clrun__verbose()) fprintf(stderr, "clrun: cache entry %s is corrupt; rebuilding\n", path);
+        free(data);
+        return NULL;
+    }
+    memmove(data, data + HEADER, n - HEADER);
+    *len = n - HEADER;
+    return (unsigned char *)data;
+}
+
+static int mkdirs(char *path)
+{
+    for (char *p = path + 1; *p; p++) {
+        if (*p != '/') continue;
+        *p = 0;
+        int rc = mkdir(path, 0755);
+        *p = '/';
+        if (rc && errno != EEXIST) return -1;
+    }
+    return mkdir(path, 0755) && errno != EEXIST ? -1 : 0;
+}
+
+int clrun__cache_store(const unsigned char key[16], const unsigned char *bin, size_t len)
+{
+    static _Atomic unsigned counter;
+    char dir[4096], path[4200], tmp[4300];
+    unsigned char head[HEADER];
+    if (!clrun_cache_dir(dir, sizeof dir) || entry_path(key, path, sizeof path)) return -1;
+    if (mkdirs(dir)) {
+        if (clrun__verbose()) fprintf(stderr, "clrun: cannot create cache folder %s: %s\n", dir, strerror(errno));
+        return -1;
+    }
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld.%u", path, (long)getpid(), counter++);
+    FILE *f = fopen(tmp, "wb");
+    if (!f) {
+        if (clrun__verbose()) fprintf(stderr, "clrun: cannot write cache entry %s: %s\n", tmp, strerror(errno));
+        return -1;
+    }
+    memcpy(head, MAGIC, 8);
+    memcpy(head + 8, key, 16);
+    put64(head + 24, len);
+    put64(head + 32, XXH3_64bits(bin, len));
+    int ok = fwrite(head, 1, HEADER, f) == HEADER && fwrite(bin, 1, len, f) == len;
+    ok = (fclose(f) == 0) && ok;
+    if (!ok || rename(tmp, path) != 0) {
+        unlink(tmp);
+        return -1;
+    }
+    return 0;
+}
+
+void clrun__cache_remove(const unsigned char key[16])
+{
+    char path[4200];
+    if (entry_path(key, path, sizeof path) == 0) unlink(path);
+}

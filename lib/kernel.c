@@ -1,0 +1,300 @@
+/* kernel.c — kernels, argument setting with signature checks, launches, events and timing. */
+#include "internal.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+clrun_status clrun_kernel_new(clrun_prog *p, const char *name, clrun_kernel **out)
+{
+    clrun_ctx *ctx = p->ctx;
+    cl_int err = CL_SUCCESS;
+    clrun_kernel *k = NULL;
+    cl_uint nargs = 0;
+    clrun_status st = CLRUN_OK;
+    if (!out || !name) return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_kernel_new: name and out must not be NULL");
+    *out = NULL;
+    cl_kernel kern = clCreateKernel(p->program, name, &err);
+    if (!kern) {
+        char names[2048] = "";
+        clGetProgramInfo(p->program, CL_PROGRAM_KERNEL_NAMES, sizeof names - 1, names, NULL);
+        if (err == CL_INVALID_KERNEL_NAME)
+            return clrun__fail(ctx, CLRUN_NOT_FOUND, "%s has no kernel named \"%s\"; its kernels: %s", p->label, name,
+                               names[0] ? names : "(none)");
+        return clrun__fail_cl(ctx, err, "clCreateKernel", "making kernel %s of %s", name, p->label);
+    }
+    clGetKernelInfo(kern, CL_KERNEL_NUM_ARGS, sizeof nargs, &nargs, NULL);
+    k = calloc(1, sizeof *k);
+    if (!k || !(k->name = clrun__strdup(name)) || !(k->set = calloc(nargs ? nargs : 1, 1))) {
+        st = clrun__fail(ctx, CLRUN_HOST_OUT_OF_MEMORY, "out of memory making kernel %s", name);
+        goto fail;
+    }
+    k->prog = p;
+    k->kernel = kern;
+    k->nargs = nargs;
+    cl_kernel_arg_address_qualifier aq;
+    k->have_arg_info = nargs > 0 && clGetKernelArgInfo(kern, 0, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof aq, &aq, NULL) == CL_SUCCESS;
+    *out = k;
+    return CLRUN_OK;
+fail:
+    if (k) {
+        free(k->name);
+        free(k->set);
+        free(k);
+    }
+    clReleaseKernel(kern);
+    return st;
+}
+
+void clrun_kernel_free(clrun_kernel *k)
+{
+    if (!k) return;
+    clReleaseKernel(k->kernel);
+    free(k->name);
+    free(k->set);
+    free(k);
+}
+
+unsigned clrun_kernel_nargs(const clrun_kernel *k) { return k->nargs; }
+
+/* Describe argument i as "argument 2 ('float *b')" into buf. */
+static const char *arg_desc(clrun_kernel *k, unsigned i, char *buf, size_t size)
+{
+    char type[128] = "", name[128] = "";
+    if (k->have_arg_info) {
+        clGetKernelArgInfo(k->kernel, i, CL_KERNEL_ARG_TYPE_NAME, sizeof type - 1, type, NULL);
+        clGetKernelArgInfo(k->kernel, i, CL_KERNEL_ARG_NAME, sizeof name - 1, name, NULL);
+    }
+    if (type[0] || name[0]) snprintf(buf, size, "argument %u (%s %s) of kernel %s", i, type, name, k->name);
+    else snprintf(buf, size, "argument %u of kernel %s", i, k->name);
+    return buf;
+}
+
+enum kind { K_GLOBAL, K_LOCAL, K_VALUE };
+
+/* Normalise "unsigned int" to "uint" and so on; returns 1 if the result is an OpenCL scalar name. */
+static int scalar_name(const char *in, char *out, size_t size)
+{
+    static const char *const scalars[] = {"char", "uchar", "short", "ushort", "int", "uint", "long", "ulong",
+                                          "float", "double", "half", "bool", NULL};
+    char t[128];
+    size_t n = 0;
+    while (*in == ' ') in++;
+    snprintf(t, sizeof t, "%s", in);
+    n = strlen(t);
+    while (n > 0 && (t[n - 1] == ' ' || t[n - 1] == '\0')) t[--n] = 0;
+    if (strncmp(t, "unsigned ", 9) == 0) snprintf(out, size, "u%s", t + 9);
+    else snprintf(out, size, "%s", t);
+    if (strcmp(out, "uint") == 0 || strcmp(out, "unsigned") == 0) snprintf(out, size, "uint");
+    for (int i = 0; scalars[i]; i++)
+        if (strcmp(out, scalars[i]) == 0) return 1;
+    return 0;
+}
+
+/* Check index, kind and (for scalars) type against the signature; `want` is the scalar name. */
+static clrun_status check_arg(clrun_kernel *k, unsigned i, enum kind kind, const char *want, const char *setter)
+{
+    clrun_ctx *ctx = k->prog->ctx;
+    char desc[400];
+    if (i >= k->nargs)
+        return clrun__fail(ctx, CLRUN_ARG_MISMATCH, "%s: kernel %s takes %u argument%s; there is no argument %u", setter,
+                           k->name, k->nargs, k->nargs == 1 ? "" : "s", i);
+    if (!k->have_arg_info) return CLRUN_OK;
+    cl_kernel_arg_address_qualifier aq = 0;
+    if (clGetKernelArgInfo(k->kernel, i, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof aq, &aq, NULL) != CL_SUCCESS) return CLRUN_OK;
+    enum kind have = (aq == CL_KERNEL_ARG_ADDRESS_GLOBAL || aq == CL_KERNEL_ARG_ADDRESS_CONSTANT) ? K_GLOBAL
+                     : aq == CL_KERNEL_ARG_ADDRESS_LOCAL                                         ? K_LOCAL
+                                                                                                 : K_VALUE;
+    static const char *const kinds[] = {"a __global or __constant buffer", "__local memory", "a value"};
+    if (have != kind)
+        return clrun__fail(ctx, CLRUN_ARG_MISMATCH, "%s: %s expects %s, not %s", setter, arg_desc(k, i, desc, sizeof desc),
+                           kinds[have], kinds[kind]);
+    if (kind == K_VALUE && want) {
+        char type[128] = "", norm[128];
+        clGetKernelArgInfo(k->kernel, i, CL_KERNEL_ARG_TYPE_NAME, sizeof type - 1, type, NULL);
+        if (scalar_name(type, norm, sizeof norm) && strcmp(norm, want) != 0)
+            return clrun__fail(ctx, CLRUN_ARG_MISMATCH, "%s: %s is of type %s, not %s", setter,
+                               arg_desc(k, i, desc, sizeof desc), type, want);
+    }
+    return CLRUN_OK;
+}
+
+static clrun_status set(clrun_kernel *k, unsigned i, size_t size, const void *value, const char *setter)
+{
+    char desc[400];
+    cl_int err = clSetKernelArg(k->kernel, i, size, value);
+    if (err != CL_SUCCESS)
+        return clrun__fail_cl(k->prog->ctx, err, "clSetKernelArg", "%s: setting %s", setter, arg_desc(k, i, desc, sizeof desc));
+    k->set[i] = 1;
+    return CLRUN_OK;
+}
+
+clrun_status clrun_arg_buf(clrun_kernel *k, unsigned i, clrun_buf *b)
+{
+    clrun_status st = check_arg(k, i, K_GLOBAL, NULL, "clrun_arg_buf");
+    if (st != CLRUN_OK) return st;
+    if (!b) return clrun__fail(k->prog->ctx, CLRUN_INVALID_ARG, "clrun_arg_buf: buffer for argument %u is NULL", i);
+    return set(k, i, sizeof(cl_mem), &b->mem, "clrun_arg_buf");
+}
+
+clrun_status clrun_arg_local(clrun_kernel *k, unsigned i, size_t bytes)
+{
+    clrun_status st = check_arg(k, i, K_LOCAL, NULL, "clrun_arg_local");
+    if (st != CLRUN_OK) return st;
+    if (bytes == 0) return clrun__fail(k->prog->ctx, CLRUN_INVALID_ARG, "clrun_arg_local: argument %u: 0 bytes of local memory", i);
+    return set(k, i, bytes, NULL, "clrun_arg_local");
+}
+
+#define CLRUN__SCALAR(suffix, ctype, clname)                                                       \
+    clrun_status clrun_arg_##suffix(clrun_kernel *k, unsigned i, ctype v)                          \
+    {                                                                                              \
+        clrun_status st = check_arg(k, i, K_VALUE, clname, "clrun_arg_" #suffix);                  \
+        return st != CLRUN_OK ? st : set(k, i, sizeof v, &v, "clrun_arg_" #suffix);                \
+    }
+CLRUN__SCALAR(i8, int8_t, "char")
+CLRUN__SCALAR(u8, uint8_t, "uchar")
+CLRUN__SCALAR(i16, int16_t, "short")
+CLRUN__SCALAR(u16, uint16_t, "ushort")
+CLRUN__SCALAR(i32, int32_t, "int")
+CLRUN__SCALAR(u32, uint32_t, "uint")
+CLRUN__SCALAR(i64, int64_t, "long")
+CLRUN__SCALAR(u64, uint64_t, "ulong")
+CLRUN__SCALAR(f32, float, "float")
+CLRUN__SCALAR(f64, double, "double")
+CLRUN__SCALAR(f16, uint16_t, "half")
+#undef CLRUN__SCALAR
+
+clrun_status clrun_arg_bytes(clrun_kernel *k, unsigned i, const void *value, size_t size)
+{
+    clrun_status st = check_arg(k, i, K_VALUE, NULL, "clrun_arg_bytes");
+    if (st != CLRUN_OK) return st;
+    if (!value || size == 0) return clrun__fail(k->prog->ctx, CLRUN_INVALID_ARG, "clrun_arg_bytes: argument %u: no value", i);
+    return set(k, i, size, value, "clrun_arg_bytes");
+}
+
+/* Local size when the caller gives none: a multiple of the preferred multiple, about 256 items. */
+static void choose_local(clrun_kernel *k, unsigned dims, const size_t *global, size_t *local)
+{
+    clrun_ctx *ctx = k->prog->ctx;
+    size_t pref = 0, maxwg = 0;
+    if (clGetKernelWorkGroupInfo(k->kernel, ctx->device, CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE, sizeof pref, &pref, NULL) != CL_SUCCESS || pref == 0)
+        pref = ctx->info.preferred_multiple ? ctx->info.preferred_multiple : 1;
+    if (clGetKernelWorkGroupInfo(k->kernel, ctx->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof maxwg, &maxwg, NULL) != CL_SUCCESS || maxwg == 0)
+        maxwg = ctx->info.max_work_group ? ctx->info.max_work_group : 1;
+    size_t target = maxwg < 256 ? maxwg : 256;
+    if (pref > target) pref = target;
+    const size_t *mi = ctx->info.max_work_item;
+    for (unsigned d = 0; d < 3; d++) local[d] = 1;
+    if (dims == 1) {
+        size_t l = target / pref * pref;
+        size_t need = (global[0] + pref - 1) / pref * pref; /* no bigger than the rounded-up global */
+        local[0] = l < need ? l : need;
+    } else {
+        local[0] = pref;
+        size_t rest = target / pref;
+        size_t need = global[1] < rest ? global[1] : rest;
+        local[1] = need ? need : 1;
+    }
+    for (unsigned d = 0; d < dims; d++)
+        if (mi[d] && local[d] > mi[d]) local[d] = mi[d];
+}
+
+clrun_status clrun_launch_ev(clrun_kernel *k, unsigned dims, const size_t *global, const size_t *local, clrun_event **ev)
+{
+    clrun_ctx *ctx = k->prog->ctx;
+    size_t g[3] = {1, 1, 1}, l[3] = {1, 1, 1};
+    cl_event e = NULL;
+    char desc[400];
+    if (ev) *ev = NULL;
+    if (dims < 1 || dims > 3 || !global)
+        return clrun__fail(ctx, CLRUN_INVALID_ARG, "launching %s: dims must be 1, 2 or 3 (got %u) with a global size", k->name, dims);
+    for (unsigned d = 0; d < dims; d++)
+        if (global[d] == 0) return clrun__fail(ctx, CLRUN_INVALID_ARG, "launching %s: global size %u is 0", k->name, d);
+    for (unsigned i = 0; i < k->nargs; i++)
+        if (!k->set[i]) return clrun__fail(ctx, CLRUN_ARG_MISMATCH, "launching %s: %s was never set (the kernel takes %u arguments)", k->name, arg_desc(k, i, desc, sizeof desc), k->nargs);
+    if (local) {
+        for (unsigned d = 0; d < dims; d++) {
+            if (local[d] == 0) return clrun__fail(ctx, CLRUN_INVALID_ARG, "launching %s: local size %u is 0", k->name, d);
+            l[d] = local[d];
+            g[d] = global[d];
+        }
+    } else {
+        choose_local(k, dims, global, l);
+        for (unsigned d = 0; d < dims; d++) g[d] = (global[d] + l[d] - 1) / l[d] * l[d];
+    }
+    cl_int err = clEnqueueNDRangeKernel(ctx->queue, k->kernel, dims, NULL, g, l, 0, NULL, ev ? &e : NULL);
+    if (err != CL_SUCCESS) {
+        if (err == CL_INVALID_WORK_GROUP_SIZE && local)
+            return clrun__fail(ctx, CLRUN_INVALID_ARG,
+                               "launching %s: local size %zu,%zu,%zu does not divide global size %zu,%zu,%zu or exceeds the "
+                               "device's limit (CL_INVALID_WORK_GROUP_SIZE)",
+                               k->name, l[0], l[1], l[2], g[0], g[1], g[2]);
+        return clrun__fail_cl(ctx, err, "clEnqueueNDRangeKernel", "launching %s", k->name);
+    }
+    return clrun__event_wrap(ctx, e, ev);
+}
+
+clrun_status clrun_launch(clrun_kernel *k, unsigned dims, const size_t *global, const size_t *local)
+{
+    return clrun_launch_ev(k, dims, global, local, NULL);
+}
+
+/* ---- events -------------------------------------------------------------------------------- */
+
+clrun_status clrun__event_wrap(clrun_ctx *ctx, cl_event e, clrun_event **ev)
+{
+    if (!ev) {
+        if (e) clReleaseEvent(e);
+        return CLRUN_OK;
+    }
+    *ev = malloc(sizeof **ev);
+    if (!*ev) {
+        clWaitForEvents(1, &e);
+        clReleaseEvent(e);
+        return clrun__fail(ctx, CLRUN_HOST_OUT_OF_MEMORY, "out of host memory for an event");
+    }
+    (*ev)->ctx = ctx;
+    (*ev)->event = e;
+    return CLRUN_OK;
+}
+
+clrun_status clrun_event_wait(clrun_event *ev)
+{
+    cl_int status = CL_COMPLETE;
+    cl_int err = clWaitForEvents(1, &ev->event);
+    if (err == CL_SUCCESS || err == CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST) {
+        clGetEventInfo(ev->event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, NULL);
+        if (status < 0) return clrun__fail_cl(ev->ctx, status, "the command", "waiting for an event");
+        if (err == CL_SUCCESS) return CLRUN_OK;
+    }
+    return clrun__fail_cl(ev->ctx, err, "clWaitForEvents", "waiting for an event");
+}
+
+clrun_status clrun_event_times(clrun_event *ev, uint64_t *start_ns, uint64_t *end_ns)
+{
+    cl_ulong s = 0, e = 0;
+    clrun_status st = clrun_event_wait(ev);
+    if (st != CLRUN_OK) return st;
+    cl_int err = clGetEventProfilingInfo(ev->event, CL_PROFILING_COMMAND_START, sizeof s, &s, NULL);
+    if (err == CL_SUCCESS) err = clGetEventProfilingInfo(ev->event, CL_PROFILING_COMMAND_END, sizeof e, &e, NULL);
+    if (err != CL_SUCCESS) return clrun__fail_cl(ev->ctx, err, "clGetEventProfilingInfo", "reading an event's times");
+    if (start_ns) *start_ns = s;
+    if (end_ns) *end_ns = e;
+    return CLRUN_OK;
+}
+
+double clrun_event_ms(clrun_event *ev)
+{
+    uint64_t s, e;
+    if (clrun_event_times(ev, &s, &e) != CLRUN_OK) return -1.0;
+    return (double)(e - s) / 1e6;
+}
+
+void clrun_event_free(clrun_event *ev)
+{
+    if (!ev) return;
+    if (ev->event) clReleaseEvent(ev->event);
+    free(ev);
+}
+
+cl_event clrun_event_cl(const clrun_event *ev) { return ev->event; }

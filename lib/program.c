@@ -1,0 +1,312 @@
+/* program.c — programs from files, strings or the embedded kernel set; include resolution; builds
+ * through the binary cache; build logs. */
+#include "internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_INCLUDE_DEPTH 16
+
+/* A growing string. */
+struct sbuf {
+    char *p;
+    size_t n, cap;
+    int oom;
+};
+
+static void sb_add(struct sbuf *b, const char *s, size_t n)
+{
+    if (b->oom) return;
+    if (b->n + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 4096;
+        while (cap < b->n + n + 1) cap *= 2;
+        char *p = realloc(b->p, cap);
+        if (!p) { b->oom = 1; return; }
+        b->p = p;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->n, s, n);
+    b->n += n;
+    b->p[b->n] = 0;
+}
+
+static void sb_printf(struct sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void sb_printf(struct sbuf *b, const char *fmt, ...)
+{
+    char tmp[4400];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    if (n > 0) sb_add(b, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
+}
+
+static const struct clrun__embedded *find_embedded(const char *name)
+{
+    for (size_t i = 0; i < clrun__embedded_count; i++)
+        if (strcmp(clrun__embedded_files[i].name, name) == 0) return &clrun__embedded_files[i];
+    return NULL;
+}
+
+/* Is this line `#include "name"`? Copies the name into out. */
+static int include_line(const char *line, size_t len, char *out, size_t size)
+{
+    size_t i = 0;
+    while (i < len && (line[i] == ' ' || line[i] == '\t')) i++;
+    if (i >= len || line[i] != '#') return 0;
+    i++;
+    while (i < len && (line[i] == ' ' || line[i] == '\t')) i++;
+    if (len - i < 7 || strncmp(line + i, "include", 7) != 0) return 0;
+    i += 7;
+    while (i < len && (line[i] == ' ' || line[i] == '\t')) i++;
+    if (i >= len || line[i] != '"') return 0;
+    size_t s = ++i;
+    while (i < len && line[i] != '"') i++;
+    if (i >= len || i - s == 0 || i - s >= size) return 0;
+    memcpy(out, line + s, i - s);
+    out[i - s] = 0;
+    return 1;
+}
+
+/* Append `text` (from `label`, in folder `dir`; dir NULL means the embedded set) to out, replacing
+ * each #include "x" line by the resolved file. */
+static clrun_status resolve(clrun_ctx *ctx, const char *text, size_t len, const char *label, const char *dir,
+                            int depth, struct sbuf *out)
+{
+    if (depth > MAX_INCLUDE_DEPTH)
+        return clrun__fail(ctx, CLRUN_INVALID_ARG, "%s: includes nest deeper than %d levels (an include cycle?)", label, MAX_INCLUDE_DEPTH);
+    size_t pos = 0;
+    unsigned lineno = 0;
+    while (pos < len) {
+        const char *line = text + pos;
+        const char *nl = memchr(line, '\n', len - pos);
+        size_t ll = nl ? (size_t)(nl - line) : len - pos;
+        char name[1024];
+        lineno++;
+        if (include_line(line, ll, name, sizeof name)) {
+            char path[4096];
+            char *data = NULL;
+            size_t dlen = 0;
+            clrun_status st;
+            if (!dir) {
+                const struct clrun__embedded *e = find_embedded(name);
+                if (!e) return clrun__fail(ctx, CLRUN_IO_ERROR, "%s:%u: included file \"%s\" is not among the embedded kernel sources", label, lineno, name);
+                sb_printf(out, "#line 1 \"%s\"\n", name);
+                st = resolve(ctx, e->data, e->len, name, NULL, depth + 1, out);
+            } else {
+                if (name[0] == '/') snprintf(path, sizeof path, "%s", name);
+                else snprintf(path, sizeof path, "%s/%s", dir, name);
+                int rc = clrun__read_file(path, &data, &dlen);
+                if (rc) return clrun__fail(ctx, CLRUN_IO_ERROR, "%s:%u: cannot open included file %s: %s", label, lineno, path, strerror(rc));
+                char sub[4096];
+                snprintf(sub, sizeof sub, "%s", path);
+                char *slash = strrchr(sub, '/');
+                if (slash) *slash = 0;
+                sb_printf(out, "#line 1 \"%s\"\n", path);
+                st = resolve(ctx, data, dlen, path, slash ? sub : ".", depth + 1, out);
+                free(data);
+            }
+            if (st != CLRUN_OK) return st;
+            sb_printf(out, "\n#line %u \"%s\"\n", lineno + 1, label);
+        } else {
+            sb_add(out, line, ll);
+            sb_add(out, "\n", 1);
+        }
+        pos += ll + (nl ? 1 : 0);
+    }
+    if (out->oom) return clrun__fail(ctx, CLRUN_HOST_OUT_OF_MEMORY, "%s: out of memory resolving includes", label);
+    return CLRUN_OK;
+}
+
+static void build_log(clrun_ctx *ctx, cl_program program)
+{
+    size_t n = 0;
+    if (clGetProgramBuildInfo(program, ctx->device, CL_PROGRAM_BUILD_LOG, 0, NULL, &n) != CL_SUCCESS || n == 0) return;
+    char *log = malloc(n + 1);
+    if (!log) return;
+    if (clGetProgramBuildInfo(program, ctx->device, CL_PROGRAM_BUILD_LOG, n, log, NULL) == CL_SUCCESS) {
+        log[n] = 0;
+        clrun__append(ctx, "\n--- build log ---\n");
+        clrun__append(ctx, log);
+        clrun__append(ctx, "\n--- end of build log ---");
+    }
+    free(log);
+}
+
+/* Binary of a built program, malloc'd; NULL when the driver gives none. */
+static unsigned char *program_binary(clrun_ctx *ctx, cl_program program, size_t *len)
+{
+    size_t size = 0;
+    if (clGetProgramInfo(program, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, NULL) != CL_SUCCESS || size == 0) return NULL;
+    unsigned char *bin = malloc(size);
+    if (!bin) return NULL;
+    if (clGetProgramInfo(program, CL_PROGRAM_BINARIES, sizeof bin, &bin, NULL) != CL_SUCCESS) {
+        free(bin);
+        return NULL;
+    }
+    (void)ctx;
+    *len = size;
+    return bin;
+}
+
+static clrun_status build(clrun_ctx *ctx, const char *label, const char *source, size_t len, const char *user_options,
+                          clrun_prog **out)
+{
+    clrun_status st = CLRUN_OK;
+    cl_int err = CL_SUCCESS;
+    cl_program program = NULL;
+    unsigned char key[16];
+    unsigned char *bin = NULL;
+    size_t blen = 0;
+    int cached = 0, use_cache;
+    char dirbuf[4096];
+    struct sbuf opts = {0};
+    clrun_prog *p = NULL;
+
+    sb_printf(&opts, "-cl-kernel-arg-info%s%s", user_options && *user_options ? " " : "", user_options ? user_options : "");
+    if (opts.oom) return clrun__fail(ctx, CLRUN_HOST_OUT_OF_MEMORY, "out of memory");
+    use_cache = clrun_cache_dir(dirbuf, sizeof dirbuf) != NULL && clrun__cache_key(ctx, source, len, opts.p, key) == CLRUN_OK;
+
+    if (use_cache && (bin = clrun__cache_load(key, &blen)) != NULL) {
+        const unsigned char *bp = bin;
+        cl_int bstatus = CL_SUCCESS;
+        program = clCreateProgramWithBinary(ctx->context, 1, &ctx->device, &blen, &bp, &bstatus, &err);
+        if (program && err == CL_SUCCESS && bstatus == CL_SUCCESS &&
+            clBuildProgram(program, 1, &ctx->device, opts.p, NULL, NULL) == CL_SUCCESS) {
+            cached = 1;
+        } else {
+            if (clrun__verbose()) fprintf(stderr, "clrun: the driver refused the cached binary of %s; building from source\n", label);
+            if (program) clReleaseProgram(program);
+            program = NULL;
+            clrun__cache_remove(key);
+        }
+        free(bin);
+        bin = NULL;
+    }
+    if (!program) {
+        program = clCreateProgramWithSource(ctx->context, 1, &source, &len, &err);
+        if (!program) {
+            st = clrun__fail_cl(ctx, err, "clCreateProgramWithSource", "loading %s", label);
+            goto done;
+        }
+        err = clBuildProgram(program, 1, &ctx->device, opts.p, NULL, NULL);
+        if (err != CL_SUCCESS) {
+            clrun__fail(ctx, CLRUN_BUILD_FAILED, "building %s with options \"%s\" for %s failed (%s)", label,
+                        opts.p, ctx->info.name, clrun_cl_error_name(err));
+            build_log(ctx, program);
+            st = CLRUN_BUILD_FAILED;
+            goto done;
+        }
+        if (use_cache && (bin = program_binary(ctx, program, &blen)) != NULL) clrun__cache_store(key, bin, blen);
+    }
+    p = calloc(1, sizeof *p);
+    if (!p || !(p->label = clrun__strdup(label))) {
+        st = clrun__fail(ctx, CLRUN_HOST_OUT_OF_MEMORY, "out of memory");
+        goto done;
+    }
+    p->ctx = ctx;
+    p->program = program;
+    p->from_cache = cached;
+    program = NULL;
+    *out = p;
+    p = NULL;
+done:
+    if (p) free(p->label);
+    free(p);
+    free(bin);
+    free(opts.p);
+    if (program) clReleaseProgram(program);
+    return st;
+}
+
+/* Resolve includes, then build. dir NULL: embedded. */
+static clrun_status load(clrun_ctx *ctx, const char *text, size_t len, const char *label, const char *dir,
+                         const char *options, clrun_prog **out)
+{
+    if (!out) return clrun__fail(ctx, CLRUN_INVALID_ARG, "%s: out is NULL", label);
+    *out = NULL;
+    struct sbuf src = {0};
+    clrun_status st = resolve(ctx, text, len, label, dir, 0, &src);
+    if (st == CLRUN_OK) st = build(ctx, label, src.p ? src.p : "", src.n, options, out);
+    free(src.p);
+    return st;
+}
+
+clrun_status clrun_prog_file(clrun_ctx *ctx, const char *path, const char *options, clrun_prog **out)
+{
+    char *data = NULL;
+    size_t len = 0;
+    if (!path) return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_prog_file: path is NULL");
+    int rc = clrun__read_file(path, &data, &len);
+    if (rc) return clrun__fail(ctx, CLRUN_IO_ERROR, "cannot read kernel file %s: %s", path, strerror(rc));
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash) *slash = 0;
+    clrun_status st = load(ctx, data, len, path, slash ? (dir[0] ? dir : "/") : ".", options, out);
+    free(data);
+    return st;
+}
+
+clrun_status clrun_prog_source(clrun_ctx *ctx, const char *source, const char *name, const char *options,
+                               clrun_prog **out)
+{
+    if (!source) return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_prog_source: source is NULL");
+    return load(ctx, source, strlen(source), name ? name : "<string>", ".", options, out);
+}
+
+static const char *builtin_file(const char *name, char *buf, size_t size)
+{
+    size_t n = strlen(name);
+    if (n > 3 && (strcmp(name + n - 3, ".cl") == 0 || strcmp(name + n - 2, ".h") == 0))
+        snprintf(buf, size, "%s", name);
+    else
+        snprintf(buf, size, "%s.cl", name);
+    return buf;
+}
+
+const char *clrun_builtin_source(const char *name, size_t *len)
+{
+    char file[256];
+    const struct clrun__embedded *e = find_embedded(builtin_file(name, file, sizeof file));
+    if (!e) return NULL;
+    if (len) *len = e->len;
+    return e->data;
+}
+
+const char *const *clrun_builtin_names(void) { return clrun__embedded_names; }
+
+clrun_status clrun_prog_builtin(clrun_ctx *ctx, const char *name, const char *options, clrun_prog **out)
+{
+    char file[256];
+    if (!name) return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_prog_builtin: name is NULL");
+    builtin_file(name, file, sizeof file);
+    const char *kdir = getenv("CLRUN_KERNEL_DIR");
+    if (kdir && *kdir) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", kdir, file);
+        return clrun_prog_file(ctx, path, options, out);
+    }
+    const struct clrun__embedded *e = find_embedded(file);
+    if (!e) {
+        struct sbuf names = {0};
+        for (size_t i = 0; i < clrun__embedded_count; i++) sb_printf(&names, " %s", clrun__embedded_files[i].name);
+        clrun__fail(ctx, CLRUN_NOT_FOUND, "no embedded kernel source named \"%s\"; embedded:%s", name, names.p ? names.p : " (none)");
+        free(names.p);
+        if (out) *out = NULL;
+        return CLRUN_NOT_FOUND;
+    }
+    return load(ctx, e->data, e->len, e->name, NULL, options, out);
+}
+
+void clrun_prog_free(clrun_prog *p)
+{
+    if (!p) return;
+    clReleaseProgram(p->program);
+    free(p->label);
+    free(p);
+}
+
+int clrun_prog_from_cache(const clrun_prog *p) { return p->from_cache; }
+cl_program clrun_prog_cl_program(const clrun_prog *p) { return p->program; }

@@ -106,6 +106,7 @@ typedef struct clrun_device_info {
     clrun_device_type type;
     char platform_name[128];
     char platform_version[128];
+    char platform_vendor[128];  /* e.g. "The pocl project", "NVIDIA Corporation" */
     char name[128];
     char vendor[128];
     char version[128];          /* CL_DEVICE_VERSION, e.g. "OpenCL 3.0 CUDA" */
@@ -135,7 +136,8 @@ clrun_status clrun_device_count(unsigned *count);
 clrun_status clrun_device_get(unsigned index, clrun_device_info *out);
 
 /** Resolve a selection string to a device index.
- *  spec: "PLATFORM:DEVICE", each part an index or a case-insensitive substring of the name, an empty
+ *  spec: "PLATFORM:DEVICE", each part an index or a case-insensitive substring of the name (for the
+ *  platform: of its name or its vendor, so "pocl" finds "Portable Computing Language"), an empty
  *  part meaning 0 ("0:1", "nvidia:", ":h200", "pocl:1"); or a type word "gpu", "cpu", "accelerator"
  *  (the best-ranked device of that type); or a bare index or substring, matched against the device
  *  list as a whole ("1", "h200"). NULL or "" means $CLRUN_DEVICE, and when that is unset or empty

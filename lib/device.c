@@ -140,8 +140,9 @@ static void build_list(void)
         }
         list = grown;
         if (clGetDeviceIDs(plats[p], CL_DEVICE_TYPE_ALL, nd, devs, NULL) != CL_SUCCESS) nd = 0;
-        char pname[128] = "", pver[128] = "";
+        char pname[128] = "", pver[128] = "", pvendor[128] = "";
         clGetPlatformInfo(plats[p], CL_PLATFORM_NAME, sizeof pname - 1, pname, NULL);
+        clGetPlatformInfo(plats[p], CL_PLATFORM_VENDOR, sizeof pvendor - 1, pvendor, NULL);
         clGetPlatformInfo(plats[p], CL_PLATFORM_VERSION, sizeof pver - 1, pver, NULL);
         for (cl_uint d = 0; d < nd; d++) {
             struct entry *e = &list[list_n];
@@ -153,6 +154,7 @@ static void build_list(void)
             e->info.device_index = d;
             memcpy(e->info.platform_name, pname, sizeof pname);
             memcpy(e->info.platform_version, pver, sizeof pver);
+            memcpy(e->info.platform_vendor, pvendor, sizeof pvendor);
             probe(e);
             list_n++;
         }
@@ -300,7 +302,7 @@ static long match(const char *spec)
         const clrun_device_info *in = &list[i].info;
         int pok = pl == 0 ? in->platform_index == 0
                   : all_digits(pp, pl) ? in->platform_index == strtoul(pp, NULL, 10)
-                                       : icontains(in->platform_name, pp, pl);
+                                       : icontains(in->platform_name, pp, pl) || icontains(in->platform_vendor, pp, pl);
         if (!pok) continue;
         int dok = dl == 0 ? in->device_index == 0
                   : all_digits(dp, dl) ? in->device_index == strtoul(dp, NULL, 10)

@@ -1,0 +1,216 @@
+/* test_kernel.c — arguments of every kind with signature checks, launches in 1-3 dimensions with
+ * and without a local size, events and profiling times. */
+#include "helpers.h"
+
+#include <math.h>
+
+#define KDIR TEST_DATA_DIR "/kernels"
+
+struct fixture {
+    clrun_ctx *ctx;
+    clrun_prog *prog;
+    int fp64;
+};
+
+static int setup(void **state)
+{
+    static struct fixture f;
+    if (clrun_open(&f.ctx, "cpu") != CLRUN_OK) {
+        fprintf(stderr, "%s\n", clrun_last_error(NULL));
+        return -1;
+    }
+    f.fp64 = clrun_ctx_device(f.ctx)->fp64;
+    if (clrun_prog_file(f.ctx, KDIR "/args.cl", f.fp64 ? "-DHAVE_FP64" : NULL, &f.prog) != CLRUN_OK) {
+        fprintf(stderr, "%s\n", clrun_last_error(f.ctx));
+        return -1;
+    }
+    *state = &f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct fixture *f = *state;
+    clrun_prog_free(f->prog);
+    clrun_close(f->ctx);
+    return 0;
+}
+
+static void every_scalar_type(void **state)
+{
+    struct fixture *f = *state;
+    clrun_ctx *ctx = f->ctx;
+    clrun_kernel *k = NULL;
+    clrun_buf *out = NULL;
+    uint64_t res[11], s = test_seed();
+    CHECK_OK(ctx, clrun_kernel_new(f->prog, "scalars", &k));
+    assert_int_equal(clrun_kernel_nargs(k), f->fp64 ? 12 : 11);
+    CHECK_OK(ctx, clrun_buf_new(ctx, sizeof res, 0, &out));
+    uint64_t zero = 0;
+    CHECK_OK(ctx, clrun_buf_fill(out, &zero, 8, 0, sizeof res));
+    int8_t a = (int8_t)(rng_next(&s) | 0x80);
+    uint8_t b = (uint8_t)(rng_next(&s) | 0x80);
+    int16_t c = (int16_t)(rng_next(&s) | 0x8000);
+    uint16_t d = (uint16_t)(rng_next(&s) | 0x8000);
+    int32_t e = (int32_t)(rng_next(&s) | 0x80000000u);
+    uint32_t fu = (uint32_t)(rng_next(&s) | 0x80000000u);
+    int64_t g = (int64_t)(rng_next(&s) | 0x8000000000000000ull);
+    uint64_t h = rng_next(&s) | 0x8000000000000000ull;
+    float x = rng_float(&s) * 1e20f;
+    double y = (double)rng_float(&s) * 1e300;
+    float v[4] = {rng_float(&s), 1.0f, 2.0f, rng_float(&s)};
+    unsigned i = 0;
+    CHECK_OK(ctx, clrun_arg_buf(k, i++, out));
+    CHECK_OK(ctx, clrun_arg_i8(k, i++, a));
+    CHECK_OK(ctx, clrun_arg_u8(k, i++, b));
+    CHECK_OK(ctx, clrun_arg_i16(k, i++, c));
+    CHECK_OK(ctx, clrun_arg_u16(k, i++, d));
+    CHECK_OK(ctx, clrun_arg_i32(k, i++, e));
+    CHECK_OK(ctx, clrun_arg_u32(k, i++, fu));
+    CHECK_OK(ctx, clrun_arg_i64(k, i++, g));
+    CHECK_OK(ctx, clrun_arg_u64(k, i++, h));
+    CHECK_OK(ctx, clrun_arg_f32(k, i++, x));
+    if (f->fp64) CHECK_OK(ctx, clrun_arg_f64(k, i++, y));
+    CHECK_OK(ctx, clrun_arg_bytes(k, i++, v, sizeof v));
+    size_t one = 1;
+    CHECK_OK(ctx, clrun_launch(k, 1, &one, &one));
+    CHECK_OK(ctx, clrun_download(out, 0, res, sizeof res));
+    assert_int_equal((int64_t)res[0], a);
+    assert_int_equal(res[1], b);
+    assert_int_equal((int64_t)res[2], c);
+    assert_int_equal(res[3], d);
+    assert_int_equal((int64_t)res[4], e);
+    assert_int_equal(res[5], fu);
+    assert_int_equal((int64_t)res[6], g);
+    assert_int_equal(res[7], h);
+    uint32_t xb;
+    memcpy(&xb, &x, 4);
+    assert_int_equal(res[8], xb);
+    if (f->fp64) {
+        uint64_t yb;
+        memcpy(&yb, &y, 8);
+        assert_int_equal(res[9], yb);
+    }
+    uint32_t v0, v3;
+    memcpy(&v0, &v[0], 4);
+    memcpy(&v3, &v[3], 4);
+    assert_int_equal(res[10], (uint64_t)v0 ^ ((uint64_t)v3 << 32));
+    clrun_buf_free(out);
+    clrun_kernel_free(k);
+}
+
+static void argument_mismatches_name_the_argument(void **state)
+{
+    struct fixture *f = *state;
+    clrun_ctx *ctx = f->ctx;
+    clrun_kernel *k = NULL;
+    clrun_buf *buf = NULL;
+    CHECK_OK(ctx, clrun_kernel_new(f->prog, "group_sums", &k));
+    CHECK_OK(ctx, clrun_buf_new(ctx, 64, 0, &buf));
+    CHECK_FAIL(ctx, clrun_arg_buf(k, 4, buf), CLRUN_ARG_MISMATCH, "takes 4 arguments; there is no argument 4");
+    CHECK_FAIL(ctx, clrun_arg_f32(k, 3, 1.0f), CLRUN_ARG_MISMATCH, "argument 3 (uint n)");
+    assert_non_null(strstr(clrun_last_error(ctx), "not float"));
+    CHECK_FAIL(ctx, clrun_arg_i32(k, 3, 1), CLRUN_ARG_MISMATCH, "not int");
+    CHECK_FAIL(ctx, clrun_arg_u32(k, 0, 1), CLRUN_ARG_MISMATCH, "expects a __global or __constant buffer");
+    CHECK_FAIL(ctx, clrun_arg_buf(k, 2, buf), CLRUN_ARG_MISMATCH, "expects __local memory");
+    CHECK_FAIL(ctx, clrun_arg_local(k, 1, 64), CLRUN_ARG_MISMATCH, "argument 1 (float* in)");
+    CHECK_FAIL(ctx, clrun_arg_local(k, 2, 0), CLRUN_INVALID_ARG, "0 bytes");
+    CHECK_FAIL(ctx, clrun_arg_bytes(k, 0, &buf, sizeof buf), CLRUN_ARG_MISMATCH, "expects a __global");
+    /* launching with an argument never set names it */
+    CHECK_OK(ctx, clrun_arg_buf(k, 0, buf));
+    CHECK_OK(ctx, clrun_arg_buf(k, 1, buf));
+    CHECK_OK(ctx, clrun_arg_u32(k, 3, 16));
+    size_t g = 16;
+    CHECK_FAIL(ctx, clrun_launch(k, 1, &g, NULL), CLRUN_ARG_MISMATCH, "argument 2 (float* tmp) of kernel group_sums was never set");
+    CHECK_FAIL(ctx, clrun_launch(k, 0, &g, NULL), CLRUN_INVALID_ARG, "dims");
+    CHECK_FAIL(ctx, clrun_launch(k, 4, &g, NULL), CLRUN_INVALID_ARG, "dims");
+    size_t zero = 0;
+    CHECK_FAIL(ctx, clrun_launch(k, 1, &zero, NULL), CLRUN_INVALID_ARG, "is 0");
+    clrun_kernel *none = (clrun_kernel *)0x1;
+    CHECK_FAIL(ctx, clrun_kernel_new(f->prog, "nosuchkernel", &none), CLRUN_NOT_FOUND, "group_sums");
+    assert_null(none);
+    clrun_buf_free(buf);
+    clrun_kernel_free(k);
+}
+
+static void local_memory_and_explicit_local_size(void **state)
+{
+    struct fixture *f = *state;
+    clrun_ctx *ctx = f->ctx;
+    enum { N = 1000, L = 40 };
+    float in[N], out[N / L];
+    uint64_t s = test_seed();
+    for (int i = 0; i < N; i++) in[i] = rng_float(&s);
+    clrun_kernel *k = NULL;
+    clrun_buf *bi = NULL, *bo = NULL;
+    CHECK_OK(ctx, clrun_kernel_new(f->prog, "group_sums", &k));
+    CHECK_OK(ctx, clrun_buf_new(ctx, sizeof in, 0, &bi));
+    CHECK_OK(ctx, clrun_buf_new(ctx, sizeof out, 0, &bo));
+    CHECK_OK(ctx, clrun_upload(bi, 0, in, sizeof in));
+    CHECK_OK(ctx, clrun_arg_buf(k, 0, bo));
+    CHECK_OK(ctx, clrun_arg_buf(k, 1, bi));
+    CHECK_OK(ctx, clrun_arg_local(k, 2, L * sizeof(float)));
+    CHECK_OK(ctx, clrun_arg_u32(k, 3, N));
+    size_t g = N, l = L;
+    clrun_event *ev = NULL;
+    CHECK_OK(ctx, clrun_launch_ev(k, 1, &g, &l, &ev));
+    uint64_t t0 = 0, t1 = 0;
+    CHECK_OK(ctx, clrun_event_times(ev, &t0, &t1));
+    assert_true(t0 > 0 && t1 >= t0);
+    CHECK_OK(ctx, clrun_download(bo, 0, out, sizeof out));
+    for (int gi = 0; gi < N / L; gi++) {
+        float want = 0.0f;
+        for (int i = 0; i < L; i++) want += in[gi * L + i];
+        assert_true(out[gi] == want); /* same order of additions as the kernel */
+    }
+    size_t bad_l = 7; /* does not divide 1000 */
+    CHECK_FAIL(ctx, clrun_launch(k, 1, &g, &bad_l), CLRUN_INVALID_ARG, "does not divide");
+    clrun_event_free(ev);
+    clrun_buf_free(bi);
+    clrun_buf_free(bo);
+    clrun_kernel_free(k);
+}
+
+static void launches_in_one_two_three_dims(void **state)
+{
+    struct fixture *f = *state;
+    clrun_ctx *ctx = f->ctx;
+    const size_t shapes[][3] = {{1, 1, 1}, {37, 1, 1}, {1001, 1, 1}, {13, 7, 1}, {65, 33, 1}, {5, 3, 11}, {17, 2, 9}};
+    for (size_t t = 0; t < sizeof shapes / sizeof *shapes; t++) {
+        const size_t *sh = shapes[t];
+        unsigned dims = sh[2] > 1 ? 3 : sh[1] > 1 ? 2 : 1;
+        size_t n = sh[0] * sh[1] * sh[2];
+        uint32_t *out = malloc(n * 4 + 64);
+        clrun_kernel *k = NULL;
+        clrun_buf *b = NULL;
+        CHECK_OK(ctx, clrun_kernel_new(f->prog, "ids", &k));
+        CHECK_OK(ctx, clrun_buf_new(ctx, n * 4 + 64, 0, &b));
+        uint32_t poison = 0xDEADBEEF;
+        CHECK_OK(ctx, clrun_buf_fill(b, &poison, 4, 0, n * 4 + 64));
+        CHECK_OK(ctx, clrun_arg_buf(k, 0, b));
+        CHECK_OK(ctx, clrun_arg_u32(k, 1, (uint32_t)sh[0]));
+        CHECK_OK(ctx, clrun_arg_u32(k, 2, (uint32_t)sh[1]));
+        CHECK_OK(ctx, clrun_arg_u32(k, 3, (uint32_t)sh[2]));
+        CHECK_OK(ctx, clrun_launch(k, dims, sh, NULL)); /* clrun picks local, rounds global up */
+        CHECK_OK(ctx, clrun_download(b, 0, out, n * 4 + 64));
+        for (size_t z = 0; z < sh[2]; z++)
+            for (size_t y = 0; y < sh[1]; y++)
+                for (size_t x = 0; x < sh[0]; x++)
+                    assert_int_equal(out[(z * sh[1] + y) * sh[0] + x], x + 1000 * y + 1000000 * z);
+        for (size_t i = n; i < n + 16; i++) assert_int_equal(out[i], 0xDEADBEEF); /* guarded tail */
+        free(out);
+        clrun_buf_free(b);
+        clrun_kernel_free(k);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(every_scalar_type),
+        cmocka_unit_test(argument_mismatches_name_the_argument),
+        cmocka_unit_test(local_memory_and_explicit_local_size),
+        cmocka_unit_test(launches_in_one_two_three_dims),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,145 @@
+/* test_program.c — programs from files, strings and the embedded set; includes; build failures. */
+#include "helpers.h"
+
+#define KDIR TEST_DATA_DIR "/kernels"
+
+static int setup(void **state)
+{
+    clrun_ctx *ctx = NULL;
+    if (clrun_open(&ctx, "cpu") != CLRUN_OK) {
+        fprintf(stderr, "%s\n", clrun_last_error(NULL));
+        return -1;
+    }
+    *state = ctx;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    clrun_close(*state);
+    return 0;
+}
+
+/* Run scale_add on fresh data and check dst = 3*src + offset. */
+static void check_scale_add(clrun_ctx *ctx, clrun_prog *p, float offset)
+{
+    enum { N = 777 };
+    float src[N], dst[N];
+    uint64_t s = test_seed();
+    /* multiples of 1/64 below 16: 3x + offset is exact, fused or not */
+    for (int i = 0; i < N; i++) src[i] = (float)(int)(rng_float(&s) * 1024.0f) / 64.0f, dst[i] = -99.0f;
+    clrun_kernel *k = NULL;
+    clrun_buf *bs = NULL, *bd = NULL;
+    CHECK_OK(ctx, clrun_kernel_new(p, "scale_add", &k));
+    CHECK_OK(ctx, clrun_buf_new(ctx, sizeof src, 0, &bs));
+    CHECK_OK(ctx, clrun_buf_new(ctx, sizeof dst, 0, &bd));
+    CHECK_OK(ctx, clrun_upload(bs, 0, src, sizeof src));
+    CHECK_OK(ctx, clrun_arg_buf(k, 0, bd));
+    CHECK_OK(ctx, clrun_arg_buf(k, 1, bs));
+    CHECK_OK(ctx, clrun_arg_u32(k, 2, N));
+    size_t g = N;
+    CHECK_OK(ctx, clrun_launch(k, 1, &g, NULL));
+    CHECK_OK(ctx, clrun_download(bd, 0, dst, sizeof dst));
+    for (int i = 0; i < N; i++) assert_true(dst[i] == src[i] * 3.0f + offset);
+    clrun_buf_free(bs);
+    clrun_buf_free(bd);
+    clrun_kernel_free(k);
+}
+
+static void from_file_with_includes(void **state)
+{
+    clrun_ctx *ctx = *state;
+    clrun_prog *p = NULL;
+    CHECK_OK(ctx, clrun_prog_file(ctx, KDIR "/main.cl", NULL, &p));
+    assert_non_null(clrun_prog_cl_program(p));
+    check_scale_add(ctx, p, 0.5f);
+    clrun_prog_free(p);
+    /* options reach the compiler (and change the cache key) */
+    CHECK_OK(ctx, clrun_prog_file(ctx, KDIR "/main.cl", "-DTEST_OFFSET=2.0f", &p));
+    check_scale_add(ctx, p, 2.0f);
+    clrun_prog_free(p);
+}
+
+static void from_string(void **state)
+{
+    clrun_ctx *ctx = *state;
+    clrun_prog *p = NULL;
+    /* a string's relative includes resolve against the current directory */
+    char src[512];
+    snprintf(src, sizeof src,
+             "#include \"%s/sub/scale.h\"\n"
+             "__kernel void scale_add(__global float *d, __global const float *s, const uint n)\n"
+             "{ size_t i = get_global_id(0); if (i < n) d[i] = TEST_SCALE(s[i]) + TEST_OFFSET; }\n",
+             KDIR);
+    CHECK_OK(ctx, clrun_prog_source(ctx, src, "inline", NULL, &p));
+    check_scale_add(ctx, p, 0.5f);
+    clrun_prog_free(p);
+}
+
+static void embedded_set(void **state)
+{
+    clrun_ctx *ctx = *state;
+    const char *const *names = clrun_builtin_names();
+    int have_vector = 0;
+    for (int i = 0; names[i]; i++) have_vector |= strcmp(names[i], "vector.cl") == 0;
+    assert_true(have_vector);
+    size_t len = 0;
+    const char *src = clrun_builtin_source("vector", &len);
+    assert_non_null(src);
+    assert_int_equal(len, strlen(src));
+    assert_non_null(strstr(src, "clrun_mul_f32"));
+    clrun_prog *p = NULL;
+    clrun_kernel *k = NULL;
+    CHECK_OK(ctx, clrun_prog_builtin(ctx, "vector", NULL, &p)); /* includes "common.h" from the set */
+    CHECK_OK(ctx, clrun_kernel_new(p, "clrun_mul_f32", &k));
+    clrun_kernel_free(k);
+    clrun_prog_free(p);
+    CHECK_OK(ctx, clrun_prog_builtin(ctx, "vector.cl", NULL, &p));
+    clrun_prog_free(p);
+    CHECK_FAIL(ctx, clrun_prog_builtin(ctx, "nosuchop", NULL, &p), CLRUN_NOT_FOUND, "vector.cl");
+    assert_null(p);
+    /* CLRUN_KERNEL_DIR loads from a folder instead */
+    setenv("CLRUN_KERNEL_DIR", KDIR, 1);
+    CHECK_OK(ctx, clrun_prog_builtin(ctx, "main", NULL, &p));
+    check_scale_add(ctx, p, 0.5f);
+    clrun_prog_free(p);
+    CHECK_FAIL(ctx, clrun_prog_builtin(ctx, "vector", NULL, &p), CLRUN_IO_ERROR, KDIR "/vector.cl");
+    unsetenv("CLRUN_KERNEL_DIR");
+}
+
+static void build_failure_has_log(void **state)
+{
+    clrun_ctx *ctx = *state;
+    clrun_prog *p = (clrun_prog *)0x1;
+    CHECK_FAIL(ctx, clrun_prog_file(ctx, KDIR "/broken.cl", "-DSOMETHING=1", &p), CLRUN_BUILD_FAILED, "broken.cl");
+    assert_null(p);
+    const char *e = clrun_last_error(ctx);
+    assert_non_null(strstr(e, "-DSOMETHING=1"));   /* the options */
+    assert_non_null(strstr(e, "build log"));
+    assert_non_null(strstr(e, "undeclared_identifier_xyz")); /* the compiler's own words */
+    CHECK_FAIL(ctx, clrun_prog_source(ctx, "__kernel void k(__global int *p) { p[0] = 1; }", "opts", "-bogus-option-zz", &p),
+               CLRUN_BUILD_FAILED, "-bogus-option-zz");
+}
+
+static void missing_files_and_includes(void **state)
+{
+    clrun_ctx *ctx = *state;
+    clrun_prog *p = NULL;
+    CHECK_FAIL(ctx, clrun_prog_file(ctx, KDIR "/nope.cl", NULL, &p), CLRUN_IO_ERROR, "nope.cl");
+    assert_non_null(strstr(clrun_last_error(ctx), "No such file"));
+    CHECK_FAIL(ctx, clrun_prog_file(ctx, KDIR "/missing_include.cl", NULL, &p), CLRUN_IO_ERROR, "does_not_exist.h");
+    assert_non_null(strstr(clrun_last_error(ctx), "missing_include.cl:1"));
+    CHECK_FAIL(ctx, clrun_prog_file(ctx, KDIR "/cycle.cl", NULL, &p), CLRUN_INVALID_ARG, "include cycle");
+    assert_null(p);
+    CHECK_FAIL(ctx, clrun_prog_source(ctx, NULL, NULL, NULL, &p), CLRUN_INVALID_ARG, "NULL");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(from_file_with_includes), cmocka_unit_test(from_string),
+        cmocka_unit_test(embedded_set),            cmocka_unit_test(build_failure_has_log),
+        cmocka_unit_test(missing_files_and_includes),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

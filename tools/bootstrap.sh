@@ -1,0 +1,77 @@
+#!/bin/sh
+# bootstrap.sh — install what clrun needs (Debian 12 / Ubuntu, as root), build it, and then:
+#   tools/bootstrap.sh demo   run the main job on the default device (PoCL when there is no GPU)
+#   tools/bootstrap.sh test   run the test suite in a release build and an address+undefined
+#                             sanitizer build; the last line is "N passed, N failed[, N skipped]"
+#   tools/bootstrap.sh build  install and build only
+# Idempotent: packages already installed are not fetched again, existing build folders are reused.
+set -eu
+cd "$(dirname "$0")/.."
+
+PACKAGES="ocl-icd-opencl-dev opencl-headers pocl-opencl-icd libclblast-dev libcmocka-dev meson
+ninja-build pkg-config libxxhash-dev libpng-dev gcc libc6-dev"
+
+install_deps() {
+    missing=""
+    for p in $PACKAGES; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
+    done
+    [ -z "$missing" ] && return 0
+    if [ "$(id -u)" != 0 ]; then
+        echo "bootstrap: missing packages:$missing; run as root or install them first" >&2
+        exit 1
+    fi
+    echo "bootstrap: installing$missing"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -q
+    # shellcheck disable=SC2086
+    apt-get install -y -q --no-install-recommends $missing
+}
+
+setup() { # setup DIR [meson options...]
+    dir=$1
+    shift
+    if [ -f "$dir/build.ninja" ]; then return 0; fi
+    meson setup "$dir" "$@"
+}
+
+build() {
+    setup build --buildtype=release
+    meson compile -C build
+}
+
+# Count results in meson's test logs: passed = OK + EXPECTEDFAIL; failed = FAIL, TIMEOUT, ERROR,
+# UNEXPECTEDPASS; skipped = SKIP.
+count() {
+    cat "$@" | grep -o '"result": "[A-Z]*"' | sed 's/.*: "//; s/"//' | awk '
+        /^(OK|EXPECTEDFAIL)$/ { p++ } /^(FAIL|TIMEOUT|ERROR|UNEXPECTEDPASS)$/ { f++ } /^SKIP$/ { s++ }
+        END { printf "%d passed, %d failed", p, f; if (s) printf ", %d skipped", s; printf "\n" }'
+}
+
+cmd=${1:-demo}
+case "$cmd" in
+build)
+    install_deps
+    build
+    ;;
+demo)
+    install_deps
+    build
+    ./build/examples/multiply
+    ;;
+test)
+    install_deps
+    build
+    setup build-asan -Dbuildtype=debug -Db_sanitize=address,undefined -Db_lundef=false
+    meson compile -C build-asan
+    rc=0
+    meson test -C build --print-errorlogs --num-processes 2 || rc=1
+    meson test -C build-asan --print-errorlogs --num-processes 2 || rc=1
+    count build/meson-logs/testlog.json build-asan/meson-logs/testlog.json
+    exit $rc
+    ;;
+*)
+    echo "usage: tools/bootstrap.sh demo|test|build" >&2
+    exit 2
+    ;;
+esac

@@ -30,6 +30,13 @@
         if (!strstr(clrun_last_error(ctx), (needle))) fail_msg("%s: text \"%s\" lacks \"%s\"", #call, clrun_last_error(ctx), (needle)); \
     } while (0)
 
+/* The device the library tests run on: $CLRUN_TEST_DEVICE, else "cpu" (PoCL in CI). */
+static inline const char *test_device(void)
+{
+    const char *d = getenv("CLRUN_TEST_DEVICE");
+    return d && *d ? d : "cpu";
+}
+
 /* Fresh random data per run: seeded from the clock unless CLRUN_TEST_SEED is set; printed. */
 static inline uint64_t test_seed(void)
 {

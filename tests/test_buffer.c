@@ -5,7 +5,7 @@
 static int setup(void **state)
 {
     clrun_ctx *ctx = NULL;
-    if (clrun_open(&ctx, "cpu") != CLRUN_OK) {
+    if (clrun_open(&ctx, test_device()) != CLRUN_OK) {
         fprintf(stderr, "%s\n", clrun_last_error(NULL));
         return -1;
     }

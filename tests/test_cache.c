@@ -89,7 +89,7 @@ static int setup(void **state)
     unsetenv("CLRUN_NO_CACHE");
     variant = (unsigned)(test_seed() % 100000);
     clrun_ctx *ctx = NULL;
-    if (clrun_open(&ctx, "cpu") != CLRUN_OK) return -1;
+    if (clrun_open(&ctx, test_device()) != CLRUN_OK) return -1;
     *state = ctx;
     return 0;
 }
@@ -214,7 +214,7 @@ static int child(unsigned v)
     clrun_ctx *ctx = NULL;
     char src[512];
     clrun_prog *p = NULL;
-    if (clrun_open(&ctx, "cpu") != CLRUN_OK) return 3;
+    if (clrun_open(&ctx, test_device()) != CLRUN_OK) return 3;
     int rc = clrun_prog_source(ctx, source(src, sizeof src, v), "twice", NULL, &p) == CLRUN_OK ? 0 : 1;
     if (rc == 0 && clrun_prog_from_cache(p)) rc = 10;
     if (rc) fprintf(stderr, "child: %s\n", clrun_last_error(ctx));

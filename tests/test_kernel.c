@@ -15,7 +15,7 @@ struct fixture {
 static int setup(void **state)
 {
     static struct fixture f;
-    if (clrun_open(&f.ctx, "cpu") != CLRUN_OK) {
+    if (clrun_open(&f.ctx, test_device()) != CLRUN_OK) {
         fprintf(stderr, "%s\n", clrun_last_error(NULL));
         return -1;
     }

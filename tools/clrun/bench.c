@@ -1,0 +1,246 @@
+/* bench.c — `clrun bench`: transfer and launch benchmarks, each with its baseline in the same run.
+ * Tables on stdout; with --json one record per line: op, impl, size, median_ms, gbps (and more). */
+#include "cli.h"
+
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+struct bench_opts {
+    const char *spec;
+    int json, repeat;
+    double size_mib;
+};
+
+static void record(const struct bench_opts *o, const char *op, const char *impl, size_t size, double ms, double gbps,
+                   const char *extra)
+{
+    if (o->json)
+        printf("{\"op\": \"%s\", \"impl\": \"%s\", \"size\": %zu, \"median_ms\": %.6f, \"gbps\": %.3f%s%s}\n", op, impl, size,
+               ms, gbps, extra ? ", " : "", extra ? extra : "");
+    else
+        printf("%-10s %-28s %12zu %12.4f %10.2f\n", op, impl, size, ms, gbps);
+}
+
+enum { H2D, D2H };
+
+/* Median wall time (ms) of a blocking transfer of `bytes` between host and buf. */
+static double time_transfer(clrun_ctx *ctx, clrun_buf *buf, void *host, size_t bytes, int dir, int repeat, clrun_status *st)
+{
+    double t[64];
+    if (repeat > 64) repeat = 64;
+    for (int i = -1; i < repeat; i++) { /* i = -1: warm-up */
+        double t0 = cli_now();
+        *st = dir == H2D ? clrun_upload(buf, 0, host, bytes) : clrun_download(buf, 0, host, bytes);
+        if (*st != CLRUN_OK) return -1;
+        if (i >= 0) t[i] = (cli_now() - t0) * 1e3;
+    }
+    (void)ctx;
+    return median(t, repeat);
+}
+
+static int bench_transfer(const struct bench_opts *o)
+{
+    clrun_ctx *ctx = NULL;
+    clrun_buf *buf = NULL, *buf2 = NULL;
+    void *pinned = NULL;
+    char *plain = NULL;
+    clrun_status st = CLRUN_OK;
+    int rc = cli_open("bench", o->spec, &ctx);
+    if (rc) return rc;
+    const clrun_device_info *in = clrun_ctx_device(ctx);
+    double mib = o->size_mib > 0 ? o->size_mib : in->type == CLRUN_DEVICE_GPU ? 1024 : 256;
+    size_t bytes = (size_t)(mib * 1048576.0);
+    if (bytes > in->max_alloc) bytes = (size_t)in->max_alloc / 4096 * 4096;
+    if ((st = clrun_buf_new(ctx, bytes, 0, &buf)) || (st = clrun_buf_new(ctx, bytes, 0, &buf2)) ||
+        (st = clrun_host_alloc(ctx, bytes, &pinned))) {
+        rc = cli_fail("bench", ctx, st);
+        goto done;
+    }
+    plain = malloc(bytes);
+    if (!plain) {
+        fprintf(stderr, "clrun bench: cannot allocate %zu bytes of host memory\n", bytes);
+        rc = EXIT_RUNTIME;
+        goto done;
+    }
+    memset(plain, 1, bytes); /* fault the pages in before timing */
+    memset(pinned, 2, bytes);
+    if (!o->json) {
+        printf("transfer benchmark on %s; %zu bytes, median of %d after a warm-up\n", in->name, bytes, o->repeat);
+        printf("%-10s %-28s %12s %12s %10s\n", "op", "impl", "bytes", "median_ms", "GB/s");
+    }
+    const char *saved = getenv("CLRUN_STAGING");
+    char *saved_copy = saved ? strdup(saved) : NULL;
+    struct {
+        const char *impl;
+        void *host;
+        const char *staging; /* value of CLRUN_STAGING, NULL: unset (clrun decides) */
+    } cases[] = {
+        {"pinned (clrun_host_alloc)", pinned, NULL},
+        {"pageable, driver (baseline)", plain, "0"},
+        {"pageable, clrun", plain, NULL},
+    };
+    for (int dir = H2D; dir <= D2H && rc == 0; dir++) {
+        for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+            if (cases[c].staging) setenv("CLRUN_STAGING", cases[c].staging, 1);
+            else unsetenv("CLRUN_STAGING");
+            double ms = time_transfer(ctx, buf, cases[c].host, bytes, dir, o->repeat, &st);
+            if (st != CLRUN_OK) {
+                rc = cli_fail("bench", ctx, st);
+                break;
+            }
+            record(o, dir == H2D ? "h2d" : "d2h", cases[c].impl, bytes, ms, bytes / ms / 1e6, NULL);
+        }
+    }
+    if (saved_copy) setenv("CLRUN_STAGING", saved_copy, 1);
+    else unsetenv("CLRUN_STAGING");
+    free(saved_copy);
+    if (rc == 0) { /* device-to-device copy: the memory system's reference */
+        double t[64];
+        int n = o->repeat > 64 ? 64 : o->repeat;
+        for (int i = -1; i < n && st == CLRUN_OK; i++) {
+            double t0 = cli_now();
+            if ((st = clrun_buf_copy(buf2, 0, buf, 0, bytes)) == CLRUN_OK) st = clrun_finish(ctx);
+            if (i >= 0) t[i] = (cli_now() - t0) * 1e3;
+        }
+        if (st != CLRUN_OK) rc = cli_fail("bench", ctx, st);
+        else {
+            double ms = median(t, n);
+            record(o, "d2d", "clEnqueueCopyBuffer", bytes, ms, 2.0 * bytes / ms / 1e6, NULL);
+        }
+    }
+done:
+    free(plain);
+    clrun_host_free(ctx, pinned);
+    clrun_buf_free(buf);
+    clrun_buf_free(buf2);
+    clrun_close(ctx);
+    return rc;
+}
+
+static const char *launch_src = "__kernel void tiny(__global int *p, const uint n)\n"
+                                "{ if (get_global_id(0) < n) p[get_global_id(0)] += 1; }\n";
+
+static int bench_launch(const struct bench_opts *o)
+{
+    clrun_ctx *ctx = NULL;
+    clrun_prog *prog = NULL;
+    clrun_kernel *k = NULL;
+    clrun_buf *buf = NULL;
+    clrun_status st;
+    int rc = cli_open("bench", o->spec, &ctx);
+    if (rc) return rc;
+    if ((st = clrun_prog_source(ctx, launch_src, "launch-bench", NULL, &prog)) || (st = clrun_kernel_new(prog, "tiny", &k)) ||
+        (st = clrun_buf_new(ctx, 4096, 0, &buf)) || (st = clrun_arg_buf(k, 0, buf)) || (st = clrun_arg_u32(k, 1, 32))) {
+        rc = cli_fail("bench", ctx, st);
+        goto done;
+    }
+    const int iters = 200, batches = o->repeat < 3 ? 3 : o->repeat > 64 ? 64 : o->repeat;
+    double raw[64], lib[64];
+    size_t g = 32, l = 32;
+    cl_command_queue q = clrun_ctx_cl_queue(ctx);
+    cl_kernel ck = NULL;
+    /* the raw baseline uses its own cl_kernel made from the same program */
+    cl_int err;
+    ck = clCreateKernel(clrun_prog_cl_program(prog), "tiny", &err);
+    cl_mem m = clrun_buf_cl_mem(buf);
+    cl_uint n32 = 32;
+    clSetKernelArg(ck, 0, sizeof m, &m);
+    clSetKernelArg(ck, 1, sizeof n32, &n32);
+    for (int b = -1; b < batches; b++) { /* interleaved, b = -1 warms both up */
+        double t0 = cli_now();
+        for (int i = 0; i < iters; i++) {
+            clEnqueueNDRangeKernel(q, ck, 1, NULL, &g, &l, 0, NULL, NULL);
+            clFinish(q);
+        }
+        double t1 = cli_now();
+        for (int i = 0; i < iters && st == CLRUN_OK; i++)
+            if ((st = clrun_launch(k, 1, &g, &l)) == CLRUN_OK) st = clrun_finish(ctx);
+        double t2 = cli_now();
+        if (b >= 0) raw[b] = (t1 - t0) * 1e6 / iters, lib[b] = (t2 - t1) * 1e6 / iters;
+    }
+    clReleaseKernel(ck);
+    if (st != CLRUN_OK) {
+        rc = cli_fail("bench", ctx, st);
+        goto done;
+    }
+    double r = median(raw, batches), c = median(lib, batches);
+    if (!o->json) {
+        printf("launch + finish round trip on %s (%d batches of %d, median per launch)\n", clrun_ctx_device(ctx)->name,
+               batches, iters);
+        printf("%-34s %10.2f us\n%-34s %10.2f us\n%-34s %+10.2f us\n", "raw OpenCL (baseline)", r,
+               "clrun_launch + clrun_finish", c, "clrun overhead", c - r);
+    } else {
+        char extra[64];
+        snprintf(extra, sizeof extra, "\"median_us\": %.3f", r);
+        record(o, "launch", "raw OpenCL", 0, r / 1e3, 0, extra);
+        snprintf(extra, sizeof extra, "\"median_us\": %.3f", c);
+        record(o, "launch", "clrun", 0, c / 1e3, 0, extra);
+    }
+done:
+    clrun_buf_free(buf);
+    clrun_kernel_free(k);
+    clrun_prog_free(prog);
+    clrun_close(ctx);
+    return rc;
+}
+
+static const char *bench_help =
+    "usage: clrun bench NAME [-d SPEC] [--json] [--repeat N] [--size MIB]\n\n"
+    "Benchmarks, each printing the baseline it is judged against in the same run:\n"
+    "  transfer   host<->device from pinned memory (clrun_host_alloc), from ordinary memory through the\n"
+    "             plain driver path (baseline) and through clrun; device-to-device copy for reference\n"
+    "  launch     enqueue + finish round trip of a tiny kernel: raw OpenCL against clrun\n\n"
+    "  -d, --device SPEC   device (default: $CLRUN_DEVICE, else the best)\n"
+    "  --json              one JSON record per line: op, impl, size, median_ms, gbps\n"
+    "  --repeat N          timed repetitions after a warm-up (default 5)\n"
+    "  --size MIB          transfer size in MiB (default 1024 on a GPU, 256 otherwise)\n"
+    "  --help              this text\n";
+
+int cmd_bench(int argc, char **argv)
+{
+    struct bench_opts o = {NULL, 0, 5, 0};
+    static const struct option opts[] = {{"device", required_argument, NULL, 'd'}, {"json", no_argument, NULL, 'j'},
+                                         {"repeat", required_argument, NULL, 'r'}, {"size", required_argument, NULL, 's'},
+                                         {"help", no_argument, NULL, 'h'}, {0}};
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "d:h", opts, NULL)) != -1) {
+        char *end = NULL;
+        switch (c) {
+        case 'd': o.spec = optarg; break;
+        case 'j': o.json = 1; break;
+        case 'r':
+            o.repeat = (int)strtol(optarg, &end, 10);
+            if (!*optarg || *end || o.repeat < 1 || o.repeat > 1000) return cli_usage_error("bench", "--repeat wants 1..1000, not '%s'", optarg);
+            break;
+        case 's':
+            o.size_mib = strtod(optarg, &end);
+            if (!*optarg || *end || !(o.size_mib > 0) || o.size_mib > 1e6) return cli_usage_error("bench", "--size wants a positive number of MiB, not '%s'", optarg);
+            break;
+        case 'h': return fputs(bench_help, stdout), EXIT_OK;
+        default:
+            if (optopt) return cli_usage_error("bench", "option -%c needs a value", optopt);
+            return cli_usage_error("bench", "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind >= argc) return cli_usage_error("bench", "which benchmark? transfer or launch");
+    const char *name = argv[optind];
+    if (optind + 1 < argc) return cli_usage_error("bench", "unexpected argument '%s'", argv[optind + 1]);
+    if (strcmp(name, "transfer") == 0) return bench_transfer(&o);
+    if (strcmp(name, "launch") == 0) return bench_launch(&o);
+    return cli_usage_error("bench", "unknown benchmark '%s'; there are: transfer, launch", name);
+}

@@ -1,0 +1,38 @@
+/* cli.h — shared by the clrun command's subcommand files. */
+#ifndef CLRUN_CLI_H
+#define CLRUN_CLI_H
+
+#include <clrun.h>
+
+#include <stdio.h>
+
+/* Exit codes: each means one thing. */
+enum {
+    EXIT_OK = 0,
+    EXIT_RUNTIME = 1,  /* runtime failure */
+    EXIT_USAGE = 2,    /* bad command line or input that does not parse */
+    EXIT_NODEVICE = 3, /* no OpenCL platform or device */
+    EXIT_BUILD = 4,    /* kernel build failure */
+    EXIT_CHECK = 5     /* --check mismatch */
+};
+
+/* Exit code for a library status. */
+int cli_exit_code(clrun_status st);
+/* Print "clrun SUB: <text of the last error>" and return the exit code for st. */
+int cli_fail(const char *sub, clrun_ctx *ctx, clrun_status st);
+/* Print "clrun SUB: message" + a hint to --help, return EXIT_USAGE. */
+int cli_usage_error(const char *sub, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Open a context on spec (NULL: default); on failure prints and returns the exit code (else 0). */
+int cli_open(const char *sub, const char *spec, clrun_ctx **ctx);
+/* Monotonic wall clock in seconds. */
+double cli_now(void);
+/* JSON string escape into out. */
+void cli_json_str(FILE *f, const char *s);
+const char *cli_type_name(clrun_device_type t);
+
+int cmd_devices(int argc, char **argv);
+int cmd_info(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
+int cmd_demo(int argc, char **argv);
+
+#endif

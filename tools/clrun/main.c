@@ -1,0 +1,115 @@
+/* main.c — the clrun command: dispatch to subcommands, shared helpers. */
+#include "cli.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+int cli_exit_code(clrun_status st)
+{
+    switch (st) {
+    case CLRUN_OK: return EXIT_OK;
+    case CLRUN_NO_PLATFORM:
+    case CLRUN_NO_DEVICE: return EXIT_NODEVICE;
+    case CLRUN_BUILD_FAILED: return EXIT_BUILD;
+    case CLRUN_FORMAT_ERROR: return EXIT_USAGE;
+    default: return EXIT_RUNTIME;
+    }
+}
+
+int cli_fail(const char *sub, clrun_ctx *ctx, clrun_status st)
+{
+    fprintf(stderr, "clrun %s: %s\n", sub, clrun_last_error(ctx));
+    return cli_exit_code(st);
+}
+
+int cli_usage_error(const char *sub, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "clrun %s: ", sub);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\n(see: clrun %s --help)\n", sub);
+    return EXIT_USAGE;
+}
+
+int cli_open(const char *sub, const char *spec, clrun_ctx **ctx)
+{
+    clrun_status st = clrun_open(ctx, spec);
+    return st == CLRUN_OK ? 0 : cli_fail(sub, NULL, st);
+}
+
+double cli_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+void cli_json_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
+        else if (c < 0x20) fprintf(f, "\\u%04x", c);
+        else fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+const char *cli_type_name(clrun_device_type t)
+{
+    switch (t) {
+    case CLRUN_DEVICE_GPU: return "gpu";
+    case CLRUN_DEVICE_CPU: return "cpu";
+    case CLRUN_DEVICE_ACCELERATOR: return "accelerator";
+    default: return "other";
+    }
+}
+
+static const struct {
+    const char *name;
+    int (*fn)(int, char **);
+    const char *what;
+} commands[] = {
+    {"devices", cmd_devices, "list every platform and device, and the default"},
+    {"info", cmd_info, "every capability of one device"},
+    {"bench", cmd_bench, "benchmarks (transfer, launch)"},
+    {"demo", cmd_demo, "the seed examples on the default device, checked and timed"},
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: clrun [--version] [--help] COMMAND [ARGS]\n\n"
+               "clrun runs OpenCL kernels and the clrun kernel library from the shell.\n\ncommands:\n");
+    for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
+        fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].what);
+    fprintf(f, "\n'clrun COMMAND --help' describes one command.\n"
+               "Exit codes: 0 success, 1 runtime failure, 2 usage error, 3 no OpenCL platform or device,\n"
+               "4 kernel build failure, 5 --check mismatch.\n"
+               "Environment: CLRUN_DEVICE (default device), CLRUN_CACHE_DIR, CLRUN_NO_CACHE=1.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
+        usage(stdout);
+        return EXIT_OK;
+    }
+    if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
+        printf("clrun %s\n", clrun_version());
+        return EXIT_OK;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
+        if (strcmp(argv[1], commands[i].name) == 0) return commands[i].fn(argc - 1, argv + 1);
+    fprintf(stderr, "clrun: unknown command '%s'\n", argv[1]);
+    usage(stderr);
+    return EXIT_USAGE;
+}

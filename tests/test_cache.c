@@ -217,7 +217,7 @@ static int child(unsigned v)
     if (clrun_open(&ctx, test_device()) != CLRUN_OK) return 3;
     int rc = clrun_prog_source(ctx, source(src, sizeof src, v), "twice", NULL, &p) == CLRUN_OK ? 0 : 1;
     if (rc == 0 && clrun_prog_from_cache(p)) rc = 10;
-    if (rc) fprintf(stderr, "child: %s\n", clrun_last_error(ctx));
+    if (rc == 1) fprintf(stderr, "child: %s\n", clrun_last_error(ctx));
     clrun_prog_free(p);
     clrun_close(ctx);
     return rc;

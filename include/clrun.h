@@ -314,7 +314,7 @@ unsigned clrun_kernel_nargs(const clrun_kernel *k);
  *  -cl-kernel-arg-info), the kind and type are checked against the kernel's signature: a buffer to a
  *  __global/__constant pointer, local memory to a __local pointer, scalars to the exact scalar type.
  *  An index past the end or a mismatch is CLRUN_ARG_MISMATCH with a text naming the argument. */
-clrun_status clrun_arg_buf(clrun_kernel *k, unsigned i, clrun_buf *b);
+clrun_status clrun_arg_buf(clrun_kernel *k, unsigned i, clrun_buf *b); /* b NULL: a NULL pointer */
 clrun_status clrun_arg_local(clrun_kernel *k, unsigned i, size_t bytes);
 clrun_status clrun_arg_i8(clrun_kernel *k, unsigned i, int8_t v);
 clrun_status clrun_arg_u8(clrun_kernel *k, unsigned i, uint8_t v);
@@ -330,6 +330,28 @@ clrun_status clrun_arg_f64(clrun_kernel *k, unsigned i, double v);
 clrun_status clrun_arg_f16(clrun_kernel *k, unsigned i, uint16_t bits);
 /** Any by-value argument (vectors, structs) as raw bytes; only the size is checked by the driver. */
 clrun_status clrun_arg_bytes(clrun_kernel *k, unsigned i, const void *value, size_t size);
+
+/** What the driver reports of a kernel argument (clrun builds with -cl-kernel-arg-info). */
+typedef enum clrun_arg_kind {
+    CLRUN_ARG_GLOBAL,   /* __global pointer */
+    CLRUN_ARG_CONSTANT, /* __constant pointer */
+    CLRUN_ARG_LOCAL,    /* __local pointer */
+    CLRUN_ARG_VALUE     /* passed by value (scalars, vectors, structs) */
+} clrun_arg_kind;
+
+typedef struct clrun_arg_info {
+    clrun_arg_kind kind;
+    char type[64]; /* as the driver spells it, e.g. "float*", "uint", "float4" */
+    char name[64]; /* the parameter's name in the source */
+} clrun_arg_info;
+
+/** Describe argument i. CLRUN_UNSUPPORTED when the driver keeps no argument info (some drivers lose
+ *  it for programs loaded from binaries); CLRUN_ARG_MISMATCH for an index past the end. */
+clrun_status clrun_kernel_arg_info(clrun_kernel *k, unsigned i, clrun_arg_info *out);
+
+/** The kernel's name (borrowed) and raw cl_kernel (borrowed). */
+const char *clrun_kernel_name(const clrun_kernel *k);
+cl_kernel clrun_kernel_cl(const clrun_kernel *k);
 
 /** Queue a launch over `dims` (1-3) dimensions. global: work items per dimension (each > 0).
  *  local: work-group size per dimension, or NULL to let clrun choose: a multiple of the device's
@@ -356,6 +378,67 @@ void clrun_event_free(clrun_event *ev);
 
 /** The raw cl_event. Borrowed. */
 cl_event clrun_event_cl(const clrun_event *ev);
+
+/* ------------------------------------------------------------------------------------------------
+ * Arrays and NumPy .npy files (lib/io/npy.c)
+ *
+ * Reads and writes NumPy's .npy format, versions 1.0, 2.0 and 3.0: little-endian (or 1-byte)
+ * dtypes f2 f4 f8 i1 i2 i4 i8 u1 u2 u4 u8 and b1 (bool), C order (Fortran order is accepted for
+ * arrays of one dimension or fewer, where it is the same layout), up to CLRUN_MAX_DIMS dimensions.
+ * Failures have no context: the text is in clrun_last_error(NULL). A malformed file is
+ * CLRUN_FORMAT_ERROR with a text that names the problem; an unreadable one CLRUN_IO_ERROR.
+ * ----------------------------------------------------------------------------------------------*/
+
+#define CLRUN_MAX_DIMS 8
+
+typedef enum clrun_dtype {
+    CLRUN_F16, CLRUN_F32, CLRUN_F64,
+    CLRUN_I8, CLRUN_I16, CLRUN_I32, CLRUN_I64,
+    CLRUN_U8, CLRUN_U16, CLRUN_U32, CLRUN_U64,
+    CLRUN_BOOL,
+    CLRUN_DTYPE_COUNT
+} clrun_dtype;
+
+/** An n-dimensional array in host memory, C order. data is malloc'd and owned by the array. */
+typedef struct clrun_array {
+    clrun_dtype dtype;
+    unsigned ndim;                 /* 0 for a scalar (count 1) */
+    size_t shape[CLRUN_MAX_DIMS];
+    size_t count;                  /* product of the shape */
+    size_t bytes;                  /* count * element size */
+    void *data;
+} clrun_array;
+
+/** Bytes per element of a dtype (bool: 1); 0 for an invalid value. */
+size_t clrun_dtype_size(clrun_dtype t);
+
+/** Short name: "f16" "f32" "f64" "i8" … "u64" "bool". "?" for an invalid value. */
+const char *clrun_dtype_name(clrun_dtype t);
+
+/** The OpenCL C scalar type of a dtype: "half" "float" "double" "char" "short" "int" "long"
+ *  "uchar" "ushort" "uint" "ulong" "bool"(stored as uchar). */
+const char *clrun_dtype_cl_name(clrun_dtype t);
+
+/** Parse a type name: the short names above, NumPy's names ("float32", "int64", "uint8",
+ *  "float16", "bool") or OpenCL's ("float", "half", "double", "char", "uchar", "short", "ushort",
+ *  "int", "uint", "long", "ulong"). CLRUN_INVALID_ARG if unknown. */
+clrun_status clrun_dtype_parse(const char *name, clrun_dtype *out);
+
+/** Allocate a zeroed array of dtype t and the given shape (ndim ≤ CLRUN_MAX_DIMS). Free its data
+ *  with clrun_array_free. */
+clrun_status clrun_array_new(clrun_array *a, clrun_dtype t, unsigned ndim, const size_t *shape);
+
+/** Free the array's data and clear it. NULL is ignored. */
+void clrun_array_free(clrun_array *a);
+
+/** Parse an .npy image held in memory (len bytes). On success *out owns a copy of the data. */
+clrun_status clrun_npy_parse(const void *buf, size_t len, clrun_array *out);
+
+/** Read an .npy file. On success *out owns the data (free with clrun_array_free). */
+clrun_status clrun_npy_read(const char *path, clrun_array *out);
+
+/** Write an array as a version 1.0 .npy file (temporary file + rename: no partial output). */
+clrun_status clrun_npy_write(const char *path, const clrun_array *a);
 
 #ifdef __cplusplus
 }

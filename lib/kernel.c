@@ -56,6 +56,28 @@ void clrun_kernel_free(clrun_kernel *k)
 }
 
 unsigned clrun_kernel_nargs(const clrun_kernel *k) { return k->nargs; }
+const char *clrun_kernel_name(const clrun_kernel *k) { return k->name; }
+cl_kernel clrun_kernel_cl(const clrun_kernel *k) { return k->kernel; }
+
+clrun_status clrun_kernel_arg_info(clrun_kernel *k, unsigned i, clrun_arg_info *out)
+{
+    clrun_ctx *ctx = k->prog->ctx;
+    cl_kernel_arg_address_qualifier aq = 0;
+    if (!out) return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_kernel_arg_info: out is NULL");
+    memset(out, 0, sizeof *out);
+    if (i >= k->nargs)
+        return clrun__fail(ctx, CLRUN_ARG_MISMATCH, "kernel %s takes %u arguments; there is no argument %u", k->name, k->nargs, i);
+    if (!k->have_arg_info ||
+        clGetKernelArgInfo(k->kernel, i, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof aq, &aq, NULL) != CL_SUCCESS)
+        return clrun__fail(ctx, CLRUN_UNSUPPORTED, "the driver reports no argument info for kernel %s", k->name);
+    out->kind = aq == CL_KERNEL_ARG_ADDRESS_GLOBAL     ? CLRUN_ARG_GLOBAL
+                : aq == CL_KERNEL_ARG_ADDRESS_CONSTANT ? CLRUN_ARG_CONSTANT
+                : aq == CL_KERNEL_ARG_ADDRESS_LOCAL    ? CLRUN_ARG_LOCAL
+                                                       : CLRUN_ARG_VALUE;
+    clGetKernelArgInfo(k->kernel, i, CL_KERNEL_ARG_TYPE_NAME, sizeof out->type - 1, out->type, NULL);
+    clGetKernelArgInfo(k->kernel, i, CL_KERNEL_ARG_NAME, sizeof out->name - 1, out->name, NULL);
+    return CLRUN_OK;
+}
 
 /* Describe argument i as "argument 2 ('float *b')" into buf. */
 static const char *arg_desc(clrun_kernel *k, unsigned i, char *buf, size_t size)
@@ -133,7 +155,7 @@ clrun_status clrun_arg_buf(clrun_kernel *k, unsigned i, clrun_buf *b)
 {
     clrun_status st = check_arg(k, i, K_GLOBAL, NULL, "clrun_arg_buf");
     if (st != CLRUN_OK) return st;
-    if (!b) return clrun__fail(k->prog->ctx, CLRUN_INVALID_ARG, "clrun_arg_buf: buffer for argument %u is NULL", i);
+    if (!b) return set(k, i, sizeof(cl_mem), NULL, "clrun_arg_buf");
     return set(k, i, sizeof(cl_mem), &b->mem, "clrun_arg_buf");
 }
 

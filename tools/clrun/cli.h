@@ -33,6 +33,7 @@ const char *cli_type_name(clrun_device_type t);
 int cmd_devices(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_run(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
 
 #endif

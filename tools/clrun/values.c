@@ -1,0 +1,116 @@
+/* values.c — text to typed values with range checks, for the run grammar and .sim files. */
+#include "values.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#define CL_TARGET_OPENCL_VERSION 120
+#include <CL/cl_half.h>
+
+int parse_value(clrun_dtype t, const char *s, void *out, int hex)
+{
+    char *end = NULL;
+    if (!s || !*s) return -1;
+    errno = 0;
+    switch (t) {
+    case CLRUN_F16:
+    case CLRUN_F32:
+    case CLRUN_F64: {
+        double d = strtod(s, &end);
+        if (*end || end == s) return -1;
+        if (t == CLRUN_F64) memcpy(out, &d, 8);
+        else if (t == CLRUN_F32) {
+            float f = (float)d;
+            if (isinf(f) && !isinf(d)) return -1;
+            memcpy(out, &f, 4);
+        } else {
+            cl_half h = cl_half_from_float((float)d, CL_HALF_RTE);
+            memcpy(out, &h, 2);
+        }
+        return 0;
+    }
+    case CLRUN_I8:
+    case CLRUN_I16:
+    case CLRUN_I32:
+    case CLRUN_I64: {
+        long long v = strtoll(s, &end, hex ? 16 : 0);
+        if (*end || end == s || errno == ERANGE) return -1;
+        size_t n = clrun_dtype_size(t);
+        long long lo = n == 8 ? INT64_MIN : -(1LL << (8 * n - 1)), hi = n == 8 ? INT64_MAX : (1LL << (8 * n - 1)) - 1;
+        if (v < lo || v > hi) return -1;
+        if (n == 1) *(int8_t *)out = (int8_t)v;
+        else if (n == 2) { int16_t x = (int16_t)v; memcpy(out, &x, 2); }
+        else if (n == 4) { int32_t x = (int32_t)v; memcpy(out, &x, 4); }
+        else { int64_t x = v; memcpy(out, &x, 8); }
+        return 0;
+    }
+    case CLRUN_U8:
+    case CLRUN_U16:
+    case CLRUN_U32:
+    case CLRUN_U64:
+    case CLRUN_BOOL: {
+        while (*s == ' ') s++;
+        if (*s == '-') return -1;
+        unsigned long long v = strtoull(s, &end, hex ? 16 : 0);
+        if (*end || end == s || errno == ERANGE) return -1;
+        size_t n = clrun_dtype_size(t);
+        if (t == CLRUN_BOOL && v > 1) return -1;
+        if (n < 8 && v > (1ULL << (8 * n)) - 1) return -1;
+        if (n == 1) *(uint8_t *)out = (uint8_t)v;
+        else if (n == 2) { uint16_t x = (uint16_t)v; memcpy(out, &x, 2); }
+        else if (n == 4) { uint32_t x = (uint32_t)v; memcpy(out, &x, 4); }
+        else { uint64_t x = v; memcpy(out, &x, 8); }
+        return 0;
+    }
+    default: return -1;
+    }
+}
+
+double value_as_double(clrun_dtype t, const void *p)
+{
+    switch (t) {
+    case CLRUN_F16: { cl_half h; memcpy(&h, p, 2); return cl_half_to_float(h); }
+    case CLRUN_F32: { float f; memcpy(&f, p, 4); return f; }
+    case CLRUN_F64: { double d; memcpy(&d, p, 8); return d; }
+    case CLRUN_I8: return *(const int8_t *)p;
+    case CLRUN_I16: { int16_t v; memcpy(&v, p, 2); return v; }
+    case CLRUN_I32: { int32_t v; memcpy(&v, p, 4); return v; }
+    case CLRUN_I64: { int64_t v; memcpy(&v, p, 8); return (double)v; }
+    case CLRUN_U8:
+    case CLRUN_BOOL: return *(const uint8_t *)p;
+    case CLRUN_U16: { uint16_t v; memcpy(&v, p, 2); return v; }
+    case CLRUN_U32: { uint32_t v; memcpy(&v, p, 4); return v; }
+    case CLRUN_U64: { uint64_t v; memcpy(&v, p, 8); return (double)v; }
+    default: return NAN;
+    }
+}
+
+void value_from_double(clrun_dtype t, double d, void *p)
+{
+    switch (t) {
+    case CLRUN_F16: { cl_half h = cl_half_from_float((float)d, CL_HALF_RTE); memcpy(p, &h, 2); break; }
+    case CLRUN_F32: { float f = (float)d; memcpy(p, &f, 4); break; }
+    case CLRUN_F64: memcpy(p, &d, 8); break;
+    case CLRUN_I8: *(int8_t *)p = (int8_t)d; break;
+    case CLRUN_I16: { int16_t v = (int16_t)d; memcpy(p, &v, 2); break; }
+    case CLRUN_I32: { int32_t v = (int32_t)d; memcpy(p, &v, 4); break; }
+    case CLRUN_I64: { int64_t v = (int64_t)d; memcpy(p, &v, 8); break; }
+    case CLRUN_U8: *(uint8_t *)p = (uint8_t)d; break;
+    case CLRUN_BOOL: *(uint8_t *)p = d != 0; break;
+    case CLRUN_U16: { uint16_t v = (uint16_t)d; memcpy(p, &v, 2); break; }
+    case CLRUN_U32: { uint32_t v = (uint32_t)d; memcpy(p, &v, 4); break; }
+    case CLRUN_U64: { uint64_t v = (uint64_t)d; memcpy(p, &v, 8); break; }
+    default: break;
+    }
+}
+
+void value_print(FILE *f, clrun_dtype t, const void *p)
+{
+    double d = value_as_double(t, p);
+    if (t == CLRUN_I64) { int64_t v; memcpy(&v, p, 8); fprintf(f, "%lld", (long long)v); }
+    else if (t == CLRUN_U64) { uint64_t v; memcpy(&v, p, 8); fprintf(f, "%llu", (unsigned long long)v); }
+    else if (t == CLRUN_F16 || t == CLRUN_F32 || t == CLRUN_F64) fprintf(f, "%.9g", d);
+    else fprintf(f, "%.0f", d);
+}

@@ -1,0 +1,50 @@
+/* Test kernels for the clrun CLI. */
+__kernel void axpb(__global float *dst, __global const float *x, const float a, const float b, const uint n)
+{
+    const size_t i = get_global_id(0);
+    if (i < n) dst[i] = a * x[i] + b;
+}
+
+/* Copies nbytes bytes whatever the element type. */
+__kernel void copy_bytes(__global void *dst, __global const void *src, const uint nbytes)
+{
+    const size_t i = get_global_id(0);
+    if (i < nbytes) ((__global uchar *)dst)[i] = ((__global const uchar *)src)[i];
+}
+
+/* Every scalar type, each stored as a double (exact for these test values). */
+__kernel void scalars(__global double *out, char a, uchar b, short c, ushort d, int e, uint f, long g, ulong h,
+                      float x, double y)
+{
+    out[0] = a; out[1] = b; out[2] = c; out[3] = d; out[4] = e; out[5] = f; out[6] = g; out[7] = h;
+    out[8] = x; out[9] = y;
+}
+
+/* Sums each work-group's inputs through local memory into out[group]. */
+__kernel void group_sums(__global float *out, __global const float *in, __local float *tmp)
+{
+    const size_t l = get_local_id(0), ls = get_local_size(0);
+    tmp[l] = in[get_global_id(0)];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (l == 0) {
+        float s = 0.0f;
+        for (size_t i = 0; i < ls; i++) s += tmp[i];
+        out[get_group_id(0)] = s;
+    }
+}
+
+/* 2-D: out[y][x] = x + 1000 y. */
+__kernel void ids2(__global int *out, const uint w)
+{
+    out[get_global_id(1) * w + get_global_id(0)] = (int)(get_global_id(0) + 1000 * get_global_id(1));
+}
+
+/* For .sim files: c = a + b, with a scale and a NULL-able pointer. */
+__kernel void vecadd(__global const float *a, __global const float *b, __global float *c, const int scale,
+                     __local float *scratch, __global int *maybe_null)
+{
+    const size_t i = get_global_id(0);
+    scratch[get_local_id(0)] = a[i];
+    c[i] = (scratch[get_local_id(0)] + b[i]) * scale;
+    if (maybe_null) maybe_null[i] = 1;
+}

@@ -1,0 +1,433 @@
+/* test_cli.c — end-to-end tests of the clrun binary: every subcommand, every argument form of
+ * `clrun run`, .sim files, and bad input of every kind, each with its exit code and message. */
+#include "helpers.h"
+
+#include <fcntl.h>
+#include <math.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+extern char **environ;
+
+static const char *clrun_bin;
+static char tmp[4096];
+static char out_text[1 << 16], err_text[1 << 16];
+
+#define KDIR TEST_DATA_DIR "/kernels"
+#define SIMDIR TEST_DATA_DIR "/sim"
+
+static void slurp(const char *path, char *buf, size_t size)
+{
+    FILE *f = fopen(path, "rb");
+    size_t n = f ? fread(buf, 1, size - 1, f) : 0;
+    buf[n] = 0;
+    if (f) fclose(f);
+}
+
+/* Run clrun with a NULL-terminated argument list; returns its exit code; output in out/err_text. */
+static int cli(const char *first, ...)
+{
+    char *argv[80];
+    int n = 0;
+    argv[n++] = (char *)clrun_bin;
+    va_list ap;
+    va_start(ap, first);
+    for (const char *a = first; a && n < 79; a = va_arg(ap, const char *)) argv[n++] = (char *)a;
+    va_end(ap);
+    argv[n] = NULL;
+    char outp[4200], errp[4200];
+    snprintf(outp, sizeof outp, "%s/stdout", tmp);
+    snprintf(errp, sizeof errp, "%s/stderr", tmp);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, outp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&fa, 2, errp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    pid_t pid;
+    assert_int_equal(posix_spawn(&pid, clrun_bin, &fa, NULL, argv, environ), 0);
+    posix_spawn_file_actions_destroy(&fa);
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    slurp(outp, out_text, sizeof out_text);
+    slurp(errp, err_text, sizeof err_text);
+    if (!WIFEXITED(status)) fail_msg("clrun %s ... died (signal %d); stderr: %s", first, WTERMSIG(status), err_text);
+    return WEXITSTATUS(status);
+}
+
+#define EXPECT(code, needle, ...)                                                                  \
+    do {                                                                                           \
+        int rc_ = cli(__VA_ARGS__, NULL);                                                          \
+        if (rc_ != (code)) fail_msg("exit %d, expected %d\nstdout: %s\nstderr: %s", rc_, (code), out_text, err_text); \
+        if ((needle) && !strstr(out_text, (needle) ? (needle) : "") && !strstr(err_text, (needle) ? (needle) : "")) \
+            fail_msg("output lacks \"%s\"\nstdout: %s\nstderr: %s", (needle), out_text, err_text); \
+    } while (0)
+
+static const char *path(const char *name)
+{
+    static char bufs[8][4200];
+    static int i;
+    char *b = bufs[i++ % 8];
+    snprintf(b, 4200, "%s/%s", tmp, name);
+    return b;
+}
+
+static void write_bytes(const char *name, const void *data, size_t n)
+{
+    FILE *f = fopen(path(name), "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(data, 1, n, f), n);
+    fclose(f);
+}
+
+/* An .npy image with a given header text and data length (the header is padded as NumPy does). */
+static void write_npy(const char *name, int major, const char *dict, size_t data_bytes, int fix_len)
+{
+    unsigned char buf[4096];
+    size_t hl = strlen(dict) + 1, start = major == 1 ? 10 : 12;
+    size_t pad = (64 - (start + hl) % 64) % 64;
+    memcpy(buf, "\x93NUMPY", 6);
+    buf[6] = (unsigned char)major;
+    buf[7] = 0;
+    size_t total = hl + pad, stored = fix_len ? total : (size_t)fix_len;
+    if (!fix_len) stored = 0xFFFF;
+    buf[8] = (unsigned char)(stored & 0xFF);
+    buf[9] = (unsigned char)(stored >> 8);
+    if (major != 1) buf[10] = buf[11] = 0;
+    memcpy(buf + start, dict, hl - 1);
+    memset(buf + start + hl - 1, ' ', pad);
+    buf[start + total - 1] = '\n';
+    for (size_t i = 0; i < data_bytes; i++) buf[start + total + i] = (unsigned char)(i * 7);
+    write_bytes(name, buf, start + total + data_bytes);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    clrun_bin = getenv("CLRUN_BIN");
+    if (!clrun_bin) return -1;
+    snprintf(tmp, sizeof tmp, "%s/test_cli.%ld", getenv("CLRUN_CACHE_DIR") ? getenv("CLRUN_CACHE_DIR") : "/tmp", (long)getpid());
+    mkdir(getenv("CLRUN_CACHE_DIR") ? getenv("CLRUN_CACHE_DIR") : "/tmp", 0755);
+    return mkdir(tmp, 0755);
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    char cmd[4300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static void top_level_and_help(void **state)
+{
+    (void)state;
+    EXPECT(0, CLRUN_VERSION_STRING, "--version");
+    EXPECT(0, "commands:", "--help");
+    EXPECT(2, "usage:", NULL);
+    EXPECT(2, "unknown command 'frobnicate'", "frobnicate");
+    const char *subs[] = {"devices", "info", "run", "bench", "demo"};
+    for (size_t i = 0; i < sizeof subs / sizeof *subs; i++) {
+        EXPECT(0, "usage: clrun", subs[i], "--help");
+        EXPECT(2, "unknown option", subs[i], "--no-such-option");
+    }
+}
+
+static void devices_and_info(void **state)
+{
+    (void)state;
+    EXPECT(0, "pthread", "devices");
+    assert_non_null(strstr(out_text, "* default device (ranking"));
+    assert_non_null(strstr(out_text, "0:1"));
+    EXPECT(0, "\"devices\": [", "devices", "--json");
+    assert_non_null(strstr(out_text, "\"default\": true"));
+    setenv("CLRUN_DEVICE", "pocl:1", 1);
+    EXPECT(0, "$CLRUN_DEVICE", "devices");
+    setenv("CLRUN_DEVICE", "nosuchthing", 1);
+    EXPECT(3, "matches no device", "devices");
+    unsetenv("CLRUN_DEVICE");
+    EXPECT(0, "preferred multiple", "info", "-d", "pocl:1");
+    assert_non_null(strstr(out_text, "device            0:1"));
+    EXPECT(0, "\"compute_units\"", "info", "--json");
+    EXPECT(3, "Devices:", "info", "-d", "nosuch:7");
+    EXPECT(2, "needs a value", "info", "-d");
+    EXPECT(2, "unexpected argument", "devices", "extra");
+}
+
+static void demo_and_bench(void **state)
+{
+    (void)state;
+    EXPECT(0, "matches the CPU", "demo");
+    EXPECT(0, "clrun overhead", "bench", "launch", "--repeat", "3");
+    EXPECT(0, "\"op\": \"h2d\"", "bench", "transfer", "--size", "4", "--repeat", "2", "--json");
+    EXPECT(2, "unknown benchmark", "bench", "nosuch");
+    EXPECT(2, "which benchmark", "bench");
+    EXPECT(2, "--repeat wants", "bench", "launch", "--repeat", "0");
+    EXPECT(3, "no OpenCL device matches", "demo", "-d", "nosuch:");
+}
+
+/* The seed's one-liner, and the forms of generated data, checked against expected files. */
+static void run_generated_forms(void **state)
+{
+    (void)state;
+    const char *dest = path("dest.npy");
+    char o1[4300];
+    snprintf(o1, sizeof o1, "out:f32:400@%s", dest);
+    EXPECT(0, "wrote", "run", TEST_DATA_DIR "/../../examples/multiply.cl", "-k", "multiply_them", "-g", "400", o1,
+           "rand:f32:400:11", "rand:f32:400:12:-2:2");
+    clrun_array d;
+    CHECK_OK(NULL, clrun_npy_read(dest, &d));
+    assert_int_equal(d.dtype, CLRUN_F32);
+    assert_int_equal(d.count, 400);
+    int nonzero = 0;
+    for (size_t i = 0; i < 400; i++) nonzero += ((float *)d.data)[i] != 0.0f;
+    assert_true(nonzero > 390); /* products of random numbers: every element was written */
+    clrun_array_free(&d);
+
+    /* axpb: dst = 2 x + 1 with x = range 0,1,2...; expected = range 1,3,5... made by copy_bytes */
+    uint64_t s = test_seed();
+    unsigned n = 97 + (unsigned)(rng_next(&s) % 300);
+    char N[32], NB[32], rng[64], rng2[64], exp[4300], outspec[4300];
+    snprintf(N, sizeof N, "%u", n);
+    snprintf(NB, sizeof NB, "%u", n * 4);
+    snprintf(rng, sizeof rng, "range:f32:%u", n);
+    snprintf(rng2, sizeof rng2, "range:f32:%u:1:2", n);
+    snprintf(exp, sizeof exp, "out:f32:%u@%s", n, path("expected.npy"));
+    EXPECT(0, "wrote", "run", KDIR "/cli.cl", "-k", "copy_bytes", "-g", NB, exp, rng2, NB);
+    snprintf(exp, sizeof exp, "dst=%s", path("expected.npy"));
+    snprintf(outspec, sizeof outspec, "out:f32:%u", n);
+    EXPECT(0, "all", "run", KDIR "/cli.cl", "-k", "axpb", "-g", N, outspec, rng, "2", "f32:1", N, "--check", exp);
+    snprintf(exp, sizeof exp, "0=%s", path("expected.npy"));
+    EXPECT(0, "\"mismatches\": 0", "run", KDIR "/cli.cl", "-k", "axpb", "-g", N, outspec, rng, "2", "1", N, "--check", exp, "--json");
+    /* a wrong result: exit 5 and the worst element named */
+    EXPECT(5, "worst at [", "run", KDIR "/cli.cl", "-k", "axpb", "-g", N, outspec, rng, "2", "1.5", N, "--check", exp);
+    /* ... within a tolerance that covers it */
+    EXPECT(0, "match", "run", KDIR "/cli.cl", "-k", "axpb", "-g", N, outspec, rng, "2", "1.5", N, "--check", exp, "--atol", "0.5");
+    /* fill and zeros */
+    snprintf(rng, sizeof rng, "fill:f32:%u:0.5", n);
+    EXPECT(5, "expected", "run", KDIR "/cli.cl", "-k", "axpb", "-g", N, outspec, rng, "f32:0", "0", N, "--check", exp);
+    /* timing */
+    EXPECT(0, "median", "run", KDIR "/cli.cl", "-k", "axpb", "-g", N, "-l", "1", outspec, rng, "2", "1", N, "--repeat", "5", "--bytes", "1000");
+    assert_non_null(strstr(out_text, "GB/s"));
+    EXPECT(0, "\"median_ms\"", "run", KDIR "/cli.cl", "-k", "axpb", "-g", N, outspec, rng, "2", "1", N, "--repeat", "3", "--json");
+}
+
+static void run_every_dtype_round_trip(void **state)
+{
+    (void)state;
+    const char *types[] = {"f16", "f32", "f64", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "bool"};
+    for (size_t t = 0; t < sizeof types / sizeof *types; t++) {
+        clrun_dtype dt;
+        CHECK_OK(NULL, clrun_dtype_parse(types[t], &dt));
+        char in[4300], out[4300], gen[4400], nb[32];
+        snprintf(gen, sizeof gen, "rand:%s:7x3:%zu@%s", types[t], t + 5, path("in.npy"));
+        snprintf(out, sizeof out, "out:like=1@%s", path("out.npy"));
+        snprintf(nb, sizeof nb, "%zu", 21 * clrun_dtype_size(dt));
+        EXPECT(0, "wrote", "run", KDIR "/cli.cl", "-k", "copy_bytes", "-g", nb, out, gen, nb);
+        clrun_array a, b;
+        CHECK_OK(NULL, clrun_npy_read(path("in.npy"), &a));
+        CHECK_OK(NULL, clrun_npy_read(path("out.npy"), &b));
+        assert_int_equal(a.dtype, dt);
+        assert_int_equal(b.dtype, dt);
+        assert_int_equal(a.ndim, 2);
+        assert_int_equal(b.ndim, 2);
+        assert_int_equal(b.shape[0], 7);
+        assert_int_equal(b.shape[1], 3);
+        assert_memory_equal(a.data, b.data, a.bytes);
+        /* and the file read back as an input */
+        snprintf(in, sizeof in, "%s", path("in.npy"));
+        snprintf(out, sizeof out, "out:like=1:%s@%s", types[t], path("out2.npy"));
+        EXPECT(0, "wrote", "run", KDIR "/cli.cl", "-k", "copy_bytes", "-g", nb, out, in, nb);
+        clrun_array c;
+        CHECK_OK(NULL, clrun_npy_read(path("out2.npy"), &c));
+        assert_memory_equal(a.data, c.data, a.bytes);
+        clrun_array_free(&a);
+        clrun_array_free(&b);
+        clrun_array_free(&c);
+    }
+    /* raw input files */
+    uint16_t raw[5] = {1, 2, 3, 65535, 7};
+    write_bytes("raw.bin", raw, sizeof raw);
+    char rawspec[4300], out[4300];
+    snprintf(rawspec, sizeof rawspec, "raw:u16:%s", path("raw.bin"));
+    snprintf(out, sizeof out, "out:like=1@%s", path("raw.npy"));
+    EXPECT(0, "wrote", "run", KDIR "/cli.cl", "-k", "copy_bytes", "-g", "10", out, rawspec, "10");
+    clrun_array r;
+    CHECK_OK(NULL, clrun_npy_read(path("raw.npy"), &r));
+    assert_int_equal(r.dtype, CLRUN_U16);
+    assert_memory_equal(r.data, raw, sizeof raw);
+    clrun_array_free(&r);
+}
+
+static void run_scalars_local_and_2d(void **state)
+{
+    (void)state;
+    char out[4300];
+    snprintf(out, sizeof out, "out:f64:10@%s", path("scalars.npy"));
+    EXPECT(0, "wrote", "run", KDIR "/cli.cl", "-k", "scalars", "-g", "1", out, "i8:-128", "u8:255", "i16:-32768", "u16:65535",
+           "i32:-2147483648", "u32:4294967295", "i64:-4611686018427387904", "u64:0x4000000000000000", "f32:-2.5", "f64:1e300");
+    clrun_array a;
+    CHECK_OK(NULL, clrun_npy_read(path("scalars.npy"), &a));
+    const double want[10] = {-128, 255, -32768, 65535, -2147483648.0, 4294967295.0, -4611686018427387904.0, 4611686018427387904.0, -2.5, 1e300};
+    for (int i = 0; i < 10; i++) assert_true(((double *)a.data)[i] == want[i]);
+    clrun_array_free(&a);
+    /* untyped values take the signature's type */
+    EXPECT(0, "wrote", "run", KDIR "/cli.cl", "-k", "scalars", "-g", "1", out, "--", "-5", "5", "-5", "5", "-5", "5", "-5", "5", "0.25", "0.125");
+    /* out-of-range and mistyped scalars */
+    EXPECT(2, "not a valid i8", "run", KDIR "/cli.cl", "-k", "scalars", "-g", "1", out, "i8:128", "u8:1", "i16:1", "u16:1", "i32:1", "u32:1", "i64:1", "u64:1", "f32:1", "f64:1");
+    EXPECT(2, "of type uchar, not char", "run", KDIR "/cli.cl", "-k", "scalars", "-g", "1", out, "i8:1", "i8:1", "i16:1", "u16:1", "i32:1", "u32:1", "i64:1", "u64:1", "f32:1", "f64:1");
+    EXPECT(2, "unknown option '-1'", "run", KDIR "/cli.cl", "-k", "scalars", "-g", "1", out, "1", "-1", "1", "1", "1", "1", "1", "1", "1", "1");
+    EXPECT(2, "not a valid uchar", "run", KDIR "/cli.cl", "-k", "scalars", "-g", "1", "--", out, "1", "-1", "1", "1", "1", "1", "1", "1", "1", "1");
+    EXPECT(2, "not a valid u8", "run", KDIR "/cli.cl", "-k", "scalars", "-g", "1", out, "1", "u8:abc", "1", "1", "1", "1", "1", "1", "1", "1");
+    /* local memory */
+    char sums[4300];
+    snprintf(sums, sizeof sums, "out:f32:4@%s", path("sums.npy"));
+    EXPECT(0, "wrote", "run", KDIR "/cli.cl", "-k", "group_sums", "-g", "32", "-l", "8", sums, "fill:f32:32:0.5", "local:32");
+    CHECK_OK(NULL, clrun_npy_read(path("sums.npy"), &a));
+    for (int i = 0; i < 4; i++) assert_true(((float *)a.data)[i] == 4.0f);
+    clrun_array_free(&a);
+    EXPECT(2, "expects __local memory", "run", KDIR "/cli.cl", "-k", "group_sums", "-g", "32", "-l", "8", sums, "fill:f32:32:0.5", "zeros:f32:8");
+    EXPECT(2, "local:BYTES", "run", KDIR "/cli.cl", "-k", "group_sums", "-g", "32", sums, "fill:f32:32:0.5", "local:0");
+    EXPECT(2, "must divide the global size", "run", KDIR "/cli.cl", "-k", "group_sums", "-g", "32", "-l", "7", sums, "fill:f32:32:0.5", "local:28");
+    /* 2-D */
+    char ids[4300];
+    snprintf(ids, sizeof ids, "out:i32:5x7@%s", path("ids.npy"));
+    EXPECT(0, "global 7,5", "run", KDIR "/cli.cl", "-k", "ids2", "-g", "7,5", ids, "7");
+    CHECK_OK(NULL, clrun_npy_read(path("ids.npy"), &a));
+    for (int y = 0; y < 5; y++)
+        for (int x = 0; x < 7; x++) assert_int_equal(((int32_t *)a.data)[y * 7 + x], x + 1000 * y);
+    clrun_array_free(&a);
+}
+
+static void run_sim_files(void **state)
+{
+    (void)state;
+    EXPECT(0, "c[7] = 25.5", "run", "--sim", SIMDIR "/vecadd.sim");
+    for (int i = 0; i < 8; i++) {
+        char line[64];
+        snprintf(line, sizeof line, "c[%d] = %g\n", i, (i + (i < 4 ? 0.5 : 1.5)) * 3);
+        assert_non_null(strstr(out_text, line));
+    }
+    EXPECT(0, "dst[0] = 255", "run", "--sim", SIMDIR "/hex.sim");
+    assert_non_null(strstr(out_text, "dst[2] = 10"));
+    assert_non_null(strstr(out_text, "dst[7] = 127"));
+    EXPECT(2, "unexpected end of file while reading the work-group size", "run", "--sim", SIMDIR "/missing_sizes.sim");
+    EXPECT(2, "wants 4 values, found 3", "run", "--sim", SIMDIR "/short_data.sim");
+    EXPECT(2, "unrecognised header token 'frobnicate'", "run", "--sim", SIMDIR "/bad_header.sim");
+    EXPECT(2, "does not give 4 values", "run", "--sim", SIMDIR "/bad_range.sim");
+    EXPECT(2, "cannot read", "run", "--sim", SIMDIR "/nope.sim");
+    EXPECT(2, "drop -k", "run", "--sim", SIMDIR "/vecadd.sim", "-k", "x");
+    const char sim_missing_kernel[] = "nope.cl\nk\n1 1 1\n1 1 1\n";
+    write_bytes("k.sim", sim_missing_kernel, sizeof sim_missing_kernel - 1);
+    EXPECT(2, "nope.cl", "run", "--sim", path("k.sim"));
+    const char sim_bad_wg[] = KDIR "/cli.cl\ncopy_bytes\n10 1 1\n3 1 1\n";
+    write_bytes("wg.sim", sim_bad_wg, sizeof sim_bad_wg - 1);
+    EXPECT(2, "does not divide", "run", "--sim", path("wg.sim"));
+    const char sim_extra[] = KDIR "/cli.cl\ncopy_bytes\n1 1 1\n1 1 1\n<size=1 uchar>\n1\n<size=1 uchar>\n2\n<size=4>\n1\nextra\n";
+    write_bytes("extra.sim", sim_extra, sizeof sim_extra - 1);
+    EXPECT(2, "unexpected 'extra'", "run", "--sim", path("extra.sim"));
+}
+
+static void run_bad_npy_files(void **state)
+{
+    (void)state;
+    char spec[4300];
+    struct {
+        const char *name;
+        int major;
+        const char *dict;
+        size_t data;
+        int fix;
+        const char *needle;
+    } cases[] = {
+        {"good.npy", 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (4,), }", 16, 1, NULL},
+        {"v2.npy", 2, "{'descr': '<f4', 'fortran_order': False, 'shape': (4,), }", 16, 1, NULL},
+        {"truncated.npy", 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (4,), }", 15, 1, "truncated"},
+        {"trailing.npy", 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (4,), }", 17, 1, "after the data"},
+        {"badlen.npy", 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (4,), }", 16, 0, "header length"},
+        {"huge.npy", 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999, 99999999999), }", 16, 1, "too large"},
+        {"neg.npy", 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (-4,), }", 16, 1, "negative"},
+        {"dtype.npy", 1, "{'descr': '<c8', 'fortran_order': False, 'shape': (2,), }", 16, 1, "unsupported dtype '<c8'"},
+        {"struct.npy", 1, "{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (4,), }", 16, 1, "structured"},
+        {"fortran.npy", 1, "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2), }", 16, 1, "Fortran"},
+        {"bigendian.npy", 1, "{'descr': '>f4', 'fortran_order': False, 'shape': (4,), }", 16, 1, "big-endian"},
+        {"nokey.npy", 1, "{'descr': '<f4', 'shape': (4,), }", 16, 1, "lacks 'fortran_order'"},
+        {"garbage.npy", 1, "not a dict at all", 16, 1, "not a Python dictionary"},
+        {"version.npy", 9, "{'descr': '<f4', 'fortran_order': False, 'shape': (4,), }", 16, 1, "format version 9"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        write_npy(cases[i].name, cases[i].major, cases[i].dict, cases[i].data, cases[i].fix);
+        snprintf(spec, sizeof spec, "%s", path(cases[i].name));
+        if (!cases[i].needle) {
+            EXPECT(0, "wrote", "run", KDIR "/cli.cl", "-k", "copy_bytes", "-g", "16", "out:like=1@/dev/null", spec, "16");
+            continue;
+        }
+        EXPECT(2, cases[i].needle, "run", KDIR "/cli.cl", "-k", "copy_bytes", "-g", "16", "out:u8:16", spec, "16");
+        assert_non_null(strstr(err_text, cases[i].name)); /* the message names the file */
+    }
+    write_bytes("magic.npy", "\x93NUMPX\x01\x00", 8);
+    snprintf(spec, sizeof spec, "%s", path("magic.npy"));
+    EXPECT(2, "magic", "run", KDIR "/cli.cl", "-k", "copy_bytes", "-g", "16", "out:u8:16", spec, "16");
+    EXPECT(2, "No such file", "run", KDIR "/cli.cl", "-k", "copy_bytes", "-g", "16", "out:u8:16", "/nonexistent/x.npy", "16");
+}
+
+static void run_bad_command_lines(void **state)
+{
+    (void)state;
+    const char *cl = KDIR "/cli.cl";
+    EXPECT(2, "No such file", "run", "/nonexistent/k.cl", "-k", "x", "-g", "1");
+    EXPECT(2, "no kernel file", "run", "-k", "x", "-g", "1");
+    EXPECT(2, "no kernel name", "run", cl, "-g", "1");
+    EXPECT(2, "no global size", "run", cl, "-k", "axpb");
+    EXPECT(2, "has no kernel named \"nope\"", "run", cl, "-k", "nope", "-g", "1");
+    assert_non_null(strstr(err_text, "axpb"));
+    EXPECT(2, "takes 5 arguments", "run", cl, "-k", "axpb", "-g", "4", "out:f32:4", "zeros:f32:4");
+    EXPECT(2, "takes 5 arguments", "run", cl, "-k", "axpb", "-g", "4", "out:f32:4", "zeros:f32:4", "1", "1", "4", "5");
+    EXPECT(2, "-g '0'", "run", cl, "-k", "axpb", "-g", "0", "out:f32:4", "zeros:f32:4", "1", "1", "4");
+    EXPECT(2, "-g 'a,b'", "run", cl, "-k", "axpb", "-g", "a,b", "out:f32:4");
+    EXPECT(2, "-g '1,2,3,4'", "run", cl, "-k", "axpb", "-g", "1,2,3,4", "out:f32:4");
+    EXPECT(2, "-l has 2 dimensions", "run", cl, "-k", "axpb", "-g", "4", "-l", "2,2", "out:f32:4");
+    EXPECT(2, "unknown type 'f13'", "run", cl, "-k", "axpb", "-g", "4", "out:f13:4", "zeros:f32:4", "1", "1", "4");
+    EXPECT(2, "not a shape", "run", cl, "-k", "axpb", "-g", "4", "out:f32:4y", "zeros:f32:4", "1", "1", "4");
+    EXPECT(2, "at least one element", "run", cl, "-k", "axpb", "-g", "4", "out:f32:0", "zeros:f32:4", "1", "1", "4");
+    EXPECT(2, "unknown form 'blah'", "run", cl, "-k", "axpb", "-g", "4", "blah:f32:4", "zeros:f32:4", "1", "1", "4");
+    EXPECT(2, "neither a file.npy nor a number", "run", cl, "-k", "axpb", "-g", "4", "hello", "zeros:f32:4", "1", "1", "4");
+    EXPECT(2, "gets i32 data", "run", cl, "-k", "axpb", "-g", "4", "out:f32:4", "zeros:i32:4", "1", "1", "4");
+    EXPECT(2, "expects a buffer", "run", cl, "-k", "axpb", "-g", "4", "out:f32:4", "f32:1", "1", "1", "4");
+    EXPECT(2, "not the number", "run", cl, "-k", "axpb", "-g", "4", "out:f32:4", "5", "1", "1", "4");
+    EXPECT(2, "not a valid float", "run", cl, "-k", "axpb", "-g", "4", "out:f32:4", "zeros:f32:4", "1e99", "1", "4");
+    EXPECT(2, "of type float, not double", "run", cl, "-k", "axpb", "-g", "4", "out:f32:4", "zeros:f32:4", "f64:1", "1", "4");
+    EXPECT(2, "want fill:TYPE:SHAPE:VALUE", "run", cl, "-k", "axpb", "-g", "4", "out:f32:4", "fill:f32:4", "1", "1", "4");
+    EXPECT(2, "LO < HI", "run", cl, "-k", "axpb", "-g", "4", "out:f32:4", "rand:f32:4:1:2:1", "1", "1", "4");
+    EXPECT(2, "not a buffer with a shape", "run", cl, "-k", "axpb", "-g", "4", "out:like=0", "zeros:f32:4", "1", "1", "4");
+    EXPECT(2, "nothing after '@'", "run", cl, "-k", "axpb", "-g", "4", "out:f32:4@", "zeros:f32:4", "1", "1", "4");
+    EXPECT(2, "only buffers can be saved", "run", cl, "-k", "axpb", "-g", "4", "out:f32:4", "zeros:f32:4", "f32:1@x.npy", "1", "4");
+    EXPECT(2, "--check wants ARG=EXPECTED.npy", "run", cl, "-k", "axpb", "-g", "4", "--check", "dst", "out:f32:4");
+    EXPECT(2, "no argument of kernel axpb", "run", cl, "-k", "axpb", "-g", "4", "--check", "zz=a.npy", "out:f32:4", "zeros:f32:4", "1", "1", "4");
+    EXPECT(2, "is not a buffer", "run", cl, "-k", "axpb", "-g", "4", "--check", "a=a.npy", "out:f32:4", "zeros:f32:4", "1", "1", "4");
+    EXPECT(2, "--repeat wants", "run", cl, "-k", "axpb", "-g", "4", "--repeat", "x", "out:f32:4");
+    EXPECT(2, "needs a value", "run", cl, "-k");
+    EXPECT(2, "-D ' x'", "run", cl, "-D", " x", "-k", "axpb", "-g", "4");
+    EXPECT(4, "undeclared_identifier_xyz", "run", KDIR "/broken.cl", "-k", "broken", "-g", "4", "out:f32:4");
+    assert_non_null(strstr(err_text, "build log"));
+    EXPECT(4, "-bogus-flag", "run", cl, "-O", "-bogus-flag", "-k", "axpb", "-g", "4", "out:f32:4", "zeros:f32:4", "1", "1", "4");
+    EXPECT(3, "Devices:", "run", "-d", "nosuch:9", cl, "-k", "axpb", "-g", "4", "out:f32:4", "zeros:f32:4", "1", "1", "4");
+    /* -D reaches the compiler: main.cl's offset becomes 4 */
+    char o[4300], e[4300];
+    snprintf(o, sizeof o, "out:f32:3@%s", path("d.npy"));
+    EXPECT(0, "wrote", "run", KDIR "/main.cl", "-k", "scale_add", "-g", "3", "-D", "TEST_OFFSET=4.0f", o, "fill:f32:3:1", "3");
+    snprintf(e, sizeof e, "dst=%s", path("d.npy"));
+    EXPECT(0, "match", "run", cl, "-k", "axpb", "-g", "3", "--check", e, "out:f32:3", "fill:f32:3:1", "3", "4", "3");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(top_level_and_help),      cmocka_unit_test(devices_and_info),
+        cmocka_unit_test(demo_and_bench),          cmocka_unit_test(run_generated_forms),
+        cmocka_unit_test(run_every_dtype_round_trip), cmocka_unit_test(run_scalars_local_and_2d),
+        cmocka_unit_test(run_sim_files),           cmocka_unit_test(run_bad_npy_files),
+        cmocka_unit_test(run_bad_command_lines),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -36,8 +36,8 @@ int main(int argc, char **argv)
 
     srand((unsigned)time(NULL));
     for (int i = 0; i < N; i++) {
-        a[i] = (float)rand() / RAND_MAX * 2.0f - 1.0f;
-        b[i] = (float)rand() / RAND_MAX * 2.0f - 1.0f;
+        a[i] = (float)(rand() / (RAND_MAX + 1.0) * 2.0 - 1.0);
+        b[i] = (float)(rand() / (RAND_MAX + 1.0) * 2.0 - 1.0);
         dest[i] = NAN; /* poison: every element must be written */
     }
     if ((st = clrun_open(&ctx, NULL)) != CLRUN_OK) {

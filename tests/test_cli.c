@@ -126,7 +126,7 @@ static void top_level_and_help(void **state)
     EXPECT(0, "commands:", "--help");
     EXPECT(2, "usage:", NULL);
     EXPECT(2, "unknown command 'frobnicate'", "frobnicate");
-    const char *subs[] = {"devices", "info", "run", "bench", "demo"};
+    const char *subs[] = {"devices", "info", "run", "op", "bench", "demo"};
     for (size_t i = 0; i < sizeof subs / sizeof *subs; i++) {
         EXPECT(0, "usage: clrun", subs[i], "--help");
         EXPECT(2, "unknown option", subs[i], "--no-such-option");
@@ -299,6 +299,42 @@ static void run_scalars_local_and_2d(void **state)
     clrun_array_free(&a);
 }
 
+static void op_mul(void **state)
+{
+    (void)state;
+    uint64_t s = test_seed();
+    size_t shape[2] = {3, 1 + (size_t)(rng_next(&s) % 200)};
+    clrun_array a, b, r;
+    CHECK_OK(NULL, clrun_array_new(&a, CLRUN_F32, 2, shape));
+    CHECK_OK(NULL, clrun_array_new(&b, CLRUN_F32, 2, shape));
+    for (size_t i = 0; i < a.count; i++) ((float *)a.data)[i] = rng_float(&s), ((float *)b.data)[i] = rng_float(&s);
+    CHECK_OK(NULL, clrun_npy_write(path("ma.npy"), &a));
+    CHECK_OK(NULL, clrun_npy_write(path("mb.npy"), &b));
+    EXPECT(0, "wrote", "op", "mul", path("ma.npy"), path("mb.npy"), "-o", path("mr.npy"));
+    CHECK_OK(NULL, clrun_npy_read(path("mr.npy"), &r));
+    assert_int_equal(r.ndim, 2);
+    assert_int_equal(r.shape[1], shape[1]);
+    for (size_t i = 0; i < a.count; i++) assert_true(((float *)r.data)[i] == ((float *)a.data)[i] * ((float *)b.data)[i]);
+    clrun_array_free(&r);
+    EXPECT(2, "unknown op 'nope'", "op", "nope");
+    assert_non_null(strstr(err_text, "mul"));
+    EXPECT(2, "which op", "op");
+    EXPECT(2, "takes 2 input files", "op", "mul", path("ma.npy"), "-o", path("mr.npy"));
+    EXPECT(2, "no output file", "op", "mul", path("ma.npy"), path("mb.npy"));
+    shape[1] += 1;
+    clrun_array_free(&b);
+    CHECK_OK(NULL, clrun_array_new(&b, CLRUN_F32, 2, shape));
+    CHECK_OK(NULL, clrun_npy_write(path("mc.npy"), &b));
+    EXPECT(2, "shapes differ", "op", "mul", path("ma.npy"), path("mc.npy"), "-o", path("mr.npy"));
+    clrun_array_free(&b);
+    CHECK_OK(NULL, clrun_array_new(&b, CLRUN_I32, 2, shape));
+    CHECK_OK(NULL, clrun_npy_write(path("mi.npy"), &b));
+    EXPECT(2, "takes float32", "op", "mul", path("mi.npy"), path("ma.npy"), "-o", path("mr.npy"));
+    EXPECT(2, "No such file", "op", "mul", "/nonexistent.npy", path("ma.npy"), "-o", path("mr.npy"));
+    clrun_array_free(&a);
+    clrun_array_free(&b);
+}
+
 static void run_sim_files(void **state)
 {
     (void)state;
@@ -426,7 +462,7 @@ int main(void)
         cmocka_unit_test(top_level_and_help),      cmocka_unit_test(devices_and_info),
         cmocka_unit_test(demo_and_bench),          cmocka_unit_test(run_generated_forms),
         cmocka_unit_test(run_every_dtype_round_trip), cmocka_unit_test(run_scalars_local_and_2d),
-        cmocka_unit_test(run_sim_files),           cmocka_unit_test(run_bad_npy_files),
+        cmocka_unit_test(run_sim_files), cmocka_unit_test(op_mul),           cmocka_unit_test(run_bad_npy_files),
         cmocka_unit_test(run_bad_command_lines),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -23,7 +23,7 @@ static int demo_multiply(clrun_ctx *ctx)
     clrun_status st;
     int rc = EXIT_OK;
     srand((unsigned)time(NULL));
-    for (int i = 0; i < N; i++) a[i] = (float)rand() / RAND_MAX - 0.5f, b[i] = (float)rand() / RAND_MAX - 0.5f, d[i] = NAN;
+    for (int i = 0; i < N; i++) a[i] = (float)(rand() / (RAND_MAX + 1.0) - 0.5), b[i] = (float)(rand() / (RAND_MAX + 1.0) - 0.5), d[i] = NAN;
     double t0 = cli_now();
     size_t g = N, l = N, bytes = sizeof a;
     if ((st = clrun_prog_source(ctx, multiply_src, "multiply", NULL, &p)) || (st = clrun_kernel_new(p, "multiply_them", &k)) ||

@@ -78,6 +78,7 @@ static const struct {
     {"devices", cmd_devices, "list every platform and device, and the default"},
     {"info", cmd_info, "every capability of one device"},
     {"run", cmd_run, "run any kernel file with arguments from .npy files, generated data or scalars"},
+    {"op", cmd_op, "the kernel library's ops on .npy files (mul, ...)"},
     {"bench", cmd_bench, "benchmarks (transfer, launch)"},
     {"demo", cmd_demo, "the seed examples on the default device, checked and timed"},
 };

@@ -156,7 +156,9 @@ int sim_next_arg(struct sim_parser *p, unsigned index, const clrun_arg_info *inf
     a->kind = is_buf ? SIM_BUFFER : SIM_VALUE;
     size_t es = clrun_dtype_size(a->type), n = a->size / es;
     if (a->size % es) return fail(p, "argument %u: size %zu is not a multiple of the %s size %zu", index, a->size, clrun_dtype_cl_name(a->type), es);
-    if (n > ((size_t)1 << 31)) return fail(p, "argument %u: size %zu is too large for a .sim file", index, a->size);
+    if (a->size > SIM_MAX_BYTES) return fail(p, "argument %u: size %zu is over the %d MiB a .sim argument may hold", index, a->size, SIM_MAX_BYTES >> 20);
+    if (!fillv[0] && !rangev[0] && !noinit && n > (p->len - p->pos) / 2 + 1) /* each value takes 2 characters or more */
+        return fail(p, "argument %u: size %zu wants %zu values, more than the %zu bytes left in the file can hold", index, a->size, n, p->len - p->pos);
     size_t shape[1] = {n};
     if (clrun_array_new(&a->data, a->type, 1, shape) != CLRUN_OK) return fail(p, "argument %u: out of memory", index);
     unsigned char *d = a->data.data;

@@ -9,10 +9,13 @@
  *                       # noinit nor null is given (and the argument is not __local)
  *
  * TYPE is char uchar short ushort int uint long ulong float double; the default comes from the
- * kernel's signature. The parser is separate from running, so it can be tested and fuzzed alone. */
+ * kernel's signature. An argument holds at most SIM_MAX_BYTES. The parser is separate from running, so it can be tested and fuzzed alone. */
 #ifndef CLRUN_SIM_H
 #define CLRUN_SIM_H
 #include <clrun.h>
+
+/* Largest argument a .sim file may declare (bytes); larger buffers come from `clrun run`'s forms. */
+#define SIM_MAX_BYTES (1 << 30)
 
 enum sim_kind { SIM_BUFFER, SIM_LOCAL, SIM_VALUE, SIM_NULL };
 
@@ -23,7 +26,10 @@ struct sim_head {
 };
 
 struct sim_arg {
-    enum sim_kind kind;
+    /* Largest argument a .sim file may declare (bytes); larger buffers come from `clrun run`'s forms. */
+#define SIM_MAX_BYTES (1 << 30)
+
+enum sim_kind kind;
     clrun_dtype type;
     size_t size;       /* bytes */
     clrun_array data;  /* contents for buffers and values (bytes == size); empty otherwise */

@@ -440,6 +440,71 @@ clrun_status clrun_npy_read(const char *path, clrun_array *out);
 /** Write an array as a version 1.0 .npy file (temporary file + rename: no partial output). */
 clrun_status clrun_npy_write(const char *path, const clrun_array *a);
 
+
+/* ------------------------------------------------------------------------------------------------
+ * Vector ops (lib/ops/vector.c, cl/vector.cl)
+ *
+ * Element-wise over n elements (n may be 0) of f32 or f16 buffers (t = CLRUN_F32 or CLRUN_F16;
+ * f16 is stored as IEEE binary16 and computed in f32, rounded to nearest even on store). Offsets are
+ * in elements. Every input range must lie inside its buffer. dst may be the same buffer as an input
+ * at the same offset (in place). The ops are queued; read the result with clrun_download (which
+ * waits) or call clrun_finish. Results equal the same f32 operation done on the CPU, bit for bit:
+ * div is correctly rounded, axpy and fma round once.
+ * ----------------------------------------------------------------------------------------------*/
+
+typedef enum clrun_vec_op {
+    CLRUN_MUL,   /* dst = a * b */
+    CLRUN_ADD,   /* dst = a + b */
+    CLRUN_SUB,   /* dst = a - b */
+    CLRUN_DIV,   /* dst = a / b */
+    CLRUN_AXPY,  /* dst = alpha * a + b (y = a·x + y with dst = b) */
+    CLRUN_SCALE, /* dst = alpha * a */
+    CLRUN_FMA    /* dst = a * b + c */
+} clrun_vec_op;
+
+/** One element-wise op. Operands an op does not use (b for SCALE, c except for FMA) may be NULL. */
+clrun_status clrun_vec(clrun_ctx *ctx, clrun_vec_op op, clrun_dtype t, size_t n, float alpha, clrun_buf *dst,
+                       size_t dst_off, clrun_buf *a, size_t a_off, clrun_buf *b, size_t b_off, clrun_buf *c,
+                       size_t c_off);
+
+/** Name of an op ("mul", "axpy", ...), or NULL. */
+const char *clrun_vec_op_name(clrun_vec_op op);
+
+/* Shorthands for the common cases (offsets 0). */
+clrun_status clrun_mul(clrun_ctx *ctx, clrun_dtype t, size_t n, clrun_buf *dst, clrun_buf *a, clrun_buf *b);
+clrun_status clrun_add(clrun_ctx *ctx, clrun_dtype t, size_t n, clrun_buf *dst, clrun_buf *a, clrun_buf *b);
+clrun_status clrun_axpy(clrun_ctx *ctx, clrun_dtype t, size_t n, float alpha, clrun_buf *x, clrun_buf *y);
+
+/* ------------------------------------------------------------------------------------------------
+ * Reductions (lib/ops/reduce.c, cl/reduce.cl)
+ *
+ * Over n elements of an f32 or f16 buffer from element offset off; blocking (the result is on the
+ * host when the call returns).
+ *  - sum, dot and norm2 accumulate in f32 with compensation (Neumaier per lane, exact product
+ *    errors for dot and norm2, a pairwise tree across work-items) and combine partial results in
+ *    double. Error bound, with u = 2^-24 and S = sum of |terms| (|x_i|, or |x_i·y_i|):
+ *        |result - exact| <= 8·u·S + 4·u²·n·S
+ *    i.e. about 5e-7·S whatever n is (tested at n = 10^8 against an fp64 reference). Terms or sums
+ *    beyond the f32 range overflow to inf (norm2 does not rescale).
+ *  - max and min propagate NaN: any NaN gives NaN (as NumPy's max). argmax gives the index of the
+ *    first NaN if there is one, else of the first largest element (as NumPy's argmax).
+ *  - sum, dot and norm2 of n = 0 are 0; max, min and argmax of n = 0 are CLRUN_INVALID_ARG.
+ * ----------------------------------------------------------------------------------------------*/
+
+clrun_status clrun_sum(clrun_ctx *ctx, clrun_dtype t, clrun_buf *x, size_t off, size_t n, double *result);
+clrun_status clrun_dot(clrun_ctx *ctx, clrun_dtype t, clrun_buf *x, size_t x_off, clrun_buf *y, size_t y_off, size_t n,
+                       double *result);
+clrun_status clrun_norm2(clrun_ctx *ctx, clrun_dtype t, clrun_buf *x, size_t off, size_t n, double *result);
+clrun_status clrun_max(clrun_ctx *ctx, clrun_dtype t, clrun_buf *x, size_t off, size_t n, float *result);
+clrun_status clrun_min(clrun_ctx *ctx, clrun_dtype t, clrun_buf *x, size_t off, size_t n, float *result);
+clrun_status clrun_argmax(clrun_ctx *ctx, clrun_dtype t, clrun_buf *x, size_t off, size_t n, size_t *index);
+
+/* ------------------------------------------------------------------------------------------------
+ * Host conversions between f32 and f16 (IEEE binary16, round to nearest even).
+ * ----------------------------------------------------------------------------------------------*/
+uint16_t clrun_f32_to_f16(float f);
+float clrun_f16_to_f32(uint16_t h);
+
 #ifdef __cplusplus
 }
 #endif

@@ -62,6 +62,11 @@ void clrun_close(clrun_ctx *ctx)
     if (!ctx) return;
     if (ctx->queue) clFinish(ctx->queue);
     while (ctx->pinned) clrun_host_free(ctx, ctx->pinned->ptr);
+    for (int i = ctx->nkcache - 1; i >= 0; i--) {
+        clrun_kernel_free(ctx->kcache[i].kernel);
+        if (ctx->kcache[i].own_prog) clrun_prog_free(ctx->kcache[i].prog);
+    }
+    clrun_buf_free(ctx->scratch);
     for (int i = 0; i < 2; i++) {
         if (ctx->stage_mem[i]) {
             if (ctx->stage_ptr[i])
@@ -88,5 +93,50 @@ clrun_status clrun_finish(clrun_ctx *ctx)
 {
     cl_int err = clFinish(ctx->queue);
     if (err != CL_SUCCESS) return clrun__fail_cl(ctx, err, "clFinish", "waiting for the queue");
+    return CLRUN_OK;
+}
+
+clrun_status clrun__lib_kernel(clrun_ctx *ctx, const char *file, const char *options, const char *name, clrun_kernel **out)
+{
+    char key[256], pkey[256];
+    clrun_status st;
+    snprintf(pkey, sizeof pkey, "%s|%s|", file, options ? options : "");
+    snprintf(key, sizeof key, "%s%s", pkey, name);
+    clrun_prog *prog = NULL;
+    for (int i = 0; i < ctx->nkcache; i++) {
+        if (strcmp(ctx->kcache[i].key, key) == 0) return *out = ctx->kcache[i].kernel, CLRUN_OK;
+        if (!prog && strncmp(ctx->kcache[i].key, pkey, strlen(pkey)) == 0) prog = ctx->kcache[i].prog;
+    }
+    if (ctx->nkcache >= CLRUN__KCACHE) return clrun__fail(ctx, CLRUN_HOST_OUT_OF_MEMORY, "too many library kernels in one context");
+    int own = 0;
+    if (!prog) {
+        if ((st = clrun_prog_builtin(ctx, file, options, &prog)) != CLRUN_OK) return st;
+        own = 1;
+    }
+    clrun_kernel *k = NULL;
+    if ((st = clrun_kernel_new(prog, name, &k)) != CLRUN_OK) {
+        if (own) clrun_prog_free(prog);
+        return st;
+    }
+    struct clrun__kentry *e = &ctx->kcache[ctx->nkcache++];
+    snprintf(e->key, sizeof e->key, "%s", key);
+    e->prog = prog;
+    e->kernel = k;
+    e->own_prog = own;
+    *out = k;
+    return CLRUN_OK;
+}
+
+clrun_status clrun__scratch(clrun_ctx *ctx, size_t bytes, clrun_buf **out)
+{
+    if (!ctx->scratch || clrun_buf_size(ctx->scratch) < bytes) {
+        clrun_buf *b = NULL;
+        size_t want = bytes < 65536 ? 65536 : bytes;
+        clrun_status st = clrun_buf_new(ctx, want, 0, &b);
+        if (st != CLRUN_OK) return st;
+        clrun_buf_free(ctx->scratch);
+        ctx->scratch = b;
+    }
+    *out = ctx->scratch;
     return CLRUN_OK;
 }

@@ -17,6 +17,15 @@ struct clrun__pinned {
     struct clrun__pinned *next;
 };
 
+/* Library kernels built once per context (program + kernel), keyed by file, options and name. */
+struct clrun__kentry {
+    char key[256];
+    clrun_prog *prog; /* owned when own_prog */
+    clrun_kernel *kernel;
+    int own_prog;
+};
+#define CLRUN__KCACHE 64
+
 struct clrun_ctx {
     clrun_device_info info;
     cl_platform_id platform;
@@ -31,6 +40,9 @@ struct clrun_ctx {
     cl_mem stage_mem[2];
     void *stage_ptr[2];
     size_t stage_bytes;
+    struct clrun__kentry kcache[CLRUN__KCACHE];
+    int nkcache;
+    clrun_buf *scratch; /* partial results of reductions (grows) */
 };
 
 struct clrun_buf {
@@ -85,6 +97,13 @@ int clrun__cache_store(const unsigned char key[16], const unsigned char *bin, si
 /* Remove an entry (after the driver refused it). */
 void clrun__cache_remove(const unsigned char key[16]);
 int clrun__verbose(void);
+
+/* A kernel of the embedded library, built once per context with these options and kept until
+ * clrun_close. Borrowed: do not free. */
+clrun_status clrun__lib_kernel(clrun_ctx *ctx, const char *file, const char *options, const char *name,
+                               clrun_kernel **out);
+/* The context's scratch buffer, at least `bytes` long. Borrowed. */
+clrun_status clrun__scratch(clrun_ctx *ctx, size_t bytes, clrun_buf **out);
 
 /* Embedded kernel sources (generated at build time). */
 struct clrun__embedded {

@@ -1,0 +1,69 @@
+/* vector.c — element-wise vector ops (cl/vector.cl). */
+#include "../internal.h"
+
+#include <string.h>
+
+static const char *const op_names[] = {"mul", "add", "sub", "div", "axpy", "scale", "fma"};
+static const char vec_options[] = "-cl-fp32-correctly-rounded-divide-sqrt";
+
+const char *clrun_vec_op_name(clrun_vec_op op)
+{
+    return (unsigned)op < sizeof op_names / sizeof *op_names ? op_names[op] : NULL;
+}
+
+static clrun_status check_operand(clrun_ctx *ctx, const char *what, clrun_buf *b, size_t off, size_t n, size_t esize)
+{
+    if (!b) return clrun__fail(ctx, CLRUN_INVALID_ARG, "vector op: operand %s is NULL", what);
+    if (b->ctx != ctx) return clrun__fail(ctx, CLRUN_INVALID_ARG, "vector op: operand %s belongs to another context", what);
+    size_t cap = b->bytes / esize;
+    if (off > cap || n > cap - off)
+        return clrun__fail(ctx, CLRUN_INVALID_ARG, "vector op: operand %s: elements [%zu, %zu + %zu) are outside its %zu elements",
+                           what, off, off, n, cap);
+    return CLRUN_OK;
+}
+
+clrun_status clrun_vec(clrun_ctx *ctx, clrun_vec_op op, clrun_dtype t, size_t n, float alpha, clrun_buf *dst, size_t dst_off,
+                       clrun_buf *a, size_t a_off, clrun_buf *b, size_t b_off, clrun_buf *c, size_t c_off)
+{
+    clrun_status st;
+    const char *name = clrun_vec_op_name(op);
+    if (!name) return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_vec: unknown op %d", (int)op);
+    if (t != CLRUN_F32 && t != CLRUN_F16)
+        return clrun__fail(ctx, CLRUN_INVALID_ARG, "%s: element type %s is not supported (f32 or f16)", name, clrun_dtype_name(t));
+    int uses_b = op != CLRUN_SCALE, uses_c = op == CLRUN_FMA;
+    size_t es = clrun_dtype_size(t);
+    if ((st = check_operand(ctx, "dst", dst, dst_off, n, es)) || (st = check_operand(ctx, "a", a, a_off, n, es)) ||
+        (uses_b && (st = check_operand(ctx, "b", b, b_off, n, es))) || (uses_c && (st = check_operand(ctx, "c", c, c_off, n, es))))
+        return st;
+    if (n == 0) return CLRUN_OK;
+    if (!uses_b) b = a, b_off = a_off;
+    if (!uses_c) c = a, c_off = a_off;
+    int v4 = dst_off % 4 == 0 && a_off % 4 == 0 && b_off % 4 == 0 && c_off % 4 == 0;
+    char kname[64];
+    snprintf(kname, sizeof kname, "clrun_%s_%s%s", name, t == CLRUN_F32 ? "f32" : "f16", v4 ? "v4" : "");
+    clrun_kernel *k = NULL;
+    if ((st = clrun__lib_kernel(ctx, "vector", vec_options, kname, &k)) != CLRUN_OK) return st;
+    cl_ulong offs[4] = {dst_off, a_off, b_off, c_off}, nn = n;
+    clrun_buf *bufs[4] = {dst, a, b, c};
+    for (unsigned i = 0; i < 4; i++) {
+        if ((st = clrun_arg_buf(k, 2 * i, bufs[i])) || (st = clrun_arg_u64(k, 2 * i + 1, offs[i]))) return st;
+    }
+    if ((st = clrun_arg_f32(k, 8, alpha)) || (st = clrun_arg_u64(k, 9, nn))) return st;
+    size_t global = v4 ? n / 4 + n % 4 : n;
+    return clrun_launch(k, 1, &global, NULL);
+}
+
+clrun_status clrun_mul(clrun_ctx *ctx, clrun_dtype t, size_t n, clrun_buf *dst, clrun_buf *a, clrun_buf *b)
+{
+    return clrun_vec(ctx, CLRUN_MUL, t, n, 0.0f, dst, 0, a, 0, b, 0, NULL, 0);
+}
+
+clrun_status clrun_add(clrun_ctx *ctx, clrun_dtype t, size_t n, clrun_buf *dst, clrun_buf *a, clrun_buf *b)
+{
+    return clrun_vec(ctx, CLRUN_ADD, t, n, 0.0f, dst, 0, a, 0, b, 0, NULL, 0);
+}
+
+clrun_status clrun_axpy(clrun_ctx *ctx, clrun_dtype t, size_t n, float alpha, clrun_buf *x, clrun_buf *y)
+{
+    return clrun_vec(ctx, CLRUN_AXPY, t, n, alpha, y, 0, x, 0, y, 0, NULL, 0);
+}

@@ -62,10 +62,84 @@
     } while (0)
 #define CLRUN_GE(a, b) isgreaterequal(a, b)
 
+/* Kahan: add v to (s, c) where c holds the NEGATED running error (s + (-c) is the sum). Four
+ * dependent operations and no branches or selects, so it vectorises everywhere. */
+#define KAHAN(TY, s, c, v)                                                                           \
+    do {                                                                                             \
+        const TY y_ = (v) - (c);                                                                     \
+        const TY t_ = (s) + y_;                                                                      \
+        (c) = (t_ - (s)) - y_;                                                                       \
+        (s) = t_;                                                                                    \
+    } while (0)
+
 /* The range of work-item w in elements: [lo, hi), and the vector steps in it. */
 #define RANGE()                                                                                      \
     const size_t w = get_global_id(0), G = get_global_size(0);                                       \
     (void)G;
+
+/* The n % VW elements after the last whole vector: in the chunked shape the last work-item takes
+ * them all; in the strided shape work-item w < n % VW takes one. */
+#if CLRUN_CHUNKED
+#define TAIL_FIRST() (w == G - 1 ? nv * CLRUN_VW : (size_t)n)
+#define TAIL_STEP 1
+#else
+#define TAIL_FIRST() (nv * CLRUN_VW + w)
+#define TAIL_STEP G
+#endif
+
+/* Where the partial results go. The CPU shape writes one per work-item and contains no barrier at
+ * all (PoCL saves every private value across a barrier, even one never reached); the GPU shape
+ * merges its work-group in a tree in local memory. */
+#if CLRUN_CHUNKED
+#define FINISH_SUM(ss, cc) (partial[w] = (float2)((ss), (cc)))
+#define FINISH_EXT(m, mi, GT) (pval[w] = (m), pidx[w] = (mi))
+#else
+#define FINISH_SUM(ss, cc)                                                                           \
+    do {                                                                                             \
+        const size_t l = get_local_id(0), L = get_local_size(0);                                     \
+        tmp[l] = (float2)((ss), (cc));                                                               \
+        for (size_t half_ = L / 2; half_ > 0; half_ /= 2) {                                          \
+            barrier(CLK_LOCAL_MEM_FENCE);                                                            \
+            if (l < half_) {                                                                         \
+                float2 u = tmp[l];                                                                   \
+                const float2 v = tmp[l + half_];                                                     \
+                NEU(float, u.x, u.y, v.x);                                                           \
+                u.y += v.y;                                                                          \
+                tmp[l] = u;                                                                          \
+            }                                                                                        \
+        }                                                                                            \
+        if (l == 0) partial[get_group_id(0)] = tmp[0];                                               \
+    } while (0)
+#define FINISH_EXT(m, mi, GT)                                                                        \
+    do {                                                                                             \
+        const size_t l = get_local_id(0), L = get_local_size(0);                                     \
+        tv[l] = (m), ti[l] = (mi);                                                                   \
+        for (size_t half_ = L / 2; half_ > 0; half_ /= 2) {                                          \
+            barrier(CLK_LOCAL_MEM_FENCE);                                                            \
+            if (l < half_) {                                                                         \
+                const float v = tv[l + half_];                                                       \
+                const ulong vi = ti[l + half_];                                                      \
+                if (vi != NONE_ && (ti[l] == NONE_ || BEATS(v, vi, tv[l], ti[l], GT)))               \
+                    tv[l] = v, ti[l] = vi;                                                           \
+            }                                                                                        \
+        }                                                                                            \
+        if (l == 0) pval[get_group_id(0)] = tv[0], pidx[get_group_id(0)] = ti[0];                    \
+    } while (0)
+#endif
+
+/* One vector step of a sum-like reduction into (s, c) from vector index k (MODE as below). */
+#define ACC(MODE, s, c, k)                                                                               \
+    do {                                                                                             \
+        const VT x = LOADV(k, pa);                                                                   \
+        if (MODE == 0) {                                                                             \
+            KAHAN(VT, s, c, x);                                                                      \
+        } else {                                                                                     \
+            const VT y = MODE == 1 ? LOADV(k, pb) : x;                                               \
+            const VT p = x * y;                                                                      \
+            KAHAN(VT, s, c, p);                                                                      \
+            c -= fma(x, y, -p); /* the product's exact error (c is negated) */                       \
+        }                                                                                            \
+    } while (0)
 
 /* Sum-like reductions: MODE 0 sum, 1 dot, 2 sum of squares. Partials are float2 (s, c). */
 #define SUMLIKE(NAME, MODE)                                                                          \
@@ -73,64 +147,45 @@
                        ulong chunk, __global float2 *partial, __local float2 *tmp)                  \
     {                                                                                                \
         RANGE();                                                                                     \
-        VT s = (VT)(0.0f), c = (VT)(0.0f);                                                           \
+        /* four independent (s, c) pairs hide the latency of the dependent Kahan steps */           \
+        VT s0 = (VT)(0.0f), c0 = (VT)(0.0f), s1 = s0, c1 = s0, s2 = s0, c2 = s0, s3 = s0, c3 = s0;  \
         const __global T *pa = a + a_off, *pb = b + b_off;                                           \
         const size_t nv = n / CLRUN_VW;                                                              \
-        size_t k0, k1, step;                                                                         \
-        if (CLRUN_CHUNKED) {                                                                         \
-            k0 = w * (chunk / CLRUN_VW);                                                             \
-            k1 = min(nv, k0 + chunk / CLRUN_VW);                                                     \
-            step = 1;                                                                                \
-        } else {                                                                                     \
-            k0 = w, k1 = nv, step = G;                                                               \
+        /* chunked: [w·chunk, (w+1)·chunk) contiguous; strided: w, w + G, ... (step is a constant  \
+         * 1 in the chunked shape, so the CPU compiler sees a plain counted loop) */                 \
+        const size_t step = CLRUN_CHUNKED ? 1 : G;                                                   \
+        const size_t k0 = CLRUN_CHUNKED ? w * (chunk / CLRUN_VW) : w;                                \
+        const size_t k1 = CLRUN_CHUNKED ? min(nv, k0 + chunk / CLRUN_VW) : nv;                       \
+        size_t k = k0;                                                                               \
+        for (; k + 3 * step < k1; k += 4 * step) {                                                   \
+            ACC(MODE, s0, c0, k);                                                                          \
+            ACC(MODE, s1, c1, k + step);                                                                   \
+            ACC(MODE, s2, c2, k + 2 * step);                                                               \
+            ACC(MODE, s3, c3, k + 3 * step);                                                               \
         }                                                                                            \
-        for (size_t k = k0; k < k1; k += step) {                                                     \
-            const VT x = LOADV(k, pa);                                                               \
-            if (MODE == 0) {                                                                         \
-                NEU(VT, s, c, x);                                                                        \
-            } else {                                                                                 \
-                const VT y = MODE == 1 ? LOADV(k, pb) : x;                                           \
-                const VT p = x * y;                                                                  \
-                NEU(VT, s, c, p);                                                                        \
-                c += fma(x, y, -p);                                                                  \
-            }                                                                                        \
-        }                                                                                            \
+        for (; k < k1; k += step) ACC(MODE, s0, c0, k);                                                    \
         /* the n % VW tail: the work-items whose index is below it take one element each */          \
         float ss = 0.0f, cc = 0.0f;                                                                  \
-        const size_t tail = n - nv * CLRUN_VW;                                                       \
-        if (w < tail) {                                                                              \
-            const float x = LOAD1(nv * CLRUN_VW + w, pa);                                            \
+        for (size_t i = TAIL_FIRST(); i < n; i += TAIL_STEP) {                                       \
+            const float x = LOAD1(i, pa);                                                            \
             if (MODE == 0) {                                                                         \
-                ss = x;                                                                              \
+                NEU(float, ss, cc, x);                                                               \
             } else {                                                                                 \
-                const float y = MODE == 1 ? LOAD1(nv * CLRUN_VW + w, pb) : x;                        \
-                ss = x * y;                                                                          \
-                cc = fma(x, y, -ss);                                                                 \
+                const float y = MODE == 1 ? LOAD1(i, pb) : x;                                        \
+                const float p = x * y;                                                               \
+                NEU(float, ss, cc, p);                                                               \
+                cc += fma(x, y, -p);                                                                 \
             }                                                                                        \
         }                                                                                            \
-        /* fold the vector lanes */                                                                  \
+        /* fold the lanes; c is negated */                                                                  \
         for (int i = 0; i < CLRUN_VW; i++) {                                                         \
-            const float v = ((float *)&s)[i];                                                        \
-            NEU(float, ss, cc, v);                                                                          \
-            cc += ((float *)&c)[i];                                                                  \
+            NEU(float, ss, cc, ((float *)&s0)[i]);                                                   \
+            NEU(float, ss, cc, ((float *)&s1)[i]);                                                   \
+            NEU(float, ss, cc, ((float *)&s2)[i]);                                                   \
+            NEU(float, ss, cc, ((float *)&s3)[i]);                                                   \
+            cc -= ((float *)&c0)[i] + ((float *)&c1)[i] + ((float *)&c2)[i] + ((float *)&c3)[i];     \
         }                                                                                            \
-        if (CLRUN_CHUNKED) {                                                                         \
-            partial[w] = (float2)(ss, cc);                                                           \
-            return;                                                                                  \
-        }                                                                                            \
-        const size_t l = get_local_id(0), L = get_local_size(0);                                     \
-        tmp[l] = (float2)(ss, cc);                                                                   \
-        for (size_t half_ = L / 2; half_ > 0; half_ /= 2) {                                          \
-            barrier(CLK_LOCAL_MEM_FENCE);                                                            \
-            if (l < half_) {                                                                         \
-                float2 u = tmp[l];                                                                   \
-                const float2 v = tmp[l + half_];                                                     \
-                NEU(float, u.x, u.y, v.x);                                                                  \
-                u.y += v.y;                                                                          \
-                tmp[l] = u;                                                                          \
-            }                                                                                        \
-        }                                                                                            \
-        if (l == 0) partial[get_group_id(0)] = tmp[0];                                               \
+        FINISH_SUM(ss, cc);                                                                          \
     }
 
 SUMLIKE(clrun_sum, 0)
@@ -143,6 +198,12 @@ SUMLIKE(clrun_sumsq, 2)
 #define BEATS(v, i, m, mi, GT)                                                                       \
     (isnan(m) ? (isnan(v) && (i) < (mi)) : (isnan(v) || (v) GT (m) || ((v) == (m) && (i) < (mi))))
 
+#define UT CAT(uint, CLRUN_VW)
+#define NONE_ ((ulong)-1)
+
+/* Lanes keep the best value and the vector index where it was seen (strict comparison, so the first
+ * occurrence wins within a lane) and the first vector index holding a NaN; the lanes, the tail and
+ * the work-items are then merged with BEATS, which compares element indices. */
 #define EXTREME(NAME, GT)                                                                            \
     __kernel void NAME(__global const T *a, ulong a_off, __global const T *b, ulong b_off, ulong n,   \
                        ulong chunk, __global float *pval, __global ulong *pidx, __local float *tv,   \
@@ -152,34 +213,37 @@ SUMLIKE(clrun_sumsq, 2)
         (void)b;                                                                                     \
         (void)b_off;                                                                                 \
         const __global T *pa = a + a_off;                                                            \
+        const size_t nv = n / CLRUN_VW;                                                              \
+        /* chunked: [w·chunk, (w+1)·chunk) contiguous; strided: w, w + G, ... (step is a constant  \
+         * 1 in the chunked shape, so the CPU compiler sees a plain counted loop) */                 \
+        const size_t step = CLRUN_CHUNKED ? 1 : G;                                                   \
+        const size_t k0 = CLRUN_CHUNKED ? w * (chunk / CLRUN_VW) : w;                                \
+        const size_t k1 = CLRUN_CHUNKED ? min(nv, k0 + chunk / CLRUN_VW) : nv;                       \
         float m = NAN;                                                                               \
-        ulong mi = (ulong)-1; /* no candidate yet */                                                 \
-        size_t i0, i1, step;                                                                         \
-        if (CLRUN_CHUNKED) {                                                                         \
-            i0 = w * chunk, i1 = min((size_t)n, i0 + (size_t)chunk), step = 1;                       \
-        } else {                                                                                     \
-            i0 = w, i1 = n, step = G;                                                                \
-        }                                                                                            \
-        for (size_t i = i0; i < i1; i += step) {                                                     \
-            const float v = LOAD1(i, pa);                                                            \
-            if (mi == (ulong)-1 || BEATS(v, (ulong)i, m, mi, GT)) m = v, mi = i;                     \
-        }                                                                                            \
-        if (CLRUN_CHUNKED) {                                                                         \
-            pval[w] = m, pidx[w] = mi;                                                               \
-            return;                                                                                  \
-        }                                                                                            \
-        const size_t l = get_local_id(0), L = get_local_size(0);                                     \
-        tv[l] = m, ti[l] = mi;                                                                       \
-        for (size_t half_ = L / 2; half_ > 0; half_ /= 2) {                                          \
-            barrier(CLK_LOCAL_MEM_FENCE);                                                            \
-            if (l < half_) {                                                                         \
-                const float v = tv[l + half_];                                                       \
-                const ulong vi = ti[l + half_];                                                      \
-                if (vi != (ulong)-1 && (ti[l] == (ulong)-1 || BEATS(v, vi, tv[l], ti[l], GT)))       \
-                    tv[l] = v, ti[l] = vi;                                                           \
+        ulong mi = NONE_;                                                                            \
+        if (k0 < k1) {                                                                               \
+            VT mv = LOADV(k0, pa);                                                                   \
+            UT mk = (UT)((uint)k0), nk = (UT)(0xFFFFFFFFu);                                          \
+            nk = select(nk, mk, isnan(mv));                             \
+            for (size_t k = k0 + step; k < k1; k += step) {                                          \
+                const VT x = LOADV(k, pa);                                                           \
+                const UT kk = (UT)((uint)k);                                                         \
+                mk = select(mk, kk, (x GT mv));                           \
+                mv = select(mv, x, x GT mv);                                                         \
+                nk = select(nk, kk, isnan(x) & (nk == (UT)(0xFFFFFFFFu))); \
+            }                                                                                        \
+            for (int l_ = 0; l_ < CLRUN_VW; l_++) {                                                  \
+                const uint nkl = ((uint *)&nk)[l_];                                                  \
+                const float v = nkl != 0xFFFFFFFFu ? NAN : ((float *)&mv)[l_];                       \
+                const ulong vi = (ulong)(nkl != 0xFFFFFFFFu ? nkl : ((uint *)&mk)[l_]) * CLRUN_VW + l_; \
+                if (mi == NONE_ || BEATS(v, vi, m, mi, GT)) m = v, mi = vi;                          \
             }                                                                                        \
         }                                                                                            \
-        if (l == 0) pval[get_group_id(0)] = tv[0], pidx[get_group_id(0)] = ti[0];                    \
+        for (size_t vi = TAIL_FIRST(); vi < n; vi += TAIL_STEP) {                                    \
+            const float v = LOAD1(vi, pa);                                                           \
+            if (mi == NONE_ || BEATS(v, (ulong)vi, m, mi, GT)) m = v, mi = vi;                       \
+        }                                                                                            \
+        FINISH_EXT(m, mi, GT);                                                                       \
     }
 
 EXTREME(clrun_max, >)

@@ -329,7 +329,7 @@ static void op_mul(void **state)
     clrun_array_free(&b);
     CHECK_OK(NULL, clrun_array_new(&b, CLRUN_I32, 2, shape));
     CHECK_OK(NULL, clrun_npy_write(path("mi.npy"), &b));
-    EXPECT(2, "takes float32", "op", "mul", path("mi.npy"), path("ma.npy"), "-o", path("mr.npy"));
+    EXPECT(2, "ops take float32 or float16", "op", "mul", path("mi.npy"), path("ma.npy"), "-o", path("mr.npy"));
     EXPECT(2, "No such file", "op", "mul", "/nonexistent.npy", path("ma.npy"), "-o", path("mr.npy"));
     clrun_array_free(&a);
     clrun_array_free(&b);

@@ -87,7 +87,7 @@ static void embedded_set(void **state)
     const char *src = clrun_builtin_source("vector", &len);
     assert_non_null(src);
     assert_int_equal(len, strlen(src));
-    assert_non_null(strstr(src, "clrun_mul_f32"));
+    assert_non_null(strstr(src, "CLRUN_EW(mul"));
     clrun_prog *p = NULL;
     clrun_kernel *k = NULL;
     CHECK_OK(ctx, clrun_prog_builtin(ctx, "vector", NULL, &p)); /* includes "common.h" from the set */

@@ -17,10 +17,11 @@ for pass in cold warm; do
   echo "--- $pass"
   /usr/bin/time -f "whole process: %e s" "$B/tools/clrun/clrun" demo -d gpu
 done
-for t in status buffer program kernel cache; do
+for t in status buffer program kernel cache vector reduce; do
   for pass in cold warm; do step "$B/tests/test_$t"; done
 done
 step "$B/examples/multiply" examples/multiply.cl
 step "$B/tools/clrun/clrun" bench launch -d gpu --repeat 9
 step "$B/tools/clrun/clrun" bench transfer -d gpu --repeat 5
+step "$B/tools/clrun/clrun" bench vector -d gpu --repeat 9
 echo "gpu-check: $fails failing step(s)"

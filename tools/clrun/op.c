@@ -2,88 +2,156 @@
 #include "cli.h"
 
 #include <getopt.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 struct op {
     const char *name, *what;
-    int (*fn)(clrun_ctx *ctx, clrun_array *in, int nin, const char *out);
     int nin;
+    int kind;          /* 0 element-wise, 1 reduction */
+    clrun_vec_op vop;  /* element-wise */
 };
 
-/* dst = a * b, element-wise, f32 (cl/vector.cl). */
-static int op_mul(clrun_ctx *ctx, clrun_array *in, int nin, const char *out)
+struct op_opts {
+    const char *out;
+    float alpha;
+    int json;
+};
+
+static int same_shape(const clrun_array *a, const clrun_array *b)
 {
-    (void)nin;
+    return a->ndim == b->ndim && memcmp(a->shape, b->shape, sizeof a->shape) == 0;
+}
+
+/* Upload the inputs, run the op, write or print the result. */
+static int op_run(clrun_ctx *ctx, const struct op *op, clrun_array *in, int nin, const struct op_opts *o)
+{
+    clrun_buf *b[4] = {NULL, NULL, NULL, NULL};
     clrun_array r = {0};
-    clrun_prog *p = NULL;
-    clrun_kernel *k = NULL;
-    clrun_buf *ba = NULL, *bb = NULL, *bd = NULL;
-    clrun_status st;
+    clrun_status st = CLRUN_OK;
     int rc = EXIT_OK;
-    for (int i = 0; i < 2; i++)
-        if (in[i].dtype != CLRUN_F32) {
-            fprintf(stderr, "clrun op mul: input %d is %s; mul takes float32 arrays\n", i + 1, clrun_dtype_name(in[i].dtype));
+    clrun_dtype t = in[0].dtype;
+    for (int i = 0; i < nin; i++) {
+        if (in[i].dtype != CLRUN_F32 && in[i].dtype != CLRUN_F16) {
+            fprintf(stderr, "clrun op %s: input %d is %s; ops take float32 or float16 arrays\n", op->name, i + 1, clrun_dtype_name(in[i].dtype));
             return EXIT_USAGE;
         }
-    if (in[0].count != in[1].count || in[0].ndim != in[1].ndim || memcmp(in[0].shape, in[1].shape, sizeof in[0].shape) != 0) {
-        fprintf(stderr, "clrun op mul: the inputs' shapes differ (%zu and %zu elements)\n", in[0].count, in[1].count);
-        return EXIT_USAGE;
+        if (in[i].dtype != t) {
+            fprintf(stderr, "clrun op %s: the inputs mix %s and %s\n", op->name, clrun_dtype_name(t), clrun_dtype_name(in[i].dtype));
+            return EXIT_USAGE;
+        }
+        if (!same_shape(&in[0], &in[i])) {
+            fprintf(stderr, "clrun op %s: the inputs' shapes differ (%zu and %zu elements)\n", op->name, in[0].count, in[i].count);
+            return EXIT_USAGE;
+        }
     }
-    if (clrun_array_new(&r, CLRUN_F32, in[0].ndim, in[0].shape) != CLRUN_OK) return cli_fail("op", NULL, CLRUN_HOST_OUT_OF_MEMORY);
-    size_t n = in[0].count;
-    if (n > 0) {
-        size_t bytes = n * 4;
-        if ((st = clrun_prog_builtin(ctx, "vector", NULL, &p)) || (st = clrun_kernel_new(p, "clrun_mul_f32", &k)) ||
-            (st = clrun_buf_new(ctx, bytes, 0, &ba)) || (st = clrun_buf_new(ctx, bytes, 0, &bb)) ||
-            (st = clrun_buf_new(ctx, bytes, 0, &bd)) || (st = clrun_upload(ba, 0, in[0].data, bytes)) ||
-            (st = clrun_upload(bb, 0, in[1].data, bytes)) || (st = clrun_arg_buf(k, 0, bd)) || (st = clrun_arg_buf(k, 1, ba)) ||
-            (st = clrun_arg_buf(k, 2, bb)) || (st = clrun_arg_u64(k, 3, n)) || (st = clrun_launch(k, 1, &n, NULL)) ||
-            (st = clrun_download(bd, 0, r.data, bytes))) {
+    size_t n = in[0].count, bytes = in[0].bytes ? in[0].bytes : 4;
+    for (int i = 0; i < nin && st == CLRUN_OK; i++)
+        if ((st = clrun_buf_new(ctx, bytes, 0, &b[i])) == CLRUN_OK && n) st = clrun_upload(b[i], 0, in[i].data, in[i].bytes);
+    if (st == CLRUN_OK && op->kind == 0) st = clrun_buf_new(ctx, bytes, 0, &b[3]);
+    if (st != CLRUN_OK) {
+        rc = cli_fail("op", ctx, st);
+        goto done;
+    }
+    if (op->kind == 0) {
+        if (clrun_array_new(&r, t, in[0].ndim, in[0].shape) != CLRUN_OK) {
+            rc = cli_fail("op", NULL, CLRUN_HOST_OUT_OF_MEMORY);
+            goto done;
+        }
+        if ((st = clrun_vec(ctx, op->vop, t, n, o->alpha, b[3], 0, b[0], 0, b[1] ? b[1] : b[0], 0, b[2] ? b[2] : b[0], 0)) ||
+            (n && (st = clrun_download(b[3], 0, r.data, r.bytes)))) {
             rc = cli_fail("op", ctx, st);
             goto done;
         }
+        if (clrun_npy_write(o->out, &r) != CLRUN_OK) {
+            rc = cli_fail("op", NULL, CLRUN_IO_ERROR);
+            goto done;
+        }
+        printf("wrote %s (%s, %zu elements)\n", o->out, clrun_dtype_name(t), n);
+        goto done;
     }
-    if (clrun_npy_write(out, &r) != CLRUN_OK) rc = cli_fail("op", NULL, CLRUN_IO_ERROR);
-    else printf("wrote %s (f32, %zu elements)\n", out, n);
+    double d = 0;
+    float f = 0;
+    size_t idx = 0;
+    const char *name = op->name;
+    if (!strcmp(name, "sum")) st = clrun_sum(ctx, t, b[0], 0, n, &d);
+    else if (!strcmp(name, "dot")) st = clrun_dot(ctx, t, b[0], 0, b[1], 0, n, &d);
+    else if (!strcmp(name, "norm2")) st = clrun_norm2(ctx, t, b[0], 0, n, &d);
+    else if (!strcmp(name, "max")) st = clrun_max(ctx, t, b[0], 0, n, &f), d = f;
+    else if (!strcmp(name, "min")) st = clrun_min(ctx, t, b[0], 0, n, &f), d = f;
+    else st = clrun_argmax(ctx, t, b[0], 0, n, &idx);
+    if (st != CLRUN_OK) {
+        rc = st == CLRUN_INVALID_ARG ? (fprintf(stderr, "clrun op %s: %s\n", name, clrun_last_error(ctx)), EXIT_USAGE) : cli_fail("op", ctx, st);
+        goto done;
+    }
+    if (!strcmp(name, "argmax")) {
+        if (o->json) printf("{\"op\": \"argmax\", \"n\": %zu, \"index\": %zu}\n", n, idx);
+        else printf("%zu\n", idx);
+    } else if (o->json) {
+        printf("{\"op\": \"%s\", \"n\": %zu, \"value\": ", name, n);
+        if (isfinite(d)) printf("%.17g}\n", d);
+        else printf("\"%s\"}\n", isnan(d) ? "nan" : d > 0 ? "inf" : "-inf");
+    } else {
+        printf("%.17g\n", d);
+    }
 done:
-    clrun_buf_free(ba);
-    clrun_buf_free(bb);
-    clrun_buf_free(bd);
-    clrun_kernel_free(k);
-    clrun_prog_free(p);
+    for (int i = 0; i < 4; i++) clrun_buf_free(b[i]);
     clrun_array_free(&r);
     return rc;
 }
 
 static const struct op ops[] = {
-    {"mul", "element-wise product of two float32 arrays of one shape", op_mul, 2},
+    {"mul", "a * b, element-wise", 2, 0, CLRUN_MUL},
+    {"add", "a + b", 2, 0, CLRUN_ADD},
+    {"sub", "a - b", 2, 0, CLRUN_SUB},
+    {"div", "a / b", 2, 0, CLRUN_DIV},
+    {"axpy", "alpha * x + y (--alpha)", 2, 0, CLRUN_AXPY},
+    {"scale", "alpha * x (--alpha)", 1, 0, CLRUN_SCALE},
+    {"fma", "a * b + c, one rounding", 3, 0, CLRUN_FMA},
+    {"sum", "sum of the elements (printed)", 1, 1, CLRUN_MUL},
+    {"dot", "sum of a * b (printed)", 2, 1, CLRUN_MUL},
+    {"norm2", "Euclidean norm (printed)", 1, 1, CLRUN_MUL},
+    {"max", "largest element; NaN if any is NaN (printed)", 1, 1, CLRUN_MUL},
+    {"min", "smallest element; NaN if any is NaN (printed)", 1, 1, CLRUN_MUL},
+    {"argmax", "index of the first largest element, or of the first NaN (printed)", 1, 1, CLRUN_MUL},
 };
 
 static void list_ops(FILE *f)
 {
-    fprintf(f, "ops:\n");
+    fprintf(f, "ops (float32 or float16 .npy inputs; element-wise ops write -o OUT.npy of the same type and\n"
+               "shape, reductions print their value; f16 data is computed in f32):\n");
     for (size_t i = 0; i < sizeof ops / sizeof *ops; i++) fprintf(f, "  %-8s %s\n", ops[i].name, ops[i].what);
 }
 
 static const char *op_help =
-    "usage: clrun op NAME IN.npy... -o OUT.npy [-d SPEC]\n\n"
+    "usage: clrun op NAME IN.npy... [-o OUT.npy] [--alpha X] [--json] [-d SPEC]\n\n"
     "Runs one of the kernel library's ops on NumPy files.\n\n"
-    "  -o, --output FILE   where the result goes (.npy)\n"
+    "  -o, --output FILE   where an element-wise result goes (.npy)\n"
+    "  --alpha X           the scalar of axpy and scale (default 1)\n"
+    "  --json              reductions: print {\"op\", \"n\", \"value\"} (or \"index\")\n"
     "  -d, --device SPEC   device (default: $CLRUN_DEVICE, else the best)\n"
     "  --help              this text\n\n"
     "Exit codes: 0; 1 runtime failure; 2 bad command line or input file; 3 no device.\n\n";
 
 int cmd_op(int argc, char **argv)
 {
-    const char *out = NULL, *spec = NULL;
+    const char *spec = NULL;
+    struct op_opts o = {NULL, 1.0f, 0};
     static const struct option opts[] = {{"output", required_argument, NULL, 'o'}, {"device", required_argument, NULL, 'd'},
+                                         {"alpha", required_argument, NULL, 'a'},  {"json", no_argument, NULL, 'j'},
                                          {"help", no_argument, NULL, 'h'}, {0}};
     int c;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "o:d:h", opts, NULL)) != -1) {
-        if (c == 'o') out = optarg;
+        char *end = NULL;
+        if (c == 'o') o.out = optarg;
+        else if (c == 'j') o.json = 1;
+        else if (c == 'a') {
+            o.alpha = strtof(optarg, &end);
+            if (!*optarg || *end) return cli_usage_error("op", "--alpha wants a number, not '%s'", optarg);
+        }
         else if (c == 'd') spec = optarg;
         else if (c == 'h') {
             fputs(op_help, stdout);
@@ -108,7 +176,8 @@ int cmd_op(int argc, char **argv)
     }
     int nin = argc - optind;
     if (nin != op->nin) return cli_usage_error("op", "%s takes %d input file%s, %d given", name, op->nin, op->nin == 1 ? "" : "s", nin);
-    if (!out) return cli_usage_error("op", "no output file (-o OUT.npy)");
+    if (op->kind == 0 && !o.out) return cli_usage_error("op", "no output file (-o OUT.npy)");
+    if (op->kind == 1 && o.out) return cli_usage_error("op", "%s prints its result; -o is for element-wise ops", name);
     clrun_array in[4];
     memset(in, 0, sizeof in);
     int rc = 0;
@@ -116,7 +185,7 @@ int cmd_op(int argc, char **argv)
         if (clrun_npy_read(argv[optind + i], &in[i]) != CLRUN_OK) rc = (fprintf(stderr, "clrun op %s: %s\n", name, clrun_last_error(NULL)), EXIT_USAGE);
     clrun_ctx *ctx = NULL;
     if (!rc) rc = cli_open("op", spec, &ctx);
-    if (!rc) rc = op->fn(ctx, in, nin, out);
+    if (!rc) rc = op_run(ctx, op, in, nin, &o);
     for (int i = 0; i < nin; i++) clrun_array_free(&in[i]);
     clrun_close(ctx);
     return rc;

@@ -164,7 +164,11 @@ int sim_next_arg(struct sim_parser *p, unsigned index, const clrun_arg_info *inf
     unsigned char *d = a->data.data;
     if (fillv[0]) {
         if (parse_value(a->type, fillv, d, hex)) return fail(p, "argument %u: invalid fill value '%s'", index, fillv);
-        for (size_t i = 1; i < n; i++) memcpy(d + i * es, d, es);
+        for (size_t done = 1; done < n;) { /* doubling copies: log n memcpy calls */
+            size_t m = done < n - done ? done : n - done;
+            memcpy(d + done * es, d, m * es);
+            done += m;
+        }
     } else if (rangev[0]) {
         char *c1 = strchr(rangev, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
         unsigned char v[3][8];

@@ -6,8 +6,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#define CL_TARGET_OPENCL_VERSION 120
-#include <CL/cl_half.h>
 
 int parse_value(clrun_dtype t, const char *s, void *out, int hex)
 {
@@ -26,7 +24,7 @@ int parse_value(clrun_dtype t, const char *s, void *out, int hex)
             if (isinf(f) && !isinf(d)) return -1;
             memcpy(out, &f, 4);
         } else {
-            cl_half h = cl_half_from_float((float)d, CL_HALF_RTE);
+            uint16_t h = clrun_f32_to_f16((float)d);
             memcpy(out, &h, 2);
         }
         return 0;
@@ -71,7 +69,7 @@ int parse_value(clrun_dtype t, const char *s, void *out, int hex)
 double value_as_double(clrun_dtype t, const void *p)
 {
     switch (t) {
-    case CLRUN_F16: { cl_half h; memcpy(&h, p, 2); return cl_half_to_float(h); }
+    case CLRUN_F16: { uint16_t h; memcpy(&h, p, 2); return clrun_f16_to_f32(h); }
     case CLRUN_F32: { float f; memcpy(&f, p, 4); return f; }
     case CLRUN_F64: { double d; memcpy(&d, p, 8); return d; }
     case CLRUN_I8: return *(const int8_t *)p;
@@ -90,7 +88,7 @@ double value_as_double(clrun_dtype t, const void *p)
 void value_from_double(clrun_dtype t, double d, void *p)
 {
     switch (t) {
-    case CLRUN_F16: { cl_half h = cl_half_from_float((float)d, CL_HALF_RTE); memcpy(p, &h, 2); break; }
+    case CLRUN_F16: { uint16_t h = clrun_f32_to_f16((float)d); memcpy(p, &h, 2); break; }
     case CLRUN_F32: { float f = (float)d; memcpy(p, &f, 4); break; }
     case CLRUN_F64: memcpy(p, &d, 8); break;
     case CLRUN_I8: *(int8_t *)p = (int8_t)d; break;

@@ -102,7 +102,8 @@ static void every_op_sizes_offsets(void **state)
             for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
                 size_t n = sizes[k];
                 check_op(ctx, (clrun_vec_op)op, types[t], n, 0, 0, 0, 0, &s);           /* vector kernel */
-                check_op(ctx, (clrun_vec_op)op, types[t], n, 4, 8, 12, 0, &s);          /* aligned offsets */
+                check_op(ctx, (clrun_vec_op)op, types[t], n, 4, 8, 12, 0, &s);          /* offsets of 4 */
+                check_op(ctx, (clrun_vec_op)op, types[t], n, 8, 16, 0, 8, &s);          /* offsets of 8 */
                 check_op(ctx, (clrun_vec_op)op, types[t], n, 1 + rng_next(&s) % 5, rng_next(&s) % 7, 3, 5, &s); /* unaligned */
             }
 }

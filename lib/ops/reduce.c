@@ -34,7 +34,9 @@ static void make_plan(const clrun_ctx *ctx, size_t n, struct plan *p)
         p->vw = 4;
         p->local = GPU_LOCAL;
         size_t full = (n / p->vw + p->local - 1) / p->local;
-        p->groups = full < (size_t)cu * 8 ? full : (size_t)cu * 8;
+        const char *g = getenv("CLRUN_REDUCE_GROUPS"); /* work-groups per compute unit (tuning) */
+        size_t per_cu = g && atoi(g) > 0 ? (size_t)atoi(g) : 8;
+        p->groups = full < (size_t)cu * per_cu ? full : (size_t)cu * per_cu;
         if (p->groups < 1) p->groups = 1;
         p->chunk = 0;
     }

@@ -201,26 +201,6 @@ SUMLIKE(clrun_sumsq, 2)
 #define UT CAT(uint, CLRUN_VW)
 #define NONE_ ((ulong)-1)
 
-/* One vector step of max/min: lanes where x beats the best so far take it (strict: the first
- * occurrence stays); the first NaN's vector index is kept apart. */
-#define EXT_STEP(mv, mk, nk, k, GT)                                                                  \
-    do {                                                                                             \
-        const VT x_ = LOADV((k), pa);                                                                \
-        const UT kk_ = (UT)((uint)(k));                                                              \
-        mk = select(mk, kk_, x_ GT mv);                                                              \
-        mv = select(mv, x_, x_ GT mv);                                                               \
-        nk = select(nk, kk_, isnan(x_) & (nk == (UT)(0xFFFFFFFFu)));                                 \
-    } while (0)
-
-/* Merge the lanes of one state into (m, mi) by element index. */
-#define EXT_FOLD(mv, mk, nk, GT)                                                                     \
-    for (int l_ = 0; l_ < CLRUN_VW; l_++) {                                                          \
-        const uint nkl = ((uint *)&nk)[l_];                                                          \
-        const float v = nkl != 0xFFFFFFFFu ? NAN : ((float *)&mv)[l_];                               \
-        const ulong vi = (ulong)(nkl != 0xFFFFFFFFu ? nkl : ((uint *)&mk)[l_]) * CLRUN_VW + l_;      \
-        if (mi == NONE_ || BEATS(v, vi, m, mi, GT)) m = v, mi = vi;                                  \
-    }
-
 /* Lanes keep the best value and the vector index where it was seen (strict comparison, so the first
  * occurrence wins within a lane) and the first vector index holding a NaN; the lanes, the tail and
  * the work-items are then merged with BEATS, which compares element indices. */
@@ -242,19 +222,22 @@ SUMLIKE(clrun_sumsq, 2)
         float m = NAN;                                                                               \
         ulong mi = NONE_;                                                                            \
         if (k0 < k1) {                                                                               \
-            /* two independent lane states (a and b) for latency; both start at vector k0 */         \
-            VT av = LOADV(k0, pa), bv = av;                                                          \
-            UT ak = (UT)((uint)k0), bk = ak, an = (UT)(0xFFFFFFFFu), bn = an;                        \
-            an = select(an, ak, isnan(av));                                                          \
-            bn = an;                                                                                 \
-            size_t k = k0 + step;                                                                    \
-            for (; k + step < k1; k += 2 * step) {                                                   \
-                EXT_STEP(av, ak, an, k, GT);                                                         \
-                EXT_STEP(bv, bk, bn, k + step, GT);                                                  \
+            VT mv = LOADV(k0, pa);                                                                   \
+            UT mk = (UT)((uint)k0), nk = (UT)(0xFFFFFFFFu);                                          \
+            nk = select(nk, mk, isnan(mv));                             \
+            for (size_t k = k0 + step; k < k1; k += step) {                                          \
+                const VT x = LOADV(k, pa);                                                           \
+                const UT kk = (UT)((uint)k);                                                         \
+                mk = select(mk, kk, (x GT mv));                           \
+                mv = select(mv, x, x GT mv);                                                         \
+                nk = select(nk, kk, isnan(x) & (nk == (UT)(0xFFFFFFFFu))); \
             }                                                                                        \
-            if (k < k1) EXT_STEP(av, ak, an, k, GT);                                                 \
-            EXT_FOLD(av, ak, an, GT);                                                                \
-            EXT_FOLD(bv, bk, bn, GT);                                                                \
+            for (int l_ = 0; l_ < CLRUN_VW; l_++) {                                                  \
+                const uint nkl = ((uint *)&nk)[l_];                                                  \
+                const float v = nkl != 0xFFFFFFFFu ? NAN : ((float *)&mv)[l_];                       \
+                const ulong vi = (ulong)(nkl != 0xFFFFFFFFu ? nkl : ((uint *)&mk)[l_]) * CLRUN_VW + l_; \
+                if (mi == NONE_ || BEATS(v, vi, m, mi, GT)) m = v, mi = vi;                          \
+            }                                                                                        \
         }                                                                                            \
         for (size_t vi = TAIL_FIRST(); vi < n; vi += TAIL_STEP) {                                    \
             const float v = LOAD1(vi, pa);                                                           \

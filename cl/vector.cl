@@ -7,10 +7,9 @@
  * with vload_half / vstore_half_rte (no cl_khr_fp16 needed). axpy and fma round once (fma()).
  *
  * Work-item mapping: the scalar kernels (suffix _f32, _f16) take one element per work-item and any
- * offsets. The vector kernels take W elements per work-item with 16-byte loads and stores where they
- * can: _f32v4 (W = 4), _f16v8 (W = 8; 16 bytes of halves), _f16v4 (W = 4, when offsets are multiples
- * of 4 but not of 8). The host uses one when every offset is a multiple of W; they finish the n % W
- * tail in the work-items after the last full vector (global = n/W + n%W).
+ * offsets. The vector kernels (_f32v4, _f16v4) take four elements per work-item with 16-byte (f32) or
+ * 8-byte (f16) loads and stores; the host uses them when every offset is a multiple of 4, and they
+ * finish the n % 4 tail in the work-items after the last full vector (global = n/4 + n%4).
  * Shaped for every device; no tuning parameters. Build with -cl-fp32-correctly-rounded-divide-sqrt
  * so that div is IEEE-exact. */
 
@@ -61,23 +60,6 @@
             vstorea_half4_rte((EXPR), i, d + d_off);                                                         \
         } else {                                                                                             \
             const size_t j = (n4 << 2) + (i - n4);                                                           \
-            if (j >= n) return;                                                                              \
-            const float x = vload_half(a_off + j, a), y = vload_half(b_off + j, b),                          \
-                        z = vload_half(c_off + j, c);                                                        \
-            vstore_half_rte((EXPR), d_off + j, d);                                                           \
-        }                                                                                                    \
-    }                                                                                                        \
-    __kernel void clrun_##NAME##_f16v8(__global half *d, ulong d_off, __global const half *a, ulong a_off,   \
-                                       __global const half *b, ulong b_off, __global const half *c,          \
-                                       ulong c_off, float alpha, ulong n)                                    \
-    {                                                                                                        \
-        const size_t i = get_global_id(0), n8 = n >> 3;                                                      \
-        if (i < n8) {                                                                                        \
-            const float8 x = vloada_half8(i, a + a_off), y = vloada_half8(i, b + b_off),                     \
-                         z = vloada_half8(i, c + c_off);                                                     \
-            vstorea_half8_rte((EXPR), i, d + d_off);                                                         \
-        } else {                                                                                             \
-            const size_t j = (n8 << 3) + (i - n8);                                                           \
             if (j >= n) return;                                                                              \
             const float x = vload_half(a_off + j, a), y = vload_half(b_off + j, b),                          \
                         z = vload_half(c_off + j, c);                                                        \

@@ -38,11 +38,9 @@ clrun_status clrun_vec(clrun_ctx *ctx, clrun_vec_op op, clrun_dtype t, size_t n,
     if (n == 0) return CLRUN_OK;
     if (!uses_b) b = a, b_off = a_off;
     if (!uses_c) c = a, c_off = a_off;
-    size_t all = dst_off | a_off | b_off | c_off, w = 1; /* widest vector every offset allows */
-    if (t == CLRUN_F16 && all % 8 == 0) w = 8;
-    else if (all % 4 == 0) w = 4;
+    int v4 = dst_off % 4 == 0 && a_off % 4 == 0 && b_off % 4 == 0 && c_off % 4 == 0;
     char kname[64];
-    snprintf(kname, sizeof kname, "clrun_%s_%s%s", name, t == CLRUN_F32 ? "f32" : "f16", w == 8 ? "v8" : w == 4 ? "v4" : "");
+    snprintf(kname, sizeof kname, "clrun_%s_%s%s", name, t == CLRUN_F32 ? "f32" : "f16", v4 ? "v4" : "");
     clrun_kernel *k = NULL;
     if ((st = clrun__lib_kernel(ctx, "vector", vec_options, kname, &k)) != CLRUN_OK) return st;
     cl_ulong offs[4] = {dst_off, a_off, b_off, c_off}, nn = n;
@@ -51,7 +49,7 @@ clrun_status clrun_vec(clrun_ctx *ctx, clrun_vec_op op, clrun_dtype t, size_t n,
         if ((st = clrun_arg_buf(k, 2 * i, bufs[i])) || (st = clrun_arg_u64(k, 2 * i + 1, offs[i]))) return st;
     }
     if ((st = clrun_arg_f32(k, 8, alpha)) || (st = clrun_arg_u64(k, 9, nn))) return st;
-    size_t global = n / w + n % w;
+    size_t global = v4 ? n / 4 + n % 4 : n;
     return clrun_launch(k, 1, &global, NULL);
 }
 

@@ -57,10 +57,11 @@ static int cli(const char *first, ...)
 
 #define EXPECT(code, needle, ...)                                                                  \
     do {                                                                                           \
+        const char *nd_ = (needle);                                                                \
         int rc_ = cli(__VA_ARGS__, NULL);                                                          \
         if (rc_ != (code)) fail_msg("exit %d, expected %d\nstdout: %s\nstderr: %s", rc_, (code), out_text, err_text); \
-        if ((needle) && !strstr(out_text, (needle) ? (needle) : "") && !strstr(err_text, (needle) ? (needle) : "")) \
-            fail_msg("output lacks \"%s\"\nstdout: %s\nstderr: %s", (needle), out_text, err_text); \
+        if (nd_ && !strstr(out_text, nd_) && !strstr(err_text, nd_))                               \
+            fail_msg("output lacks \"%s\"\nstdout: %s\nstderr: %s", nd_, out_text, err_text);        \
     } while (0)
 
 static const char *path(const char *name)
@@ -331,6 +332,28 @@ static void op_mul(void **state)
     CHECK_OK(NULL, clrun_npy_write(path("mi.npy"), &b));
     EXPECT(2, "ops take float32 or float16", "op", "mul", path("mi.npy"), path("ma.npy"), "-o", path("mr.npy"));
     EXPECT(2, "No such file", "op", "mul", "/nonexistent.npy", path("ma.npy"), "-o", path("mr.npy"));
+    /* reductions print their value; axpy and scale take --alpha */
+    double want = 0, best = -1e30;
+    size_t bi = 0;
+    for (size_t i = 0; i < a.count; i++) {
+        float v = ((float *)a.data)[i];
+        want += v;
+        if (v > best) best = v, bi = i;
+    }
+    EXPECT(0, NULL, "op", "sum", path("ma.npy"));
+    assert_true(fabs(strtod(out_text, NULL) - want) < 1e-4);
+    char idx[64];
+    snprintf(idx, sizeof idx, "\"index\": %zu", bi);
+    EXPECT(0, idx, "op", "argmax", path("ma.npy"), "--json");
+    EXPECT(0, "wrote", "op", "axpy", path("ma.npy"), path("mb.npy"), "--alpha", "-2", "-o", path("ax.npy"));
+    clrun_array mb;
+    CHECK_OK(NULL, clrun_npy_read(path("ax.npy"), &r));
+    CHECK_OK(NULL, clrun_npy_read(path("mb.npy"), &mb));
+    for (size_t i = 0; i < a.count; i++) assert_true(((float *)r.data)[i] == fmaf(-2.0f, ((float *)a.data)[i], ((float *)mb.data)[i]));
+    clrun_array_free(&r);
+    clrun_array_free(&mb);
+    EXPECT(2, "prints its result", "op", "sum", path("ma.npy"), "-o", path("x.npy"));
+    EXPECT(2, "--alpha wants a number", "op", "scale", path("ma.npy"), "--alpha", "x", "-o", path("x.npy"));
     clrun_array_free(&a);
     clrun_array_free(&b);
 }

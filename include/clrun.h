@@ -505,6 +505,47 @@ clrun_status clrun_argmax(clrun_ctx *ctx, clrun_dtype t, clrun_buf *x, size_t of
 uint16_t clrun_f32_to_f16(float f);
 float clrun_f16_to_f32(uint16_t h);
 
+
+/* ------------------------------------------------------------------------------------------------
+ * Matrix multiply (lib/ops/gemm.c, cl/gemm.cl, cl/gemm_cpu.cl)
+ *
+ * C = alpha·op(A)·op(B) + beta·C in f32, row-major: element (i, j) of a matrix X with leading
+ * dimension ldx is X[off + i·ldx + j]. op(A) is M×K (A is stored K×M when trans_a), op(B) is K×N
+ * (B is stored N×K when trans_b), C is M×N. Any M, N, K ≥ 0: K = 0 gives beta·C; beta = 0 never
+ * reads C (NaNs in it are ignored). With batch > 1, product b uses the matrices at offsets
+ * off + b·stride (strided batched GEMM). Queued; read C with clrun_download or call clrun_finish.
+ * ----------------------------------------------------------------------------------------------*/
+
+typedef enum clrun_gemm_backend {
+    CLRUN_GEMM_AUTO = 0,  /* clrun's kernel for the device class (GPU- or CPU-shaped) */
+    CLRUN_GEMM_GPU_KERNEL, /* cl/gemm.cl: local-memory tiles, register blocks */
+    CLRUN_GEMM_CPU_KERNEL, /* cl/gemm_cpu.cl: no local memory, wide vectors, large blocks */
+    CLRUN_GEMM_CLBLAST    /* CLBlastSgemm / CLBlastSgemmStridedBatched, when built with CLBlast */
+} clrun_gemm_backend;
+
+typedef struct clrun_gemm_desc {
+    int trans_a, trans_b;
+    size_t m, n, k;
+    float alpha, beta;
+    clrun_buf *a;
+    size_t a_off, lda, stride_a; /* offsets and strides in elements */
+    clrun_buf *b;
+    size_t b_off, ldb, stride_b;
+    clrun_buf *c;
+    size_t c_off, ldc, stride_c;
+    size_t batch;                /* 0 or 1: one product */
+    clrun_gemm_backend backend;
+} clrun_gemm_desc;
+
+/** Run the product described by d. Leading dimensions must cover the rows (lda ≥ K, or ≥ M when
+ *  trans_a; likewise ldb, ldc ≥ N) and every matrix of every batch must lie inside its buffer, else
+ *  CLRUN_INVALID_ARG names the operand. CLRUN_UNSUPPORTED for CLRUN_GEMM_CLBLAST when clrun was
+ *  built without CLBlast. Dimensions are limited to 2^32 - 1. */
+clrun_status clrun_gemm(clrun_ctx *ctx, const clrun_gemm_desc *d);
+
+/** 1 when libclrun was built with the CLBlast backend. */
+int clrun_have_clblast(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,111 @@
+/* gemm.cl — C = alpha·op(A)·op(B) + beta·C in f32, row-major, GPU-shaped.
+ *
+ * Work-item mapping: a work-group computes one TM×TN tile of C with (TM/WM)×(TN/WN) work-items;
+ * work-item (tx, ty) owns the WM×WN elements at rows ty + i·(TM/WM), columns tx + j·(TN/WN) of the
+ * tile (strided, so its reads of the B tile are consecutive across a warp and its reads of the A tile
+ * are broadcasts). Each step over K stages a TM×TK slice of op(A) and a TK×TN slice of op(B) in local
+ * memory, zero-filled past the matrix edges, so any M, N, K work without padding copies. Batches run
+ * along the third dimension of the NDRange.
+ *
+ * Tuning parameters (-D): TM, TN (tile), TK (depth of a local-memory slice), WM, WN (elements per
+ * work-item), TA, TB (1: A, B transposed). Shaped for GPUs; correct on any device. */
+
+#ifndef TM
+#define TM 64
+#endif
+#ifndef TN
+#define TN 64
+#endif
+#ifndef TK
+#define TK 16
+#endif
+#ifndef WM
+#define WM 4
+#endif
+#ifndef WN
+#define WN 4
+#endif
+#ifndef TA
+#define TA 0
+#endif
+#ifndef TB
+#define TB 0
+#endif
+
+#define RM (TM / WM) /* work-items along M */
+#define RN (TN / WN) /* work-items along N */
+#define NT (RM * RN) /* work-items per group */
+
+/* op(A)[i][p] and op(B)[p][j] */
+#if TA
+#define AT(i, p) A[(size_t)(p) * lda + (i)]
+#else
+#define AT(i, p) A[(size_t)(i) * lda + (p)]
+#endif
+#if TB
+#define BT(p, j) B[(size_t)(j) * ldb + (p)]
+#else
+#define BT(p, j) B[(size_t)(p) * ldb + (j)]
+#endif
+
+__kernel __attribute__((reqd_work_group_size(RN, RM, 1))) void
+clrun_gemm(const uint M, const uint N, const uint K, const float alpha, const float beta,
+           __global const float *restrict A0, const ulong a_off, const uint lda, const ulong stride_a,
+           __global const float *restrict B0, const ulong b_off, const uint ldb, const ulong stride_b,
+           __global float *C0, const ulong c_off, const uint ldc, const ulong stride_c)
+{
+    __local float As[TK][TM + 1]; /* op(A) slice, stored k-major */
+    __local float Bs[TK][TN + 1];
+    const uint tx = get_local_id(0), ty = get_local_id(1), tid = ty * RN + tx;
+    const uint m0 = get_group_id(1) * TM, n0 = get_group_id(0) * TN;
+    const size_t batch = get_global_id(2);
+    __global const float *A = A0 + a_off + batch * stride_a;
+    __global const float *B = B0 + b_off + batch * stride_b;
+    __global float *C = C0 + c_off + batch * stride_c;
+
+    float acc[WM][WN];
+    for (int i = 0; i < WM; i++)
+        for (int j = 0; j < WN; j++) acc[i][j] = 0.0f;
+
+    for (uint k0 = 0; k0 < K; k0 += TK) {
+        /* stage the slices; consecutive work-items read consecutive addresses of the stored layout */
+        for (uint e = tid; e < TM * TK; e += NT) {
+#if TA
+            const uint i = e % TM, p = e / TM;
+#else
+            const uint p = e % TK, i = e / TK;
+#endif
+            const uint gi = m0 + i, gp = k0 + p;
+            As[p][i] = (gi < M && gp < K) ? AT(gi, gp) : 0.0f;
+        }
+        for (uint e = tid; e < TK * TN; e += NT) {
+#if TB
+            const uint p = e % TK, j = e / TK;
+#else
+            const uint j = e % TN, p = e / TN;
+#endif
+            const uint gp = k0 + p, gj = n0 + j;
+            Bs[p][j] = (gp < K && gj < N) ? BT(gp, gj) : 0.0f;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+#pragma unroll
+        for (int p = 0; p < TK; p++) {
+            float a[WM], b[WN];
+            for (int i = 0; i < WM; i++) a[i] = As[p][ty + i * RM];
+            for (int j = 0; j < WN; j++) b[j] = Bs[p][tx + j * RN];
+            for (int i = 0; i < WM; i++)
+                for (int j = 0; j < WN; j++) acc[i][j] = fma(a[i], b[j], acc[i][j]);
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    for (int i = 0; i < WM; i++) {
+        const uint gi = m0 + ty + i * RM;
+        if (gi >= M) continue;
+        for (int j = 0; j < WN; j++) {
+            const uint gj = n0 + tx + j * RN;
+            if (gj >= N) continue;
+            __global float *c = C + (size_t)gi * ldc + gj;
+            *c = beta == 0.0f ? alpha * acc[i][j] : fma(alpha, acc[i][j], beta * *c); /* beta 0: C is not read */
+        }
+    }
+}

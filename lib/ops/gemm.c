@@ -1,0 +1,146 @@
+/* gemm.c — f32 matrix multiply: argument checks, the choice of kernel, launch geometry, CLBlast. */
+#include "../internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef CLRUN_HAVE_CLBLAST
+#include <clblast_c.h>
+#endif
+
+int clrun_have_clblast(void)
+{
+#ifdef CLRUN_HAVE_CLBLAST
+    return 1;
+#else
+    return 0;
+#endif
+}
+
+/* Tile parameters of the GPU kernel: TM TN TK WM WN. $CLRUN_GEMM_PARAMS overrides ("128,128,16,8,8"). */
+struct gpu_params {
+    unsigned tm, tn, tk, wm, wn;
+};
+
+static void gpu_params(const clrun_ctx *ctx, struct gpu_params *g)
+{
+    const char *env = getenv("CLRUN_GEMM_PARAMS");
+    *g = (struct gpu_params){64, 64, 16, 4, 4};
+    if (ctx->info.type == CLRUN_DEVICE_GPU && ctx->info.local_mem >= 32768 && ctx->info.max_work_group >= 256)
+        *g = (struct gpu_params){128, 128, 16, 8, 8};
+    if (env && *env) {
+        struct gpu_params e;
+        if (sscanf(env, "%u,%u,%u,%u,%u", &e.tm, &e.tn, &e.tk, &e.wm, &e.wn) == 5 && e.wm && e.wn && e.tk && e.tm % e.wm == 0 &&
+            e.tn % e.wn == 0)
+            *g = e;
+    }
+}
+
+/* Check that rows × cols at ld from off, for every batch, fit in the buffer. */
+static clrun_status check_matrix(clrun_ctx *ctx, const char *name, clrun_buf *b, size_t off, size_t ld, size_t stride, size_t rows,
+                                 size_t cols, size_t batch)
+{
+    if (rows == 0 || cols == 0) return CLRUN_OK;
+    if (!b) return clrun__fail(ctx, CLRUN_INVALID_ARG, "gemm: matrix %s is NULL", name);
+    if (ld < cols) return clrun__fail(ctx, CLRUN_INVALID_ARG, "gemm: ld%s = %zu is smaller than its %zu columns", name, ld, cols);
+    if (rows > UINT32_MAX || cols > UINT32_MAX || ld > UINT32_MAX)
+        return clrun__fail(ctx, CLRUN_INVALID_ARG, "gemm: matrix %s is larger than 2^32-1 in a dimension", name);
+    size_t elems = b->bytes / sizeof(float);
+    /* last element of the last batch: off + (batch-1)·stride + (rows-1)·ld + cols - 1 */
+    size_t last = off, t;
+    if (__builtin_mul_overflow(batch - 1, stride, &t) || __builtin_add_overflow(last, t, &last) ||
+        __builtin_mul_overflow(rows - 1, ld, &t) || __builtin_add_overflow(last, t, &last) ||
+        __builtin_add_overflow(last, cols - 1, &last) || last >= elems)
+        return clrun__fail(ctx, CLRUN_INVALID_ARG,
+                           "gemm: matrix %s (%zu×%zu, ld %zu, offset %zu, %zu batch%s of stride %zu) runs past its buffer of %zu "
+                           "elements",
+                           name, rows, cols, ld, off, batch, batch == 1 ? "" : "es", stride, elems);
+    return CLRUN_OK;
+}
+
+static clrun_status run_kernel(clrun_ctx *ctx, const clrun_gemm_desc *d, size_t batch, int cpu)
+{
+    clrun_status st;
+    clrun_kernel *k = NULL;
+    char opts[160];
+    size_t global[3], local[3];
+    if (cpu) {
+        const unsigned rm = 6;
+        snprintf(opts, sizeof opts, "-DRM=%u -DTA=%d -DTB=%d", rm, d->trans_a != 0, d->trans_b != 0);
+        if ((st = clrun__lib_kernel(ctx, "gemm_cpu", opts, "clrun_gemm_cpu", &k))) return st;
+        global[0] = ((d->n + 15) / 16 + 7) / 8 * 8, global[1] = (d->m + rm - 1) / rm, global[2] = batch;
+        local[0] = 8, local[1] = 1, local[2] = 1;
+    } else {
+        struct gpu_params g;
+        gpu_params(ctx, &g);
+        snprintf(opts, sizeof opts, "-DTM=%u -DTN=%u -DTK=%u -DWM=%u -DWN=%u -DTA=%d -DTB=%d", g.tm, g.tn, g.tk, g.wm, g.wn,
+                 d->trans_a != 0, d->trans_b != 0);
+        if ((st = clrun__lib_kernel(ctx, "gemm", opts, "clrun_gemm", &k))) return st;
+        local[0] = g.tn / g.wn, local[1] = g.tm / g.wm, local[2] = 1;
+        global[0] = (d->n + g.tn - 1) / g.tn * local[0], global[1] = (d->m + g.tm - 1) / g.tm * local[1], global[2] = batch;
+    }
+    cl_uint M = (cl_uint)d->m, N = (cl_uint)d->n, K = (cl_uint)d->k;
+    cl_uint lda = (cl_uint)(d->lda ? d->lda : 1), ldb = (cl_uint)(d->ldb ? d->ldb : 1), ldc = (cl_uint)d->ldc;
+    /* an operand that is never read (K = 0) may be NULL: bind C in its place */
+    clrun_buf *a = d->a ? d->a : d->c, *b = d->b ? d->b : d->c;
+    if ((st = clrun_arg_u32(k, 0, M)) || (st = clrun_arg_u32(k, 1, N)) || (st = clrun_arg_u32(k, 2, K)) ||
+        (st = clrun_arg_f32(k, 3, d->alpha)) || (st = clrun_arg_f32(k, 4, d->beta)) || (st = clrun_arg_buf(k, 5, a)) ||
+        (st = clrun_arg_u64(k, 6, d->a_off)) || (st = clrun_arg_u32(k, 7, lda)) || (st = clrun_arg_u64(k, 8, d->stride_a)) ||
+        (st = clrun_arg_buf(k, 9, b)) || (st = clrun_arg_u64(k, 10, d->b_off)) || (st = clrun_arg_u32(k, 11, ldb)) ||
+        (st = clrun_arg_u64(k, 12, d->stride_b)) || (st = clrun_arg_buf(k, 13, d->c)) || (st = clrun_arg_u64(k, 14, d->c_off)) ||
+        (st = clrun_arg_u32(k, 15, ldc)) || (st = clrun_arg_u64(k, 16, d->stride_c)))
+        return st;
+    return clrun_launch(k, 3, global, local);
+}
+
+static clrun_status run_clblast(clrun_ctx *ctx, const clrun_gemm_desc *d, size_t batch)
+{
+#ifdef CLRUN_HAVE_CLBLAST
+    cl_command_queue q = ctx->queue;
+    CLBlastStatusCode s;
+    CLBlastTranspose ta = d->trans_a ? CLBlastTransposeYes : CLBlastTransposeNo, tb = d->trans_b ? CLBlastTransposeYes : CLBlastTransposeNo;
+    cl_mem a = (d->a ? d->a : d->c)->mem, b = (d->b ? d->b : d->c)->mem;
+    size_t lda = d->lda ? d->lda : 1, ldb = d->ldb ? d->ldb : 1;
+    if (batch == 1)
+        s = CLBlastSgemm(CLBlastLayoutRowMajor, ta, tb, d->m, d->n, d->k, d->alpha, a, d->a_off, lda, b, d->b_off, ldb, d->beta,
+                         d->c->mem, d->c_off, d->ldc, &q, NULL);
+    else
+        s = CLBlastSgemmStridedBatched(CLBlastLayoutRowMajor, ta, tb, d->m, d->n, d->k, d->alpha, a, d->a_off, lda, d->stride_a, b,
+                                       d->b_off, ldb, d->stride_b, d->beta, d->c->mem, d->c_off, d->ldc, d->stride_c, batch, &q, NULL);
+    if (s != CLBlastSuccess)
+        return clrun__fail(ctx, s <= -1000 ? CLRUN_UNSUPPORTED : CLRUN_CL_ERROR, "gemm: CLBlast failed with status %d%s%s", (int)s,
+                           s > -1000 ? " (" : "", s > -1000 ? clrun_cl_error_name((cl_int)s) : "");
+    if (s > -1000 && s < 0) return CLRUN_CL_ERROR;
+    return CLRUN_OK;
+#else
+    (void)d;
+    (void)batch;
+    return clrun__fail(ctx, CLRUN_UNSUPPORTED, "gemm: this libclrun was built without CLBlast (meson -Dclblast=enabled)");
+#endif
+}
+
+clrun_status clrun_gemm(clrun_ctx *ctx, const clrun_gemm_desc *d)
+{
+    clrun_status st;
+    if (!d) return clrun__fail(ctx, CLRUN_INVALID_ARG, "gemm: descriptor is NULL");
+    size_t batch = d->batch ? d->batch : 1;
+    size_t ar = d->trans_a ? d->k : d->m, ac = d->trans_a ? d->m : d->k;
+    size_t br = d->trans_b ? d->n : d->k, bc = d->trans_b ? d->k : d->n;
+    if (d->m == 0 || d->n == 0) return CLRUN_OK;
+    if (!d->c) return clrun__fail(ctx, CLRUN_INVALID_ARG, "gemm: matrix C is NULL");
+    if (d->k > UINT32_MAX) return clrun__fail(ctx, CLRUN_INVALID_ARG, "gemm: K is larger than 2^32-1");
+    if ((st = check_matrix(ctx, "A", d->a, d->a_off, d->lda, d->stride_a, ar, ac, batch)) ||
+        (st = check_matrix(ctx, "B", d->b, d->b_off, d->ldb, d->stride_b, br, bc, batch)) ||
+        (st = check_matrix(ctx, "C", d->c, d->c_off, d->ldc, d->stride_c, d->m, d->n, batch)))
+        return st;
+    if (batch > 1 && d->stride_c < d->m * d->ldc && d->stride_c != 0)
+        return clrun__fail(ctx, CLRUN_INVALID_ARG, "gemm: stride_c %zu makes the batches' C matrices overlap", d->stride_c);
+    if (batch > 1 && d->stride_c == 0) return clrun__fail(ctx, CLRUN_INVALID_ARG, "gemm: batches need stride_c > 0");
+    switch (d->backend) {
+    case CLRUN_GEMM_CLBLAST: return run_clblast(ctx, d, batch);
+    case CLRUN_GEMM_GPU_KERNEL: return run_kernel(ctx, d, batch, 0);
+    case CLRUN_GEMM_CPU_KERNEL: return run_kernel(ctx, d, batch, 1);
+    case CLRUN_GEMM_AUTO: return run_kernel(ctx, d, batch, ctx->info.type == CLRUN_DEVICE_CPU);
+    }
+    return clrun__fail(ctx, CLRUN_INVALID_ARG, "gemm: unknown backend %d", (int)d->backend);
+}

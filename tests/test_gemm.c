@@ -1,0 +1,212 @@
+/* test_gemm.c — f32 GEMM against an fp64 reference: both kernels (and CLBlast when built with it),
+ * shapes of 0, 1, primes and non-multiples of every tile, all transposes, alpha/beta (beta = 0 must
+ * ignore NaNs in C), leading dimensions larger than the matrix, offsets, strided batches; the error
+ * is no worse than a plain f32 loop's; bad descriptors are refused. */
+#include "helpers.h"
+
+#include <math.h>
+
+static int setup(void **state)
+{
+    clrun_ctx *ctx = NULL;
+    if (clrun_open(&ctx, test_device()) != CLRUN_OK) {
+        fprintf(stderr, "%s\n", clrun_last_error(NULL));
+        return -1;
+    }
+    *state = ctx;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    clrun_close(*state);
+    return 0;
+}
+
+struct problem {
+    clrun_gemm_desc d;
+    float *a, *b, *c; /* host copies (c: before the product) */
+    size_t na, nb, nc;
+};
+
+/* Make a random problem; buffers sized exactly to what the descriptor needs plus a guard. */
+static void make(clrun_ctx *ctx, struct problem *p, int ta, int tb, size_t m, size_t n, size_t k, size_t batch, uint64_t *s, int pad)
+{
+    memset(p, 0, sizeof *p);
+    clrun_gemm_desc *d = &p->d;
+    d->trans_a = ta, d->trans_b = tb, d->m = m, d->n = n, d->k = k, d->batch = batch;
+    d->alpha = rng_float(s) * 2, d->beta = (rng_next(s) % 3 == 0) ? 0.0f : rng_float(s);
+    size_t ar = ta ? k : m, ac = ta ? m : k, br = tb ? n : k, bc = tb ? k : n;
+    d->lda = ac + (pad ? rng_next(s) % 5 : 0), d->ldb = bc + (pad ? rng_next(s) % 5 : 0), d->ldc = n + (pad ? rng_next(s) % 5 : 0);
+    if (d->lda == 0) d->lda = 1;
+    if (d->ldb == 0) d->ldb = 1;
+    if (d->ldc == 0) d->ldc = 1;
+    d->a_off = pad ? rng_next(s) % 7 : 0, d->b_off = pad ? rng_next(s) % 7 : 0, d->c_off = pad ? rng_next(s) % 7 : 0;
+    d->stride_a = ar * d->lda + (pad ? 3 : 0), d->stride_b = br * d->ldb + (pad ? 1 : 0), d->stride_c = m * d->ldc + (pad ? 2 : 0);
+    p->na = d->a_off + batch * d->stride_a + 8, p->nb = d->b_off + batch * d->stride_b + 8, p->nc = d->c_off + batch * d->stride_c + 8;
+    p->a = malloc(p->na * 4), p->b = malloc(p->nb * 4), p->c = malloc(p->nc * 4);
+    for (size_t i = 0; i < p->na; i++) p->a[i] = rng_float(s);
+    for (size_t i = 0; i < p->nb; i++) p->b[i] = rng_float(s);
+    for (size_t i = 0; i < p->nc; i++) p->c[i] = d->beta == 0.0f ? NAN : rng_float(s); /* beta 0: NaNs must vanish */
+    CHECK_OK(ctx, clrun_buf_new(ctx, p->na * 4, 0, &d->a));
+    CHECK_OK(ctx, clrun_buf_new(ctx, p->nb * 4, 0, &d->b));
+    CHECK_OK(ctx, clrun_buf_new(ctx, p->nc * 4, 0, &d->c));
+    CHECK_OK(ctx, clrun_upload(d->a, 0, p->a, p->na * 4));
+    CHECK_OK(ctx, clrun_upload(d->b, 0, p->b, p->nb * 4));
+}
+
+static void drop(struct problem *p)
+{
+    clrun_buf_free(p->d.a), clrun_buf_free(p->d.b), clrun_buf_free(p->d.c);
+    free(p->a), free(p->b), free(p->c);
+}
+
+#define A_(p, bt, i, q) (p)->a[(p)->d.a_off + (bt) * (p)->d.stride_a + ((p)->d.trans_a ? (q) * (p)->d.lda + (i) : (i) * (p)->d.lda + (q))]
+#define B_(p, bt, q, j) (p)->b[(p)->d.b_off + (bt) * (p)->d.stride_b + ((p)->d.trans_b ? (j) * (p)->d.ldb + (q) : (q) * (p)->d.ldb + (j))]
+
+/* Run with a backend and check every element of C (inside and outside the matrices). Returns the
+ * largest error relative to the element's magnitude bound, and the plain f32 loop's (naive). */
+static double run_check(clrun_ctx *ctx, struct problem *p, clrun_gemm_backend be, double *naive_err)
+{
+    clrun_gemm_desc d = p->d;
+    d.backend = be;
+    CHECK_OK(ctx, clrun_upload(d.c, 0, p->c, p->nc * 4));
+    CHECK_OK(ctx, clrun_gemm(ctx, &d));
+    float *got = malloc(p->nc * 4);
+    CHECK_OK(ctx, clrun_download(d.c, 0, got, p->nc * 4));
+    char *inside = calloc(p->nc, 1);
+    double worst = 0, worst_naive = 0;
+    size_t batch = d.batch ? d.batch : 1;
+    for (size_t bt = 0; bt < batch; bt++)
+        for (size_t i = 0; i < d.m; i++)
+            for (size_t j = 0; j < d.n; j++) {
+                double ref = 0, mag = 0;
+                float plain = 0;
+                for (size_t q = 0; q < d.k; q++) {
+                    double x = A_(p, bt, i, q), y = B_(p, bt, q, j);
+                    ref += x * y, mag += fabs(x * y);
+                    plain += (float)x * (float)y;
+                }
+                size_t ci = d.c_off + bt * d.stride_c + i * d.ldc + j;
+                inside[ci] = 1;
+                double c0 = d.beta == 0.0f ? 0.0 : p->c[ci];
+                double want = d.alpha * ref + (d.beta == 0.0f ? 0.0 : d.beta * c0);
+                double scale = fabs(d.alpha) * mag + fabs(d.beta * c0) + 1e-30;
+                double err = fabs(got[ci] - want) / scale;
+                double plain_c = d.beta == 0.0f ? d.alpha * plain : d.alpha * plain + d.beta * c0;
+                double nerr = fabs(plain_c - want) / scale;
+                if (!(err <= 4.0 * (d.k + 2) / 16777216.0))
+                    fail_msg("backend %d %s%s %zux%zux%zu batch %zu: C[%zu][%zu] of batch %zu = %.9g, want %.9g", be, d.trans_a ? "T" : "N",
+                             d.trans_b ? "T" : "N", d.m, d.n, d.k, batch, i, j, bt, got[ci], want);
+                if (err > worst) worst = err;
+                if (nerr > worst_naive) worst_naive = nerr;
+            }
+    for (size_t ci = 0; ci < p->nc; ci++) /* nothing outside the matrices changed */
+        if (!inside[ci] && !(memcmp(&got[ci], &p->c[ci], 4) == 0))
+            fail_msg("backend %d: C buffer element %zu outside the matrices was written", be, ci);
+    free(inside);
+    free(got);
+    if (naive_err) *naive_err = worst_naive;
+    return worst;
+}
+
+static void shapes_transposes_kernels(void **state)
+{
+    clrun_ctx *ctx = *state;
+    uint64_t s = test_seed();
+    const size_t dims[][3] = {{1, 1, 1}, {1, 7, 3}, {5, 1, 9}, {3, 4, 0}, {0, 5, 3}, {4, 0, 2}, {17, 13, 31},
+                              {67, 129, 17}, {128, 64, 16}, {130, 131, 33}, {6, 16, 5}, {7, 17, 64}, {193, 61, 2}};
+    const clrun_gemm_backend backs[] = {CLRUN_GEMM_GPU_KERNEL, CLRUN_GEMM_CPU_KERNEL, CLRUN_GEMM_AUTO};
+    for (size_t t = 0; t < sizeof dims / sizeof *dims; t++)
+        for (int tr = 0; tr < 4; tr++) {
+            struct problem p;
+            make(ctx, &p, tr & 1, (tr >> 1) & 1, dims[t][0], dims[t][1], dims[t][2], 1, &s, (int)(t % 2));
+            for (size_t bi = 0; bi < sizeof backs / sizeof *backs; bi++) run_check(ctx, &p, backs[bi], NULL);
+            drop(&p);
+        }
+}
+
+static void batches(void **state)
+{
+    clrun_ctx *ctx = *state;
+    uint64_t s = test_seed();
+    for (int tr = 0; tr < 4; tr++) {
+        struct problem p;
+        make(ctx, &p, tr & 1, tr >> 1, 19, 23, 29, 3, &s, 1);
+        run_check(ctx, &p, CLRUN_GEMM_GPU_KERNEL, NULL);
+        run_check(ctx, &p, CLRUN_GEMM_CPU_KERNEL, NULL);
+        drop(&p);
+    }
+}
+
+/* Max relative error no worse than a plain f32 loop on the same data. */
+static void accuracy_vs_plain_loop(void **state)
+{
+    clrun_ctx *ctx = *state;
+    uint64_t s = test_seed();
+    struct problem p;
+    make(ctx, &p, 0, 0, 67, 71, 2053, 1, &s, 0);
+    p.d.alpha = 1.0f, p.d.beta = 0.0f;
+    for (int be = CLRUN_GEMM_GPU_KERNEL; be <= CLRUN_GEMM_CPU_KERNEL; be++) {
+        double naive, err = run_check(ctx, &p, (clrun_gemm_backend)be, &naive);
+        fprintf(stderr, "backend %d: max relative error %.3g, plain f32 loop %.3g\n", be, err, naive);
+        assert_true(err <= naive * 1.25 + 1e-9);
+    }
+    drop(&p);
+}
+
+static void clblast_agrees(void **state)
+{
+    clrun_ctx *ctx = *state;
+    if (!clrun_have_clblast()) {
+        struct problem p;
+        uint64_t s = test_seed();
+        make(ctx, &p, 0, 0, 3, 3, 3, 1, &s, 0);
+        p.d.backend = CLRUN_GEMM_CLBLAST;
+        CHECK_FAIL(ctx, clrun_gemm(ctx, &p.d), CLRUN_UNSUPPORTED, "without CLBlast");
+        drop(&p);
+        return;
+    }
+    uint64_t s = test_seed();
+    struct problem p;
+    make(ctx, &p, 0, 1, 33, 47, 21, 1, &s, 1);
+    run_check(ctx, &p, CLRUN_GEMM_CLBLAST, NULL);
+    drop(&p);
+    make(ctx, &p, 1, 0, 9, 10, 11, 2, &s, 1);
+    run_check(ctx, &p, CLRUN_GEMM_CLBLAST, NULL);
+    drop(&p);
+}
+
+static void bad_descriptors(void **state)
+{
+    clrun_ctx *ctx = *state;
+    uint64_t s = test_seed();
+    struct problem p;
+    make(ctx, &p, 0, 0, 8, 8, 8, 1, &s, 0);
+    clrun_gemm_desc d = p.d;
+    d.lda = 7;
+    CHECK_FAIL(ctx, clrun_gemm(ctx, &d), CLRUN_INVALID_ARG, "ldA = 7 is smaller than its 8 columns");
+    d = p.d;
+    d.c_off = p.nc;
+    CHECK_FAIL(ctx, clrun_gemm(ctx, &d), CLRUN_INVALID_ARG, "matrix C");
+    d = p.d;
+    d.batch = 2;
+    CHECK_FAIL(ctx, clrun_gemm(ctx, &d), CLRUN_INVALID_ARG, "runs past its buffer");
+    d = p.d;
+    d.c = NULL;
+    CHECK_FAIL(ctx, clrun_gemm(ctx, &d), CLRUN_INVALID_ARG, "C is NULL");
+    d = p.d;
+    d.backend = (clrun_gemm_backend)42;
+    CHECK_FAIL(ctx, clrun_gemm(ctx, &d), CLRUN_INVALID_ARG, "unknown backend");
+    CHECK_FAIL(ctx, clrun_gemm(ctx, NULL), CLRUN_INVALID_ARG, "NULL");
+    drop(&p);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(shapes_transposes_kernels), cmocka_unit_test(batches), cmocka_unit_test(accuracy_vs_plain_loop),
+        cmocka_unit_test(clblast_agrees),            cmocka_unit_test(bad_descriptors),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

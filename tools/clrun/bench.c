@@ -5,6 +5,9 @@
 #include <getopt.h>
 #include <math.h>
 #include <pthread.h>
+#ifdef CLRUN_HAVE_OPENBLAS
+#include <cblas.h>
+#endif
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,6 +27,7 @@ struct bench_opts {
     const char *spec;
     int json, repeat;
     double size_mib;
+    const char *shapes; /* gemm: "MxNxK,..." */
 };
 
 static void record(const struct bench_opts *o, const char *op, const char *impl, size_t size, double ms, double gbps,
@@ -395,6 +399,103 @@ done:
     return rc;
 }
 
+
+/* ---- bench gemm --------------------------------------------------------------------------- */
+
+static void gemm_record(const struct bench_opts *o, const char *impl, size_t m, size_t n, size_t k, double ms)
+{
+    double gf = 2.0 * m * n * k / ms / 1e6;
+    if (o->json)
+        printf("{\"op\": \"gemm\", \"impl\": \"%s\", \"m\": %zu, \"n\": %zu, \"k\": %zu, \"median_ms\": %.6f, \"gflops\": %.3f}\n", impl, m, n,
+               k, ms, gf);
+    else
+        printf("%-30s %6zu %6zu %6zu %12.4f %10.1f\n", impl, m, n, k, ms, gf);
+}
+
+/* Median wall time of clrun_gemm + clrun_finish (backend be), after one warm-up call. */
+static clrun_status time_gemm(clrun_ctx *ctx, clrun_gemm_desc *d, clrun_gemm_backend be, int reps, double *ms)
+{
+    double t[64];
+    clrun_status st = CLRUN_OK;
+    d->backend = be;
+    for (int r = -1; r < reps && st == CLRUN_OK; r++) {
+        double t0 = cli_now();
+        if ((st = clrun_gemm(ctx, d)) == CLRUN_OK) st = clrun_finish(ctx);
+        if (r >= 0) t[r] = (cli_now() - t0) * 1e3;
+    }
+    if (st == CLRUN_OK) *ms = median(t, reps);
+    return st;
+}
+
+static int bench_gemm(const struct bench_opts *o)
+{
+    clrun_ctx *ctx = NULL;
+    int rc = cli_open("bench", o->spec, &ctx);
+    if (rc) return rc;
+    const clrun_device_info *in = clrun_ctx_device(ctx);
+    int gpu = in->type == CLRUN_DEVICE_GPU;
+    size_t shapes[16][3], ns = 0;
+    const char *list = o->shapes ? o->shapes
+                       : gpu    ? "1024x1024x1024,4096x4096x4096,8192x8192x8192,4095x4097x1000,127x8191x64,8191x127x4096"
+                                : "256x256x256,512x512x512,1024x1024x1024";
+    for (const char *p = list; *p && ns < 16;) {
+        unsigned long long m, n, k;
+        int used = 0;
+        if (sscanf(p, "%llux%llux%llu%n", &m, &n, &k, &used) != 3 || !m || !n || !k) {
+            clrun_close(ctx);
+            return cli_usage_error("bench", "--shapes wants MxNxK[,MxNxK...], not '%s'", list);
+        }
+        shapes[ns][0] = m, shapes[ns][1] = n, shapes[ns][2] = k, ns++;
+        p += used;
+        if (*p == ',') p++;
+    }
+    int reps = o->repeat > 64 ? 64 : o->repeat;
+    if (!o->json) {
+        printf("gemm benchmark on %s: f32 row-major NN, GFLOP/s = 2·M·N·K / time, wall clock around the call and clFinish,\n"
+               "median of %d after a warm-up\n%-30s %6s %6s %6s %12s %10s\n", in->name, reps, "impl", "M", "N", "K", "median_ms", "GFLOP/s");
+    }
+    for (size_t si = 0; si < ns && rc == 0; si++) {
+        size_t m = shapes[si][0], n = shapes[si][1], k = shapes[si][2];
+        float *ha = malloc(m * k * 4), *hb = malloc(k * n * 4), *hc = malloc(m * n * 4);
+        clrun_gemm_desc d = {0, 0, m, n, k, 1.0f, 0.0f, NULL, 0, k, 0, NULL, 0, n, 0, NULL, 0, n, 0, 1, CLRUN_GEMM_AUTO};
+        clrun_status st = CLRUN_OK;
+        uint64_t seed = 7 + si;
+        if (!ha || !hb || !hc) rc = (fprintf(stderr, "clrun bench: out of host memory\n"), EXIT_RUNTIME);
+        for (size_t i = 0; rc == 0 && i < m * k; i++) ha[i] = (float)((seed = seed * 6364136223846793005ull + 1) >> 40) / 16777216.0f - 0.5f;
+        for (size_t i = 0; rc == 0 && i < k * n; i++) hb[i] = (float)((seed = seed * 6364136223846793005ull + 1) >> 40) / 16777216.0f - 0.5f;
+        if (rc == 0 && ((st = clrun_buf_new(ctx, m * k * 4, 0, &d.a)) || (st = clrun_buf_new(ctx, k * n * 4, 0, &d.b)) ||
+                        (st = clrun_buf_new(ctx, m * n * 4, 0, &d.c)) || (st = clrun_upload(d.a, 0, ha, m * k * 4)) ||
+                        (st = clrun_upload(d.b, 0, hb, k * n * 4))))
+            rc = cli_fail("bench", ctx, st);
+        double ms = 0;
+        if (rc == 0) {
+            if ((st = time_gemm(ctx, &d, CLRUN_GEMM_AUTO, reps, &ms))) rc = cli_fail("bench", ctx, st);
+            else gemm_record(o, "clrun", m, n, k, ms);
+        }
+        if (rc == 0 && clrun_have_clblast()) {
+            if ((st = time_gemm(ctx, &d, CLRUN_GEMM_CLBLAST, reps, &ms))) fprintf(stderr, "clrun bench: CLBlast: %s\n", clrun_last_error(ctx));
+            else gemm_record(o, "CLBlast", m, n, k, ms);
+        }
+#ifdef CLRUN_HAVE_OPENBLAS
+        if (rc == 0 && !gpu) { /* the CPU peer, on the host's cores */
+            double t[64];
+            for (int r = -1; r < reps; r++) {
+                double t0 = cli_now();
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n, (int)k, 1.0f, ha, (int)k, hb, (int)n, 0.0f, hc, (int)n);
+                if (r >= 0) t[r] = (cli_now() - t0) * 1e3;
+            }
+            gemm_record(o, "OpenBLAS cblas_sgemm (host)", m, n, k, median(t, reps));
+        }
+#else
+        if (si == 0 && !gpu && !o->json) printf("(OpenBLAS peer not built in: install libopenblas-dev and rebuild)\n");
+#endif
+        clrun_buf_free(d.a), clrun_buf_free(d.b), clrun_buf_free(d.c);
+        free(ha), free(hb), free(hc);
+    }
+    clrun_close(ctx);
+    return rc;
+}
+
 static const char *bench_help =
     "usage: clrun bench NAME [-d SPEC] [--json] [--repeat N] [--size MIB]\n\n"
     "Benchmarks, each printing the baseline it is judged against in the same run:\n"
@@ -402,7 +503,9 @@ static const char *bench_help =
     "             plain driver path (baseline) and through clrun; device-to-device copy for reference\n"
     "  launch     enqueue + finish round trip of a tiny kernel: raw OpenCL against clrun\n"
     "  vector     element-wise ops and reductions, f32 and f16 storage, against a plain float4 kernel,\n"
-    "             clEnqueueCopyBuffer and (on CPUs) a plain C loop on two threads\n\n"
+    "             clEnqueueCopyBuffer and (on CPUs) a plain C loop on two threads\n"
+    "  gemm       f32 matrix multiply against CLBlast on the same device and, on CPUs, OpenBLAS\n"
+    "             (--shapes MxNxK,... to choose the shapes)\n\n"
     "  -d, --device SPEC   device (default: $CLRUN_DEVICE, else the best)\n"
     "  --json              one JSON record per line: op, impl, size, median_ms, gbps\n"
     "  --repeat N          timed repetitions after a warm-up (default 5)\n"
@@ -412,9 +515,10 @@ static const char *bench_help =
 
 int cmd_bench(int argc, char **argv)
 {
-    struct bench_opts o = {NULL, 0, 5, 0};
+    struct bench_opts o = {NULL, 0, 5, 0, NULL};
     static const struct option opts[] = {{"device", required_argument, NULL, 'd'}, {"json", no_argument, NULL, 'j'},
                                          {"repeat", required_argument, NULL, 'r'}, {"size", required_argument, NULL, 's'},
+                                         {"shapes", required_argument, NULL, 'S'},
                                          {"help", no_argument, NULL, 'h'}, {0}};
     int c;
     optind = 1;
@@ -432,17 +536,19 @@ int cmd_bench(int argc, char **argv)
             o.size_mib = strtod(optarg, &end);
             if (!*optarg || *end || !(o.size_mib > 0) || o.size_mib > 1e6) return cli_usage_error("bench", "--size wants a positive number of MiB, not '%s'", optarg);
             break;
+        case 'S': o.shapes = optarg; break;
         case 'h': return fputs(bench_help, stdout), EXIT_OK;
         default:
             if (optopt) return cli_usage_error("bench", "option -%c needs a value", optopt);
             return cli_usage_error("bench", "unknown option '%s'", argv[optind - 1]);
         }
     }
-    if (optind >= argc) return cli_usage_error("bench", "which benchmark? transfer, launch or vector");
+    if (optind >= argc) return cli_usage_error("bench", "which benchmark? transfer, launch, vector or gemm");
     const char *name = argv[optind];
     if (optind + 1 < argc) return cli_usage_error("bench", "unexpected argument '%s'", argv[optind + 1]);
     if (strcmp(name, "transfer") == 0) return bench_transfer(&o);
     if (strcmp(name, "launch") == 0) return bench_launch(&o);
     if (strcmp(name, "vector") == 0) return bench_vector(&o);
-    return cli_usage_error("bench", "unknown benchmark '%s'; there are: transfer, launch, vector", name);
+    if (strcmp(name, "gemm") == 0) return bench_gemm(&o);
+    return cli_usage_error("bench", "unknown benchmark '%s'; there are: transfer, launch, vector, gemm", name);
 }

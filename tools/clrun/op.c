@@ -101,6 +101,79 @@ done:
     return rc;
 }
 
+
+/* gemm: A (M×K, or K×M with --ta; a leading batch dimension makes it a batch), B likewise. */
+struct gemm_opts {
+    int ta, tb;
+    float alpha, beta;
+    const char *c0;
+    clrun_gemm_backend backend;
+};
+
+static int op_gemm(clrun_ctx *ctx, clrun_array *in, const struct op_opts *o, const struct gemm_opts *g)
+{
+    clrun_array *A = &in[0], *B = &in[1], C0 = {0}, R = {0};
+    clrun_buf *ba = NULL, *bb = NULL, *bc = NULL;
+    clrun_status st;
+    int rc = EXIT_OK;
+    if (A->dtype != CLRUN_F32 || B->dtype != CLRUN_F32) {
+        fprintf(stderr, "clrun op gemm: A and B must be float32 (they are %s and %s)\n", clrun_dtype_name(A->dtype), clrun_dtype_name(B->dtype));
+        return EXIT_USAGE;
+    }
+    if (A->ndim < 2 || A->ndim > 3 || B->ndim != A->ndim) {
+        fprintf(stderr, "clrun op gemm: A and B must both be 2-D matrices or both 3-D batches (they have %u and %u dimensions)\n", A->ndim, B->ndim);
+        return EXIT_USAGE;
+    }
+    size_t batch = A->ndim == 3 ? A->shape[0] : 1, o3 = A->ndim == 3;
+    if (o3 && B->shape[0] != batch) {
+        fprintf(stderr, "clrun op gemm: A has %zu matrices, B has %zu\n", batch, B->shape[0]);
+        return EXIT_USAGE;
+    }
+    size_t ar = A->shape[o3], ac = A->shape[o3 + 1], br = B->shape[o3], bcn = B->shape[o3 + 1];
+    size_t M = g->ta ? ac : ar, K = g->ta ? ar : ac, KB = g->tb ? bcn : br, N = g->tb ? br : bcn;
+    if (K != KB) {
+        fprintf(stderr, "clrun op gemm: op(A) is %zu×%zu but op(B) is %zu×%zu: the inner dimensions differ\n", M, K, KB, N);
+        return EXIT_USAGE;
+    }
+    size_t shape[3] = {batch, M, N};
+    if (clrun_array_new(&R, CLRUN_F32, A->ndim, o3 ? shape : shape + 1) != CLRUN_OK) return cli_fail("op", NULL, CLRUN_HOST_OUT_OF_MEMORY);
+    if (g->c0) {
+        if (clrun_npy_read(g->c0, &C0) != CLRUN_OK) {
+            rc = (fprintf(stderr, "clrun op gemm: %s\n", clrun_last_error(NULL)), EXIT_USAGE);
+            goto done;
+        }
+        if (C0.dtype != CLRUN_F32 || C0.count != R.count || C0.ndim != R.ndim) {
+            rc = (fprintf(stderr, "clrun op gemm: -c %s must be float32 of shape %s%zu×%zu\n", g->c0, o3 ? "batch×" : "", M, N), EXIT_USAGE);
+            goto done;
+        }
+        memcpy(R.data, C0.data, R.bytes);
+    } else if (g->beta != 0.0f) {
+        rc = (fprintf(stderr, "clrun op gemm: --beta needs the C to scale (-c C0.npy)\n"), EXIT_USAGE);
+        goto done;
+    }
+    clrun_gemm_desc d = {g->ta, g->tb, M, N, K, g->alpha, g->beta, NULL, 0, ac, ar * ac, NULL, 0, bcn, br * bcn,
+                         NULL, 0, N, M * N, batch, g->backend};
+    if (R.count) {
+        if ((st = clrun_buf_new(ctx, R.bytes, 0, &bc)) || (st = clrun_upload(bc, 0, R.data, R.bytes))) goto fail;
+        if (A->count && ((st = clrun_buf_new(ctx, A->bytes, 0, &ba)) || (st = clrun_upload(ba, 0, A->data, A->bytes)))) goto fail;
+        if (B->count && ((st = clrun_buf_new(ctx, B->bytes, 0, &bb)) || (st = clrun_upload(bb, 0, B->data, B->bytes)))) goto fail;
+        d.a = ba, d.b = bb, d.c = bc;
+        if ((st = clrun_gemm(ctx, &d)) || (st = clrun_download(bc, 0, R.data, R.bytes))) goto fail;
+    }
+    if (clrun_npy_write(o->out, &R) != CLRUN_OK) {
+        rc = cli_fail("op", NULL, CLRUN_IO_ERROR);
+        goto done;
+    }
+    printf("wrote %s (f32, %s%zu×%zu)\n", o->out, o3 ? "batch × " : "", M, N);
+    goto done;
+fail:
+    rc = st == CLRUN_UNSUPPORTED ? (fprintf(stderr, "clrun op gemm: %s\n", clrun_last_error(ctx)), EXIT_USAGE) : cli_fail("op", ctx, st);
+done:
+    clrun_buf_free(ba), clrun_buf_free(bb), clrun_buf_free(bc);
+    clrun_array_free(&C0), clrun_array_free(&R);
+    return rc;
+}
+
 static const struct op ops[] = {
     {"mul", "a * b, element-wise", 2, 0, CLRUN_MUL},
     {"add", "a + b", 2, 0, CLRUN_ADD},
@@ -115,6 +188,7 @@ static const struct op ops[] = {
     {"max", "largest element; NaN if any is NaN (printed)", 1, 1, CLRUN_MUL},
     {"min", "smallest element; NaN if any is NaN (printed)", 1, 1, CLRUN_MUL},
     {"argmax", "index of the first largest element, or of the first NaN (printed)", 1, 1, CLRUN_MUL},
+    {"gemm", "alpha * op(A) @ op(B) + beta * C0, float32; 3-D inputs are batches (--ta --tb --beta -c)", 2, 2, CLRUN_MUL},
 };
 
 static void list_ops(FILE *f)
@@ -130,6 +204,9 @@ static const char *op_help =
     "  -o, --output FILE   where an element-wise result goes (.npy)\n"
     "  --alpha X           the scalar of axpy and scale (default 1)\n"
     "  --json              reductions: print {\"op\", \"n\", \"value\"} (or \"index\")\n"
+    "  --ta, --tb          gemm: use A, B transposed\n"
+    "  --beta Y -c C0.npy  gemm: add Y times C0 (default beta 0, and then C0 is not needed)\n"
+    "  --backend NAME      gemm: auto, gpu (the GPU-shaped kernel), cpu (the CPU-shaped one), clblast\n"
     "  -d, --device SPEC   device (default: $CLRUN_DEVICE, else the best)\n"
     "  --help              this text\n\n"
     "Exit codes: 0; 1 runtime failure; 2 bad command line or input file; 3 no device.\n\n";
@@ -138,16 +215,32 @@ int cmd_op(int argc, char **argv)
 {
     const char *spec = NULL;
     struct op_opts o = {NULL, 1.0f, 0};
+    struct gemm_opts g = {0, 0, 1.0f, 0.0f, NULL, CLRUN_GEMM_AUTO};
     static const struct option opts[] = {{"output", required_argument, NULL, 'o'}, {"device", required_argument, NULL, 'd'},
                                          {"alpha", required_argument, NULL, 'a'},  {"json", no_argument, NULL, 'j'},
+                                         {"ta", no_argument, NULL, 'T'},           {"tb", no_argument, NULL, 'U'},
+                                         {"beta", required_argument, NULL, 'B'},   {"backend", required_argument, NULL, 'K'},
                                          {"help", no_argument, NULL, 'h'}, {0}};
     int c;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "o:d:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "o:d:c:h", opts, NULL)) != -1) {
         char *end = NULL;
         if (c == 'o') o.out = optarg;
         else if (c == 'j') o.json = 1;
+        else if (c == 'T') g.ta = 1;
+        else if (c == 'U') g.tb = 1;
+        else if (c == 'c') g.c0 = optarg;
+        else if (c == 'B') {
+            g.beta = strtof(optarg, &end);
+            if (!*optarg || *end) return cli_usage_error("op", "--beta wants a number, not '%s'", optarg);
+        } else if (c == 'K') {
+            if (!strcmp(optarg, "auto") || !strcmp(optarg, "clrun")) g.backend = CLRUN_GEMM_AUTO;
+            else if (!strcmp(optarg, "gpu")) g.backend = CLRUN_GEMM_GPU_KERNEL;
+            else if (!strcmp(optarg, "cpu")) g.backend = CLRUN_GEMM_CPU_KERNEL;
+            else if (!strcmp(optarg, "clblast")) g.backend = CLRUN_GEMM_CLBLAST;
+            else return cli_usage_error("op", "--backend wants auto, clrun, gpu, cpu or clblast, not '%s'", optarg);
+        }
         else if (c == 'a') {
             o.alpha = strtof(optarg, &end);
             if (!*optarg || *end) return cli_usage_error("op", "--alpha wants a number, not '%s'", optarg);
@@ -176,7 +269,7 @@ int cmd_op(int argc, char **argv)
     }
     int nin = argc - optind;
     if (nin != op->nin) return cli_usage_error("op", "%s takes %d input file%s, %d given", name, op->nin, op->nin == 1 ? "" : "s", nin);
-    if (op->kind == 0 && !o.out) return cli_usage_error("op", "no output file (-o OUT.npy)");
+    if (op->kind != 1 && !o.out) return cli_usage_error("op", "no output file (-o OUT.npy)");
     if (op->kind == 1 && o.out) return cli_usage_error("op", "%s prints its result; -o is for element-wise ops", name);
     clrun_array in[4];
     memset(in, 0, sizeof in);
@@ -185,7 +278,8 @@ int cmd_op(int argc, char **argv)
         if (clrun_npy_read(argv[optind + i], &in[i]) != CLRUN_OK) rc = (fprintf(stderr, "clrun op %s: %s\n", name, clrun_last_error(NULL)), EXIT_USAGE);
     clrun_ctx *ctx = NULL;
     if (!rc) rc = cli_open("op", spec, &ctx);
-    if (!rc) rc = op_run(ctx, op, in, nin, &o);
+    g.alpha = o.alpha;
+    if (!rc) rc = op->kind == 2 ? op_gemm(ctx, in, &o, &g) : op_run(ctx, op, in, nin, &o);
     for (int i = 0; i < nin; i++) clrun_array_free(&in[i]);
     clrun_close(ctx);
     return rc;

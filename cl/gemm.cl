@@ -8,7 +8,9 @@
  * along the third dimension of the NDRange.
  *
  * Tuning parameters (-D): TM, TN (tile), TK (depth of a local-memory slice), WM, WN (elements per
- * work-item), TA, TB (1: A, B transposed). Shaped for GPUs; correct on any device. */
+ * work-item), TA, TB (1: A, B transposed), VEC (1: each work-item owns a contiguous WM×WN block and
+ * reads the local tiles as float4, which needs WM and WN multiples of 4). Shaped for GPUs; correct on
+ * any device. */
 
 #ifndef TM
 #define TM 64
@@ -30,6 +32,9 @@
 #endif
 #ifndef TB
 #define TB 0
+#endif
+#ifndef VEC
+#define VEC 0 /* 1: work-items own contiguous WM×WN blocks and read the tiles with 16-byte loads */
 #endif
 
 #define RM (TM / WM) /* work-items along M */
@@ -54,8 +59,17 @@ clrun_gemm(const uint M, const uint N, const uint K, const float alpha, const fl
            __global const float *restrict B0, const ulong b_off, const uint ldb, const ulong stride_b,
            __global float *C0, const ulong c_off, const uint ldc, const ulong stride_c)
 {
-    __local float As[TK][TM + 1]; /* op(A) slice, stored k-major */
+#if VEC
+    __local float As[TK][TM] __attribute__((aligned(16))); /* op(A) slice, stored k-major */
+    __local float Bs[TK][TN] __attribute__((aligned(16)));
+#define ROW(i) (ty * WM + (i))
+#define COL(j) (tx * WN + (j))
+#else
+    __local float As[TK][TM + 1]; /* op(A) slice, stored k-major; +1 spreads the banks */
     __local float Bs[TK][TN + 1];
+#define ROW(i) (ty + (i) * RM)
+#define COL(j) (tx + (j) * RN)
+#endif
     const uint tx = get_local_id(0), ty = get_local_id(1), tid = ty * RN + tx;
     const uint m0 = get_group_id(1) * TM, n0 = get_group_id(0) * TN;
     const size_t batch = get_global_id(2);
@@ -91,18 +105,23 @@ clrun_gemm(const uint M, const uint N, const uint K, const float alpha, const fl
 #pragma unroll
         for (int p = 0; p < TK; p++) {
             float a[WM], b[WN];
-            for (int i = 0; i < WM; i++) a[i] = As[p][ty + i * RM];
-            for (int j = 0; j < WN; j++) b[j] = Bs[p][tx + j * RN];
+#if VEC
+            for (int i = 0; i < WM; i += 4) vstore4(vload4(0, &As[p][ROW(i)]), 0, &a[i]);
+            for (int j = 0; j < WN; j += 4) vstore4(vload4(0, &Bs[p][COL(j)]), 0, &b[j]);
+#else
+            for (int i = 0; i < WM; i++) a[i] = As[p][ROW(i)];
+            for (int j = 0; j < WN; j++) b[j] = Bs[p][COL(j)];
+#endif
             for (int i = 0; i < WM; i++)
                 for (int j = 0; j < WN; j++) acc[i][j] = fma(a[i], b[j], acc[i][j]);
         }
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     for (int i = 0; i < WM; i++) {
-        const uint gi = m0 + ty + i * RM;
+        const uint gi = m0 + ROW(i);
         if (gi >= M) continue;
         for (int j = 0; j < WN; j++) {
-            const uint gj = n0 + tx + j * RN;
+            const uint gj = n0 + COL(j);
             if (gj >= N) continue;
             __global float *c = C + (size_t)gi * ldc + gj;
             *c = beta == 0.0f ? alpha * acc[i][j] : fma(alpha, acc[i][j], beta * *c); /* beta 0: C is not read */

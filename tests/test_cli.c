@@ -358,6 +358,44 @@ static void op_mul(void **state)
     clrun_array_free(&b);
 }
 
+static void op_gemm(void **state)
+{
+    (void)state;
+    uint64_t s = test_seed();
+    size_t ash[3] = {2, 5, 7}, bsh[3] = {2, 7, 3}; /* a batch of two 5×7 @ 7×3 */
+    clrun_array a, b, r;
+    CHECK_OK(NULL, clrun_array_new(&a, CLRUN_F32, 3, ash));
+    CHECK_OK(NULL, clrun_array_new(&b, CLRUN_F32, 3, bsh));
+    for (size_t i = 0; i < a.count; i++) ((float *)a.data)[i] = (float)(int)(rng_float(&s) * 8);
+    for (size_t i = 0; i < b.count; i++) ((float *)b.data)[i] = (float)(int)(rng_float(&s) * 8);
+    CHECK_OK(NULL, clrun_npy_write(path("ga.npy"), &a));
+    CHECK_OK(NULL, clrun_npy_write(path("gb.npy"), &b));
+    EXPECT(0, "wrote", "op", "gemm", path("ga.npy"), path("gb.npy"), "-o", path("gc.npy"), "--alpha", "2");
+    CHECK_OK(NULL, clrun_npy_read(path("gc.npy"), &r));
+    assert_int_equal(r.ndim, 3);
+    assert_int_equal(r.shape[1], 5);
+    assert_int_equal(r.shape[2], 3);
+    for (size_t bt = 0; bt < 2; bt++)
+        for (size_t i = 0; i < 5; i++)
+            for (size_t j = 0; j < 3; j++) {
+                float want = 0; /* small integers: exact */
+                for (size_t q = 0; q < 7; q++) want += ((float *)a.data)[bt * 35 + i * 7 + q] * ((float *)b.data)[bt * 21 + q * 3 + j];
+                assert_true(((float *)r.data)[bt * 15 + i * 3 + j] == 2 * want);
+            }
+    /* beta with C0, the transposes, and the backends */
+    EXPECT(0, "wrote", "op", "gemm", path("ga.npy"), path("gb.npy"), "-o", path("gd.npy"), "--beta", "-1", "-c", path("gc.npy"), "--backend", "cpu");
+    clrun_array r2;
+    CHECK_OK(NULL, clrun_npy_read(path("gd.npy"), &r2));
+    for (size_t i = 0; i < r2.count; i++) assert_true(((float *)r2.data)[i] == -((float *)r.data)[i] / 2);
+    clrun_array_free(&r2);
+    EXPECT(2, "inner dimensions differ", "op", "gemm", path("ga.npy"), path("gb.npy"), "--tb", "-o", path("x.npy"));
+    EXPECT(0, "wrote", "op", "gemm", path("ga.npy"), path("ga.npy"), "--tb", "-o", path("x.npy"), "--backend", "gpu");
+    EXPECT(2, "--beta needs", "op", "gemm", path("ga.npy"), path("gb.npy"), "--beta", "1", "-o", path("x.npy"));
+    EXPECT(2, "--backend wants", "op", "gemm", path("ga.npy"), path("gb.npy"), "--backend", "magic", "-o", path("x.npy"));
+    EXPECT(2, "must be float32", "op", "gemm", path("ga.npy"), path("gb.npy"), "-c", path("ga.npy"), "--beta", "1", "-o", path("x.npy"));
+    clrun_array_free(&a), clrun_array_free(&b), clrun_array_free(&r);
+}
+
 static void run_sim_files(void **state)
 {
     (void)state;
@@ -485,7 +523,7 @@ int main(void)
         cmocka_unit_test(top_level_and_help),      cmocka_unit_test(devices_and_info),
         cmocka_unit_test(demo_and_bench),          cmocka_unit_test(run_generated_forms),
         cmocka_unit_test(run_every_dtype_round_trip), cmocka_unit_test(run_scalars_local_and_2d),
-        cmocka_unit_test(run_sim_files), cmocka_unit_test(op_mul),           cmocka_unit_test(run_bad_npy_files),
+        cmocka_unit_test(run_sim_files), cmocka_unit_test(op_mul), cmocka_unit_test(op_gemm),           cmocka_unit_test(run_bad_npy_files),
         cmocka_unit_test(run_bad_command_lines),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

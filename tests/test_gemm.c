@@ -126,6 +126,24 @@ static void shapes_transposes_kernels(void **state)
         }
 }
 
+/* The tile variants the host can pick (and $CLRUN_GEMM_PARAMS can force), on awkward shapes. */
+static void tile_variants(void **state)
+{
+    clrun_ctx *ctx = *state;
+    uint64_t s = test_seed();
+    const char *params[] = {"64,64,16,4,4,0", "64,64,16,4,4,1", "128,128,16,8,8,0", "128,128,16,8,8,1", "32,64,8,4,8,1"};
+    for (size_t v = 0; v < sizeof params / sizeof *params; v++) {
+        setenv("CLRUN_GEMM_PARAMS", params[v], 1);
+        for (int tr = 0; tr < 4; tr++) {
+            struct problem p;
+            make(ctx, &p, tr & 1, tr >> 1, 131 + (size_t)(rng_next(&s) % 7), 67 + (size_t)(rng_next(&s) % 5), 37, 1, &s, 1);
+            run_check(ctx, &p, CLRUN_GEMM_GPU_KERNEL, NULL);
+            drop(&p);
+        }
+    }
+    unsetenv("CLRUN_GEMM_PARAMS");
+}
+
 static void batches(void **state)
 {
     clrun_ctx *ctx = *state;
@@ -205,7 +223,7 @@ static void bad_descriptors(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(shapes_transposes_kernels), cmocka_unit_test(batches), cmocka_unit_test(accuracy_vs_plain_loop),
+        cmocka_unit_test(shapes_transposes_kernels), cmocka_unit_test(tile_variants), cmocka_unit_test(batches), cmocka_unit_test(accuracy_vs_plain_loop),
         cmocka_unit_test(clblast_agrees),            cmocka_unit_test(bad_descriptors),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -9,8 +9,9 @@
  *
  * Tuning parameters (-D): TM, TN (tile), TK (depth of a local-memory slice), WM, WN (elements per
  * work-item), TA, TB (1: A, B transposed), VEC (1: each work-item owns a contiguous WM×WN block and
- * reads the local tiles as float4, which needs WM and WN multiples of 4). Shaped for GPUs; correct on
- * any device. */
+ * reads the local tiles as float4, which needs WM and WN multiples of 4), DB (1: the next slices are
+ * loaded into registers while the current ones are multiplied; TM·TK and TK·TN must be multiples of
+ * the work-group size). Shaped for GPUs; correct on any device. */
 
 #ifndef TM
 #define TM 64
@@ -33,6 +34,9 @@
 #ifndef TB
 #define TB 0
 #endif
+#ifndef DB
+#define DB 0 /* 1: the next slices are fetched into registers while the current ones are used */
+#endif
 #ifndef VEC
 #define VEC 0 /* 1: work-items own contiguous WM×WN blocks and read the tiles with 16-byte loads */
 #endif
@@ -52,6 +56,30 @@
 #else
 #define BT(p, j) B[(size_t)(p) * ldb + (j)]
 #endif
+
+/* Element e of the staged slice of op(A) (TM×TK, stored layout order) at depth k0, zero past the
+ * edges; likewise for op(B). Consecutive e read consecutive addresses. */
+static inline float a_elem(__global const float *A, uint M, uint K, uint lda, uint m0, uint e, uint k0)
+{
+#if TA
+    const uint i = e % TM, p = e / TM;
+#else
+    const uint p = e % TK, i = e / TK;
+#endif
+    const uint gi = m0 + i, gp = k0 + p;
+    return (gi < M && gp < K) ? AT(gi, gp) : 0.0f;
+}
+
+static inline float b_elem(__global const float *B, uint K, uint N, uint ldb, uint n0, uint e, uint k0)
+{
+#if TB
+    const uint p = e % TK, j = e / TK;
+#else
+    const uint j = e % TN, p = e / TN;
+#endif
+    const uint gp = k0 + p, gj = n0 + j;
+    return (gp < K && gj < N) ? BT(gp, gj) : 0.0f;
+}
 
 __kernel __attribute__((reqd_work_group_size(RN, RM, 1))) void
 clrun_gemm(const uint M, const uint N, const uint K, const float alpha, const float beta,
@@ -81,27 +109,37 @@ clrun_gemm(const uint M, const uint N, const uint K, const float alpha, const fl
     for (int i = 0; i < WM; i++)
         for (int j = 0; j < WN; j++) acc[i][j] = 0.0f;
 
+#if DB
+    /* software pipeline: slice k0 + TK travels global -> registers while slice k0 is multiplied */
+    float ra[(TM * TK) / NT], rb[(TK * TN) / NT];
+    for (uint r = 0; r < (TM * TK) / NT; r++) ra[r] = a_elem(A, M, K, lda, m0, tid + r * NT, 0);
+    for (uint r = 0; r < (TK * TN) / NT; r++) rb[r] = b_elem(B, K, N, ldb, n0, tid + r * NT, 0);
+#endif
     for (uint k0 = 0; k0 < K; k0 += TK) {
         /* stage the slices; consecutive work-items read consecutive addresses of the stored layout */
-        for (uint e = tid; e < TM * TK; e += NT) {
-#if TA
-            const uint i = e % TM, p = e / TM;
+        for (uint r = 0, e = tid; e < TM * TK; r++, e += NT) {
+#if DB
+            const float v = ra[r];
 #else
-            const uint p = e % TK, i = e / TK;
+            const float v = a_elem(A, M, K, lda, m0, e, k0);
 #endif
-            const uint gi = m0 + i, gp = k0 + p;
-            As[p][i] = (gi < M && gp < K) ? AT(gi, gp) : 0.0f;
+            As[TA ? e / TM : e % TK][TA ? e % TM : e / TK] = v;
         }
-        for (uint e = tid; e < TK * TN; e += NT) {
-#if TB
-            const uint p = e % TK, j = e / TK;
+        for (uint r = 0, e = tid; e < TK * TN; r++, e += NT) {
+#if DB
+            const float v = rb[r];
 #else
-            const uint j = e % TN, p = e / TN;
+            const float v = b_elem(B, K, N, ldb, n0, e, k0);
 #endif
-            const uint gp = k0 + p, gj = n0 + j;
-            Bs[p][j] = (gp < K && gj < N) ? BT(gp, gj) : 0.0f;
+            Bs[TB ? e % TK : e / TN][TB ? e / TK : e % TN] = v;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
+#if DB
+        if (k0 + TK < K) {
+            for (uint r = 0; r < (TM * TK) / NT; r++) ra[r] = a_elem(A, M, K, lda, m0, tid + r * NT, k0 + TK);
+            for (uint r = 0; r < (TK * TN) / NT; r++) rb[r] = b_elem(B, K, N, ldb, n0, tid + r * NT, k0 + TK);
+        }
+#endif
 #pragma unroll
         for (int p = 0; p < TK; p++) {
             float a[WM], b[WN];

@@ -131,7 +131,8 @@ static void tile_variants(void **state)
 {
     clrun_ctx *ctx = *state;
     uint64_t s = test_seed();
-    const char *params[] = {"64,64,16,4,4,0", "64,64,16,4,4,1", "128,128,16,8,8,0", "128,128,16,8,8,1", "32,64,8,4,8,1"};
+    const char *params[] = {"64,64,16,4,4,0", "64,64,16,4,4,1", "128,128,16,8,8,0", "128,128,16,8,8,1", "32,64,8,4,8,1",
+                            "64,64,16,4,4,0,1", "128,128,16,8,8,0,1", "128,128,16,8,8,1,1"};
     for (size_t v = 0; v < sizeof params / sizeof *params; v++) {
         setenv("CLRUN_GEMM_PARAMS", params[v], 1);
         for (int tr = 0; tr < 4; tr++) {

@@ -17,10 +17,10 @@ int clrun_have_clblast(void)
 #endif
 }
 
-/* Tile parameters of the GPU kernel: TM TN TK WM WN [VEC]. $CLRUN_GEMM_PARAMS overrides them
- * ("128,128,16,8,8,1"); tools/gpu-check.sh and `clrun bench gemm` use it to compare variants. */
+/* Tile parameters of the GPU kernel: TM TN TK WM WN [VEC [DB]]. $CLRUN_GEMM_PARAMS overrides them
+ * ("128,128,16,8,8,0,1"); tools/gpu-check.sh and `clrun bench gemm` use it to compare variants. */
 struct gpu_params {
-    unsigned tm, tn, tk, wm, wn, vec;
+    unsigned tm, tn, tk, wm, wn, vec, db;
 };
 
 /* Measured on the H200 (docs/BENCHMARKS.md): 128×128 tiles of 8×8 per work-item win on large
@@ -28,15 +28,17 @@ struct gpu_params {
 static void gpu_params(const clrun_ctx *ctx, size_t m, size_t n, struct gpu_params *g)
 {
     const char *env = getenv("CLRUN_GEMM_PARAMS");
-    *g = (struct gpu_params){64, 64, 16, 4, 4, 0};
+    *g = (struct gpu_params){64, 64, 16, 4, 4, 0, 0};
     size_t tiles128 = ((m + 127) / 128) * ((n + 127) / 128);
     if (ctx->info.type == CLRUN_DEVICE_GPU && ctx->info.local_mem >= 32768 && ctx->info.max_work_group >= 256 &&
         tiles128 >= 2 * (size_t)ctx->info.compute_units)
-        *g = (struct gpu_params){128, 128, 16, 8, 8, 0};
+        *g = (struct gpu_params){128, 128, 16, 8, 8, 0, 0};
     if (env && *env) {
-        struct gpu_params e = {0, 0, 0, 0, 0, 0};
-        int got = sscanf(env, "%u,%u,%u,%u,%u,%u", &e.tm, &e.tn, &e.tk, &e.wm, &e.wn, &e.vec);
-        if (got >= 5 && e.wm && e.wn && e.tk && e.tm % e.wm == 0 && e.tn % e.wn == 0 && (!e.vec || (e.wm % 4 == 0 && e.wn % 4 == 0)))
+        struct gpu_params e = {0, 0, 0, 0, 0, 0, 0};
+        int got = sscanf(env, "%u,%u,%u,%u,%u,%u,%u", &e.tm, &e.tn, &e.tk, &e.wm, &e.wn, &e.vec, &e.db);
+        unsigned nt = e.wm && e.wn ? (e.tm / e.wm) * (e.tn / e.wn) : 0;
+        if (got >= 5 && nt && e.tk && e.tm % e.wm == 0 && e.tn % e.wn == 0 && (!e.vec || (e.wm % 4 == 0 && e.wn % 4 == 0)) &&
+            (!e.db || ((e.tm * e.tk) % nt == 0 && (e.tk * e.tn) % nt == 0)))
             *g = e;
     }
 }
@@ -78,8 +80,8 @@ static clrun_status run_kernel(clrun_ctx *ctx, const clrun_gemm_desc *d, size_t 
     } else {
         struct gpu_params g;
         gpu_params(ctx, d->m, d->n, &g);
-        snprintf(opts, sizeof opts, "-DTM=%u -DTN=%u -DTK=%u -DWM=%u -DWN=%u -DVEC=%u -DTA=%d -DTB=%d", g.tm, g.tn, g.tk, g.wm, g.wn,
-                 g.vec, d->trans_a != 0, d->trans_b != 0);
+        snprintf(opts, sizeof opts, "-DTM=%u -DTN=%u -DTK=%u -DWM=%u -DWN=%u -DVEC=%u -DDB=%u -DTA=%d -DTB=%d", g.tm, g.tn, g.tk, g.wm,
+                 g.wn, g.vec, g.db, d->trans_a != 0, d->trans_b != 0);
         if ((st = clrun__lib_kernel(ctx, "gemm", opts, "clrun_gemm", &k))) return st;
         local[0] = g.tn / g.wn, local[1] = g.tm / g.wm, local[2] = 1;
         global[0] = (d->n + g.tn - 1) / g.tn * local[0], global[1] = (d->m + g.tm - 1) / g.tm * local[1], global[2] = batch;

@@ -23,16 +23,17 @@ struct gpu_params {
     unsigned tm, tn, tk, wm, wn, vec, db;
 };
 
-/* Measured on the H200 (docs/BENCHMARKS.md): 128×128 tiles of 8×8 per work-item win on large
- * products, 64×64 tiles of 4×4 when the product has too few 128-tiles to fill the device. */
+/* Measured on the H200 (docs/BENCHMARKS.md): 128×128 tiles in slices of 8 with 8×8 per work-item
+ * and register double buffering win on large products, 64×64 tiles of 4×4 when the product has too
+ * few 128-tiles to fill the device. */
 static void gpu_params(const clrun_ctx *ctx, size_t m, size_t n, struct gpu_params *g)
 {
     const char *env = getenv("CLRUN_GEMM_PARAMS");
-    *g = (struct gpu_params){64, 64, 16, 4, 4, 0, 0};
+    *g = (struct gpu_params){64, 64, 16, 4, 4, 0, 1};
     size_t tiles128 = ((m + 127) / 128) * ((n + 127) / 128);
     if (ctx->info.type == CLRUN_DEVICE_GPU && ctx->info.local_mem >= 32768 && ctx->info.max_work_group >= 256 &&
         tiles128 >= 2 * (size_t)ctx->info.compute_units)
-        *g = (struct gpu_params){128, 128, 16, 8, 8, 0, 0};
+        *g = (struct gpu_params){128, 128, 8, 8, 8, 0, 1};
     if (env && *env) {
         struct gpu_params e = {0, 0, 0, 0, 0, 0, 0};
         int got = sscanf(env, "%u,%u,%u,%u,%u,%u,%u", &e.tm, &e.tn, &e.tk, &e.wm, &e.wn, &e.vec, &e.db);

@@ -546,6 +546,12 @@ clrun_status clrun_gemm(clrun_ctx *ctx, const clrun_gemm_desc *d);
 /** 1 when libclrun was built with the CLBlast backend. */
 int clrun_have_clblast(void);
 
+/** Where `clrun tune gemm` stores the tile parameters it measured best on this context's device
+ *  (a text file in the cache folder, keyed by platform, device and driver), written into buf. NULL
+ *  when the cache is off. The file holds lines "small TM,TN,TK,WM,WN,VEC,DB" and "large ..."; when it
+ *  exists, clrun_gemm uses them instead of its built-in rule ($CLRUN_GEMM_PARAMS still wins). */
+const char *clrun_gemm_tuning_path(const clrun_ctx *ctx, char *buf, size_t size);
+
 #ifdef __cplusplus
 }
 #endif

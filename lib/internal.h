@@ -43,6 +43,8 @@ struct clrun_ctx {
     struct clrun__kentry kcache[CLRUN__KCACHE];
     int nkcache;
     clrun_buf *scratch; /* partial results of reductions (grows) */
+    int gemm_tuned;     /* 0 not read yet, 1 read (found or not) */
+    unsigned gemm_small[7], gemm_large[7]; /* from the tuning file; [0] == 0 when absent */
 };
 
 struct clrun_buf {

@@ -127,7 +127,7 @@ static void top_level_and_help(void **state)
     EXPECT(0, "commands:", "--help");
     EXPECT(2, "usage:", NULL);
     EXPECT(2, "unknown command 'frobnicate'", "frobnicate");
-    const char *subs[] = {"devices", "info", "run", "op", "bench", "demo"};
+    const char *subs[] = {"devices", "info", "run", "op", "bench", "tune", "demo"};
     for (size_t i = 0; i < sizeof subs / sizeof *subs; i++) {
         EXPECT(0, "usage: clrun", subs[i], "--help");
         EXPECT(2, "unknown option", subs[i], "--no-such-option");
@@ -396,6 +396,47 @@ static void op_gemm(void **state)
     clrun_array_free(&a), clrun_array_free(&b), clrun_array_free(&r);
 }
 
+static void tune_gemm(void **state)
+{
+    (void)state;
+    char dir[4300], save[4300];
+    snprintf(save, sizeof save, "%s", getenv("CLRUN_CACHE_DIR"));
+    snprintf(dir, sizeof dir, "%s/tunecache", tmp);
+    setenv("CLRUN_CACHE_DIR", dir, 1);
+    EXPECT(0, "best large", "tune", "gemm", "--quick", "--size", "64", "--dry-run");
+    assert_null(strstr(out_text, "stored in"));
+    EXPECT(0, "stored in", "tune", "gemm", "--quick", "--size", "64");
+    char *p = strstr(out_text, "stored in ") + 10, file[4400];
+    snprintf(file, sizeof file, "%.*s", (int)strcspn(p, "\n"), p);
+    FILE *f = fopen(file, "r");
+    assert_non_null(f);
+    char text[512] = "";
+    size_t got = fread(text, 1, sizeof text - 1, f);
+    text[got] = 0;
+    fclose(f);
+    assert_non_null(strstr(text, "\nsmall "));
+    assert_non_null(strstr(text, "\nlarge "));
+    /* clrun_gemm uses the stored parameters: the product must still be right */
+    EXPECT(0, "wrote", "op", "gemm", path("ga.npy"), path("gb.npy"), "-o", path("gt.npy"), "--backend", "gpu", "--alpha", "2");
+    clrun_array r1, r2;
+    CHECK_OK(NULL, clrun_npy_read(path("gt.npy"), &r1));
+    CHECK_OK(NULL, clrun_npy_read(path("gc.npy"), &r2));
+    assert_memory_equal(r1.data, r2.data, r1.bytes);
+    /* a damaged tuning file is ignored, not trusted */
+    f = fopen(file, "w");
+    fputs("small 0,0,0,0,0,0,0\nlarge 4096,4096,64,1,1,0,0\n", f);
+    fclose(f);
+    EXPECT(0, "wrote", "op", "gemm", path("ga.npy"), path("gb.npy"), "-o", path("gt.npy"), "--backend", "gpu", "--alpha", "2");
+    clrun_array_free(&r1);
+    CHECK_OK(NULL, clrun_npy_read(path("gt.npy"), &r1));
+    assert_memory_equal(r1.data, r2.data, r1.bytes);
+    clrun_array_free(&r1), clrun_array_free(&r2);
+    EXPECT(2, "unknown tuning target", "tune", "fft");
+    EXPECT(2, "what to tune", "tune");
+    EXPECT(2, "--size wants", "tune", "gemm", "--size", "3");
+    setenv("CLRUN_CACHE_DIR", save, 1);
+}
+
 static void run_sim_files(void **state)
 {
     (void)state;
@@ -523,7 +564,7 @@ int main(void)
         cmocka_unit_test(top_level_and_help),      cmocka_unit_test(devices_and_info),
         cmocka_unit_test(demo_and_bench),          cmocka_unit_test(run_generated_forms),
         cmocka_unit_test(run_every_dtype_round_trip), cmocka_unit_test(run_scalars_local_and_2d),
-        cmocka_unit_test(run_sim_files), cmocka_unit_test(op_mul), cmocka_unit_test(op_gemm),           cmocka_unit_test(run_bad_npy_files),
+        cmocka_unit_test(run_sim_files), cmocka_unit_test(op_mul), cmocka_unit_test(op_gemm), cmocka_unit_test(tune_gemm),           cmocka_unit_test(run_bad_npy_files),
         cmocka_unit_test(run_bad_command_lines),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

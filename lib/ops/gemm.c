@@ -26,7 +26,49 @@ struct gpu_params {
 /* Measured on the H200 (docs/BENCHMARKS.md): 128×128 tiles in slices of 8 with 8×8 per work-item
  * and register double buffering win on large products, 64×64 tiles of 4×4 when the product has too
  * few 128-tiles to fill the device. */
-static void gpu_params(const clrun_ctx *ctx, size_t m, size_t n, struct gpu_params *g)
+/* Parameters the kernel and this device accept: divisibility, work-group size, local memory. */
+static int params_ok(const clrun_ctx *ctx, const unsigned v[7])
+{
+    unsigned tm = v[0], tn = v[1], tk = v[2], wm = v[3], wn = v[4], vec = v[5], db = v[6];
+    if (!tm || !tn || !tk || !wm || !wn || tm % wm || tn % wn || vec > 1 || db > 1) return 0;
+    size_t nt = (size_t)(tm / wm) * (tn / wn), lmem = (size_t)2 * tk * (tm + tn + 2) * sizeof(float);
+    if (nt > ctx->info.max_work_group || (ctx->info.local_mem && lmem > ctx->info.local_mem)) return 0;
+    if (vec && (wm % 4 || wn % 4)) return 0;
+    if (db && (((size_t)tm * tk) % nt || ((size_t)tk * tn) % nt)) return 0;
+    return 1;
+}
+
+const char *clrun_gemm_tuning_path(const clrun_ctx *ctx, char *buf, size_t size)
+{
+    char dir[4096];
+    if (!clrun_cache_dir(dir, sizeof dir)) return NULL;
+    unsigned long long h = 1469598103934665603ull; /* FNV-1a of what identifies the device */
+    const char *parts[] = {ctx->info.platform_name, ctx->info.name, ctx->info.version, ctx->info.driver_version};
+    for (int i = 0; i < 4; i++)
+        for (const char *p = parts[i]; *p; p++) h = (h ^ (unsigned char)*p) * 1099511628211ull;
+    int n = snprintf(buf, size, "%s/tune-gemm-%016llx.txt", dir, h);
+    return n > 0 && (size_t)n < size ? buf : NULL;
+}
+
+/* Read the tuning file once per context. */
+static void read_tuning(clrun_ctx *ctx)
+{
+    char path[4200], line[256];
+    ctx->gemm_tuned = 1;
+    ctx->gemm_small[0] = ctx->gemm_large[0] = 0;
+    FILE *f = clrun_gemm_tuning_path(ctx, path, sizeof path) ? fopen(path, "r") : NULL;
+    if (!f) return;
+    while (fgets(line, sizeof line, f)) {
+        unsigned v[7];
+        char cls[16];
+        if (sscanf(line, "%15s %u,%u,%u,%u,%u,%u,%u", cls, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6]) != 8) continue;
+        unsigned *dst = strcmp(cls, "small") == 0 ? ctx->gemm_small : strcmp(cls, "large") == 0 ? ctx->gemm_large : NULL;
+        if (dst && params_ok(ctx, v)) memcpy(dst, v, sizeof v);
+    }
+    fclose(f);
+}
+
+static void gpu_params(clrun_ctx *ctx, size_t m, size_t n, struct gpu_params *g)
 {
     const char *env = getenv("CLRUN_GEMM_PARAMS");
     *g = (struct gpu_params){64, 64, 16, 4, 4, 0, 1};
@@ -34,13 +76,13 @@ static void gpu_params(const clrun_ctx *ctx, size_t m, size_t n, struct gpu_para
     if (ctx->info.type == CLRUN_DEVICE_GPU && ctx->info.local_mem >= 32768 && ctx->info.max_work_group >= 256 &&
         tiles128 >= 2 * (size_t)ctx->info.compute_units)
         *g = (struct gpu_params){128, 128, 8, 8, 8, 0, 1};
+    if (!ctx->gemm_tuned) read_tuning(ctx);
+    const unsigned *t = tiles128 >= 2 * (size_t)ctx->info.compute_units ? ctx->gemm_large : ctx->gemm_small;
+    if (t[0]) *g = (struct gpu_params){t[0], t[1], t[2], t[3], t[4], t[5], t[6]};
     if (env && *env) {
-        struct gpu_params e = {0, 0, 0, 0, 0, 0, 0};
-        int got = sscanf(env, "%u,%u,%u,%u,%u,%u,%u", &e.tm, &e.tn, &e.tk, &e.wm, &e.wn, &e.vec, &e.db);
-        unsigned nt = e.wm && e.wn ? (e.tm / e.wm) * (e.tn / e.wn) : 0;
-        if (got >= 5 && nt && e.tk && e.tm % e.wm == 0 && e.tn % e.wn == 0 && (!e.vec || (e.wm % 4 == 0 && e.wn % 4 == 0)) &&
-            (!e.db || ((e.tm * e.tk) % nt == 0 && (e.tk * e.tn) % nt == 0)))
-            *g = e;
+        unsigned v[7] = {0, 0, 0, 0, 0, 0, 0};
+        int got = sscanf(env, "%u,%u,%u,%u,%u,%u,%u", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6]);
+        if (got >= 5 && params_ok(ctx, v)) *g = (struct gpu_params){v[0], v[1], v[2], v[3], v[4], v[5], v[6]};
     }
 }
 

@@ -35,6 +35,7 @@ int cmd_info(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_op(int argc, char **argv);
+int cmd_tune(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
 
 #endif

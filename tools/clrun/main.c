@@ -80,6 +80,7 @@ static const struct {
     {"run", cmd_run, "run any kernel file with arguments from .npy files, generated data or scalars"},
     {"op", cmd_op, "the kernel library's ops on .npy files (mul, ...)"},
     {"bench", cmd_bench, "benchmarks (transfer, launch)"},
+    {"tune", cmd_tune, "search kernel parameters on this device and store the best (gemm)"},
     {"demo", cmd_demo, "the seed examples on the default device, checked and timed"},
 };
 

@@ -1,0 +1,173 @@
+/* tune.c — `clrun tune gemm`: search the GPU GEMM kernel's tile parameters on the current device
+ * for a small and a large product, check every candidate's result, and store the winners where
+ * clrun_gemm finds them next time (clrun_gemm_tuning_path). */
+#include "cli.h"
+
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char *tune_help =
+    "usage: clrun tune gemm [-d SPEC] [--size N] [--quick] [--dry-run]\n\n"
+    "Times the GPU-shaped GEMM kernel (cl/gemm.cl, which clrun_gemm's auto backend uses on GPUs and\n"
+    "accelerators) over a space of tile parameters on the device,\n"
+    "for a large square product (N, default 2048 on GPUs, 256 otherwise) and a small one (N/4), checks\n"
+    "each candidate's result against the first candidate's, and stores the fastest as the device's\n"
+    "tuning file (its path is printed). clrun_gemm uses it from then on; $CLRUN_GEMM_PARAMS still\n"
+    "overrides it.\n\n"
+    "  -d, --device SPEC   device (default: $CLRUN_DEVICE, else the best)\n"
+    "  --size N            the large size (the small one is N/4)\n"
+    "  --quick             a handful of candidates instead of the whole space\n"
+    "  --dry-run           measure and report, but store nothing\n"
+    "  --help              this text\n";
+
+struct cand {
+    unsigned v[7];
+};
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Time one candidate on the product in d (3 runs after a warm-up); 0 when it fails or is wrong. */
+static double try_cand(clrun_ctx *ctx, clrun_gemm_desc *d, const struct cand *c, const float *ref, float *out, size_t nc)
+{
+    char env[128];
+    snprintf(env, sizeof env, "%u,%u,%u,%u,%u,%u,%u", c->v[0], c->v[1], c->v[2], c->v[3], c->v[4], c->v[5], c->v[6]);
+    setenv("CLRUN_GEMM_PARAMS", env, 1);
+    double t[3];
+    clrun_status st = CLRUN_OK;
+    for (int r = -1; r < 3 && st == CLRUN_OK; r++) {
+        double t0 = cli_now();
+        if ((st = clrun_gemm(ctx, d)) == CLRUN_OK) st = clrun_finish(ctx);
+        if (r >= 0) t[r] = cli_now() - t0;
+    }
+    unsetenv("CLRUN_GEMM_PARAMS");
+    if (st != CLRUN_OK || clrun_download(d->c, 0, out, nc * 4) != CLRUN_OK) return 0;
+    if (ref)
+        for (size_t i = 0; i < nc; i++)
+            if (!(fabsf(out[i] - ref[i]) <= 1e-3f * (1.0f + fabsf(ref[i])))) return 0;
+    qsort(t, 3, sizeof *t, cmp_double);
+    return 2.0 * d->m * d->n * d->k / t[1] / 1e9;
+}
+
+int cmd_tune(int argc, char **argv)
+{
+    const char *spec = NULL;
+    int quick = 0, dry = 0, c;
+    long size = 0;
+    static const struct option opts[] = {{"device", required_argument, NULL, 'd'}, {"size", required_argument, NULL, 's'},
+                                         {"quick", no_argument, NULL, 'q'},        {"dry-run", no_argument, NULL, 'n'},
+                                         {"help", no_argument, NULL, 'h'},         {0}};
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "d:h", opts, NULL)) != -1) {
+        char *end = NULL;
+        if (c == 'd') spec = optarg;
+        else if (c == 'q') quick = 1;
+        else if (c == 'n') dry = 1;
+        else if (c == 's') {
+            size = strtol(optarg, &end, 10);
+            if (!*optarg || *end || size < 16 || size > 65536) return cli_usage_error("tune", "--size wants 16..65536, not '%s'", optarg);
+        } else if (c == 'h') return fputs(tune_help, stdout), EXIT_OK;
+        else if (optopt) return cli_usage_error("tune", "option -%c needs a value", optopt);
+        else return cli_usage_error("tune", "unknown option '%s'", argv[optind - 1]);
+    }
+    if (optind >= argc) return cli_usage_error("tune", "what to tune? gemm");
+    if (strcmp(argv[optind], "gemm") != 0) return cli_usage_error("tune", "unknown tuning target '%s'; there is: gemm", argv[optind]);
+    if (optind + 1 < argc) return cli_usage_error("tune", "unexpected argument '%s'", argv[optind + 1]);
+
+    clrun_ctx *ctx = NULL;
+    int rc = cli_open("tune", spec, &ctx);
+    if (rc) return rc;
+    const clrun_device_info *in = clrun_ctx_device(ctx);
+    if (!size) size = in->type == CLRUN_DEVICE_GPU ? 2048 : 256;
+    /* the space: tiles, slice depth, work per item, float4 local reads, double buffering */
+    struct cand cands[256];
+    size_t nc = 0;
+    static const unsigned tiles[][2] = {{64, 64}, {128, 64}, {64, 128}, {128, 128}, {32, 64}};
+    static const unsigned ks[] = {8, 16, 32}, ws[][2] = {{4, 4}, {8, 4}, {4, 8}, {8, 8}};
+    if (quick) {
+        static const unsigned q[][7] = {{128, 128, 8, 8, 8, 0, 1}, {64, 64, 16, 4, 4, 0, 1}, {128, 128, 16, 8, 8, 0, 0},
+                                        {64, 64, 16, 4, 4, 1, 0}, {32, 64, 8, 4, 8, 0, 1}};
+        for (size_t i = 0; i < sizeof q / sizeof *q; i++) memcpy(cands[nc++].v, q[i], sizeof q[i]);
+    } else {
+        for (size_t t = 0; t < 5; t++)
+            for (size_t k = 0; k < 3; k++)
+                for (size_t w = 0; w < 4; w++)
+                    for (unsigned vec = 0; vec < 2; vec++)
+                        for (unsigned db = 0; db < 2 && nc < 256; db++) {
+                            unsigned tm = tiles[t][0], tn = tiles[t][1], wm = ws[w][0], wn = ws[w][1];
+                            size_t nt = (size_t)(tm / wm) * (tn / wn);
+                            if (tm % wm || tn % wn || nt < 32 || nt > in->max_work_group) continue;
+                            if ((size_t)2 * ks[k] * (tm + tn + 2) * 4 > in->local_mem) continue;
+                            if (db && (((size_t)tm * ks[k]) % nt || ((size_t)ks[k] * tn) % nt)) continue;
+                            cands[nc++] = (struct cand){{tm, tn, ks[k], wm, wn, vec, db}};
+                        }
+    }
+    printf("tuning gemm on %s: %zu candidates, sizes %ld³ (large) and %ld³ (small)\n", in->name, nc, size, size / 4);
+    char line[2][64] = {"", ""};
+    for (int cls = 1; cls >= 0 && rc == 0; cls--) {
+        size_t n = cls ? (size_t)size : (size_t)size / 4;
+        clrun_gemm_desc d = {0, 0, n, n, n, 1.0f, 0.0f, NULL, 0, n, 0, NULL, 0, n, 0, NULL, 0, n, 0, 1, CLRUN_GEMM_GPU_KERNEL};
+        float *h = malloc(n * n * 4), *ref = malloc(n * n * 4), *out = malloc(n * n * 4);
+        clrun_status st = CLRUN_OK;
+        uint64_t seed = 99;
+        for (size_t i = 0; h && i < n * n; i++) h[i] = (float)((seed = seed * 6364136223846793005ull + 1) >> 40) / 16777216.0f - 0.5f;
+        if (!h || !ref || !out || (st = clrun_buf_new(ctx, n * n * 4, 0, &d.a)) || (st = clrun_buf_new(ctx, n * n * 4, 0, &d.b)) ||
+            (st = clrun_buf_new(ctx, n * n * 4, 0, &d.c)) || (st = clrun_upload(d.a, 0, h, n * n * 4)) || (st = clrun_upload(d.b, 0, h, n * n * 4)))
+            rc = h && ref && out ? cli_fail("tune", ctx, st) : EXIT_RUNTIME;
+        double best = 0;
+        size_t bi = 0;
+        for (size_t i = 0; i < nc && rc == 0; i++) {
+            double gf = try_cand(ctx, &d, &cands[i], i ? ref : NULL, i ? out : ref, n * n);
+            const unsigned *v = cands[i].v;
+            char params[64];
+            snprintf(params, sizeof params, "%u,%u,%u,%u,%u,%u,%u", v[0], v[1], v[2], v[3], v[4], v[5], v[6]);
+            if (gf > 0) printf("[%zu/%zu] %s %-22s %10.1f GFLOP/s\n", i + 1, nc, cls ? "large" : "small", params, gf);
+            else printf("[%zu/%zu] %s %-22s %s\n", i + 1, nc, cls ? "large" : "small", params, i == 0 ? "failed" : "failed or wrong result");
+            fflush(stdout);
+            if (i == 0 && gf == 0) {
+                fprintf(stderr, "clrun tune: the first candidate failed: %s\n", clrun_last_error(ctx));
+                rc = EXIT_RUNTIME;
+            }
+            if (gf > best) best = gf, bi = i;
+        }
+        if (rc == 0) {
+            const unsigned *v = cands[bi].v;
+            snprintf(line[cls], sizeof line[cls], "%s %u,%u,%u,%u,%u,%u,%u", cls ? "large" : "small", v[0], v[1], v[2], v[3], v[4], v[5], v[6]);
+            printf("best %s: %s (%.1f GFLOP/s)\n", cls ? "large" : "small", line[cls] + 6, best);
+        }
+        clrun_buf_free(d.a), clrun_buf_free(d.b), clrun_buf_free(d.c);
+        free(h), free(ref), free(out);
+    }
+    char path[4200];
+    if (rc == 0 && !dry) {
+        if (!clrun_gemm_tuning_path(ctx, path, sizeof path)) {
+            fprintf(stderr, "clrun tune: the cache is off (CLRUN_NO_CACHE), so there is nowhere to store the result\n");
+            rc = EXIT_RUNTIME;
+        } else {
+            char tmp[4300];
+            snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+            char dir[4200];
+            snprintf(dir, sizeof dir, "%s", path);
+            *strrchr(dir, '/') = 0;
+            char cmd[4400];
+            snprintf(cmd, sizeof cmd, "mkdir -p '%s'", dir);
+            FILE *f = system(cmd) == 0 ? fopen(tmp, "w") : NULL;
+            if (!f || fprintf(f, "# clrun tune gemm on %s (%s)\n%s\n%s\n", in->name, in->driver_version, line[0], line[1]) < 0 ||
+                fclose(f) != 0 || rename(tmp, path) != 0) {
+                fprintf(stderr, "clrun tune: cannot write %s\n", path);
+                rc = EXIT_RUNTIME;
+            } else {
+                printf("stored in %s\n", path);
+            }
+        }
+    }
+    clrun_close(ctx);
+    return rc;
+}

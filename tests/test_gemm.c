@@ -131,11 +131,12 @@ static void tile_variants(void **state)
 {
     clrun_ctx *ctx = *state;
     uint64_t s = test_seed();
-    const char *params[] = {"64,64,16,4,4,0", "64,64,16,4,4,1", "128,128,16,8,8,0", "128,128,16,8,8,1", "32,64,8,4,8,1",
-                            "64,64,16,4,4,0,1", "128,128,16,8,8,0,1", "128,128,16,8,8,1,1"};
+    /* each variant compiles a program per transpose pair on PoCL (seconds each): NN and TT cover
+     * both index paths of A and B; the shapes test covers all four pairs with the default tiles */
+    const char *params[] = {"64,64,16,4,4,1,0", "128,128,16,8,8,0,0", "128,128,8,8,8,0,1", "32,64,8,4,8,1,1"};
     for (size_t v = 0; v < sizeof params / sizeof *params; v++) {
         setenv("CLRUN_GEMM_PARAMS", params[v], 1);
-        for (int tr = 0; tr < 4; tr++) {
+        for (int tr = 0; tr < 4; tr += 3) {
             struct problem p;
             make(ctx, &p, tr & 1, tr >> 1, 131 + (size_t)(rng_next(&s) % 7), 67 + (size_t)(rng_next(&s) % 5), 37, 1, &s, 1);
             run_check(ctx, &p, CLRUN_GEMM_GPU_KERNEL, NULL);

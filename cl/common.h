@@ -3,4 +3,9 @@
 #define CLRUN_COMMON_H
 /* Global id of dimension 0 as a size_t, for guarded element-wise loops. */
 #define CLRUN_GID ((size_t)get_global_id(0))
+
+/* Element (i, p) of op(A) and (p, j) of op(B) for the GEMM kernels: row-major with leading
+ * dimensions lda, ldb; TA, TB (0 or 1) say whether A, B are stored transposed. */
+#define CLRUN_AT(i, p) (TA ? A[(size_t)(p) * lda + (i)] : A[(size_t)(i) * lda + (p)])
+#define CLRUN_BT(p, j) (TB ? B[(size_t)(j) * ldb + (p)] : B[(size_t)(p) * ldb + (j)])
 #endif

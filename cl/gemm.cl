@@ -46,16 +46,9 @@
 #define NT (RM * RN) /* work-items per group */
 
 /* op(A)[i][p] and op(B)[p][j] */
-#if TA
-#define AT(i, p) A[(size_t)(p) * lda + (i)]
-#else
-#define AT(i, p) A[(size_t)(i) * lda + (p)]
-#endif
-#if TB
-#define BT(p, j) B[(size_t)(j) * ldb + (p)]
-#else
-#define BT(p, j) B[(size_t)(p) * ldb + (j)]
-#endif
+#include "common.h"
+#define AT CLRUN_AT
+#define BT CLRUN_BT
 
 /* Element e of the staged slice of op(A) (TM×TK, stored layout order) at depth k0, zero past the
  * edges; likewise for op(B). Consecutive e read consecutive addresses. */

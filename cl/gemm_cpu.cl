@@ -18,16 +18,9 @@
 #define TB 0
 #endif
 
-#if TA
-#define AT(i, p) A[(size_t)(p) * lda + (i)]
-#else
-#define AT(i, p) A[(size_t)(i) * lda + (p)]
-#endif
-#if TB
-#define BT(p, j) B[(size_t)(j) * ldb + (p)]
-#else
-#define BT(p, j) B[(size_t)(p) * ldb + (j)]
-#endif
+#include "common.h"
+#define AT CLRUN_AT
+#define BT CLRUN_BT
 
 __kernel __attribute__((reqd_work_group_size(8, 1, 1))) void
 clrun_gemm_cpu(const uint M, const uint N, const uint K, const float alpha, const float beta,
@@ -46,7 +39,8 @@ clrun_gemm_cpu(const uint M, const uint N, const uint K, const float alpha, cons
     for (int r = 0; r < RM; r++) lo[r] = hi[r] = (float8)(0.0f);
     if (!TB && rows == RM && cols == 16) {
         for (uint p = 0; p < K; p++) {
-            const float8 b0 = vload8(0, &BT(p, j0)), b1 = vload8(1, &BT(p, j0));
+            const __global float *row = B + (size_t)p * ldb + j0; /* not transposed here */
+            const float8 b0 = vload8(0, row), b1 = vload8(1, row);
             for (int r = 0; r < RM; r++) {
                 const float a = AT(i0 + r, p);
                 lo[r] = fma((float8)(a), b0, lo[r]);

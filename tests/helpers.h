@@ -37,6 +37,24 @@ static inline const char *test_device(void)
     return d && *d ? d : "cpu";
 }
 
+/* Group setup/teardown for tests that need one context on the test device: *state is the context. */
+static inline int ctx_setup(void **state)
+{
+    clrun_ctx *ctx = NULL;
+    if (clrun_open(&ctx, test_device()) != CLRUN_OK) {
+        fprintf(stderr, "%s\n", clrun_last_error(NULL));
+        return -1;
+    }
+    *state = ctx;
+    return 0;
+}
+
+static inline int ctx_teardown(void **state)
+{
+    clrun_close(*state);
+    return 0;
+}
+
 /* Fresh random data per run: seeded from the clock unless CLRUN_TEST_SEED is set; printed. */
 static inline uint64_t test_seed(void)
 {

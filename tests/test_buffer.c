@@ -2,23 +2,6 @@
  * host memory, and their error paths. */
 #include "helpers.h"
 
-static int setup(void **state)
-{
-    clrun_ctx *ctx = NULL;
-    if (clrun_open(&ctx, test_device()) != CLRUN_OK) {
-        fprintf(stderr, "%s\n", clrun_last_error(NULL));
-        return -1;
-    }
-    *state = ctx;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    clrun_close(*state);
-    return 0;
-}
-
 static void round_trip(clrun_ctx *ctx, size_t n)
 {
     uint64_t s = test_seed() + n;
@@ -237,5 +220,5 @@ int main(void)
         cmocka_unit_test(sub_buffers),            cmocka_unit_test(zero_and_oversized),
         cmocka_unit_test(pinned_host_memory),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, ctx_setup, ctx_teardown);
 }

@@ -6,23 +6,6 @@
 
 #include <math.h>
 
-static int setup(void **state)
-{
-    clrun_ctx *ctx = NULL;
-    if (clrun_open(&ctx, test_device()) != CLRUN_OK) {
-        fprintf(stderr, "%s\n", clrun_last_error(NULL));
-        return -1;
-    }
-    *state = ctx;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    clrun_close(*state);
-    return 0;
-}
-
 struct problem {
     clrun_gemm_desc d;
     float *a, *b, *c; /* host copies (c: before the product) */
@@ -228,5 +211,5 @@ int main(void)
         cmocka_unit_test(shapes_transposes_kernels), cmocka_unit_test(tile_variants), cmocka_unit_test(batches), cmocka_unit_test(accuracy_vs_plain_loop),
         cmocka_unit_test(clblast_agrees),            cmocka_unit_test(bad_descriptors),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, ctx_setup, ctx_teardown);
 }

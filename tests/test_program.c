@@ -3,23 +3,6 @@
 
 #define KDIR TEST_DATA_DIR "/kernels"
 
-static int setup(void **state)
-{
-    clrun_ctx *ctx = NULL;
-    if (clrun_open(&ctx, test_device()) != CLRUN_OK) {
-        fprintf(stderr, "%s\n", clrun_last_error(NULL));
-        return -1;
-    }
-    *state = ctx;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    clrun_close(*state);
-    return 0;
-}
-
 /* Run scale_add on fresh data and check dst = 3*src + offset. */
 static void check_scale_add(clrun_ctx *ctx, clrun_prog *p, float offset)
 {
@@ -141,5 +124,5 @@ int main(void)
         cmocka_unit_test(embedded_set),            cmocka_unit_test(build_failure_has_log),
         cmocka_unit_test(missing_files_and_includes),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, ctx_setup, ctx_teardown);
 }

@@ -5,22 +5,10 @@
 
 #include <math.h>
 
-static int setup(void **state)
-{
-    clrun_ctx *ctx = NULL;
-    if (clrun_open(&ctx, test_device()) != CLRUN_OK) {
-        fprintf(stderr, "%s\n", clrun_last_error(NULL));
-        return -1;
-    }
-    *state = ctx;
-    return 0;
-}
-
 static int teardown(void **state)
 {
     unsetenv("CLRUN_REDUCE_SHAPE");
-    clrun_close(*state);
-    return 0;
+    return ctx_teardown(state);
 }
 
 static const double U = 1.0 / 16777216.0; /* 2^-24 */
@@ -189,5 +177,5 @@ int main(void)
         cmocka_unit_test(empty_and_errors),
         cmocka_unit_test(hundred_million),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, ctx_setup, teardown);
 }

@@ -5,23 +5,6 @@
 #include <CL/cl_half.h>
 #include <math.h>
 
-static int setup(void **state)
-{
-    clrun_ctx *ctx = NULL;
-    if (clrun_open(&ctx, test_device()) != CLRUN_OK) {
-        fprintf(stderr, "%s\n", clrun_last_error(NULL));
-        return -1;
-    }
-    *state = ctx;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    clrun_close(*state);
-    return 0;
-}
-
 static float ref(clrun_vec_op op, float x, float y, float z, float alpha)
 {
     switch (op) {
@@ -172,5 +155,5 @@ int main(void)
         cmocka_unit_test(in_place_and_errors),
         cmocka_unit_test(host_half_conversions),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, ctx_setup, ctx_teardown);
 }

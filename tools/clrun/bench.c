@@ -298,7 +298,7 @@ static int bench_vector(const struct bench_opts *o)
     /* baselines first */
     double t[64];
     int nr = reps > 64 ? 64 : reps;
-    if (gpu || !gpu) { /* a plain float4 multiply kernel through raw OpenCL */
+    { /* a plain float4 multiply kernel through raw OpenCL */
         if ((st = clrun_prog_source(ctx, plain_mul_src, "plain_mul", NULL, &plain)) || (st = clrun_kernel_new(plain, "plain_mul", &pk)) ||
             (st = clrun_arg_buf(pk, 0, buf[2])) || (st = clrun_arg_buf(pk, 1, buf[0])) || (st = clrun_arg_buf(pk, 2, buf[1]))) {
             rc = cli_fail("bench", ctx, st);

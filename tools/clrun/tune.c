@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static const char *tune_help =
@@ -156,9 +157,14 @@ int cmd_tune(int argc, char **argv)
             char dir[4200];
             snprintf(dir, sizeof dir, "%s", path);
             *strrchr(dir, '/') = 0;
-            char cmd[4400];
-            snprintf(cmd, sizeof cmd, "mkdir -p '%s'", dir);
-            FILE *f = system(cmd) == 0 ? fopen(tmp, "w") : NULL;
+            for (char *q = dir + 1; *q; q++) /* mkdir -p */
+                if (*q == '/') {
+                    *q = 0;
+                    mkdir(dir, 0755);
+                    *q = '/';
+                }
+            mkdir(dir, 0755);
+            FILE *f = fopen(tmp, "w");
             if (!f || fprintf(f, "# clrun tune gemm on %s (%s)\n%s\n%s\n", in->name, in->driver_version, line[0], line[1]) < 0 ||
                 fclose(f) != 0 || rename(tmp, path) != 0) {
                 fprintf(stderr, "clrun tune: cannot write %s\n", path);

@@ -1,8 +1,6 @@
 /* common.h — helpers shared by the kernel library's sources (included with #include "common.h"). */
 #ifndef CLRUN_COMMON_H
 #define CLRUN_COMMON_H
-/* Global id of dimension 0 as a size_t, for guarded element-wise loops. */
-#define CLRUN_GID ((size_t)get_global_id(0))
 
 /* Element (i, p) of op(A) and (p, j) of op(B) for the GEMM kernels: row-major with leading
  * dimensions lda, ldb; TA, TB (0 or 1) say whether A, B are stored transposed. */

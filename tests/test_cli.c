@@ -90,8 +90,7 @@ static void write_npy(const char *name, int major, const char *dict, size_t data
     memcpy(buf, "\x93NUMPY", 6);
     buf[6] = (unsigned char)major;
     buf[7] = 0;
-    size_t total = hl + pad, stored = fix_len ? total : (size_t)fix_len;
-    if (!fix_len) stored = 0xFFFF;
+    size_t total = hl + pad, stored = fix_len ? total : 0xFFFF; /* 0: a header length past the end */
     buf[8] = (unsigned char)(stored & 0xFF);
     buf[9] = (unsigned char)(stored >> 8);
     if (major != 1) buf[10] = buf[11] = 0;

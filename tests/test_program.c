@@ -73,9 +73,11 @@ static void embedded_set(void **state)
     assert_non_null(strstr(src, "CLRUN_EW(mul"));
     clrun_prog *p = NULL;
     clrun_kernel *k = NULL;
-    CHECK_OK(ctx, clrun_prog_builtin(ctx, "vector", NULL, &p)); /* includes "common.h" from the set */
+    CHECK_OK(ctx, clrun_prog_builtin(ctx, "vector", NULL, &p));
     CHECK_OK(ctx, clrun_kernel_new(p, "clrun_mul_f32", &k));
     clrun_kernel_free(k);
+    clrun_prog_free(p);
+    CHECK_OK(ctx, clrun_prog_builtin(ctx, "reduce", NULL, &p)); /* includes "common.h" from the set */
     clrun_prog_free(p);
     CHECK_OK(ctx, clrun_prog_builtin(ctx, "vector.cl", NULL, &p));
     clrun_prog_free(p);

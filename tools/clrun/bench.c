@@ -11,18 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 struct bench_opts {
     const char *spec;
     int json, repeat;
@@ -54,7 +42,7 @@ static double time_transfer(clrun_ctx *ctx, clrun_buf *buf, void *host, size_t b
         if (i >= 0) t[i] = (cli_now() - t0) * 1e3;
     }
     (void)ctx;
-    return median(t, repeat);
+    return cli_median(t, repeat);
 }
 
 static int bench_transfer(const struct bench_opts *o)
@@ -123,7 +111,7 @@ static int bench_transfer(const struct bench_opts *o)
         }
         if (st != CLRUN_OK) rc = cli_fail("bench", ctx, st);
         else {
-            double ms = median(t, n);
+            double ms = cli_median(t, n);
             record(o, "d2d", "clEnqueueCopyBuffer", bytes, ms, 2.0 * bytes / ms / 1e6, NULL);
         }
     }
@@ -182,7 +170,7 @@ static int bench_launch(const struct bench_opts *o)
         rc = cli_fail("bench", ctx, st);
         goto done;
     }
-    double r = median(raw, batches), c = median(lib, batches);
+    double r = cli_median(raw, batches), c = cli_median(lib, batches);
     if (!o->json) {
         printf("launch + finish round trip on %s (%d batches of %d, median per launch)\n", clrun_ctx_device(ctx)->name,
                batches, iters);
@@ -282,7 +270,6 @@ static int bench_vector(const struct bench_opts *o)
     }
     for (int i = 0; i < 4 && st == CLRUN_OK; i++) st = clrun_upload(buf[i], 0, i % 2 ? hb : ha, n * 4);
     if (st == CLRUN_OK) { /* f16 copies of the same data */
-        for (int i = 0; i < 4 && st == CLRUN_OK; i++) st = clrun_vec(ctx, CLRUN_SCALE, CLRUN_F32, n, 1.0f, buf[i], 0, buf[i], 0, NULL, 0, NULL, 0);
         uint16_t *tmp = malloc(n * 2);
         for (int i = 0; i < 4 && st == CLRUN_OK && tmp; i++) {
             const float *src = i % 2 ? hb : ha;
@@ -316,7 +303,7 @@ static int bench_vector(const struct bench_opts *o)
             rc = cli_fail("bench", ctx, st);
             goto done;
         }
-        double ms = median(t, nr);
+        double ms = cli_median(t, nr);
         record(o, "mul", "baseline: plain float4 kernel", n, ms, 12.0 * n / ms / 1e6, NULL);
     }
     for (int r = -1; r < nr; r++) {
@@ -324,18 +311,18 @@ static int bench_vector(const struct bench_opts *o)
         if ((st = clrun_buf_copy(buf[3], 0, buf[0], 0, n * 4)) == CLRUN_OK) st = clrun_finish(ctx);
         if (r >= 0) t[r] = (cli_now() - t0) * 1e3;
     }
-    record(o, "copy", "baseline: clEnqueueCopyBuffer", n, median(t, nr), 8.0 * n / median(t, nr) / 1e6, NULL);
+    record(o, "copy", "baseline: clEnqueueCopyBuffer", n, cli_median(t, nr), 8.0 * n / cli_median(t, nr) / 1e6, NULL);
     if (!gpu) {
         for (int r = -1; r < nr; r++) {
             double ms = cpu_loop(hd, ha, hb, n, 0);
             if (r >= 0) t[r] = ms;
         }
-        record(o, "mul", "baseline: C loop, 2 threads", n, median(t, nr), 12.0 * n / median(t, nr) / 1e6, NULL);
+        record(o, "mul", "baseline: C loop, 2 threads", n, cli_median(t, nr), 12.0 * n / cli_median(t, nr) / 1e6, NULL);
         for (int r = -1; r < nr; r++) {
             double ms = cpu_loop(NULL, ha, NULL, n, 1);
             if (r >= 0) t[r] = ms;
         }
-        record(o, "sum", "baseline: C loop, 2 threads", n, median(t, nr), 4.0 * n / median(t, nr) / 1e6, NULL);
+        record(o, "sum", "baseline: C loop, 2 threads", n, cli_median(t, nr), 4.0 * n / cli_median(t, nr) / 1e6, NULL);
     }
     /* clrun element-wise ops: each timed as a batch of launches finished together */
     static const struct { clrun_vec_op op; int reads; } ew[] = {
@@ -359,7 +346,7 @@ static int bench_vector(const struct bench_opts *o)
             }
             char impl[64];
             snprintf(impl, sizeof impl, "clrun %s", clrun_dtype_name(dt));
-            double ms = median(t, nr);
+            double ms = cli_median(t, nr);
             record(o, clrun_vec_op_name(ew[e].op), impl, n, ms, (double)(ew[e].reads + 1) * es * n / ms / 1e6, NULL);
         }
         /* reductions: blocking calls, each including the download of its partial results */
@@ -386,7 +373,7 @@ static int bench_vector(const struct bench_opts *o)
             }
             char impl[64];
             snprintf(impl, sizeof impl, "clrun %s", clrun_dtype_name(dt));
-            double ms = median(t, nr);
+            double ms = cli_median(t, nr);
             record(o, red[q], impl, n, ms, (q == 1 ? 2.0 : 1.0) * es * n / ms / 1e6, NULL);
         }
     }
@@ -423,7 +410,7 @@ static clrun_status time_gemm(clrun_ctx *ctx, clrun_gemm_desc *d, clrun_gemm_bac
         if ((st = clrun_gemm(ctx, d)) == CLRUN_OK) st = clrun_finish(ctx);
         if (r >= 0) t[r] = (cli_now() - t0) * 1e3;
     }
-    if (st == CLRUN_OK) *ms = median(t, reps);
+    if (st == CLRUN_OK) *ms = cli_median(t, reps);
     return st;
 }
 
@@ -493,7 +480,7 @@ static int bench_gemm(const struct bench_opts *o)
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n, (int)k, 1.0f, ha, (int)k, hb, (int)n, 0.0f, hc, (int)n);
             if (r >= 0) t[r] = (cli_now() - t0) * 1e3;
         }
-        if (ha && hb && hc) gemm_record(o, "OpenBLAS cblas_sgemm (host)", m, n, k, median(t, reps));
+        if (ha && hb && hc) gemm_record(o, "OpenBLAS cblas_sgemm (host)", m, n, k, cli_median(t, reps));
         free(ha), free(hb), free(hc);
     }
 #endif

@@ -24,6 +24,8 @@ int cli_fail(const char *sub, clrun_ctx *ctx, clrun_status st);
 int cli_usage_error(const char *sub, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Open a context on spec (NULL: default); on failure prints and returns the exit code (else 0). */
 int cli_open(const char *sub, const char *spec, clrun_ctx **ctx);
+/* Median of n values (sorts v in place). */
+double cli_median(double *v, int n);
 /* Monotonic wall clock in seconds. */
 double cli_now(void);
 /* JSON string escape into out. */

@@ -41,6 +41,18 @@ int cli_open(const char *sub, const char *spec, clrun_ctx **ctx)
     return st == CLRUN_OK ? 0 : cli_fail(sub, NULL, st);
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+double cli_median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
 double cli_now(void)
 {
     struct timespec ts;

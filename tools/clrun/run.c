@@ -418,12 +418,6 @@ static int bind_arg(clrun_ctx *ctx, clrun_kernel *k, struct rarg *args, int narg
     return 0;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* Compare got against expected; print the outcome; returns 0 or EXIT_CHECK / EXIT_USAGE. */
 static int do_check(const struct run_opts *o, const struct check *c, const struct rarg *r, int index, FILE *js)
 {
@@ -533,9 +527,7 @@ static int execute(struct run_opts *o, clrun_ctx *ctx, clrun_kernel *k, struct r
         clReleaseEvent(ev);
     }
     int first = o->repeat > 0 ? 1 : 0, cnt = runs - first;
-    qsort(times + first, (size_t)cnt, sizeof *times, cmp_double);
-    double tmin = times[first], tmax = times[runs - 1],
-           tmed = cnt % 2 ? times[first + cnt / 2] : 0.5 * (times[first + cnt / 2 - 1] + times[first + cnt / 2]);
+    double tmed = cli_median(times + first, cnt), tmin = times[first], tmax = times[runs - 1];
     free(times);
 
     /* outputs */

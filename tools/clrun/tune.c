@@ -28,12 +28,6 @@ struct cand {
     unsigned v[7];
 };
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* Time one candidate on the product in d (3 runs after a warm-up); 0 when it fails or is wrong. */
 static double try_cand(clrun_ctx *ctx, clrun_gemm_desc *d, const struct cand *c, const float *ref, float *out, size_t nc)
 {
@@ -52,8 +46,7 @@ static double try_cand(clrun_ctx *ctx, clrun_gemm_desc *d, const struct cand *c,
     if (ref)
         for (size_t i = 0; i < nc; i++)
             if (!(fabsf(out[i] - ref[i]) <= 1e-3f * (1.0f + fabsf(ref[i])))) return 0;
-    qsort(t, 3, sizeof *t, cmp_double);
-    return 2.0 * d->m * d->n * d->k / t[1] / 1e9;
+    return 2.0 * d->m * d->n * d->k / cli_median(t, 3) / 1e9;
 }
 
 int cmd_tune(int argc, char **argv)

@@ -1,13 +1,23 @@
 /* gemm_cpu.cl — C = alpha·op(A)·op(B) + beta·C in f32, row-major, CPU-shaped (PoCL).
  *
- * Work-item mapping: each work-item computes one RM×16 block of C (RM rows, 16 columns as two
- * float8 vectors, the width of an AVX2 register pair) over the whole K, with no __local memory and
- * no barrier (PoCL keeps private values across barriers, which would spill the accumulators). When
- * B is not transposed the 16 columns are loaded as vectors; blocks that cross the matrix edge, and
- * transposed B, take a scalar path. Batches run along the third dimension.
+ * Two kernels. clrun_gemm_pack_b copies op(B) into panels of NR columns, each panel K rows of NR
+ * contiguous floats, zero past N: the multiply then reads one contiguous stream per work-item
+ * whatever the transpose and leading dimension, with no edge cases and no TLB misses from a
+ * row stride. clrun_gemm_cpu gives each work-item an RM×NR block of C over the whole K: per step of
+ * K, two vector loads of the panel and RM broadcasts of op(A) feed 2·RM vector FMAs whose
+ * accumulators stay in registers (the loops over the block are unrolled; left rolled, the
+ * accumulators live on the stack). No __local memory and no barrier: PoCL keeps private values
+ * across barriers in memory. Rows of op(A) past M are clamped to the last one and not stored.
  *
- * Tuning parameters (-D): RM (rows per work-item), TA, TB (1: transposed). Work-groups are 8×1. */
+ * Tuning parameters (-D): VW (vector width: 4, 8 or 16 floats; NR = 2·VW), RM (rows per
+ * work-item: as many as the vector registers hold, 2·RM + 3 of them), TA, TB (1: transposed).
+ * Work-groups are 8×1 along M: consecutive work-items take consecutive row blocks against the same
+ * panel, which stays in cache while op(A) streams past it (the other order streams the panels from
+ * memory and loses a factor of two at K = 4096). Batches run along the third dimension. */
 
+#ifndef VW
+#define VW 8
+#endif
 #ifndef RM
 #define RM 6
 #endif
@@ -17,53 +27,80 @@
 #ifndef TB
 #define TB 0
 #endif
+#define NR (2 * VW)
 
 #include "common.h"
 #define AT CLRUN_AT
 #define BT CLRUN_BT
 
+#define CAT_(a, b) a##b
+#define CAT(a, b) CAT_(a, b)
+#define FV CAT(float, VW)
+#define VLOAD CAT(vload, VW)
+#define VSTORE CAT(vstore, VW)
+
+/* Bp[batch][panel][p][c] = op(B)[p][panel·NR + c], 0 past N. One work-item per (p, panel):
+ * consecutive work-items take consecutive p, so a transposed B is read along its rows too. */
+__kernel void clrun_gemm_pack_b(const uint N, const uint K, __global const float *restrict B0, const ulong b_off, const uint ldb,
+                                const ulong stride_b, __global float *restrict Bp, const ulong stride_p)
+{
+    const uint p = get_global_id(0), panel = get_global_id(1), j0 = panel * NR;
+    if (p >= K || j0 >= N) return;
+    const size_t batch = get_global_id(2);
+    __global const float *B = B0 + b_off + batch * stride_b;
+    __global float *dst = Bp + batch * stride_p + ((size_t)panel * K + p) * NR;
+    if (!TB && j0 + NR <= N) {
+        VSTORE(VLOAD(0, B + (size_t)p * ldb + j0), 0, dst);
+        VSTORE(VLOAD(1, B + (size_t)p * ldb + j0), 1, dst);
+    } else {
+        for (uint c = 0; c < NR; c++) dst[c] = j0 + c < N ? BT(p, j0 + c) : 0.0f;
+    }
+}
+
 __kernel __attribute__((reqd_work_group_size(8, 1, 1))) void
 clrun_gemm_cpu(const uint M, const uint N, const uint K, const float alpha, const float beta,
                __global const float *restrict A0, const ulong a_off, const uint lda, const ulong stride_a,
-               __global const float *restrict B0, const ulong b_off, const uint ldb, const ulong stride_b,
+               __global const float *restrict Bp, const ulong stride_p,
                __global float *C0, const ulong c_off, const uint ldc, const ulong stride_c)
 {
-    const uint j0 = get_global_id(0) * 16, i0 = get_global_id(1) * RM;
+    const uint panel = get_global_id(1), j0 = panel * NR, i0 = get_global_id(0) * RM;
     if (j0 >= N || i0 >= M) return;
     const size_t batch = get_global_id(2);
     __global const float *A = A0 + a_off + batch * stride_a;
-    __global const float *B = B0 + b_off + batch * stride_b;
+    __global const float *bp = Bp + batch * stride_p + (size_t)panel * K * NR;
     __global float *C = C0 + c_off + batch * stride_c;
-    const uint rows = min((uint)RM, M - i0), cols = min(16u, N - j0);
-    float8 lo[RM], hi[RM];
-    for (int r = 0; r < RM; r++) lo[r] = hi[r] = (float8)(0.0f);
-    if (!TB && rows == RM && cols == 16) {
-        for (uint p = 0; p < K; p++) {
-            const __global float *row = B + (size_t)p * ldb + j0; /* not transposed here */
-            const float8 b0 = vload8(0, row), b1 = vload8(1, row);
-            for (int r = 0; r < RM; r++) {
-                const float a = AT(i0 + r, p);
-                lo[r] = fma((float8)(a), b0, lo[r]);
-                hi[r] = fma((float8)(a), b1, hi[r]);
-            }
-        }
-    } else {
-        for (uint p = 0; p < K; p++) {
-            float bv[16];
-            for (uint c = 0; c < 16; c++) bv[c] = c < cols ? BT(p, j0 + c) : 0.0f;
-            const float8 b0 = vload8(0, bv), b1 = vload8(1, bv);
-            for (int r = 0; r < RM; r++) {
-                const float a = (uint)r < rows ? AT(i0 + r, p) : 0.0f;
-                lo[r] = fma((float8)(a), b0, lo[r]);
-                hi[r] = fma((float8)(a), b1, hi[r]);
-            }
+    uint row[RM];
+    FV lo[RM], hi[RM];
+#pragma unroll
+    for (int r = 0; r < RM; r++) {
+        row[r] = min(i0 + r, M - 1);
+        lo[r] = hi[r] = (FV)(0.0f);
+    }
+    for (uint p = 0; p < K; p++, bp += NR) {
+        const FV b0 = VLOAD(0, bp), b1 = VLOAD(1, bp);
+#pragma unroll
+        for (int r = 0; r < RM; r++) {
+            const FV a = (FV)(AT(row[r], p));
+            lo[r] = fma(a, b0, lo[r]);
+            hi[r] = fma(a, b1, hi[r]);
         }
     }
+    const uint rows = min((uint)RM, M - i0), cols = min((uint)NR, N - j0);
     for (uint r = 0; r < rows; r++) {
-        float out[16];
-        vstore8(lo[r], 0, out);
-        vstore8(hi[r], 1, out);
         __global float *c = C + (size_t)(i0 + r) * ldc + j0;
-        for (uint q = 0; q < cols; q++) c[q] = beta == 0.0f ? alpha * out[q] : fma(alpha, out[q], beta * c[q]);
+        if (cols == NR) {
+            if (beta == 0.0f) { /* beta 0: C is not read */
+                VSTORE(alpha * lo[r], 0, c);
+                VSTORE(alpha * hi[r], 1, c);
+            } else {
+                VSTORE(fma((FV)(alpha), lo[r], beta * VLOAD(0, c)), 0, c);
+                VSTORE(fma((FV)(alpha), hi[r], beta * VLOAD(1, c)), 1, c);
+            }
+        } else {
+            float out[NR];
+            VSTORE(lo[r], 0, out);
+            VSTORE(hi[r], 1, out);
+            for (uint q = 0; q < cols; q++) c[q] = beta == 0.0f ? alpha * out[q] : fma(alpha, out[q], beta * c[q]);
+        }
     }
 }

@@ -45,6 +45,7 @@ struct clrun_ctx {
     clrun_buf *scratch; /* partial results of reductions (grows) */
     int gemm_tuned;     /* 0 not read yet, 1 read (found or not) */
     unsigned gemm_small[7], gemm_large[7]; /* from the tuning file; [0] == 0 when absent */
+    unsigned gemm_vw;                      /* CPU kernel's vector width (0: not asked yet) */
 };
 
 struct clrun_buf {

@@ -116,12 +116,20 @@ static void tile_variants(void **state)
     uint64_t s = test_seed();
     /* each variant compiles a program per transpose pair on PoCL (seconds each): NN and TT cover
      * both index paths of A and B; the shapes test covers all four pairs with the default tiles */
-    const char *params[] = {"64,64,16,4,4,1,0", "128,128,16,8,8,0,0", "128,128,8,8,8,0,1", "32,64,8,4,8,1,1"};
+    const char *params[] = {"64,64,16,4,4,1,0", "64,128,16,8,8,0,2", "128,128,8,8,8,1,2", "32,64,8,4,8,1,1"};
     for (size_t v = 0; v < sizeof params / sizeof *params; v++) {
         setenv("CLRUN_GEMM_PARAMS", params[v], 1);
         for (int tr = 0; tr < 4; tr += 3) {
             struct problem p;
             make(ctx, &p, tr & 1, tr >> 1, 131 + (size_t)(rng_next(&s) % 7), 67 + (size_t)(rng_next(&s) % 5), 37, 1, &s, 1);
+            run_check(ctx, &p, CLRUN_GEMM_GPU_KERNEL, NULL);
+            drop(&p);
+        }
+        /* dimensions and leading dimensions multiples of 4 but not of the tiles: 16-byte loads,
+         * with a last slice that crosses K and runs clamped at the M and N edges */
+        for (int tr = 0; tr < 4 && v > 0 && v < 3; tr += v == 2 ? 1 : 3) {
+            struct problem p;
+            make(ctx, &p, tr & 1, tr >> 1, 132 + 4 * (size_t)(rng_next(&s) % 3), 68 + 4 * (size_t)(rng_next(&s) % 3), 36, 1, &s, 0);
             run_check(ctx, &p, CLRUN_GEMM_GPU_KERNEL, NULL);
             drop(&p);
         }

@@ -30,8 +30,9 @@ struct gpu_params {
 static int params_ok(const clrun_ctx *ctx, const unsigned v[7])
 {
     unsigned tm = v[0], tn = v[1], tk = v[2], wm = v[3], wn = v[4], vec = v[5], db = v[6];
-    if (!tm || !tn || !tk || !wm || !wn || tm % wm || tn % wn || vec > 1 || db > 1) return 0;
-    size_t nt = (size_t)(tm / wm) * (tn / wn), lmem = (size_t)2 * tk * (tm + tn + 2) * sizeof(float);
+    if (!tm || !tn || !tk || !wm || !wn || tm % wm || tn % wn || vec > 1 || db > 2) return 0;
+    size_t pad = vec ? 4 : 1, nbuf = db == 2 ? 2 : 1;
+    size_t nt = (size_t)(tm / wm) * (tn / wn), lmem = nbuf * tk * (tm + tn + 2 * pad) * sizeof(float);
     if (nt > ctx->info.max_work_group || (ctx->info.local_mem && lmem > ctx->info.local_mem)) return 0;
     if (vec && (wm % 4 || wn % 4)) return 0;
     if (db && (((size_t)tm * tk) % nt || ((size_t)tk * tn) % nt)) return 0;
@@ -108,23 +109,80 @@ static clrun_status check_matrix(clrun_ctx *ctx, const char *name, clrun_buf *b,
     return CLRUN_OK;
 }
 
+/* The CPU kernel's vector width (the device's native float width: 16 with AVX-512, 8 with AVX2)
+ * and rows per work-item (as many as the vector registers hold: 32 of them with AVX-512, 16
+ * otherwise). $CLRUN_GEMM_CPU_PARAMS ("VW,RM") overrides them. */
+static void cpu_params(clrun_ctx *ctx, unsigned *vw, unsigned *rm)
+{
+    if (!ctx->gemm_vw) {
+        cl_uint w = 0;
+        clGetDeviceInfo(ctx->device, CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT, sizeof w, &w, NULL);
+        ctx->gemm_vw = w >= 16 ? 16 : w >= 8 ? 8 : 4;
+    }
+    *vw = ctx->gemm_vw;
+    *rm = *vw == 16 ? 14 : 6;
+    const char *env = getenv("CLRUN_GEMM_CPU_PARAMS");
+    unsigned v[2];
+    if (env && sscanf(env, "%u,%u", &v[0], &v[1]) == 2 && (v[0] == 4 || v[0] == 8 || v[0] == 16) && v[1] >= 1 && v[1] <= 32)
+        *vw = v[0], *rm = v[1];
+}
+
+/* The CPU kernel: pack op(B) into panels in the context's scratch buffer, then multiply. */
+static clrun_status run_cpu(clrun_ctx *ctx, const clrun_gemm_desc *d, size_t batch, unsigned vw, unsigned rm)
+{
+    clrun_status st;
+    clrun_kernel *pack = NULL, *k = NULL;
+    char opts[96];
+    const size_t nr = 2 * (size_t)vw, panels = (d->n + nr - 1) / nr;
+    size_t stride_p = 0, bytes = 0;
+    if (d->k && (__builtin_mul_overflow(panels * nr, d->k, &stride_p) || __builtin_mul_overflow(stride_p, batch * sizeof(float), &bytes)))
+        return clrun__fail(ctx, CLRUN_INVALID_ARG, "gemm: op(B) panels of %zu×%zu in %zu batches overflow the address space", d->k, d->n, batch);
+    snprintf(opts, sizeof opts, "-DVW=%u -DRM=%u -DTA=%d -DTB=%d", vw, rm, d->trans_a != 0, d->trans_b != 0);
+    if ((st = clrun__lib_kernel(ctx, "gemm_cpu", opts, "clrun_gemm_cpu", &k))) return st;
+    clrun_buf *packed = d->c; /* K = 0: nothing is packed or read */
+    if (d->k) {
+        if ((st = clrun__lib_kernel(ctx, "gemm_cpu", opts, "clrun_gemm_pack_b", &pack)) || (st = clrun__scratch(ctx, bytes, &packed)))
+            return st;
+        size_t g[3] = {d->k, panels, batch};
+        if ((st = clrun_arg_u32(pack, 0, (cl_uint)d->n)) || (st = clrun_arg_u32(pack, 1, (cl_uint)d->k)) ||
+            (st = clrun_arg_buf(pack, 2, d->b)) || (st = clrun_arg_u64(pack, 3, d->b_off)) ||
+            (st = clrun_arg_u32(pack, 4, (cl_uint)d->ldb)) || (st = clrun_arg_u64(pack, 5, d->stride_b)) ||
+            (st = clrun_arg_buf(pack, 6, packed)) || (st = clrun_arg_u64(pack, 7, stride_p)) || (st = clrun_launch(pack, 3, g, NULL)))
+            return st;
+    }
+    size_t global[3] = {((d->m + rm - 1) / rm + 7) / 8 * 8, panels, batch}, local[3] = {8, 1, 1};
+    clrun_buf *a = d->a ? d->a : d->c;
+    if ((st = clrun_arg_u32(k, 0, (cl_uint)d->m)) || (st = clrun_arg_u32(k, 1, (cl_uint)d->n)) ||
+        (st = clrun_arg_u32(k, 2, (cl_uint)d->k)) || (st = clrun_arg_f32(k, 3, d->alpha)) || (st = clrun_arg_f32(k, 4, d->beta)) ||
+        (st = clrun_arg_buf(k, 5, a)) || (st = clrun_arg_u64(k, 6, d->a_off)) || (st = clrun_arg_u32(k, 7, (cl_uint)(d->lda ? d->lda : 1))) ||
+        (st = clrun_arg_u64(k, 8, d->stride_a)) || (st = clrun_arg_buf(k, 9, packed)) || (st = clrun_arg_u64(k, 10, stride_p)) ||
+        (st = clrun_arg_buf(k, 11, d->c)) || (st = clrun_arg_u64(k, 12, d->c_off)) || (st = clrun_arg_u32(k, 13, (cl_uint)d->ldc)) ||
+        (st = clrun_arg_u64(k, 14, d->stride_c)))
+        return st;
+    return clrun_launch(k, 3, global, local);
+}
+
 static clrun_status run_kernel(clrun_ctx *ctx, const clrun_gemm_desc *d, size_t batch, int cpu)
 {
     clrun_status st;
     clrun_kernel *k = NULL;
-    char opts[160];
+    char opts[256];
     size_t global[3], local[3];
     if (cpu) {
-        const unsigned rm = 6;
-        snprintf(opts, sizeof opts, "-DRM=%u -DTA=%d -DTB=%d", rm, d->trans_a != 0, d->trans_b != 0);
-        if ((st = clrun__lib_kernel(ctx, "gemm_cpu", opts, "clrun_gemm_cpu", &k))) return st;
-        global[0] = ((d->n + 15) / 16 + 7) / 8 * 8, global[1] = (d->m + rm - 1) / rm, global[2] = batch;
-        local[0] = 8, local[1] = 1, local[2] = 1;
+        unsigned vw, rm;
+        cpu_params(ctx, &vw, &rm);
+        return run_cpu(ctx, d, batch, vw, rm);
     } else {
         struct gpu_params g;
         gpu_params(ctx, d->m, d->n, &g);
-        snprintf(opts, sizeof opts, "-DTM=%u -DTN=%u -DTK=%u -DWM=%u -DWN=%u -DVEC=%u -DDB=%u -DTA=%d -DTB=%d", g.tm, g.tn, g.tk, g.wm,
-                 g.wn, g.vec, g.db, d->trans_a != 0, d->trans_b != 0);
+        snprintf(opts, sizeof opts, "-DTM=%u -DTN=%u -DTK=%u -DWM=%u -DWN=%u -DVEC=%u -DDB=%u -DTA=%d -DTB=%d %s", g.tm, g.tn, g.tk, g.wm,
+                 g.wn, g.vec, g.db, d->trans_a != 0, d->trans_b != 0, getenv("XOPTS") ? getenv("XOPTS") : "");
+        /* 16-byte global loads when every run of 4 along a stored row starts on a multiple of 4 */
+        int gw4 = g.tk % 4 == 0 && g.tm % 4 == 0 && g.tn % 4 == 0 && d->lda % 4 == 0 && d->ldb % 4 == 0 && d->a_off % 4 == 0 &&
+                  d->b_off % 4 == 0 && d->stride_a % 4 == 0 && d->stride_b % 4 == 0 && (d->trans_a ? d->m : d->k) % 4 == 0 &&
+                  (d->trans_b ? d->k : d->n) % 4 == 0 && !getenv("NOGW");
+        size_t len = strlen(opts);
+        snprintf(opts + len, sizeof opts - len, " -DGW=%d", gw4 ? 4 : 1);
         if ((st = clrun__lib_kernel(ctx, "gemm", opts, "clrun_gemm", &k))) return st;
         local[0] = g.tn / g.wn, local[1] = g.tm / g.wm, local[2] = 1;
         global[0] = (d->n + g.tn - 1) / g.tn * local[0], global[1] = (d->m + g.tm - 1) / g.tm * local[1], global[2] = batch;

@@ -74,18 +74,7 @@ clrun_gemm(const uint M, const uint N, const uint K, const float alpha, const fl
 {
     __local float As[NBUF][TK][TM + PAD] __attribute__((aligned(16))); /* op(A) slice, stored k-major */
     __local float Bs[NBUF][TK][TN + PAD] __attribute__((aligned(16)));
-    const uint tid = get_local_id(1) * RN + get_local_id(0);
-#ifndef WL
-#define WL 1
-#endif
-#if WL && VEC && RN % 8 == 0 && RM % 4 == 0 && NT % 32 == 0
-    /* runs of 32 work-items (a warp on NVIDIA) cover 4×8 work-items' quads: a read of a row of the A
-     * slice touches 4 distinct 16-byte words, of the B slice 8, one pass of the local memory each */
-    const uint lane = tid % 32, warp = tid / 32;
-    const uint tx = (warp % (RN / 8)) * 8 + lane % 8, ty = (warp / (RN / 8)) * 4 + lane / 8;
-#else
-    const uint tx = get_local_id(0), ty = get_local_id(1);
-#endif
+    const uint tx = get_local_id(0), ty = get_local_id(1), tid = ty * RN + tx;
     const uint m0 = get_group_id(1) * TM, n0 = get_group_id(0) * TN;
     const size_t batch = get_global_id(2);
     __global const float *A = A0 + a_off + batch * stride_a;
@@ -104,7 +93,7 @@ clrun_gemm(const uint M, const uint N, const uint K, const float alpha, const fl
      * that are never stored. The depth is checked only in a slice that crosses K (reading 0). */
 #if GW == 4
 #define VT float4
-#define VLOAD(p) vload4(0, p)
+#define VLOAD(p) (*(__global const float4 *)(p)) /* the host guarantees 16-byte alignment */
 #define VSTORE(v, p) vstore4(v, 0, p)
 #else
 #define VT float

@@ -517,10 +517,12 @@ float clrun_f16_to_f32(uint16_t h);
  * ----------------------------------------------------------------------------------------------*/
 
 typedef enum clrun_gemm_backend {
-    CLRUN_GEMM_AUTO = 0,  /* clrun's kernel for the device class (GPU- or CPU-shaped) */
+    CLRUN_GEMM_AUTO = 0,  /* the tuning file's fastest backend for the shape class (clrun tune gemm);
+                           without one, clrun's kernel for the device class (GPU- or CPU-shaped) */
     CLRUN_GEMM_GPU_KERNEL, /* cl/gemm.cl: local-memory tiles, register blocks */
     CLRUN_GEMM_CPU_KERNEL, /* cl/gemm_cpu.cl: no local memory, wide vectors, large blocks */
-    CLRUN_GEMM_CLBLAST    /* CLBlastSgemm / CLBlastSgemmStridedBatched, when built with CLBlast */
+    CLRUN_GEMM_CLBLAST,    /* CLBlastSgemm / CLBlastSgemmStridedBatched, when built with CLBlast */
+    CLRUN_GEMM_KERNEL      /* clrun's kernel for the device class, whatever the tuning file says */
 } clrun_gemm_backend;
 
 typedef struct clrun_gemm_desc {
@@ -548,9 +550,16 @@ int clrun_have_clblast(void);
 
 /** Where `clrun tune gemm` stores the tile parameters it measured best on this context's device
  *  (a text file in the cache folder, keyed by platform, device and driver), written into buf. NULL
- *  when the cache is off. The file holds lines "small TM,TN,TK,WM,WN,VEC,DB" and "large ..."; when it
- *  exists, clrun_gemm uses them instead of its built-in rule ($CLRUN_GEMM_PARAMS still wins). */
+ *  when the cache is off. The file holds lines "small TM,TN,TK,WM,WN,VEC,DB BACKEND" and "large ...",
+ *  BACKEND one of gpu-kernel, cpu-kernel, clblast (a product is large when it has at least two
+ *  128×128 tiles per compute unit); when it exists, clrun_gemm uses its tiles instead of the
+ *  built-in ones ($CLRUN_GEMM_PARAMS still wins) and CLRUN_GEMM_AUTO uses its backends. */
 const char *clrun_gemm_tuning_path(const clrun_ctx *ctx, char *buf, size_t size);
+
+/** The backend clrun_gemm would run d on: d->backend resolved (CLRUN_GEMM_AUTO through the tuning
+ *  file, CLRUN_GEMM_KERNEL by device class) to CLRUN_GEMM_GPU_KERNEL, CLRUN_GEMM_CPU_KERNEL or
+ *  CLRUN_GEMM_CLBLAST. For logs, benchmarks and tests; d is not checked. */
+clrun_gemm_backend clrun_gemm_resolve(clrun_ctx *ctx, const clrun_gemm_desc *d);
 
 #ifdef __cplusplus
 }

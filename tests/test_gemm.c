@@ -5,6 +5,8 @@
 #include "helpers.h"
 
 #include <math.h>
+#include <stdio.h>
+#include <unistd.h>
 
 struct problem {
     clrun_gemm_desc d;
@@ -213,11 +215,67 @@ static void bad_descriptors(void **state)
     drop(&p);
 }
 
+/* CLRUN_GEMM_AUTO follows the tuning file per shape class; without one, or with lines it does not
+ * understand, it runs clrun's kernel for the device; CLRUN_GEMM_KERNEL ignores the file. */
+static void auto_follows_tuning(void **state)
+{
+    (void)state;
+    char save[4096] = "", dir[] = "/tmp/clrun-tune-XXXXXX", path[4300];
+    const char *old = getenv("CLRUN_CACHE_DIR");
+    if (old) snprintf(save, sizeof save, "%s", old);
+    assert_non_null(mkdtemp(dir));
+    setenv("CLRUN_CACHE_DIR", dir, 1);
+    clrun_ctx *ctx = NULL;
+    CHECK_OK(NULL, clrun_open(&ctx, test_device()));
+    const clrun_device_info *in = clrun_ctx_device(ctx);
+    const clrun_gemm_backend own = in->type == CLRUN_DEVICE_CPU ? CLRUN_GEMM_CPU_KERNEL : CLRUN_GEMM_GPU_KERNEL;
+    const clrun_gemm_backend other = own == CLRUN_GEMM_CPU_KERNEL ? CLRUN_GEMM_GPU_KERNEL : CLRUN_GEMM_CPU_KERNEL;
+    clrun_gemm_desc small = {.m = 8, .n = 8, .k = 8, .backend = CLRUN_GEMM_AUTO};
+    clrun_gemm_desc large = {.m = 256 * (size_t)in->compute_units, .n = 128, .k = 8, .backend = CLRUN_GEMM_AUTO};
+    assert_int_equal(clrun_gemm_resolve(ctx, &small), own);
+    assert_int_equal(clrun_gemm_resolve(ctx, &large), own);
+    assert_non_null(clrun_gemm_tuning_path(ctx, path, sizeof path));
+    clrun_close(ctx);
+
+    const clrun_gemm_backend want_small = clrun_have_clblast() ? CLRUN_GEMM_CLBLAST : other;
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f, "# test\nsmall 64,64,16,4,4,1,1 %s\nlarge 64,128,8,8,8,1,1 %s\n", clrun_have_clblast() ? "clblast" : "cpu-kernel",
+            other == CLRUN_GEMM_CPU_KERNEL ? "cpu-kernel" : "gpu-kernel");
+    fclose(f);
+    CHECK_OK(NULL, clrun_open(&ctx, test_device()));
+    assert_int_equal(clrun_gemm_resolve(ctx, &small), want_small);
+    assert_int_equal(clrun_gemm_resolve(ctx, &large), other);
+    large.backend = small.backend = CLRUN_GEMM_KERNEL;
+    assert_int_equal(clrun_gemm_resolve(ctx, &small), own);
+    assert_int_equal(clrun_gemm_resolve(ctx, &large), own);
+    large.backend = small.backend = CLRUN_GEMM_AUTO;
+    uint64_t s = test_seed();
+    struct problem p; /* and the product it picks is right */
+    make(ctx, &p, 1, 0, 37, 29, 41, 1, &s, 1);
+    run_check(ctx, &p, CLRUN_GEMM_AUTO, NULL);
+    drop(&p);
+    clrun_close(ctx);
+
+    f = fopen(path, "w"); /* damaged lines are skipped */
+    assert_non_null(f);
+    fputs("small 64,64,16,4,4,1,1 fftw\nlarge 1,2,3 clblast\nmedium 64,64,16,4,4,1,1 clblast\n", f);
+    fclose(f);
+    CHECK_OK(NULL, clrun_open(&ctx, test_device()));
+    assert_int_equal(clrun_gemm_resolve(ctx, &small), own);
+    assert_int_equal(clrun_gemm_resolve(ctx, &large), own);
+    clrun_close(ctx);
+    remove(path);
+    rmdir(dir);
+    if (old) setenv("CLRUN_CACHE_DIR", save, 1);
+    else unsetenv("CLRUN_CACHE_DIR");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(shapes_transposes_kernels), cmocka_unit_test(tile_variants), cmocka_unit_test(batches), cmocka_unit_test(accuracy_vs_plain_loop),
-        cmocka_unit_test(clblast_agrees),            cmocka_unit_test(bad_descriptors),
+        cmocka_unit_test(clblast_agrees),            cmocka_unit_test(bad_descriptors), cmocka_unit_test(auto_follows_tuning),
     };
     return cmocka_run_group_tests(tests, ctx_setup, ctx_teardown);
 }

@@ -17,15 +17,11 @@ int clrun_have_clblast(void)
 #endif
 }
 
-/* Tile parameters of the GPU kernel: TM TN TK WM WN [VEC [DB]]. $CLRUN_GEMM_PARAMS overrides them
- * ("128,128,16,8,8,0,1"); tools/gpu-check.sh and `clrun bench gemm` use it to compare variants. */
+/* Tile parameters of the GPU kernel: TM TN TK WM WN VEC DB (see cl/gemm.cl). */
 struct gpu_params {
     unsigned tm, tn, tk, wm, wn, vec, db;
 };
 
-/* Measured on the H200 (docs/BENCHMARKS.md): 128×128 tiles in slices of 8 with 8×8 per work-item
- * and register double buffering win on large products, 64×64 tiles of 4×4 when the product has too
- * few 128-tiles to fill the device. */
 /* Parameters the kernel and this device accept: divisibility, work-group size, local memory. */
 static int params_ok(const clrun_ctx *ctx, const unsigned v[7])
 {
@@ -51,34 +47,55 @@ const char *clrun_gemm_tuning_path(const clrun_ctx *ctx, char *buf, size_t size)
     return n > 0 && (size_t)n < size ? buf : NULL;
 }
 
-/* Read the tuning file once per context. */
+static const char *const backend_names[] = {"auto", "gpu-kernel", "cpu-kernel", "clblast"};
+
+/* Read the tuning file once per context: lines "CLASS TM,TN,TK,WM,WN,VEC,DB [BACKEND]", CLASS small
+ * or large, BACKEND gpu-kernel, cpu-kernel or clblast. Lines it does not understand are skipped. */
 static void read_tuning(clrun_ctx *ctx)
 {
     char path[4200], line[256];
     ctx->gemm_tuned = 1;
-    ctx->gemm_small[0] = ctx->gemm_large[0] = 0;
+    memset(ctx->gemm_params, 0, sizeof ctx->gemm_params);
+    memset(ctx->gemm_backend, 0, sizeof ctx->gemm_backend);
     FILE *f = clrun_gemm_tuning_path(ctx, path, sizeof path) ? fopen(path, "r") : NULL;
     if (!f) return;
     while (fgets(line, sizeof line, f)) {
         unsigned v[7];
-        char cls[16];
-        if (sscanf(line, "%15s %u,%u,%u,%u,%u,%u,%u", cls, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6]) != 8) continue;
-        unsigned *dst = strcmp(cls, "small") == 0 ? ctx->gemm_small : strcmp(cls, "large") == 0 ? ctx->gemm_large : NULL;
-        if (dst && params_ok(ctx, v)) memcpy(dst, v, sizeof v);
+        char cls[16], be[16] = "";
+        int got = sscanf(line, "%15s %u,%u,%u,%u,%u,%u,%u %15s", cls, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], be);
+        int c = strcmp(cls, "small") == 0 ? 0 : strcmp(cls, "large") == 0 ? 1 : -1;
+        if (got < 8 || c < 0) continue;
+        if (params_ok(ctx, v)) memcpy(ctx->gemm_params[c], v, sizeof v);
+        for (int b = 1; b < 4 && got == 9; b++)
+            if (strcmp(be, backend_names[b]) == 0 && (b != CLRUN_GEMM_CLBLAST || clrun_have_clblast())) ctx->gemm_backend[c] = b;
     }
     fclose(f);
 }
 
+/* Shape class: large when the product has at least two 128×128 tiles per compute unit. */
+static int shape_class(const clrun_ctx *ctx, size_t m, size_t n)
+{
+    size_t tiles128 = ((m + 127) / 128) * ((n + 127) / 128);
+    return tiles128 >= 2 * (size_t)ctx->info.compute_units;
+}
+
+/* Measured on the H200 (docs/BENCHMARKS.md): 128×128 tiles in slices of 8, 8×8 per work-item as
+ * 4×4 quads with 16-byte local reads and register double buffering on large products; 64×128 tiles
+ * of the same shape when the product has too few 128-tiles to fill the device. Devices with less
+ * local memory or smaller work-groups get 64×64 tiles of 4×4. A tuning file overrides these;
+ * $CLRUN_GEMM_PARAMS ("TM,TN,TK,WM,WN,VEC,DB") overrides both, for experiments and `clrun tune`. */
 static void gpu_params(clrun_ctx *ctx, size_t m, size_t n, struct gpu_params *g)
 {
     const char *env = getenv("CLRUN_GEMM_PARAMS");
-    *g = (struct gpu_params){64, 64, 16, 4, 4, 0, 1};
-    size_t tiles128 = ((m + 127) / 128) * ((n + 127) / 128);
-    if (ctx->info.type == CLRUN_DEVICE_GPU && ctx->info.local_mem >= 32768 && ctx->info.max_work_group >= 256 &&
-        tiles128 >= 2 * (size_t)ctx->info.compute_units)
-        *g = (struct gpu_params){128, 128, 8, 8, 8, 0, 1};
+    const int large = shape_class(ctx, m, n);
+    *g = (struct gpu_params){64, 64, 16, 4, 4, 1, 1};
+    unsigned big[7] = {128, 128, 8, 8, 8, 1, 1}, mid[7] = {64, 128, 8, 8, 8, 1, 1};
+    if (ctx->info.type != CLRUN_DEVICE_CPU && params_ok(ctx, large ? big : mid)) {
+        const unsigned *t = large ? big : mid;
+        *g = (struct gpu_params){t[0], t[1], t[2], t[3], t[4], t[5], t[6]};
+    }
     if (!ctx->gemm_tuned) read_tuning(ctx);
-    const unsigned *t = tiles128 >= 2 * (size_t)ctx->info.compute_units ? ctx->gemm_large : ctx->gemm_small;
+    const unsigned *t = ctx->gemm_params[large];
     if (t[0]) *g = (struct gpu_params){t[0], t[1], t[2], t[3], t[4], t[5], t[6]};
     if (env && *env) {
         unsigned v[7] = {0, 0, 0, 0, 0, 0, 0};
@@ -128,9 +145,11 @@ static void cpu_params(clrun_ctx *ctx, unsigned *vw, unsigned *rm)
 }
 
 /* The CPU kernel: pack op(B) into panels in the context's scratch buffer, then multiply. */
-static clrun_status run_cpu(clrun_ctx *ctx, const clrun_gemm_desc *d, size_t batch, unsigned vw, unsigned rm)
+static clrun_status run_cpu(clrun_ctx *ctx, const clrun_gemm_desc *d, size_t batch)
 {
     clrun_status st;
+    unsigned vw, rm;
+    cpu_params(ctx, &vw, &rm);
     clrun_kernel *pack = NULL, *k = NULL;
     char opts[96];
     const size_t nr = 2 * (size_t)vw, panels = (d->n + nr - 1) / nr;
@@ -162,31 +181,22 @@ static clrun_status run_cpu(clrun_ctx *ctx, const clrun_gemm_desc *d, size_t bat
     return clrun_launch(k, 3, global, local);
 }
 
-static clrun_status run_kernel(clrun_ctx *ctx, const clrun_gemm_desc *d, size_t batch, int cpu)
+static clrun_status run_gpu(clrun_ctx *ctx, const clrun_gemm_desc *d, size_t batch)
 {
     clrun_status st;
     clrun_kernel *k = NULL;
     char opts[256];
-    size_t global[3], local[3];
-    if (cpu) {
-        unsigned vw, rm;
-        cpu_params(ctx, &vw, &rm);
-        return run_cpu(ctx, d, batch, vw, rm);
-    } else {
-        struct gpu_params g;
-        gpu_params(ctx, d->m, d->n, &g);
-        snprintf(opts, sizeof opts, "-DTM=%u -DTN=%u -DTK=%u -DWM=%u -DWN=%u -DVEC=%u -DDB=%u -DTA=%d -DTB=%d %s", g.tm, g.tn, g.tk, g.wm,
-                 g.wn, g.vec, g.db, d->trans_a != 0, d->trans_b != 0, getenv("XOPTS") ? getenv("XOPTS") : "");
-        /* 16-byte global loads when every run of 4 along a stored row starts on a multiple of 4 */
-        int gw4 = g.tk % 4 == 0 && g.tm % 4 == 0 && g.tn % 4 == 0 && d->lda % 4 == 0 && d->ldb % 4 == 0 && d->a_off % 4 == 0 &&
-                  d->b_off % 4 == 0 && d->stride_a % 4 == 0 && d->stride_b % 4 == 0 && (d->trans_a ? d->m : d->k) % 4 == 0 &&
-                  (d->trans_b ? d->k : d->n) % 4 == 0 && !getenv("NOGW");
-        size_t len = strlen(opts);
-        snprintf(opts + len, sizeof opts - len, " -DGW=%d", gw4 ? 4 : 1);
-        if ((st = clrun__lib_kernel(ctx, "gemm", opts, "clrun_gemm", &k))) return st;
-        local[0] = g.tn / g.wn, local[1] = g.tm / g.wm, local[2] = 1;
-        global[0] = (d->n + g.tn - 1) / g.tn * local[0], global[1] = (d->m + g.tm - 1) / g.tm * local[1], global[2] = batch;
-    }
+    struct gpu_params g;
+    gpu_params(ctx, d->m, d->n, &g);
+    /* 16-byte global loads when every run of 4 along a stored row starts on a multiple of 4 */
+    int gw4 = g.tk % 4 == 0 && g.tm % 4 == 0 && g.tn % 4 == 0 && d->lda % 4 == 0 && d->ldb % 4 == 0 && d->a_off % 4 == 0 &&
+              d->b_off % 4 == 0 && d->stride_a % 4 == 0 && d->stride_b % 4 == 0 && (d->trans_a ? d->m : d->k) % 4 == 0 &&
+              (d->trans_b ? d->k : d->n) % 4 == 0;
+    snprintf(opts, sizeof opts, "-DTM=%u -DTN=%u -DTK=%u -DWM=%u -DWN=%u -DVEC=%u -DDB=%u -DTA=%d -DTB=%d -DGW=%d", g.tm, g.tn, g.tk,
+             g.wm, g.wn, g.vec, g.db, d->trans_a != 0, d->trans_b != 0, gw4 ? 4 : 1);
+    if ((st = clrun__lib_kernel(ctx, "gemm", opts, "clrun_gemm", &k))) return st;
+    size_t local[3] = {g.tn / g.wn, g.tm / g.wm, 1};
+    size_t global[3] = {(d->n + g.tn - 1) / g.tn * local[0], (d->m + g.tm - 1) / g.tm * local[1], batch};
     cl_uint M = (cl_uint)d->m, N = (cl_uint)d->n, K = (cl_uint)d->k;
     cl_uint lda = (cl_uint)(d->lda ? d->lda : 1), ldb = (cl_uint)(d->ldb ? d->ldb : 1), ldc = (cl_uint)d->ldc;
     /* an operand that is never read (K = 0) may be NULL: bind C in its place */
@@ -227,6 +237,20 @@ static clrun_status run_clblast(clrun_ctx *ctx, const clrun_gemm_desc *d, size_t
 #endif
 }
 
+clrun_gemm_backend clrun_gemm_resolve(clrun_ctx *ctx, const clrun_gemm_desc *d)
+{
+    const clrun_gemm_backend own = ctx->info.type == CLRUN_DEVICE_CPU ? CLRUN_GEMM_CPU_KERNEL : CLRUN_GEMM_GPU_KERNEL;
+    switch (d->backend) {
+    case CLRUN_GEMM_AUTO:
+        /* the tuning file's measured winner for the shape class, else clrun's kernel for the device:
+         * on the devices measured (docs/BENCHMARKS.md) it beats CLBlast in every class */
+        if (!ctx->gemm_tuned) read_tuning(ctx);
+        return ctx->gemm_backend[shape_class(ctx, d->m, d->n)] ? (clrun_gemm_backend)ctx->gemm_backend[shape_class(ctx, d->m, d->n)] : own;
+    case CLRUN_GEMM_KERNEL: return own;
+    default: return d->backend;
+    }
+}
+
 clrun_status clrun_gemm(clrun_ctx *ctx, const clrun_gemm_desc *d)
 {
     clrun_status st;
@@ -244,11 +268,10 @@ clrun_status clrun_gemm(clrun_ctx *ctx, const clrun_gemm_desc *d)
     if (batch > 1 && d->stride_c < d->m * d->ldc && d->stride_c != 0)
         return clrun__fail(ctx, CLRUN_INVALID_ARG, "gemm: stride_c %zu makes the batches' C matrices overlap", d->stride_c);
     if (batch > 1 && d->stride_c == 0) return clrun__fail(ctx, CLRUN_INVALID_ARG, "gemm: batches need stride_c > 0");
-    switch (d->backend) {
+    switch (clrun_gemm_resolve(ctx, d)) {
     case CLRUN_GEMM_CLBLAST: return run_clblast(ctx, d, batch);
-    case CLRUN_GEMM_GPU_KERNEL: return run_kernel(ctx, d, batch, 0);
-    case CLRUN_GEMM_CPU_KERNEL: return run_kernel(ctx, d, batch, 1);
-    case CLRUN_GEMM_AUTO: return run_kernel(ctx, d, batch, ctx->info.type == CLRUN_DEVICE_CPU);
+    case CLRUN_GEMM_GPU_KERNEL: return run_gpu(ctx, d, batch);
+    case CLRUN_GEMM_CPU_KERNEL: return run_cpu(ctx, d, batch);
+    default: return clrun__fail(ctx, CLRUN_INVALID_ARG, "gemm: unknown backend %d", (int)d->backend);
     }
-    return clrun__fail(ctx, CLRUN_INVALID_ARG, "gemm: unknown backend %d", (int)d->backend);
 }

@@ -456,7 +456,7 @@ static int bench_gemm(const struct bench_opts *o)
             rc = cli_fail("bench", ctx, st);
         double ms = 0;
         if (rc == 0) {
-            if ((st = time_gemm(ctx, &d, CLRUN_GEMM_AUTO, reps, &ms))) rc = cli_fail("bench", ctx, st);
+            if ((st = time_gemm(ctx, &d, CLRUN_GEMM_KERNEL, reps, &ms))) rc = cli_fail("bench", ctx, st);
             else gemm_record(o, "clrun", m, n, k, ms);
         }
         if (rc == 0 && clrun_have_clblast()) {

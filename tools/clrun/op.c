@@ -206,7 +206,9 @@ static const char *op_help =
     "  --json              reductions: print {\"op\", \"n\", \"value\"} (or \"index\")\n"
     "  --ta, --tb          gemm: use A, B transposed\n"
     "  --beta Y -c C0.npy  gemm: add Y times C0 (default beta 0, and then C0 is not needed)\n"
-    "  --backend NAME      gemm: auto, gpu (the GPU-shaped kernel), cpu (the CPU-shaped one), clblast\n"
+    "  --backend NAME      gemm: auto (default: the tuning file's fastest for the shape, see clrun tune),\n"
+    "                      clrun (clrun's kernel for the device), gpu (the GPU-shaped kernel), cpu (the\n"
+    "                      CPU-shaped one), clblast\n"
     "  -d, --device SPEC   device (default: $CLRUN_DEVICE, else the best)\n"
     "  --help              this text\n\n"
     "Exit codes: 0; 1 runtime failure; 2 bad command line or input file; 3 no device.\n\n";
@@ -235,7 +237,8 @@ int cmd_op(int argc, char **argv)
             g.beta = strtof(optarg, &end);
             if (!*optarg || *end) return cli_usage_error("op", "--beta wants a number, not '%s'", optarg);
         } else if (c == 'K') {
-            if (!strcmp(optarg, "auto") || !strcmp(optarg, "clrun")) g.backend = CLRUN_GEMM_AUTO;
+            if (!strcmp(optarg, "auto")) g.backend = CLRUN_GEMM_AUTO;
+            else if (!strcmp(optarg, "clrun")) g.backend = CLRUN_GEMM_KERNEL;
             else if (!strcmp(optarg, "gpu")) g.backend = CLRUN_GEMM_GPU_KERNEL;
             else if (!strcmp(optarg, "cpu")) g.backend = CLRUN_GEMM_CPU_KERNEL;
             else if (!strcmp(optarg, "clblast")) g.backend = CLRUN_GEMM_CLBLAST;

@@ -12,12 +12,13 @@
 
 static const char *tune_help =
     "usage: clrun tune gemm [-d SPEC] [--size N] [--quick] [--dry-run]\n\n"
-    "Times the GPU-shaped GEMM kernel (cl/gemm.cl, which clrun_gemm's auto backend uses on GPUs and\n"
-    "accelerators) over a space of tile parameters on the device,\n"
-    "for a large square product (N, default 2048 on GPUs, 256 otherwise) and a small one (N/4), checks\n"
-    "each candidate's result against the first candidate's, and stores the fastest as the device's\n"
-    "tuning file (its path is printed). clrun_gemm uses it from then on; $CLRUN_GEMM_PARAMS still\n"
-    "overrides it.\n\n"
+    "Times the GPU-shaped GEMM kernel (cl/gemm.cl) over a space of tile parameters on the device, for\n"
+    "a large square product (N, default 4096 on GPUs, 256 otherwise) and a small one (N/4), checks each\n"
+    "candidate's result against the first candidate's, then times the CPU-shaped kernel and CLBlast\n"
+    "(when built with it) on the same products. It stores, per class, the fastest tiles and the\n"
+    "fastest backend in the device's tuning file (its path is printed): clrun_gemm's auto backend\n"
+    "uses them from then on. A product is large when it has at least two 128×128 tiles per compute\n"
+    "unit. $CLRUN_GEMM_PARAMS still overrides the tiles.\n\n"
     "  -d, --device SPEC   device (default: $CLRUN_DEVICE, else the best)\n"
     "  --size N            the large size (the small one is N/4)\n"
     "  --quick             a handful of candidates instead of the whole space\n"
@@ -28,12 +29,13 @@ struct cand {
     unsigned v[7];
 };
 
-/* Time one candidate on the product in d (3 runs after a warm-up); 0 when it fails or is wrong. */
+/* Time one candidate (tiles c, backend d->backend) on the product in d (3 runs after a warm-up);
+ * 0 when it fails or its result differs from ref. */
 static double try_cand(clrun_ctx *ctx, clrun_gemm_desc *d, const struct cand *c, const float *ref, float *out, size_t nc)
 {
     char env[128];
     snprintf(env, sizeof env, "%u,%u,%u,%u,%u,%u,%u", c->v[0], c->v[1], c->v[2], c->v[3], c->v[4], c->v[5], c->v[6]);
-    setenv("CLRUN_GEMM_PARAMS", env, 1);
+    setenv("CLRUN_GEMM_PARAMS", env, 1); /* read by the GPU kernel only */
     double t[3];
     clrun_status st = CLRUN_OK;
     for (int r = -1; r < 3 && st == CLRUN_OK; r++) {
@@ -79,32 +81,32 @@ int cmd_tune(int argc, char **argv)
     int rc = cli_open("tune", spec, &ctx);
     if (rc) return rc;
     const clrun_device_info *in = clrun_ctx_device(ctx);
-    if (!size) size = in->type == CLRUN_DEVICE_GPU ? 2048 : 256;
+    if (!size) size = in->type == CLRUN_DEVICE_GPU ? 4096 : 256;
     /* the space: tiles, slice depth, work per item, float4 local reads, double buffering */
     struct cand cands[256];
     size_t nc = 0;
     static const unsigned tiles[][2] = {{64, 64}, {128, 64}, {64, 128}, {128, 128}, {32, 64}};
-    static const unsigned ks[] = {8, 16, 32}, ws[][2] = {{4, 4}, {8, 4}, {4, 8}, {8, 8}};
+    static const unsigned ks[] = {8, 16}, ws[][2] = {{4, 4}, {8, 4}, {4, 8}, {8, 8}};
     if (quick) {
-        static const unsigned q[][7] = {{128, 128, 8, 8, 8, 0, 1}, {64, 64, 16, 4, 4, 0, 1}, {128, 128, 16, 8, 8, 0, 0},
-                                        {64, 64, 16, 4, 4, 1, 0}, {32, 64, 8, 4, 8, 0, 1}};
+        static const unsigned q[][7] = {{128, 128, 8, 8, 8, 1, 1}, {64, 128, 8, 8, 8, 1, 1}, {128, 128, 16, 8, 8, 1, 2},
+                                        {64, 64, 8, 8, 8, 1, 1},   {64, 64, 16, 4, 4, 1, 1}, {128, 128, 8, 8, 8, 0, 1}};
         for (size_t i = 0; i < sizeof q / sizeof *q; i++) memcpy(cands[nc++].v, q[i], sizeof q[i]);
     } else {
         for (size_t t = 0; t < 5; t++)
-            for (size_t k = 0; k < 3; k++)
+            for (size_t k = 0; k < 2; k++)
                 for (size_t w = 0; w < 4; w++)
                     for (unsigned vec = 0; vec < 2; vec++)
-                        for (unsigned db = 0; db < 2 && nc < 256; db++) {
+                        for (unsigned db = 0; db < 3 && nc < 256; db++) {
                             unsigned tm = tiles[t][0], tn = tiles[t][1], wm = ws[w][0], wn = ws[w][1];
-                            size_t nt = (size_t)(tm / wm) * (tn / wn);
+                            size_t nt = (size_t)(tm / wm) * (tn / wn), nbuf = db == 2 ? 2 : 1, pad = vec ? 4 : 1;
                             if (tm % wm || tn % wn || nt < 32 || nt > in->max_work_group) continue;
-                            if ((size_t)2 * ks[k] * (tm + tn + 2) * 4 > in->local_mem) continue;
+                            if (nbuf * ks[k] * (tm + tn + 2 * pad) * 4 > in->local_mem) continue;
                             if (db && (((size_t)tm * ks[k]) % nt || ((size_t)ks[k] * tn) % nt)) continue;
                             cands[nc++] = (struct cand){{tm, tn, ks[k], wm, wn, vec, db}};
                         }
     }
     printf("tuning gemm on %s: %zu candidates, sizes %ld³ (large) and %ld³ (small)\n", in->name, nc, size, size / 4);
-    char line[2][64] = {"", ""};
+    char line[2][96] = {"", ""};
     for (int cls = 1; cls >= 0 && rc == 0; cls--) {
         size_t n = cls ? (size_t)size : (size_t)size / 4;
         clrun_gemm_desc d = {0, 0, n, n, n, 1.0f, 0.0f, NULL, 0, n, 0, NULL, 0, n, 0, NULL, 0, n, 0, 1, CLRUN_GEMM_GPU_KERNEL};
@@ -132,9 +134,23 @@ int cmd_tune(int argc, char **argv)
             if (gf > best) best = gf, bi = i;
         }
         if (rc == 0) {
+            /* then the other backends on the same product; the fastest is what auto will use */
+            static const clrun_gemm_backend others[] = {CLRUN_GEMM_CPU_KERNEL, CLRUN_GEMM_CLBLAST};
+            static const char *const names[] = {"gpu-kernel", "cpu-kernel", "clblast"};
+            int winner = 0;
+            double best_all = best;
+            for (int o = 0; o < 2; o++) {
+                if (others[o] == CLRUN_GEMM_CLBLAST && !clrun_have_clblast()) continue;
+                d.backend = others[o];
+                double gf = try_cand(ctx, &d, &cands[bi], ref, out, n * n);
+                printf("       %s %-22s %10.1f GFLOP/s%s\n", cls ? "large" : "small", names[o + 1], gf, gf ? "" : " (failed or wrong result)");
+                if (gf > best_all) best_all = gf, winner = o + 1;
+            }
+            d.backend = CLRUN_GEMM_GPU_KERNEL;
             const unsigned *v = cands[bi].v;
-            snprintf(line[cls], sizeof line[cls], "%s %u,%u,%u,%u,%u,%u,%u", cls ? "large" : "small", v[0], v[1], v[2], v[3], v[4], v[5], v[6]);
-            printf("best %s: %s (%.1f GFLOP/s)\n", cls ? "large" : "small", line[cls] + 6, best);
+            snprintf(line[cls], sizeof line[cls], "%s %u,%u,%u,%u,%u,%u,%u %s", cls ? "large" : "small", v[0], v[1], v[2], v[3], v[4],
+                     v[5], v[6], names[winner]);
+            printf("best %s: %s (%.1f GFLOP/s)\n", cls ? "large" : "small", line[cls] + 6, best_all);
         }
         clrun_buf_free(d.a), clrun_buf_free(d.b), clrun_buf_free(d.c);
         free(h), free(ref), free(out);

@@ -39,6 +39,9 @@
 #ifndef DB
 #define DB 0 /* 1: next slices fetched into registers during the multiply; 2: and two local buffers */
 #endif
+#ifndef PSUM
+#define PSUM 0 /* 1: sum each slice apart, then into the accumulators (more accurate, more registers) */
+#endif
 #ifndef GW
 #define GW 1 /* 4: 16-byte global loads (leading dimensions, offsets and the stored rows' length multiples of 4) */
 #endif
@@ -169,6 +172,23 @@ clrun_gemm(const uint M, const uint N, const uint K, const float alpha, const fl
     for (int i = 0; i < WM; i++) a[i] = As[buf][p][ROW(i)];                                                         \
     for (int j = 0; j < WN; j++) b[j] = Bs[buf][p][COL(j)]
 #endif
+#if PSUM
+/* each slice's products are summed on their own, then added to acc: sums of K/TK + TK terms
+ * instead of K, about three times more accurate than one running sum, for WM·WN more registers */
+#define MULTIPLY(buf)                                                                                               \
+    do {                                                                                                            \
+        float t[WM][WN];                                                                                            \
+        _Pragma("unroll") for (int p = 0; p < TK; p++)                                                              \
+        {                                                                                                           \
+            float a[WM], b[WN];                                                                                     \
+            LOAD_AB(buf, p);                                                                                        \
+            for (int i = 0; i < WM; i++)                                                                            \
+                for (int j = 0; j < WN; j++) t[i][j] = p ? fma(a[i], b[j], t[i][j]) : a[i] * b[j];                  \
+        }                                                                                                           \
+        for (int i = 0; i < WM; i++)                                                                                \
+            for (int j = 0; j < WN; j++) acc[i][j] += t[i][j];                                                      \
+    } while (0)
+#else
 #define MULTIPLY(buf)                                                                                               \
     _Pragma("unroll") for (int p = 0; p < TK; p++)                                                                  \
     {                                                                                                               \
@@ -177,6 +197,7 @@ clrun_gemm(const uint M, const uint N, const uint K, const float alpha, const fl
         for (int i = 0; i < WM; i++)                                                                                \
             for (int j = 0; j < WN; j++) acc[i][j] = fma(a[i], b[j], acc[i][j]);                                    \
     }
+#endif
 #if DB == 2
     /* two local buffers: while buffer cur is multiplied, the next slice goes global -> registers ->
      * the other buffer, last read before the previous barrier; so one barrier per slice. The loop

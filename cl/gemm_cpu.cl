@@ -27,6 +27,12 @@
 #ifndef TB
 #define TB 0
 #endif
+#ifndef PSUM
+#define PSUM 0
+#endif
+#ifndef KB
+#define KB 16
+#endif
 #define NR (2 * VW)
 
 #include "common.h"
@@ -76,6 +82,26 @@ clrun_gemm_cpu(const uint M, const uint N, const uint K, const float alpha, cons
         row[r] = min(i0 + r, M - 1);
         lo[r] = hi[r] = (FV)(0.0f);
     }
+#if PSUM
+    /* blocks of KB steps are summed on their own, then added to the accumulators: about three
+     * times more accurate than one running sum, for twice the registers */
+    for (uint p0 = 0; p0 < K; p0 += KB) {
+        FV tl[RM], th[RM];
+#pragma unroll
+        for (int r = 0; r < RM; r++) tl[r] = th[r] = (FV)(0.0f);
+        for (uint p = p0; p < min(K, p0 + KB); p++, bp += NR) {
+            const FV b0 = VLOAD(0, bp), b1 = VLOAD(1, bp);
+#pragma unroll
+            for (int r = 0; r < RM; r++) {
+                const FV a = (FV)(AT(row[r], p));
+                tl[r] = fma(a, b0, tl[r]);
+                th[r] = fma(a, b1, th[r]);
+            }
+        }
+#pragma unroll
+        for (int r = 0; r < RM; r++) lo[r] += tl[r], hi[r] += th[r];
+    }
+#else
     for (uint p = 0; p < K; p++, bp += NR) {
         const FV b0 = VLOAD(0, bp), b1 = VLOAD(1, bp);
 #pragma unroll
@@ -85,6 +111,7 @@ clrun_gemm_cpu(const uint M, const uint N, const uint K, const float alpha, cons
             hi[r] = fma(a, b1, hi[r]);
         }
     }
+#endif
     const uint rows = min((uint)RM, M - i0), cols = min((uint)NR, N - j0);
     for (uint r = 0; r < rows; r++) {
         __global float *c = C + (size_t)(i0 + r) * ldc + j0;

@@ -44,8 +44,8 @@ struct clrun_ctx {
     int nkcache;
     clrun_buf *scratch; /* partial results of reductions (grows) */
     int gemm_tuned;     /* 0 not read yet, 1 read (found or not) */
-    unsigned gemm_params[2][7]; /* GPU kernel tiles per shape class (small, large) from the tuning file; [0] == 0: none */
-    int gemm_backend[2];        /* backend per shape class from the tuning file; 0 (auto): none */
+    unsigned gemm_params[4][7]; /* GPU kernel tiles per class (small, large, small-fast, large-fast) from the tuning file; [0] == 0: none */
+    int gemm_backend[4];        /* backend per class from the tuning file; 0 (auto): none */
     unsigned gemm_vw;                      /* CPU kernel's vector width (0: not asked yet) */
 };
 

@@ -158,6 +158,7 @@ static void demo_and_bench(void **state)
 {
     (void)state;
     EXPECT(0, "matches the CPU", "demo");
+    assert_non_null(strstr(out_text, "matmul     C = A·B, 512×512 f32: matches fp64"));
     EXPECT(0, "clrun overhead", "bench", "launch", "--repeat", "3");
     EXPECT(0, "\"op\": \"h2d\"", "bench", "transfer", "--size", "4", "--repeat", "2", "--json");
     EXPECT(2, "unknown benchmark", "bench", "nosuch");

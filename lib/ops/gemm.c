@@ -49,8 +49,10 @@ const char *clrun_gemm_tuning_path(const clrun_ctx *ctx, char *buf, size_t size)
 
 static const char *const backend_names[] = {"auto", "gpu-kernel", "cpu-kernel", "clblast"};
 
-/* Read the tuning file once per context: lines "CLASS TM,TN,TK,WM,WN,VEC,DB [BACKEND]", CLASS small
- * or large, BACKEND gpu-kernel, cpu-kernel or clblast. Lines it does not understand are skipped. */
+static const char *const class_names[] = {"small", "large", "small-fast", "large-fast"};
+
+/* Read the tuning file once per context: lines "CLASS TM,TN,TK,WM,WN,VEC,DB [BACKEND]", CLASS one of
+ * class_names, BACKEND gpu-kernel, cpu-kernel or clblast. Lines it does not understand are skipped. */
 static void read_tuning(clrun_ctx *ctx)
 {
     char path[4200], line[256];
@@ -63,7 +65,9 @@ static void read_tuning(clrun_ctx *ctx)
         unsigned v[7];
         char cls[16], be[16] = "";
         int got = sscanf(line, "%15s %u,%u,%u,%u,%u,%u,%u %15s", cls, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], be);
-        int c = strcmp(cls, "small") == 0 ? 0 : strcmp(cls, "large") == 0 ? 1 : -1;
+        int c = -1;
+        for (int i = 0; i < 4; i++)
+            if (strcmp(cls, class_names[i]) == 0) c = i;
         if (got < 8 || c < 0) continue;
         if (params_ok(ctx, v)) memcpy(ctx->gemm_params[c], v, sizeof v);
         for (int b = 1; b < 4 && got == 9; b++)
@@ -72,30 +76,33 @@ static void read_tuning(clrun_ctx *ctx)
     fclose(f);
 }
 
-/* Shape class: large when the product has at least two 128×128 tiles per compute unit. */
-static int shape_class(const clrun_ctx *ctx, size_t m, size_t n)
+/* Class of a product (index into class_names): large when it has at least two 128×128 tiles per
+ * compute unit; the fast ones apart. */
+static int gemm_class(const clrun_ctx *ctx, const clrun_gemm_desc *d)
 {
-    size_t tiles128 = ((m + 127) / 128) * ((n + 127) / 128);
-    return tiles128 >= 2 * (size_t)ctx->info.compute_units;
+    size_t tiles128 = ((d->m + 127) / 128) * ((d->n + 127) / 128);
+    return (tiles128 >= 2 * (size_t)ctx->info.compute_units) + 2 * (d->fast != 0);
 }
 
-/* Measured on the H200 (docs/BENCHMARKS.md): 128×128 tiles in slices of 8, 8×8 per work-item as
- * 4×4 quads with 16-byte local reads and register double buffering on large products; 64×128 tiles
- * of the same shape when the product has too few 128-tiles to fill the device. Devices with less
- * local memory or smaller work-groups get 64×64 tiles of 4×4. A tuning file overrides these;
- * $CLRUN_GEMM_PARAMS ("TM,TN,TK,WM,WN,VEC,DB") overrides both, for experiments and `clrun tune`. */
-static void gpu_params(clrun_ctx *ctx, size_t m, size_t n, struct gpu_params *g)
+/* Measured on the H200 (docs/BENCHMARKS.md), all with 8×8 per work-item as 4×4 quads read from
+ * local memory in 16 bytes: on large products 128×128 tiles, in slices of 16 with two local buffers
+ * (fast: slices of 8, one buffer); when the product has too few 128-tiles to fill the device,
+ * 64×128 tiles (slices of 16; fast: 8). Devices with less local memory or smaller work-groups get
+ * 64×64 tiles of 4×4. A tuning file overrides these; $CLRUN_GEMM_PARAMS ("TM,TN,TK,WM,WN,VEC,DB")
+ * overrides both, for experiments and `clrun tune`. */
+static void gpu_params(clrun_ctx *ctx, const clrun_gemm_desc *d, struct gpu_params *g)
 {
+    static const unsigned builtin[4][7] = {
+        {64, 128, 16, 8, 8, 1, 1}, {128, 128, 16, 8, 8, 1, 2}, {64, 128, 8, 8, 8, 1, 1}, {128, 128, 8, 8, 8, 1, 1}};
     const char *env = getenv("CLRUN_GEMM_PARAMS");
-    const int large = shape_class(ctx, m, n);
+    const int cls = gemm_class(ctx, d);
     *g = (struct gpu_params){64, 64, 16, 4, 4, 1, 1};
-    unsigned big[7] = {128, 128, 8, 8, 8, 1, 1}, mid[7] = {64, 128, 8, 8, 8, 1, 1};
-    if (ctx->info.type != CLRUN_DEVICE_CPU && params_ok(ctx, large ? big : mid)) {
-        const unsigned *t = large ? big : mid;
+    if (ctx->info.type != CLRUN_DEVICE_CPU && params_ok(ctx, builtin[cls])) {
+        const unsigned *t = builtin[cls];
         *g = (struct gpu_params){t[0], t[1], t[2], t[3], t[4], t[5], t[6]};
     }
     if (!ctx->gemm_tuned) read_tuning(ctx);
-    const unsigned *t = ctx->gemm_params[large];
+    const unsigned *t = ctx->gemm_params[cls];
     if (t[0]) *g = (struct gpu_params){t[0], t[1], t[2], t[3], t[4], t[5], t[6]};
     if (env && *env) {
         unsigned v[7] = {0, 0, 0, 0, 0, 0, 0};
@@ -127,8 +134,8 @@ static clrun_status check_matrix(clrun_ctx *ctx, const char *name, clrun_buf *b,
 }
 
 /* The CPU kernel's vector width (the device's native float width: 16 with AVX-512, 8 with AVX2)
- * and rows per work-item (as many as the vector registers hold: 32 of them with AVX-512, 16
- * otherwise). $CLRUN_GEMM_CPU_PARAMS ("VW,RM") overrides them. */
+ * and rows per work-item: 6, measured fastest on AVX-512 among 4, 6, 8 and 14 (docs/BENCHMARKS.md)
+ * and the most that fit AVX2's 16 registers. $CLRUN_GEMM_CPU_PARAMS ("VW,RM") overrides them. */
 static void cpu_params(clrun_ctx *ctx, unsigned *vw, unsigned *rm)
 {
     if (!ctx->gemm_vw) {
@@ -137,7 +144,7 @@ static void cpu_params(clrun_ctx *ctx, unsigned *vw, unsigned *rm)
         ctx->gemm_vw = w >= 16 ? 16 : w >= 8 ? 8 : 4;
     }
     *vw = ctx->gemm_vw;
-    *rm = *vw == 16 ? 14 : 6;
+    *rm = 6;
     const char *env = getenv("CLRUN_GEMM_CPU_PARAMS");
     unsigned v[2];
     if (env && sscanf(env, "%u,%u", &v[0], &v[1]) == 2 && (v[0] == 4 || v[0] == 8 || v[0] == 16) && v[1] >= 1 && v[1] <= 32)
@@ -156,7 +163,7 @@ static clrun_status run_cpu(clrun_ctx *ctx, const clrun_gemm_desc *d, size_t bat
     size_t stride_p = 0, bytes = 0;
     if (d->k && (__builtin_mul_overflow(panels * nr, d->k, &stride_p) || __builtin_mul_overflow(stride_p, batch * sizeof(float), &bytes)))
         return clrun__fail(ctx, CLRUN_INVALID_ARG, "gemm: op(B) panels of %zu×%zu in %zu batches overflow the address space", d->k, d->n, batch);
-    snprintf(opts, sizeof opts, "-DVW=%u -DRM=%u -DTA=%d -DTB=%d", vw, rm, d->trans_a != 0, d->trans_b != 0);
+    snprintf(opts, sizeof opts, "-DVW=%u -DRM=%u -DTA=%d -DTB=%d -DPSUM=%d", vw, rm, d->trans_a != 0, d->trans_b != 0, !d->fast);
     if ((st = clrun__lib_kernel(ctx, "gemm_cpu", opts, "clrun_gemm_cpu", &k))) return st;
     clrun_buf *packed = d->c; /* K = 0: nothing is packed or read */
     if (d->k) {
@@ -187,13 +194,13 @@ static clrun_status run_gpu(clrun_ctx *ctx, const clrun_gemm_desc *d, size_t bat
     clrun_kernel *k = NULL;
     char opts[256];
     struct gpu_params g;
-    gpu_params(ctx, d->m, d->n, &g);
+    gpu_params(ctx, d, &g);
     /* 16-byte global loads when every run of 4 along a stored row starts on a multiple of 4 */
     int gw4 = g.tk % 4 == 0 && g.tm % 4 == 0 && g.tn % 4 == 0 && d->lda % 4 == 0 && d->ldb % 4 == 0 && d->a_off % 4 == 0 &&
               d->b_off % 4 == 0 && d->stride_a % 4 == 0 && d->stride_b % 4 == 0 && (d->trans_a ? d->m : d->k) % 4 == 0 &&
               (d->trans_b ? d->k : d->n) % 4 == 0;
-    snprintf(opts, sizeof opts, "-DTM=%u -DTN=%u -DTK=%u -DWM=%u -DWN=%u -DVEC=%u -DDB=%u -DTA=%d -DTB=%d -DGW=%d", g.tm, g.tn, g.tk,
-             g.wm, g.wn, g.vec, g.db, d->trans_a != 0, d->trans_b != 0, gw4 ? 4 : 1);
+    snprintf(opts, sizeof opts, "-DTM=%u -DTN=%u -DTK=%u -DWM=%u -DWN=%u -DVEC=%u -DDB=%u -DTA=%d -DTB=%d -DGW=%d -DPSUM=%d", g.tm,
+             g.tn, g.tk, g.wm, g.wn, g.vec, g.db, d->trans_a != 0, d->trans_b != 0, gw4 ? 4 : 1, !d->fast);
     if ((st = clrun__lib_kernel(ctx, "gemm", opts, "clrun_gemm", &k))) return st;
     size_t local[3] = {g.tn / g.wn, g.tm / g.wm, 1};
     size_t global[3] = {(d->n + g.tn - 1) / g.tn * local[0], (d->m + g.tm - 1) / g.tm * local[1], batch};
@@ -245,7 +252,7 @@ clrun_gemm_backend clrun_gemm_resolve(clrun_ctx *ctx, const clrun_gemm_desc *d)
         /* the tuning file's measured winner for the shape class, else clrun's kernel for the device:
          * on the devices measured (docs/BENCHMARKS.md) it beats CLBlast in every class */
         if (!ctx->gemm_tuned) read_tuning(ctx);
-        return ctx->gemm_backend[shape_class(ctx, d->m, d->n)] ? (clrun_gemm_backend)ctx->gemm_backend[shape_class(ctx, d->m, d->n)] : own;
+        return ctx->gemm_backend[gemm_class(ctx, d)] ? (clrun_gemm_backend)ctx->gemm_backend[gemm_class(ctx, d)] : own;
     case CLRUN_GEMM_KERNEL: return own;
     default: return d->backend;
     }

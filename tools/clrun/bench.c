@@ -444,7 +444,7 @@ static int bench_gemm(const struct bench_opts *o)
     for (size_t si = 0; si < ns && rc == 0; si++) {
         size_t m = shapes[si][0], n = shapes[si][1], k = shapes[si][2];
         float *ha = malloc(m * k * 4), *hb = malloc(k * n * 4), *hc = malloc(m * n * 4);
-        clrun_gemm_desc d = {0, 0, m, n, k, 1.0f, 0.0f, NULL, 0, k, 0, NULL, 0, n, 0, NULL, 0, n, 0, 1, CLRUN_GEMM_AUTO};
+        clrun_gemm_desc d = {0, 0, m, n, k, 1.0f, 0.0f, NULL, 0, k, 0, NULL, 0, n, 0, NULL, 0, n, 0, 1, CLRUN_GEMM_AUTO, 0};
         clrun_status st = CLRUN_OK;
         uint64_t seed = 7 + si;
         if (!ha || !hb || !hc) rc = (fprintf(stderr, "clrun bench: out of host memory\n"), EXIT_RUNTIME);
@@ -458,6 +458,12 @@ static int bench_gemm(const struct bench_opts *o)
         if (rc == 0) {
             if ((st = time_gemm(ctx, &d, CLRUN_GEMM_KERNEL, reps, &ms))) rc = cli_fail("bench", ctx, st);
             else gemm_record(o, "clrun", m, n, k, ms);
+        }
+        if (rc == 0) { /* one running sum per element: a plain loop's accuracy */
+            d.fast = 1;
+            if ((st = time_gemm(ctx, &d, CLRUN_GEMM_KERNEL, reps, &ms))) rc = cli_fail("bench", ctx, st);
+            else gemm_record(o, "clrun fast", m, n, k, ms);
+            d.fast = 0;
         }
         if (rc == 0 && clrun_have_clblast()) {
             if ((st = time_gemm(ctx, &d, CLRUN_GEMM_CLBLAST, reps, &ms))) fprintf(stderr, "clrun bench: CLBlast: %s\n", clrun_last_error(ctx));
@@ -496,7 +502,8 @@ static const char *bench_help =
     "  launch     enqueue + finish round trip of a tiny kernel: raw OpenCL against clrun\n"
     "  vector     element-wise ops and reductions, f32 and f16 storage, against a plain float4 kernel,\n"
     "             clEnqueueCopyBuffer and (on CPUs) a plain C loop on two threads\n"
-    "  gemm       f32 matrix multiply against CLBlast on the same device and, on CPUs, OpenBLAS\n"
+    "  gemm       f32 matrix multiply: clrun's kernel (default, per-slice partial sums) and its fast\n"
+    "             mode (clrun_gemm_desc.fast) against CLBlast on the same device and, on CPUs, OpenBLAS\n"
     "             (--shapes MxNxK,... to choose the shapes)\n\n"
     "  -d, --device SPEC   device (default: $CLRUN_DEVICE, else the best)\n"
     "  --json              one JSON record per line: op, impl, size, median_ms, gbps\n"

@@ -106,10 +106,12 @@ int cmd_tune(int argc, char **argv)
                         }
     }
     printf("tuning gemm on %s: %zu candidates, sizes %ld³ (large) and %ld³ (small)\n", in->name, nc, size, size / 4);
-    char line[2][96] = {"", ""};
-    for (int cls = 1; cls >= 0 && rc == 0; cls--) {
-        size_t n = cls ? (size_t)size : (size_t)size / 4;
-        clrun_gemm_desc d = {0, 0, n, n, n, 1.0f, 0.0f, NULL, 0, n, 0, NULL, 0, n, 0, NULL, 0, n, 0, 1, CLRUN_GEMM_GPU_KERNEL};
+    /* the classes of clrun_gemm_tuning_path: small, large, and the same with desc.fast = 1 */
+    static const char *const cnames[] = {"small", "large", "small-fast", "large-fast"};
+    char line[4][96] = {"", "", "", ""};
+    for (int cls = 3; cls >= 0 && rc == 0; cls--) {
+        size_t n = cls & 1 ? (size_t)size : (size_t)size / 4;
+        clrun_gemm_desc d = {0, 0, n, n, n, 1.0f, 0.0f, NULL, 0, n, 0, NULL, 0, n, 0, NULL, 0, n, 0, 1, CLRUN_GEMM_GPU_KERNEL, cls >> 1};
         float *h = malloc(n * n * 4), *ref = malloc(n * n * 4), *out = malloc(n * n * 4);
         clrun_status st = CLRUN_OK;
         uint64_t seed = 99;
@@ -124,8 +126,8 @@ int cmd_tune(int argc, char **argv)
             const unsigned *v = cands[i].v;
             char params[64];
             snprintf(params, sizeof params, "%u,%u,%u,%u,%u,%u,%u", v[0], v[1], v[2], v[3], v[4], v[5], v[6]);
-            if (gf > 0) printf("[%zu/%zu] %s %-22s %10.1f GFLOP/s\n", i + 1, nc, cls ? "large" : "small", params, gf);
-            else printf("[%zu/%zu] %s %-22s %s\n", i + 1, nc, cls ? "large" : "small", params, i == 0 ? "failed" : "failed or wrong result");
+            if (gf > 0) printf("[%zu/%zu] %s %-22s %10.1f GFLOP/s\n", i + 1, nc, cnames[cls], params, gf);
+            else printf("[%zu/%zu] %s %-22s %s\n", i + 1, nc, cnames[cls], params, i == 0 ? "failed" : "failed or wrong result");
             fflush(stdout);
             if (i == 0 && gf == 0) {
                 fprintf(stderr, "clrun tune: the first candidate failed: %s\n", clrun_last_error(ctx));
@@ -143,14 +145,14 @@ int cmd_tune(int argc, char **argv)
                 if (others[o] == CLRUN_GEMM_CLBLAST && !clrun_have_clblast()) continue;
                 d.backend = others[o];
                 double gf = try_cand(ctx, &d, &cands[bi], ref, out, n * n);
-                printf("       %s %-22s %10.1f GFLOP/s%s\n", cls ? "large" : "small", names[o + 1], gf, gf ? "" : " (failed or wrong result)");
+                printf("       %s %-22s %10.1f GFLOP/s%s\n", cnames[cls], names[o + 1], gf, gf ? "" : " (failed or wrong result)");
                 if (gf > best_all) best_all = gf, winner = o + 1;
             }
             d.backend = CLRUN_GEMM_GPU_KERNEL;
             const unsigned *v = cands[bi].v;
-            snprintf(line[cls], sizeof line[cls], "%s %u,%u,%u,%u,%u,%u,%u %s", cls ? "large" : "small", v[0], v[1], v[2], v[3], v[4],
-                     v[5], v[6], names[winner]);
-            printf("best %s: %s (%.1f GFLOP/s)\n", cls ? "large" : "small", line[cls] + 6, best_all);
+            snprintf(line[cls], sizeof line[cls], "%s %u,%u,%u,%u,%u,%u,%u %s", cnames[cls], v[0], v[1], v[2], v[3], v[4], v[5], v[6],
+                     names[winner]);
+            printf("best %s: %s (%.1f GFLOP/s)\n", cnames[cls], line[cls] + strlen(cnames[cls]) + 1, best_all);
         }
         clrun_buf_free(d.a), clrun_buf_free(d.b), clrun_buf_free(d.c);
         free(h), free(ref), free(out);
@@ -174,7 +176,8 @@ int cmd_tune(int argc, char **argv)
                 }
             mkdir(dir, 0755);
             FILE *f = fopen(tmp, "w");
-            if (!f || fprintf(f, "# clrun tune gemm on %s (%s)\n%s\n%s\n", in->name, in->driver_version, line[0], line[1]) < 0 ||
+            if (!f || fprintf(f, "# clrun tune gemm on %s (%s)\n%s\n%s\n%s\n%s\n", in->name, in->driver_version, line[0], line[1], line[2],
+                              line[3]) < 0 ||
                 fclose(f) != 0 || rename(tmp, path) != 0) {
                 fprintf(stderr, "clrun tune: cannot write %s\n", path);
                 rc = EXIT_RUNTIME;

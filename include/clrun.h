@@ -565,6 +565,54 @@ const char *clrun_gemm_tuning_path(const clrun_ctx *ctx, char *buf, size_t size)
  *  CLRUN_GEMM_CLBLAST. For logs, benchmarks and tests; d is not checked. */
 clrun_gemm_backend clrun_gemm_resolve(clrun_ctx *ctx, const clrun_gemm_desc *d);
 
+/* ------------------------------------------------------------------------------------------------
+ * Images and Canny edge detection (lib/io/image.c, lib/ops/canny.c, cl/canny.cl)
+ * ----------------------------------------------------------------------------------------------*/
+
+/** An 8-bit image in host memory: rows of width·channels bytes, stride bytes apart; channels 1
+ *  (gray) or 3 (R, G, B in that order). */
+typedef struct clrun_image {
+    size_t width, height, stride;
+    unsigned channels;
+    unsigned char *data;
+} clrun_image;
+
+/** Allocate a zeroed image (stride = width·channels). channels must be 1 or 3. */
+clrun_status clrun_image_new(clrun_image *img, size_t width, size_t height, unsigned channels);
+
+/** Free the image's data and clear it. NULL is ignored. */
+void clrun_image_free(clrun_image *img);
+
+/** Read a PNG (libpng: gray, gray+alpha, RGB, RGBA, palette; 1–16 bits, 16-bit reduced to the high
+ *  byte and alpha dropped, as OpenCV's imread does) or a binary PGM/PPM (P5/P6, maxval 255, or up to
+ *  65535 reduced to the high byte). Gray and gray+alpha give 1 channel, the rest 3. The format
+ *  comes from the file's first bytes. CLRUN_FORMAT_ERROR names what is wrong with a bad file. */
+clrun_status clrun_image_read(const char *path, clrun_image *out);
+
+/** Write an image as PNG, or as PGM/PPM when path ends in .pgm/.ppm/.pnm (temporary file +
+ *  rename: no partial output). */
+clrun_status clrun_image_write(const char *path, const clrun_image *img);
+
+typedef struct clrun_canny_params {
+    double low, high; /* hysteresis thresholds (swapped when low > high) */
+    int l2;           /* 1: magnitude sqrt(dx²+dy²) (compared squared), 0: |dx|+|dy| */
+    int aperture;     /* Sobel aperture: 3 (0 means 3) */
+} clrun_canny_params;
+
+/** Canny edges of an 8-bit image in device memory, equal byte for byte to OpenCV's
+ *  cv2.Canny(img, low, high, apertureSize=3, L2gradient=l2): Sobel with replicated borders, for 3
+ *  channels per pixel the channel with the largest magnitude (the first in OpenCV's B, G, R order
+ *  on ties), non-maximum suppression in OpenCV's fixed-point sectors (magnitudes outside the image
+ *  are 0), and 8-connected hysteresis from strong (> high) through weak (> low) pixels, done on the
+ *  device by union-find in four launches whatever the edge map. src holds height rows of
+ *  width·channels bytes, src_stride apart, from byte src_off; dst gets 0 or 255 per pixel in rows
+ *  dst_stride apart from dst_off. Works in the context's scratch memory (5 bytes per pixel). */
+clrun_status clrun_canny(clrun_ctx *ctx, clrun_buf *src, size_t src_off, size_t src_stride, size_t width, size_t height,
+                         unsigned channels, clrun_buf *dst, size_t dst_off, size_t dst_stride, const clrun_canny_params *p);
+
+/** clrun_canny on a host image: upload, edges, download into *out (a new 1-channel image). */
+clrun_status clrun_canny_image(clrun_ctx *ctx, const clrun_image *in, const clrun_canny_params *p, clrun_image *out);
+
 #ifdef __cplusplus
 }
 #endif

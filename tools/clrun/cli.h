@@ -37,6 +37,7 @@ int cmd_info(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_op(int argc, char **argv);
+int cmd_op_canny(int argc, char **argv); /* argv[1] is "canny" */
 int cmd_tune(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
 

@@ -197,6 +197,7 @@ static void list_ops(FILE *f)
     fprintf(f, "ops (float32 or float16 .npy inputs; element-wise ops write -o OUT.npy of the same type and\n"
                "shape, reductions print their value; f16 data is computed in f32):\n");
     for (size_t i = 0; i < sizeof ops / sizeof *ops; i++) fprintf(f, "  %-8s %s\n", ops[i].name, ops[i].what);
+    fprintf(f, "  %-8s Canny edges of PNG/PGM/PPM images, as cv2.Canny (clrun op canny --help; name it first)\n", "canny");
 }
 
 static const char *op_help =
@@ -218,6 +219,7 @@ static const char *op_help =
 
 int cmd_op(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "canny") == 0) return cmd_op_canny(argc, argv); /* images, not .npy */
     const char *spec = NULL;
     struct op_opts o = {NULL, 1.0f, 0};
     struct gemm_opts g = {0, 0, 1.0f, 0.0f, NULL, CLRUN_GEMM_AUTO, 0};

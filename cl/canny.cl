@@ -1,0 +1,177 @@
+/* canny.cl — Canny edges equal to OpenCV's cv2.Canny (aperture 3), in four launches.
+ *
+ * clrun_canny_nms: a work-group stages a tile of the image (plus two pixels of border, replicated
+ * at the image edges) in local memory, computes the 3×3 Sobel dx, dy and the magnitude (L1
+ * |dx|+|dy| or L2 dx²+dy², as integers) of the tile plus one pixel (0 outside the image), and
+ * classifies each pixel with OpenCV's non-maximum suppression: 0 no edge, 1 weak (> low), 2 strong
+ * (> high). It also starts the union-find: label = own index for weak and strong pixels, -1 else.
+ * clrun_canny_union: every weak or strong pixel unites with its weak or strong neighbours to the
+ * east, south-west, south and south-east (8-connectivity; the other four see it), by atomic_min
+ * on the roots (the smaller index wins), the lock-free union-find of GPU connected-component
+ * labelling. clrun_canny_mark: every strong pixel marks its root (map value 3). clrun_canny_out:
+ * a pixel is an edge when it is weak or strong and its root is marked. Bounded memory (an int and
+ * a byte per pixel) and a fixed number of launches whatever the edge map.
+ *
+ * The labels (int) and the map (uchar) share one buffer, passed as both arguments: W·H labels, then
+ * W·H map bytes.
+ *
+ * Parameters (-D): CN (channels, 1 or 3), L2 (0 or 1), BX, BY (work-group and tile size). */
+#define MAP_OF(buf) ((buf) + (size_t)W * H * sizeof(int))
+
+#ifndef CN
+#define CN 1
+#endif
+#ifndef L2
+#define L2 0
+#endif
+#ifndef BX
+#define BX 32
+#endif
+#ifndef BY
+#define BY 8
+#endif
+
+#define IW (BX + 4) /* staged input tile */
+#define IH (BY + 4)
+#define MW (BX + 2) /* magnitudes of the tile plus one pixel */
+#define MH (BY + 2)
+#define TG22 13573  /* tan(22.5°)·2^15, rounded, as OpenCV */
+
+__kernel __attribute__((reqd_work_group_size(BX, BY, 1))) void
+clrun_canny_nms(__global const uchar *restrict src, const ulong src_off, const uint src_stride, const int W, const int H,
+                const int low, const int high, __global uchar *map, __global int *label)
+{
+    map = MAP_OF(map);
+    __local uchar in[CN][IH][IW];
+    __local int mag[MH][MW];
+    __local short dxl[MH][MW], dyl[MH][MW];
+    const int lx = get_local_id(0), ly = get_local_id(1), lid = ly * BX + lx;
+    const int x0 = get_group_id(0) * BX, y0 = get_group_id(1) * BY;
+    src += src_off;
+
+    for (int e = lid; e < IW * IH; e += BX * BY) {
+        const int tx = e % IW, ty = e / IW;
+        const int x = clamp(x0 - 2 + tx, 0, W - 1), y = clamp(y0 - 2 + ty, 0, H - 1); /* replicated border */
+        __global const uchar *p = src + (size_t)y * src_stride + (size_t)x * CN;
+        for (int c = 0; c < CN; c++) in[c][ty][tx] = p[c];
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+
+    for (int e = lid; e < MW * MH; e += BX * BY) {
+        const int mx = e % MW, my = e / MW, x = x0 - 1 + mx, y = y0 - 1 + my;
+        int best = 0, bdx = 0, bdy = 0;
+        if (x >= 0 && x < W && y >= 0 && y < H) { /* outside the image the magnitude is 0 */
+            /* channels in OpenCV's B, G, R order; a later one wins only when strictly larger */
+            for (int k = 0; k < CN; k++) {
+                const int c = CN - 1 - k;
+#define I(dy, dx) ((int)in[c][my + 1 + (dy)][mx + 1 + (dx)])
+                const int dx = (I(-1, 1) + 2 * I(0, 1) + I(1, 1)) - (I(-1, -1) + 2 * I(0, -1) + I(1, -1));
+                const int dy = (I(1, -1) + 2 * I(1, 0) + I(1, 1)) - (I(-1, -1) + 2 * I(-1, 0) + I(-1, 1));
+#undef I
+                const int m = L2 ? dx * dx + dy * dy : abs(dx) + abs(dy);
+                if (k == 0 || m > best) best = m, bdx = dx, bdy = dy;
+            }
+        }
+        mag[my][mx] = best;
+        dxl[my][mx] = (short)bdx;
+        dyl[my][mx] = (short)bdy;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+
+    const int x = x0 + lx, y = y0 + ly;
+    if (x >= W || y >= H) return;
+    const int cx = lx + 1, cy = ly + 1, m = mag[cy][cx];
+    int v = 0;
+    if (m > low) {
+        const int xs = dxl[cy][cx], ys = dyl[cy][cx];
+        const int ax = abs(xs), ay = abs(ys) << 15, tg22x = ax * TG22;
+        int keep;
+        if (ay < tg22x) { /* horizontal gradient: compare left (strict) and right */
+            keep = m > mag[cy][cx - 1] && m >= mag[cy][cx + 1];
+        } else {
+            const int tg67x = tg22x + (ax << 16);
+            if (ay > tg67x) { /* vertical: above (strict) and below */
+                keep = m > mag[cy - 1][cx] && m >= mag[cy + 1][cx];
+            } else { /* diagonal, both strict */
+                const int s = (xs ^ ys) < 0 ? -1 : 1;
+                keep = m > mag[cy - 1][cx - s] && m > mag[cy + 1][cx + s];
+            }
+        }
+        if (keep) v = m > high ? 2 : 1;
+    }
+    const size_t i = (size_t)y * W + x;
+    map[i] = (uchar)v;
+    label[i] = v ? (int)i : -1;
+}
+
+/* Root of x's tree (labels only ever point to smaller indices). */
+static inline int find_root(volatile __global int *label, int x)
+{
+    int p = label[x];
+    while (p != x) {
+        x = p;
+        p = label[x];
+    }
+    return x;
+}
+
+static inline void unite(volatile __global int *label, int a, int b)
+{
+    for (;;) {
+        a = find_root(label, a);
+        b = find_root(label, b);
+        if (a == b) return;
+        if (a > b) {
+            const int t = a;
+            a = b, b = t;
+        }
+        /* link root b under a; if b stopped being a root meanwhile, unite a with what it points to */
+        const int old = atomic_min(&label[b], a);
+        if (old == b) return;
+        b = old;
+    }
+}
+
+__kernel void clrun_canny_union(const int W, const int H, volatile __global int *label)
+{
+    const int x = get_global_id(0), y = get_global_id(1);
+    if (x >= W || y >= H) return;
+    const int i = y * W + x;
+    if (label[i] < 0) return;
+    if (x + 1 < W && label[i + 1] >= 0) unite(label, i, i + 1);
+    if (y + 1 < H) {
+        const int j = i + W;
+        if (x > 0 && label[j - 1] >= 0) unite(label, i, j - 1);
+        if (label[j] >= 0) unite(label, i, j);
+        if (x + 1 < W && label[j + 1] >= 0) unite(label, i, j + 1);
+    }
+}
+
+/* Point every labelled pixel straight at its root; only this pixel's own label is written, and
+ * any other pixel's concurrent write shortens a path to the same root. */
+__kernel void clrun_canny_flatten(const int W, const int H, volatile __global int *label)
+{
+    const int x = get_global_id(0), y = get_global_id(1);
+    if (x >= W || y >= H) return;
+    const int i = y * W + x;
+    if (label[i] >= 0) label[i] = find_root(label, i);
+}
+
+__kernel void clrun_canny_mark(const int W, const int H, volatile __global uchar *map, __global const int *label)
+{
+    map = MAP_OF(map);
+    const int x = get_global_id(0), y = get_global_id(1);
+    if (x >= W || y >= H) return;
+    const int i = y * W + x;
+    if (map[i] >= 2) map[label[i]] = 3; /* strong (or an already marked root): its component is an edge */
+}
+
+__kernel void clrun_canny_out(const int W, const int H, __global const uchar *map, __global const int *label,
+                              __global uchar *restrict dst, const ulong dst_off, const uint dst_stride)
+{
+    map = MAP_OF(map);
+    const int x = get_global_id(0), y = get_global_id(1);
+    if (x >= W || y >= H) return;
+    const int i = y * W + x, r = label[i];
+    dst[dst_off + (size_t)y * dst_stride + x] = r >= 0 && map[r] == 3 ? 255 : 0;
+}

@@ -1,0 +1,98 @@
+/* canny.c — Canny edges on the device (cl/canny.cl): thresholds as OpenCV converts them, launches. */
+#include "../internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { BX = 32, BY = 8 };
+
+/* OpenCV's integer thresholds: swapped when low > high; for L2 clamped to 32767 and squared when
+ * positive; floored. Clamped to the int range (values beyond it select all or nothing anyway). */
+static int threshold(double t, int l2)
+{
+    if (l2) {
+        t = t < 32767.0 ? t : 32767.0;
+        if (t > 0) t *= t;
+    }
+    t = floor(t);
+    return t < -2147483648.0 ? INT32_MIN : t > 2147483647.0 ? INT32_MAX : (int)t;
+}
+
+clrun_status clrun_canny(clrun_ctx *ctx, clrun_buf *src, size_t src_off, size_t src_stride, size_t width, size_t height,
+                         unsigned channels, clrun_buf *dst, size_t dst_off, size_t dst_stride, const clrun_canny_params *p)
+{
+    clrun_status st;
+    if (!p || !src || !dst) return clrun__fail(ctx, CLRUN_INVALID_ARG, "canny: NULL argument");
+    if (channels != 1 && channels != 3) return clrun__fail(ctx, CLRUN_INVALID_ARG, "canny: images have 1 or 3 channels, not %u", channels);
+    if (p->aperture != 0 && p->aperture != 3)
+        return clrun__fail(ctx, CLRUN_UNSUPPORTED, "canny: aperture %d is not supported (3 is)", p->aperture);
+    if (isnan(p->low) || isnan(p->high)) return clrun__fail(ctx, CLRUN_INVALID_ARG, "canny: a threshold is NaN");
+    if (width == 0 || height == 0) return CLRUN_OK;
+    if (width > INT32_MAX || height > INT32_MAX || width * height >= ((size_t)1 << 31) || src_stride > UINT32_MAX || dst_stride > UINT32_MAX)
+        return clrun__fail(ctx, CLRUN_INVALID_ARG, "canny: image of %zu×%zu is too large (fewer than 2^31 pixels)", width, height);
+    if (src_stride < width * channels || dst_stride < width)
+        return clrun__fail(ctx, CLRUN_INVALID_ARG, "canny: a row stride (%zu, %zu) is smaller than the row (%zu, %zu bytes)", src_stride,
+                           dst_stride, width * channels, width);
+    size_t src_end = src_off + (height - 1) * src_stride + width * channels, dst_end = dst_off + (height - 1) * dst_stride + width;
+    if (src_end > clrun_buf_size(src) || src_end < src_off)
+        return clrun__fail(ctx, CLRUN_INVALID_ARG, "canny: the source image (%zu rows of stride %zu from byte %zu) runs past its buffer of %zu bytes",
+                           height, src_stride, src_off, clrun_buf_size(src));
+    if (dst_end > clrun_buf_size(dst) || dst_end < dst_off)
+        return clrun__fail(ctx, CLRUN_INVALID_ARG, "canny: the edge image (%zu rows of stride %zu from byte %zu) runs past its buffer of %zu bytes",
+                           height, dst_stride, dst_off, clrun_buf_size(dst));
+    double lo = p->low, hi = p->high;
+    if (lo > hi) {
+        const double t = lo;
+        lo = hi, hi = t;
+    }
+    const int W = (int)width, H = (int)height, low = threshold(lo, p->l2), high = threshold(hi, p->l2);
+    char opts[64];
+    snprintf(opts, sizeof opts, "-DCN=%u -DL2=%d -DBX=%d -DBY=%d", channels, p->l2 != 0, BX, BY);
+    clrun_kernel *nms, *uni, *flat, *mark, *out;
+    clrun_buf *scratch;
+    if ((st = clrun__lib_kernel(ctx, "canny", opts, "clrun_canny_nms", &nms)) ||
+        (st = clrun__lib_kernel(ctx, "canny", opts, "clrun_canny_union", &uni)) ||
+        (st = clrun__lib_kernel(ctx, "canny", opts, "clrun_canny_flatten", &flat)) ||
+        (st = clrun__lib_kernel(ctx, "canny", opts, "clrun_canny_mark", &mark)) ||
+        (st = clrun__lib_kernel(ctx, "canny", opts, "clrun_canny_out", &out)) ||
+        (st = clrun__scratch(ctx, width * height * (sizeof(int) + 1), &scratch)))
+        return st;
+    size_t tiles[3] = {(width + BX - 1) / BX * BX, (height + BY - 1) / BY * BY, 1}, tile[3] = {BX, BY, 1};
+    size_t g[2] = {width, height}, l[2] = {width < 32 ? width : 32, 1};
+    while (g[0] % l[0]) l[0]--; /* exact global size, no tail */
+    if ((st = clrun_arg_buf(nms, 0, src)) || (st = clrun_arg_u64(nms, 1, src_off)) || (st = clrun_arg_u32(nms, 2, (cl_uint)src_stride)) ||
+        (st = clrun_arg_i32(nms, 3, W)) || (st = clrun_arg_i32(nms, 4, H)) || (st = clrun_arg_i32(nms, 5, low)) ||
+        (st = clrun_arg_i32(nms, 6, high)) || (st = clrun_arg_buf(nms, 7, scratch)) || (st = clrun_arg_buf(nms, 8, scratch)) ||
+        (st = clrun_launch(nms, 2, tiles, tile)))
+        return st;
+    clrun_kernel *pass[3] = {uni, flat, mark};
+    for (int i = 0; i < 3; i++)
+        if ((st = clrun_arg_i32(pass[i], 0, W)) || (st = clrun_arg_i32(pass[i], 1, H)) || (st = clrun_arg_buf(pass[i], 2, scratch)) ||
+            (i == 2 && (st = clrun_arg_buf(pass[i], 3, scratch))) || (st = clrun_launch(pass[i], 2, g, l)))
+            return st;
+    if ((st = clrun_arg_i32(out, 0, W)) || (st = clrun_arg_i32(out, 1, H)) || (st = clrun_arg_buf(out, 2, scratch)) ||
+        (st = clrun_arg_buf(out, 3, scratch)) || (st = clrun_arg_buf(out, 4, dst)) || (st = clrun_arg_u64(out, 5, dst_off)) ||
+        (st = clrun_arg_u32(out, 6, (cl_uint)dst_stride)) || (st = clrun_launch(out, 2, g, l)))
+        return st;
+    return CLRUN_OK;
+}
+
+clrun_status clrun_canny_image(clrun_ctx *ctx, const clrun_image *in, const clrun_canny_params *p, clrun_image *out)
+{
+    clrun_status st;
+    if (!in || !out || !in->data) return clrun__fail(ctx, CLRUN_INVALID_ARG, "canny: NULL image");
+    memset(out, 0, sizeof *out);
+    if ((st = clrun_image_new(out, in->width, in->height, 1))) return clrun__fail(ctx, st, "%s", clrun_last_error(NULL));
+    if (!in->width || !in->height) return CLRUN_OK;
+    size_t row = in->width * in->channels, bytes = (in->height - 1) * in->stride + row;
+    clrun_buf *s = NULL, *d = NULL;
+    if (!(st = clrun_buf_new(ctx, bytes, 0, &s)) && !(st = clrun_upload(s, 0, in->data, bytes)) &&
+        !(st = clrun_buf_new(ctx, out->stride * out->height, 0, &d)) &&
+        !(st = clrun_canny(ctx, s, 0, in->stride, in->width, in->height, in->channels, d, 0, out->stride, p)))
+        st = clrun_download(d, 0, out->data, out->stride * out->height);
+    clrun_buf_free(s);
+    clrun_buf_free(d);
+    if (st) clrun_image_free(out);
+    return st;
+}

@@ -1,0 +1,285 @@
+/* test_canny.c — Canny edges byte for byte against OpenCV's goldens (tests/data/canny, made by
+ * tools/canny_golden.py), with strides and offsets; the device hysteresis against a breadth-first
+ * search on hostile edge maps (every pixel strong, one strong pixel in a sea of weak ones, a long
+ * spiral across many tiles, checkerboards, random maps); image files; bad arguments. */
+#include "helpers.h"
+
+#include <math.h>
+#include <unistd.h>
+
+#define CANNY_DIR TEST_DATA_DIR "/canny"
+
+static void read_image(const char *dir, const char *name, clrun_image *img)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    if (clrun_image_read(path, img) != CLRUN_OK) fail_msg("%s", clrun_last_error(NULL));
+}
+
+/* Every line of the manifest: clrun's edges equal OpenCV's, byte for byte. */
+static void goldens(void **state)
+{
+    clrun_ctx *ctx = *state;
+    FILE *f = fopen(CANNY_DIR "/MANIFEST", "r");
+    assert_non_null(f);
+    char line[512], in[200], gold[200];
+    int n = 0;
+    while (fgets(line, sizeof line, f)) {
+        double low, high;
+        int l2;
+        if (line[0] == '#' || sscanf(line, "%199s %199s %lf %lf %d", in, gold, &low, &high, &l2) != 5) continue;
+        clrun_image img, want, got;
+        read_image(CANNY_DIR, in, &img);
+        read_image(CANNY_DIR "/golden", gold, &want);
+        clrun_canny_params p = {low, high, l2, 3};
+        CHECK_OK(ctx, clrun_canny_image(ctx, &img, &p, &got));
+        assert_int_equal(want.channels, 1);
+        assert_int_equal(got.width, want.width);
+        assert_int_equal(got.height, want.height);
+        for (size_t y = 0; y < got.height; y++)
+            for (size_t x = 0; x < got.width; x++)
+                if (got.data[y * got.stride + x] != want.data[y * want.stride + x])
+                    fail_msg("%s (low %g, high %g, %s): pixel (%zu, %zu) is %d, OpenCV has %d", in, low, high, l2 ? "L2" : "L1", x, y,
+                             got.data[y * got.stride + x], want.data[y * want.stride + x]);
+        clrun_image_free(&img), clrun_image_free(&want), clrun_image_free(&got);
+        n++;
+    }
+    fclose(f);
+    assert_true(n >= 100);
+}
+
+/* Source and destination at byte offsets with padded rows: same edges, nothing else written. */
+static void strides_and_offsets(void **state)
+{
+    clrun_ctx *ctx = *state;
+    clrun_image img, want;
+    read_image(CANNY_DIR, "color.png", &img);
+    read_image(CANNY_DIR "/golden", "color.l1-50-100.png", &want);
+    const size_t W = img.width, H = img.height, ss = W * 3 + 13, soff = 7, ds = W + 5, doff = 3;
+    unsigned char *src = malloc(soff + H * ss), *dst = malloc(doff + H * ds), *back = malloc(doff + H * ds);
+    memset(src, 0xA5, soff + H * ss);
+    memset(dst, 0x5A, doff + H * ds);
+    for (size_t y = 0; y < H; y++) memcpy(src + soff + y * ss, img.data + y * img.stride, W * 3);
+    clrun_buf *bs, *bd;
+    CHECK_OK(ctx, clrun_buf_new(ctx, soff + H * ss, 0, &bs));
+    CHECK_OK(ctx, clrun_buf_new(ctx, doff + H * ds, 0, &bd));
+    CHECK_OK(ctx, clrun_upload(bs, 0, src, soff + H * ss));
+    CHECK_OK(ctx, clrun_upload(bd, 0, dst, doff + H * ds));
+    clrun_canny_params p = {50, 100, 0, 0};
+    CHECK_OK(ctx, clrun_canny(ctx, bs, soff, ss, W, H, 3, bd, doff, ds, &p));
+    CHECK_OK(ctx, clrun_download(bd, 0, back, doff + H * ds));
+    for (size_t i = 0; i < doff + H * ds; i++) {
+        size_t y = (i - doff) / ds, x = (i - doff) % ds;
+        int inside = i >= doff && x < W && y < H;
+        int expect = inside ? want.data[y * want.stride + x] : 0x5A;
+        if (back[i] != expect) fail_msg("byte %zu (inside %d) is %d, want %d", i, inside, back[i], expect);
+    }
+    clrun_buf_free(bs), clrun_buf_free(bd);
+    free(src), free(dst), free(back);
+    clrun_image_free(&img), clrun_image_free(&want);
+}
+
+/* ---- hysteresis on hand-made maps: the library's own kernels against a breadth-first search ---- */
+
+/* edges: 255 where an 8-connected path of weak (1) or strong (2) pixels reaches a strong one */
+static void reference(const unsigned char *map, int W, int H, unsigned char *edges)
+{
+    int *queue = malloc(sizeof(int) * (size_t)W * H), head = 0, tail = 0;
+    memset(edges, 0, (size_t)W * H);
+    for (int i = 0; i < W * H; i++)
+        if (map[i] == 2) edges[i] = 255, queue[tail++] = i;
+    while (head < tail) {
+        int i = queue[head++], x = i % W, y = i / W;
+        for (int dy = -1; dy <= 1; dy++)
+            for (int dx = -1; dx <= 1; dx++) {
+                int nx = x + dx, ny = y + dy, j = ny * W + nx;
+                if (nx < 0 || ny < 0 || nx >= W || ny >= H || edges[j] || !map[j]) continue;
+                edges[j] = 255, queue[tail++] = j;
+            }
+    }
+    free(queue);
+}
+
+static void run_hysteresis(clrun_ctx *ctx, const unsigned char *map, int W, int H, const char *what)
+{
+    size_t n = (size_t)W * H;
+    clrun_prog *prog;
+    CHECK_OK(ctx, clrun_prog_builtin(ctx, "canny", "-DCN=1 -DL2=0", &prog));
+    clrun_kernel *k[4];
+    const char *names[4] = {"clrun_canny_union", "clrun_canny_flatten", "clrun_canny_mark", "clrun_canny_out"};
+    for (int i = 0; i < 4; i++) CHECK_OK(ctx, clrun_kernel_new(prog, names[i], &k[i]));
+    /* the layout clrun_canny_nms leaves: W·H labels (own index or -1), then the W·H map bytes */
+    unsigned char *scratch = malloc(n * 5), *got = malloc(n), *want = malloc(n);
+    for (size_t i = 0; i < n; i++) {
+        int32_t l = map[i] ? (int32_t)i : -1;
+        memcpy(scratch + 4 * i, &l, 4);
+    }
+    memcpy(scratch + 4 * n, map, n);
+    clrun_buf *s, *d;
+    CHECK_OK(ctx, clrun_buf_new(ctx, n * 5, 0, &s));
+    CHECK_OK(ctx, clrun_buf_new(ctx, n, 0, &d));
+    CHECK_OK(ctx, clrun_upload(s, 0, scratch, n * 5));
+    size_t g[2] = {(size_t)W, (size_t)H};
+    for (int i = 0; i < 3; i++) {
+        CHECK_OK(ctx, clrun_arg_i32(k[i], 0, W));
+        CHECK_OK(ctx, clrun_arg_i32(k[i], 1, H));
+        CHECK_OK(ctx, clrun_arg_buf(k[i], 2, s));
+        if (i == 2) CHECK_OK(ctx, clrun_arg_buf(k[i], 3, s));
+        CHECK_OK(ctx, clrun_launch(k[i], 2, g, NULL));
+    }
+    CHECK_OK(ctx, clrun_arg_i32(k[3], 0, W));
+    CHECK_OK(ctx, clrun_arg_i32(k[3], 1, H));
+    CHECK_OK(ctx, clrun_arg_buf(k[3], 2, s));
+    CHECK_OK(ctx, clrun_arg_buf(k[3], 3, s));
+    CHECK_OK(ctx, clrun_arg_buf(k[3], 4, d));
+    CHECK_OK(ctx, clrun_arg_u64(k[3], 5, 0));
+    CHECK_OK(ctx, clrun_arg_u32(k[3], 6, (uint32_t)W));
+    CHECK_OK(ctx, clrun_launch(k[3], 2, g, NULL));
+    CHECK_OK(ctx, clrun_download(d, 0, got, n));
+    reference(map, W, H, want);
+    for (size_t i = 0; i < n; i++)
+        if (got[i] != want[i]) fail_msg("%s %dx%d: pixel (%zu, %zu) is %d, want %d", what, W, H, i % W, i / W, got[i], want[i]);
+    for (int i = 0; i < 4; i++) clrun_kernel_free(k[i]);
+    clrun_prog_free(prog);
+    clrun_buf_free(s), clrun_buf_free(d);
+    free(scratch), free(got), free(want);
+}
+
+static void hysteresis_hostile_maps(void **state)
+{
+    clrun_ctx *ctx = *state;
+    uint64_t s = test_seed();
+    const int W = 301, H = 203;
+    unsigned char *map = malloc((size_t)W * H);
+    memset(map, 2, (size_t)W * H); /* every pixel strong */
+    run_hysteresis(ctx, map, W, H, "all strong");
+    memset(map, 1, (size_t)W * H); /* one component of weak pixels, one strong pixel in a corner */
+    map[(size_t)W * H - 1] = 2;
+    run_hysteresis(ctx, map, W, H, "all weak but the last");
+    for (int y = 0; y < H; y++) /* weak checkerboard: connected through the diagonals only */
+        for (int x = 0; x < W; x++) map[y * W + x] = (x + y) % 2 == 0;
+    map[0] = 2;
+    run_hysteresis(ctx, map, W, H, "weak checkerboard");
+    memset(map, 0, (size_t)W * H); /* a one-pixel square spiral of weak pixels, strong at its centre */
+    int x0 = 1, y0 = 1, x1 = W - 2, y1 = H - 2, cx = 0, cy = 0;
+    while (x0 < x1 && y0 < y1) {
+        for (int x = x0; x <= x1; x++) map[y0 * W + x] = 1, map[y1 * W + x] = 1;
+        for (int y = y0; y <= y1; y++) map[y * W + x1] = 1;
+        for (int y = y0 + 2; y <= y1; y++) map[y * W + x0] = 1;
+        cx = x0 + 2, cy = y0 + 2, x0 += 2, y0 += 2, x1 -= 2, y1 -= 2;
+    }
+    map[(cy < H ? cy : H - 1) * W + (cx < W ? cx : W - 1)] = 2;
+    run_hysteresis(ctx, map, W, H, "spiral");
+    for (int t = 0; t < 6; t++) { /* random maps of growing density */
+        for (int i = 0; i < W * H; i++) {
+            unsigned r = (unsigned)(rng_next(&s) % 1000);
+            map[i] = r < 20 * (unsigned)(t + 1) ? 2 : r < 120 * (unsigned)(t + 1) ? 1 : 0;
+        }
+        run_hysteresis(ctx, map, W, H, "random");
+    }
+    memset(map, 1, 7); /* tiny and one-row maps */
+    map[3] = 2;
+    run_hysteresis(ctx, map, 7, 1, "one row");
+    run_hysteresis(ctx, map, 1, 7, "one column");
+    free(map);
+}
+
+/* Random images of odd sizes: 3-channel edges equal the 1-channel edges of the same image given
+ * in all three channels (the channel choice is exercised by the goldens). */
+static void gray_as_three_channels(void **state)
+{
+    clrun_ctx *ctx = *state;
+    uint64_t s = test_seed();
+    clrun_image g, c, eg, ec;
+    CHECK_OK(NULL, clrun_image_new(&g, 67 + rng_next(&s) % 50, 33 + rng_next(&s) % 40, 1));
+    CHECK_OK(NULL, clrun_image_new(&c, g.width, g.height, 3));
+    for (size_t i = 0; i < g.width * g.height; i++) {
+        g.data[i] = (unsigned char)(rng_next(&s) % 4 == 0 ? rng_next(&s) : 128);
+        memset(c.data + 3 * i, g.data[i], 3);
+    }
+    clrun_canny_params p = {20, 60, (int)(rng_next(&s) % 2), 3};
+    CHECK_OK(ctx, clrun_canny_image(ctx, &g, &p, &eg));
+    CHECK_OK(ctx, clrun_canny_image(ctx, &c, &p, &ec));
+    assert_memory_equal(eg.data, ec.data, eg.width * eg.height);
+    clrun_image_free(&g), clrun_image_free(&c), clrun_image_free(&eg), clrun_image_free(&ec);
+}
+
+static void bad_arguments(void **state)
+{
+    clrun_ctx *ctx = *state;
+    clrun_buf *b;
+    CHECK_OK(ctx, clrun_buf_new(ctx, 100, 0, &b));
+    clrun_canny_params p = {50, 100, 0, 3};
+    CHECK_FAIL(ctx, clrun_canny(ctx, b, 0, 10, 10, 10, 2, b, 0, 10, &p), CLRUN_INVALID_ARG, "1 or 3 channels");
+    CHECK_FAIL(ctx, clrun_canny(ctx, b, 0, 9, 10, 10, 1, b, 0, 10, &p), CLRUN_INVALID_ARG, "stride");
+    CHECK_FAIL(ctx, clrun_canny(ctx, b, 1, 10, 10, 10, 1, b, 0, 10, &p), CLRUN_INVALID_ARG, "source image");
+    CHECK_FAIL(ctx, clrun_canny(ctx, b, 0, 10, 10, 10, 1, b, 0, 11, &p), CLRUN_INVALID_ARG, "edge image");
+    CHECK_FAIL(ctx, clrun_canny(ctx, b, 0, 10, 10, 10, 1, b, 0, 10, NULL), CLRUN_INVALID_ARG, "NULL");
+    p.aperture = 5;
+    CHECK_FAIL(ctx, clrun_canny(ctx, b, 0, 10, 10, 10, 1, b, 0, 10, &p), CLRUN_UNSUPPORTED, "aperture 5");
+    p.aperture = 3, p.low = NAN;
+    CHECK_FAIL(ctx, clrun_canny(ctx, b, 0, 10, 10, 10, 1, b, 0, 10, &p), CLRUN_INVALID_ARG, "NaN");
+    clrun_buf_free(b);
+}
+
+/* Image files: PNG and PGM/PPM round trips; missing, foreign and damaged files are refused. */
+static void image_files(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/clrun-img-XXXXXX", path[256];
+    assert_non_null(mkdtemp(dir));
+    uint64_t s = test_seed();
+    const char *names[] = {"a.png", "b.pgm", "c.png", "d.ppm"};
+    for (int t = 0; t < 4; t++) {
+        clrun_image img, back;
+        CHECK_OK(NULL, clrun_image_new(&img, 1 + rng_next(&s) % 40, 1 + rng_next(&s) % 30, t < 2 ? 1 : 3));
+        for (size_t i = 0; i < img.stride * img.height; i++) img.data[i] = (unsigned char)rng_next(&s);
+        snprintf(path, sizeof path, "%s/%s", dir, names[t]);
+        CHECK_OK(NULL, clrun_image_write(path, &img));
+        CHECK_OK(NULL, clrun_image_read(path, &back));
+        assert_int_equal(back.width, img.width);
+        assert_int_equal(back.height, img.height);
+        assert_int_equal(back.channels, img.channels);
+        assert_memory_equal(back.data, img.data, img.stride * img.height);
+        /* damaged copies: every truncation of the header, and of the data */
+        FILE *f = fopen(path, "rb");
+        unsigned char buf[8192];
+        size_t len = fread(buf, 1, sizeof buf, f);
+        fclose(f);
+        for (size_t cut = 0; cut < len; cut += cut < 64 ? 1 : 97) {
+            snprintf(path, sizeof path, "%s/cut-%s", dir, names[t]);
+            f = fopen(path, "wb");
+            fwrite(buf, 1, cut, f);
+            fclose(f);
+            clrun_image bad;
+            clrun_status st = clrun_image_read(path, &bad);
+            if (st == CLRUN_OK) fail_msg("%s cut to %zu of %zu bytes was read", names[t], cut, len);
+            assert_int_equal(st, CLRUN_FORMAT_ERROR);
+            assert_null(bad.data);
+            unlink(path);
+        }
+        snprintf(path, sizeof path, "%s/%s", dir, names[t]);
+        unlink(path);
+        clrun_image_free(&img), clrun_image_free(&back);
+    }
+    clrun_image img;
+    CHECK_FAIL(NULL, clrun_image_read("/nonexistent/x.png", &img), CLRUN_NOT_FOUND, "x.png");
+    CHECK_FAIL(NULL, clrun_image_read(TEST_DATA_DIR "/kernels/args.cl", &img), CLRUN_FORMAT_ERROR, "not a PNG");
+    snprintf(path, sizeof path, "%s/bad.pgm", dir);
+    FILE *f = fopen(path, "wb");
+    fputs("P5\n10 -3\n255\n", f);
+    fclose(f);
+    CHECK_FAIL(NULL, clrun_image_read(path, &img), CLRUN_FORMAT_ERROR, "bad P5 header");
+    unlink(path);
+    CHECK_FAIL(NULL, clrun_image_new(&img, 4, 4, 2), CLRUN_INVALID_ARG, "1 or 3 channels");
+    rmdir(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(goldens),        cmocka_unit_test(strides_and_offsets), cmocka_unit_test(hysteresis_hostile_maps),
+        cmocka_unit_test(gray_as_three_channels), cmocka_unit_test(bad_arguments),       cmocka_unit_test(image_files),
+    };
+    return cmocka_run_group_tests(tests, ctx_setup, ctx_teardown);
+}

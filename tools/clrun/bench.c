@@ -10,6 +10,7 @@
 #endif
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 struct bench_opts {
     const char *spec;
@@ -494,6 +495,172 @@ static int bench_gemm(const struct bench_opts *o)
     return rc;
 }
 
+/* ---- canny --------------------------------------------------------------------------------------*/
+
+static double rnd(uint64_t *s) /* uniform in [0, 1) */
+{
+    *s = *s * 6364136223846793005ull + 1442695040888963407ull;
+    return (double)(*s >> 11) / 9007199254740992.0;
+}
+
+/* A natural-looking 8-bit frame: smooth shading, discs, lines and noise (deterministic). */
+static void make_frame(unsigned char *img, size_t w, size_t h, uint64_t seed)
+{
+    float *f = malloc(w * h * sizeof *f);
+    if (!f) return;
+#define RND() rnd(&seed)
+    const size_t gx = w / 64 + 2, gy = h / 64 + 2;
+    double grid[64][64];
+    for (size_t y = 0; y < gy && y < 64; y++)
+        for (size_t x = 0; x < gx && x < 64; x++) grid[y][x] = 50 + 140 * RND();
+    for (size_t y = 0; y < h; y++)
+        for (size_t x = 0; x < w; x++) { /* bilinear shading between grid points 64 pixels apart */
+            double fx = (double)x / 64, fy = (double)y / 64;
+            size_t ix = (size_t)fx, iy = (size_t)fy;
+            if (ix > 62) ix = 62;
+            if (iy > 62) iy = 62;
+            double ax = fx - ix, ay = fy - iy;
+            f[y * w + x] = (float)((grid[iy][ix] * (1 - ax) + grid[iy][ix + 1] * ax) * (1 - ay) +
+                                   (grid[iy + 1][ix] * (1 - ax) + grid[iy + 1][ix + 1] * ax) * ay);
+        }
+    for (size_t n = 0; n < w * h / 40000 + 4; n++) { /* discs */
+        double cx = RND() * w, cy = RND() * h, r = 3 + RND() * (double)(w < h ? w : h) / 8, v = RND() * 255;
+        for (size_t y = cy > r ? (size_t)(cy - r) : 0; y < h && y <= cy + r; y++)
+            for (size_t x = cx > r ? (size_t)(cx - r) : 0; x < w && x <= cx + r; x++)
+                if ((x - cx) * (x - cx) + (y - cy) * (y - cy) <= r * r) f[y * w + x] = (float)v;
+    }
+    for (size_t n = 0; n < w * h / 80000 + 4; n++) { /* straight lines */
+        double x0 = RND() * w, y0 = RND() * h, x1 = RND() * w, y1 = RND() * h, v = RND() * 255;
+        size_t steps = (size_t)(fabs(x1 - x0) + fabs(y1 - y0)) + 1;
+        for (size_t t = 0; t <= steps; t++) {
+            size_t x = (size_t)(x0 + (x1 - x0) * t / steps), y = (size_t)(y0 + (y1 - y0) * t / steps);
+            if (x < w && y < h) f[y * w + x] = (float)v;
+        }
+    }
+    for (size_t i = 0; i < w * h; i++) { /* sensor noise, then 8 bits */
+        double v = f[i] + (RND() + RND() + RND() - 1.5) * 8;
+        img[i] = (unsigned char)(v < 0 ? 0 : v > 255 ? 255 : v + 0.5);
+    }
+#undef RND
+    free(f);
+}
+
+/* cv2.Canny timed by Python when python3-opencv is there: writes "cpu MS" and, when OpenCV has
+ * OpenCL, "ocl MS" (device-resident, UMat) and "oclio MS" (upload + Canny + download); the CPU
+ * edges go to edges_path. Returns 0 when OpenCV could not be run. */
+static int opencv_canny(const char *png, const char *edges_path, int reps, double *cpu, double *ocl, double *oclio)
+{
+    static const char *script =
+        "import sys, time, statistics\n"
+        "import cv2\n"
+        "img = cv2.imread(sys.argv[1], cv2.IMREAD_GRAYSCALE); reps = int(sys.argv[3])\n"
+        "def med(f):\n"
+        "    f(); t = []\n"
+        "    for _ in range(reps):\n"
+        "        t0 = time.perf_counter(); f(); t.append((time.perf_counter() - t0) * 1e3)\n"
+        "    return statistics.median(t)\n"
+        "cv2.ocl.setUseOpenCL(False)\n"
+        "print('cpu', med(lambda: cv2.Canny(img, 50, 100)))\n"
+        "cv2.imwrite(sys.argv[2], cv2.Canny(img, 50, 100))\n"
+        "if cv2.ocl.haveOpenCL():\n"
+        "    cv2.ocl.setUseOpenCL(True); u = cv2.UMat(img)\n"
+        "    def dev():\n"
+        "        e = cv2.Canny(u, 50, 100); cv2.ocl.finish()\n"
+        "    print('ocl', med(dev))\n"
+        "    print('oclio', med(lambda: cv2.Canny(cv2.UMat(img), 50, 100).get()))\n";
+    const char *pythons[] = {"python3", "/usr/bin/python3"};
+    for (int p = 0; p < 2; p++) {
+        char cmd[8192];
+        snprintf(cmd, sizeof cmd, "%s - '%s' '%s' %d 2>/dev/null <<'CLRUN_EOF'\n%sCLRUN_EOF\n", pythons[p], png, edges_path, reps, script);
+        FILE *f = popen(cmd, "r");
+        if (!f) continue;
+        char line[256];
+        int got = 0;
+        while (fgets(line, sizeof line, f)) {
+            double v;
+            if (sscanf(line, "cpu %lf", &v) == 1) *cpu = v, got = 1;
+            else if (sscanf(line, "ocl %lf", &v) == 1) *ocl = v;
+            else if (sscanf(line, "oclio %lf", &v) == 1) *oclio = v;
+        }
+        if (pclose(f) == 0 && got) return 1;
+    }
+    return 0;
+}
+
+static void canny_record(const struct bench_opts *o, const char *impl, size_t w, size_t h, double ms)
+{
+    if (o->json)
+        printf("{\"op\": \"canny\", \"impl\": \"%s\", \"width\": %zu, \"height\": %zu, \"median_ms\": %.6f, \"mpix_s\": %.1f}\n", impl, w, h, ms,
+               (double)w * h / ms / 1e3);
+    else
+        printf("%-44s %5zux%-5zu %10.4f %10.1f\n", impl, w, h, ms, (double)w * h / ms / 1e3);
+}
+
+static int bench_canny(const struct bench_opts *o)
+{
+    clrun_ctx *ctx = NULL;
+    int rc = cli_open("bench", o->spec, &ctx);
+    if (rc) return rc;
+    const clrun_device_info *in = clrun_ctx_device(ctx);
+    static const size_t sizes[2][2] = {{1920, 1080}, {3840, 2160}};
+    int reps = o->repeat > 64 ? 64 : o->repeat;
+    if (!o->json)
+        printf("canny benchmark on %s: 8-bit gray frames, L1, thresholds 50/100; wall clock, median of %d after a warm-up\n"
+               "%-44s %11s %10s %10s\n", in->name, reps, "impl", "size", "median_ms", "Mpixel/s");
+    int have_cv = -1;
+    for (int si = 0; si < 2 && rc == 0; si++) {
+        const size_t w = sizes[si][0], h = sizes[si][1], n = w * h;
+        unsigned char *img = malloc(n), *edges = malloc(n);
+        clrun_buf *bs = NULL, *bd = NULL;
+        clrun_status st = CLRUN_OK;
+        double t[64];
+        clrun_canny_params p = {50, 100, 0, 3};
+        if (!img || !edges) rc = (fprintf(stderr, "clrun bench: out of host memory\n"), EXIT_RUNTIME);
+        if (rc == 0) make_frame(img, w, h, 11 + (uint64_t)si);
+        if (rc == 0 && ((st = clrun_buf_new(ctx, n, 0, &bs)) || (st = clrun_buf_new(ctx, n, 0, &bd)) || (st = clrun_upload(bs, 0, img, n))))
+            rc = cli_fail("bench", ctx, st);
+        for (int r = -1; rc == 0 && r < reps; r++) { /* device-resident */
+            double t0 = cli_now();
+            if ((st = clrun_canny(ctx, bs, 0, w, w, h, 1, bd, 0, w, &p)) || (st = clrun_finish(ctx))) rc = cli_fail("bench", ctx, st);
+            else if (r >= 0) t[r] = (cli_now() - t0) * 1e3;
+        }
+        if (rc == 0) canny_record(o, "clrun (device-resident)", w, h, cli_median(t, reps));
+        for (int r = -1; rc == 0 && r < reps; r++) { /* with the transfers */
+            double t0 = cli_now();
+            if ((st = clrun_upload(bs, 0, img, n)) || (st = clrun_canny(ctx, bs, 0, w, w, h, 1, bd, 0, w, &p)) ||
+                (st = clrun_download(bd, 0, edges, n)))
+                rc = cli_fail("bench", ctx, st);
+            else if (r >= 0) t[r] = (cli_now() - t0) * 1e3;
+        }
+        if (rc == 0) canny_record(o, "clrun (upload + Canny + download)", w, h, cli_median(t, reps));
+        if (rc == 0 && have_cv != 0) {
+            char dir[] = "/tmp/clrun-bench-XXXXXX", png[64], out[64];
+            double cpu = 0, ocl = 0, oclio = 0;
+            clrun_image frame = {w, h, w, 1, img}, ref = {0};
+            if (mkdtemp(dir)) {
+                snprintf(png, sizeof png, "%s/frame.png", dir);
+                snprintf(out, sizeof out, "%s/edges.png", dir);
+                have_cv = clrun_image_write(png, &frame) == CLRUN_OK && opencv_canny(png, out, reps, &cpu, &ocl, &oclio);
+                if (have_cv) {
+                    canny_record(o, "OpenCV cv2.Canny (host cores)", w, h, cpu);
+                    if (ocl > 0) canny_record(o, "OpenCV cv2.Canny on UMat (OpenCL, resident)", w, h, ocl);
+                    if (oclio > 0) canny_record(o, "OpenCV cv2.Canny on UMat (with transfers)", w, h, oclio);
+                    int same = clrun_image_read(out, &ref) == CLRUN_OK && ref.width == w && ref.height == h && !memcmp(ref.data, edges, n);
+                    if (!o->json) printf("  clrun's edges %s OpenCV's\n", same ? "are identical to" : "DIFFER from");
+                    if (!same) rc = EXIT_RUNTIME;
+                    clrun_image_free(&ref);
+                }
+                unlink(png), unlink(out), rmdir(dir);
+            }
+            if (!have_cv && !o->json) printf("  (OpenCV not measured: python3 with cv2, e.g. Debian's python3-opencv, is not installed)\n");
+        }
+        clrun_buf_free(bs), clrun_buf_free(bd);
+        free(img), free(edges);
+    }
+    clrun_close(ctx);
+    return rc;
+}
+
 static const char *bench_help =
     "usage: clrun bench NAME [-d SPEC] [--json] [--repeat N] [--size MIB]\n\n"
     "Benchmarks, each printing the baseline it is judged against in the same run:\n"
@@ -504,7 +671,10 @@ static const char *bench_help =
     "             clEnqueueCopyBuffer and (on CPUs) a plain C loop on two threads\n"
     "  gemm       f32 matrix multiply: clrun's kernel (default, per-slice partial sums) and its fast\n"
     "             mode (clrun_gemm_desc.fast) against CLBlast on the same device and, on CPUs, OpenBLAS\n"
-    "             (--shapes MxNxK,... to choose the shapes)\n\n"
+    "             (--shapes MxNxK,... to choose the shapes)\n"
+    "  canny      Canny edges of 1080p and 4K gray frames (L1, 50/100), device-resident and with the\n"
+    "             transfers, against OpenCV's cv2.Canny on the host cores and on OpenCL (UMat) when\n"
+    "             python3 with cv2 is installed; checks that the edges are identical\n\n"
     "  -d, --device SPEC   device (default: $CLRUN_DEVICE, else the best)\n"
     "  --json              one JSON record per line: op, impl, size, median_ms, gbps\n"
     "  --repeat N          timed repetitions after a warm-up (default 5)\n"
@@ -542,12 +712,13 @@ int cmd_bench(int argc, char **argv)
             return cli_usage_error("bench", "unknown option '%s'", argv[optind - 1]);
         }
     }
-    if (optind >= argc) return cli_usage_error("bench", "which benchmark? transfer, launch, vector or gemm");
+    if (optind >= argc) return cli_usage_error("bench", "which benchmark? transfer, launch, vector, gemm or canny");
     const char *name = argv[optind];
     if (optind + 1 < argc) return cli_usage_error("bench", "unexpected argument '%s'", argv[optind + 1]);
     if (strcmp(name, "transfer") == 0) return bench_transfer(&o);
     if (strcmp(name, "launch") == 0) return bench_launch(&o);
     if (strcmp(name, "vector") == 0) return bench_vector(&o);
     if (strcmp(name, "gemm") == 0) return bench_gemm(&o);
-    return cli_usage_error("bench", "unknown benchmark '%s'; there are: transfer, launch, vector, gemm", name);
+    if (strcmp(name, "canny") == 0) return bench_canny(&o);
+    return cli_usage_error("bench", "unknown benchmark '%s'; there are: transfer, launch, vector, gemm, canny", name);
 }

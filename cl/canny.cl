@@ -30,6 +30,9 @@
 #ifndef BY
 #define BY 8
 #endif
+#ifndef CW
+#define CW 1 /* pixels of a row per work-item in the passes after clrun_canny_nms */
+#endif
 
 #define IW (BX + 4) /* staged input tile */
 #define IH (BY + 4)
@@ -104,6 +107,103 @@ clrun_canny_nms(__global const uchar *restrict src, const ulong src_off, const u
     label[i] = v ? (int)i : -1;
 }
 
+/* ---- CPU shape: a work-item classifies CW pixels of a row, 16 at a time in vectors, with no local
+ * memory and no barrier; pixels within two of the image border take the scalar path. ---- */
+
+/* Sobel magnitude of channel-selected pixel (x, y), 0 outside the image; dx, dy too. */
+static inline int mag_at(__global const uchar *src, uint stride, int W, int H, int x, int y, int *gx, int *gy)
+{
+    *gx = *gy = 0;
+    if (x < 0 || y < 0 || x >= W || y >= H) return 0;
+    int best = 0;
+    for (int k = 0; k < CN; k++) {
+        const int c = CN - 1 - k;
+#define P(dy, dx) ((int)src[(size_t)clamp(y + (dy), 0, H - 1) * stride + (size_t)clamp(x + (dx), 0, W - 1) * CN + c])
+        const int dx = (P(-1, 1) + 2 * P(0, 1) + P(1, 1)) - (P(-1, -1) + 2 * P(0, -1) + P(1, -1));
+        const int dy = (P(1, -1) + 2 * P(1, 0) + P(1, 1)) - (P(-1, -1) + 2 * P(-1, 0) + P(-1, 1));
+#undef P
+        const int m = L2 ? dx * dx + dy * dy : abs(dx) + abs(dy);
+        if (k == 0 || m > best) best = m, *gx = dx, *gy = dy;
+    }
+    return best;
+}
+
+static inline int classify(int m, int xs, int ys, int ml, int mr, int mu, int md, int mul, int mur, int mdl, int mdr, int low, int high)
+{
+    if (m <= low) return 0;
+    const int ax = abs(xs), ay = abs(ys) << 15, tg22x = ax * TG22;
+    int keep;
+    if (ay < tg22x) keep = m > ml && m >= mr;
+    else if (ay > tg22x + (ax << 16)) keep = m > mu && m >= md;
+    else if ((xs ^ ys) < 0) keep = m > mur && m > mdl; /* s = -1: above-right, below-left */
+    else keep = m > mul && m > mdr;
+    return keep ? (m > high ? 2 : 1) : 0;
+}
+
+#if CN == 1
+/* 16 magnitudes (and dx, dy) of row y at columns x..x+15, all at least one pixel inside the border */
+static inline int16 sobel16(__global const uchar *src, uint stride, int x, int y, int16 *gx, int16 *gy)
+{
+    __global const uchar *r0 = src + (size_t)(y - 1) * stride + x, *r1 = r0 + stride, *r2 = r1 + stride;
+    const int16 a0 = convert_int16(vload16(0, r0 - 1)), b0 = convert_int16(vload16(0, r0)), c0 = convert_int16(vload16(0, r0 + 1));
+    const int16 a1 = convert_int16(vload16(0, r1 - 1)), c1 = convert_int16(vload16(0, r1 + 1));
+    const int16 a2 = convert_int16(vload16(0, r2 - 1)), b2 = convert_int16(vload16(0, r2)), c2 = convert_int16(vload16(0, r2 + 1));
+    *gx = (c0 + 2 * c1 + c2) - (a0 + 2 * a1 + a2);
+    *gy = (a2 + 2 * b2 + c2) - (a0 + 2 * b0 + c0);
+    return L2 ? *gx * *gx + *gy * *gy : as_int16(abs(*gx)) + as_int16(abs(*gy));
+}
+#endif
+
+__kernel void clrun_canny_nms_cpu(__global const uchar *restrict src, const ulong src_off, const uint src_stride, const int W,
+                                  const int H, const int low, const int high, __global uchar *map, __global int *label)
+{
+    map = MAP_OF(map);
+    src += src_off;
+    const int x0 = get_global_id(0) * CW, y = get_global_id(1);
+    if (y >= H) return;
+    const int x1 = min(W, x0 + CW);
+    const int vec_rows = CN == 1 && y >= 2 && y + 2 < H; /* rows y-2..y+2 inside the image */
+    for (int x = x0; x < x1;) {
+#if CN == 1
+        if (vec_rows && x >= 2 && x + 18 <= W && x + 16 <= x1) { /* columns x-2..x+17 inside */
+            int16 gx, gy, t0, t1;
+            const int16 m = sobel16(src, src_stride, x, y, &gx, &gy);
+            const int16 ml = sobel16(src, src_stride, x - 1, y, &t0, &t1), mr = sobel16(src, src_stride, x + 1, y, &t0, &t1);
+            const int16 mu = sobel16(src, src_stride, x, y - 1, &t0, &t1), md = sobel16(src, src_stride, x, y + 1, &t0, &t1);
+            const int16 mul = sobel16(src, src_stride, x - 1, y - 1, &t0, &t1), mur = sobel16(src, src_stride, x + 1, y - 1, &t0, &t1);
+            const int16 mdl = sobel16(src, src_stride, x - 1, y + 1, &t0, &t1), mdr = sobel16(src, src_stride, x + 1, y + 1, &t0, &t1);
+            const int16 ax = as_int16(abs(gx)), ay = as_int16(abs(gy)) << 15, tg22x = ax * TG22, tg67x = tg22x + (ax << 16);
+            const int16 neg = (gx ^ gy) < 0;
+            const int16 horiz = ay < tg22x, vert = !horiz & (ay > tg67x), diag = !horiz & !vert;
+            const int16 keep = (horiz & (m > ml) & (m >= mr)) | (vert & (m > mu) & (m >= md)) |
+                               (diag & neg & (m > mur) & (m > mdl)) | (diag & !neg & (m > mul) & (m > mdr));
+            const int16 v = select((int16)(0), select((int16)(1), (int16)(2), m > high), keep & (m > low));
+            const size_t i = (size_t)y * W + x;
+            vstore16(convert_uchar16(v), 0, map + i);
+            const int16 idx = (int16)((int)i) + (int16)(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+            vstore16(select((int16)(-1), idx, v != 0), 0, label + i);
+            x += 16;
+            continue;
+        }
+#endif
+        /* scalar: borders, the row's tail, 3 channels */
+        int gx, gy, t0, t1;
+        const int m = mag_at(src, src_stride, W, H, x, y, &gx, &gy);
+        int v = 0;
+        if (m > low)
+            v = classify(m, gx, gy, mag_at(src, src_stride, W, H, x - 1, y, &t0, &t1), mag_at(src, src_stride, W, H, x + 1, y, &t0, &t1),
+                         mag_at(src, src_stride, W, H, x, y - 1, &t0, &t1), mag_at(src, src_stride, W, H, x, y + 1, &t0, &t1),
+                         mag_at(src, src_stride, W, H, x - 1, y - 1, &t0, &t1), mag_at(src, src_stride, W, H, x + 1, y - 1, &t0, &t1),
+                         mag_at(src, src_stride, W, H, x - 1, y + 1, &t0, &t1), mag_at(src, src_stride, W, H, x + 1, y + 1, &t0, &t1),
+                         low, high);
+        const size_t i = (size_t)y * W + x;
+        map[i] = (uchar)v;
+        label[i] = v ? (int)i : -1;
+        x++;
+    }
+}
+
+
 /* Root of x's tree (labels only ever point to smaller indices). */
 static inline int find_root(volatile __global int *label, int x)
 {
@@ -132,18 +232,26 @@ static inline void unite(volatile __global int *label, int a, int b)
     }
 }
 
+/* The passes below take CW consecutive pixels of a row per work-item (1 on GPUs; a run of them on
+ * CPUs, where a work-item per pixel costs more than the work). Global size: ⌈W/CW⌉ × H. */
+#define FOR_CHUNK(W, H)                                                                                             \
+    const int x0_ = get_global_id(0) * CW, y = get_global_id(1);                                                   \
+    if (y >= H) return;                                                                                             \
+    for (int x = x0_; x < min(W, x0_ + CW); x++)
+
 __kernel void clrun_canny_union(const int W, const int H, volatile __global int *label)
 {
-    const int x = get_global_id(0), y = get_global_id(1);
-    if (x >= W || y >= H) return;
-    const int i = y * W + x;
-    if (label[i] < 0) return;
-    if (x + 1 < W && label[i + 1] >= 0) unite(label, i, i + 1);
-    if (y + 1 < H) {
-        const int j = i + W;
-        if (x > 0 && label[j - 1] >= 0) unite(label, i, j - 1);
-        if (label[j] >= 0) unite(label, i, j);
-        if (x + 1 < W && label[j + 1] >= 0) unite(label, i, j + 1);
+    FOR_CHUNK(W, H)
+    {
+        const int i = y * W + x;
+        if (label[i] < 0) continue;
+        if (x + 1 < W && label[i + 1] >= 0) unite(label, i, i + 1);
+        if (y + 1 < H) {
+            const int j = i + W;
+            if (x > 0 && label[j - 1] >= 0) unite(label, i, j - 1);
+            if (label[j] >= 0) unite(label, i, j);
+            if (x + 1 < W && label[j + 1] >= 0) unite(label, i, j + 1);
+        }
     }
 }
 
@@ -151,27 +259,30 @@ __kernel void clrun_canny_union(const int W, const int H, volatile __global int 
  * any other pixel's concurrent write shortens a path to the same root. */
 __kernel void clrun_canny_flatten(const int W, const int H, volatile __global int *label)
 {
-    const int x = get_global_id(0), y = get_global_id(1);
-    if (x >= W || y >= H) return;
-    const int i = y * W + x;
-    if (label[i] >= 0) label[i] = find_root(label, i);
+    FOR_CHUNK(W, H)
+    {
+        const int i = y * W + x;
+        if (label[i] >= 0) label[i] = find_root(label, i);
+    }
 }
 
 __kernel void clrun_canny_mark(const int W, const int H, volatile __global uchar *map, __global const int *label)
 {
     map = MAP_OF(map);
-    const int x = get_global_id(0), y = get_global_id(1);
-    if (x >= W || y >= H) return;
-    const int i = y * W + x;
-    if (map[i] >= 2) map[label[i]] = 3; /* strong (or an already marked root): its component is an edge */
+    FOR_CHUNK(W, H)
+    {
+        const int i = y * W + x;
+        if (map[i] >= 2) map[label[i]] = 3; /* strong (or an already marked root): its component is an edge */
+    }
 }
 
 __kernel void clrun_canny_out(const int W, const int H, __global const uchar *map, __global const int *label,
                               __global uchar *restrict dst, const ulong dst_off, const uint dst_stride)
 {
     map = MAP_OF(map);
-    const int x = get_global_id(0), y = get_global_id(1);
-    if (x >= W || y >= H) return;
-    const int i = y * W + x, r = label[i];
-    dst[dst_off + (size_t)y * dst_stride + x] = r >= 0 && map[r] == 3 ? 255 : 0;
+    FOR_CHUNK(W, H)
+    {
+        const int i = y * W + x, r = label[i];
+        dst[dst_off + (size_t)y * dst_stride + x] = r >= 0 && map[r] == 3 ? 255 : 0;
+    }
 }

@@ -107,102 +107,72 @@ clrun_canny_nms(__global const uchar *restrict src, const ulong src_off, const u
     label[i] = v ? (int)i : -1;
 }
 
-/* ---- CPU shape: a work-item classifies CW pixels of a row, 16 at a time in vectors, with no local
- * memory and no barrier; pixels within two of the image border take the scalar path. ---- */
-
-/* Sobel magnitude of channel-selected pixel (x, y), 0 outside the image; dx, dy too. */
-static inline int mag_at(__global const uchar *src, uint stride, int W, int H, int x, int y, int *gx, int *gy)
-{
-    *gx = *gy = 0;
-    if (x < 0 || y < 0 || x >= W || y >= H) return 0;
-    int best = 0;
-    for (int k = 0; k < CN; k++) {
-        const int c = CN - 1 - k;
-#define P(dy, dx) ((int)src[(size_t)clamp(y + (dy), 0, H - 1) * stride + (size_t)clamp(x + (dx), 0, W - 1) * CN + c])
-        const int dx = (P(-1, 1) + 2 * P(0, 1) + P(1, 1)) - (P(-1, -1) + 2 * P(0, -1) + P(1, -1));
-        const int dy = (P(1, -1) + 2 * P(1, 0) + P(1, 1)) - (P(-1, -1) + 2 * P(-1, 0) + P(-1, 1));
-#undef P
-        const int m = L2 ? dx * dx + dy * dy : abs(dx) + abs(dy);
-        if (k == 0 || m > best) best = m, *gx = dx, *gy = dy;
-    }
-    return best;
-}
-
-static inline int classify(int m, int xs, int ys, int ml, int mr, int mu, int md, int mul, int mur, int mdl, int mdr, int low, int high)
-{
-    if (m <= low) return 0;
-    const int ax = abs(xs), ay = abs(ys) << 15, tg22x = ax * TG22;
-    int keep;
-    if (ay < tg22x) keep = m > ml && m >= mr;
-    else if (ay > tg22x + (ax << 16)) keep = m > mu && m >= md;
-    else if ((xs ^ ys) < 0) keep = m > mur && m > mdl; /* s = -1: above-right, below-left */
-    else keep = m > mul && m > mdr;
-    return keep ? (m > high ? 2 : 1) : 0;
-}
-
-#if CN == 1
-/* 16 magnitudes (and dx, dy) of row y at columns x..x+15, all at least one pixel inside the border */
-static inline int16 sobel16(__global const uchar *src, uint stride, int x, int y, int16 *gx, int16 *gy)
-{
-    __global const uchar *r0 = src + (size_t)(y - 1) * stride + x, *r1 = r0 + stride, *r2 = r1 + stride;
-    const int16 a0 = convert_int16(vload16(0, r0 - 1)), b0 = convert_int16(vload16(0, r0)), c0 = convert_int16(vload16(0, r0 + 1));
-    const int16 a1 = convert_int16(vload16(0, r1 - 1)), c1 = convert_int16(vload16(0, r1 + 1));
-    const int16 a2 = convert_int16(vload16(0, r2 - 1)), b2 = convert_int16(vload16(0, r2)), c2 = convert_int16(vload16(0, r2 + 1));
-    *gx = (c0 + 2 * c1 + c2) - (a0 + 2 * a1 + a2);
-    *gy = (a2 + 2 * b2 + c2) - (a0 + 2 * b0 + c0);
-    return L2 ? *gx * *gx + *gy * *gy : as_int16(abs(*gx)) + as_int16(abs(*gy));
-}
+/* ---- CPU shape: a work-item classifies a block of CW columns × RB rows, row by row, keeping the
+ * magnitudes of three rows in private arrays (each Sobel computed once); plain loops over columns
+ * that the compiler vectorises; no local memory and no barrier. ---- */
+#ifndef RB
+#define RB 16
 #endif
+
+/* Magnitudes, dx and dy of row yy at columns x0-1 .. x0+n (n+2 values); 0 outside the image. */
+static inline void sobel_row(__global const uchar *src, uint stride, int W, int H, int x0, int n, int yy, int *mag, short *gxr,
+                             short *gyr)
+{
+    if (yy < 0 || yy >= H) {
+        for (int j = 0; j < n + 2; j++) mag[j] = 0, gxr[j] = gyr[j] = 0;
+        return;
+    }
+    __global const uchar *ra = src + (size_t)max(yy - 1, 0) * stride, *rb = src + (size_t)yy * stride,
+                         *rc = src + (size_t)min(yy + 1, H - 1) * stride;
+    for (int j = 0; j < n + 2; j++) {
+        const int x = x0 - 1 + j;
+        int best = 0, bdx = 0, bdy = 0;
+        if (x >= 0 && x < W) {
+            const int xl = max(x - 1, 0) * CN, xc = x * CN, xr = min(x + 1, W - 1) * CN; /* replicated border */
+            for (int k = 0; k < CN; k++) {
+                const int c = CN - 1 - k; /* OpenCV's B, G, R order; a later channel wins only when larger */
+                const int dx = (ra[xr + c] + 2 * rb[xr + c] + rc[xr + c]) - (ra[xl + c] + 2 * rb[xl + c] + rc[xl + c]);
+                const int dy = (rc[xl + c] + 2 * rc[xc + c] + rc[xr + c]) - (ra[xl + c] + 2 * ra[xc + c] + ra[xr + c]);
+                const int m = L2 ? dx * dx + dy * dy : abs(dx) + abs(dy);
+                if (k == 0 || m > best) best = m, bdx = dx, bdy = dy;
+            }
+        }
+        mag[j] = best, gxr[j] = (short)bdx, gyr[j] = (short)bdy;
+    }
+}
 
 __kernel void clrun_canny_nms_cpu(__global const uchar *restrict src, const ulong src_off, const uint src_stride, const int W,
                                   const int H, const int low, const int high, __global uchar *map, __global int *label)
 {
     map = MAP_OF(map);
     src += src_off;
-    const int x0 = get_global_id(0) * CW, y = get_global_id(1);
-    if (y >= H) return;
-    const int x1 = min(W, x0 + CW);
-    const int vec_rows = CN == 1 && y >= 2 && y + 2 < H; /* rows y-2..y+2 inside the image */
-    for (int x = x0; x < x1;) {
-#if CN == 1
-        if (vec_rows && x >= 2 && x + 18 <= W && x + 16 <= x1) { /* columns x-2..x+17 inside */
-            int16 gx, gy, t0, t1;
-            const int16 m = sobel16(src, src_stride, x, y, &gx, &gy);
-            const int16 ml = sobel16(src, src_stride, x - 1, y, &t0, &t1), mr = sobel16(src, src_stride, x + 1, y, &t0, &t1);
-            const int16 mu = sobel16(src, src_stride, x, y - 1, &t0, &t1), md = sobel16(src, src_stride, x, y + 1, &t0, &t1);
-            const int16 mul = sobel16(src, src_stride, x - 1, y - 1, &t0, &t1), mur = sobel16(src, src_stride, x + 1, y - 1, &t0, &t1);
-            const int16 mdl = sobel16(src, src_stride, x - 1, y + 1, &t0, &t1), mdr = sobel16(src, src_stride, x + 1, y + 1, &t0, &t1);
-            const int16 ax = as_int16(abs(gx)), ay = as_int16(abs(gy)) << 15, tg22x = ax * TG22, tg67x = tg22x + (ax << 16);
-            const int16 neg = (gx ^ gy) < 0;
-            const int16 horiz = ay < tg22x, vert = !horiz & (ay > tg67x), diag = !horiz & !vert;
-            const int16 keep = (horiz & (m > ml) & (m >= mr)) | (vert & (m > mu) & (m >= md)) |
-                               (diag & neg & (m > mur) & (m > mdl)) | (diag & !neg & (m > mul) & (m > mdr));
-            const int16 v = select((int16)(0), select((int16)(1), (int16)(2), m > high), keep & (m > low));
-            const size_t i = (size_t)y * W + x;
-            vstore16(convert_uchar16(v), 0, map + i);
-            const int16 idx = (int16)((int)i) + (int16)(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-            vstore16(select((int16)(-1), idx, v != 0), 0, label + i);
-            x += 16;
-            continue;
+    const int x0 = get_global_id(0) * CW, y0 = get_global_id(1) * RB;
+    if (x0 >= W || y0 >= H) return;
+    const int n = min(CW, W - x0), y1 = min(H, y0 + RB);
+    int mag[3][CW + 2];
+    short gxr[3][CW + 2], gyr[3][CW + 2];
+    sobel_row(src, src_stride, W, H, x0, n, y0 - 1, mag[0], gxr[0], gyr[0]);
+    sobel_row(src, src_stride, W, H, x0, n, y0, mag[1], gxr[1], gyr[1]);
+    for (int y = y0; y < y1; y++) {
+        const int up = (y - y0) % 3, mid = (y - y0 + 1) % 3, dn = (y - y0 + 2) % 3;
+        sobel_row(src, src_stride, W, H, x0, n, y + 1, mag[dn], gxr[dn], gyr[dn]);
+        const int *mu = mag[up], *mm = mag[mid], *md = mag[dn];
+        const short *gx = gxr[mid], *gy = gyr[mid];
+        __global uchar *mrow = map + (size_t)y * W + x0;
+        __global int *lrow = label + (size_t)y * W + x0;
+        for (int j = 1; j <= n; j++) {
+            const int m = mm[j], xs = gx[j], ys = gy[j];
+            const int ax = abs(xs), ay = abs(ys) << 15, tg22x = ax * TG22, tg67x = tg22x + (ax << 16);
+            const int s = (xs ^ ys) < 0 ? -1 : 1;
+            const int keep = ay < tg22x   ? m > mm[j - 1] && m >= mm[j + 1]
+                             : ay > tg67x ? m > mu[j] && m >= md[j]
+                                          : m > mu[j - s] && m > md[j + s];
+            const int v = m > low && keep ? (m > high ? 2 : 1) : 0;
+            mrow[j - 1] = (uchar)v;
+            lrow[j - 1] = v ? y * W + x0 + j - 1 : -1;
         }
-#endif
-        /* scalar: borders, the row's tail, 3 channels */
-        int gx, gy, t0, t1;
-        const int m = mag_at(src, src_stride, W, H, x, y, &gx, &gy);
-        int v = 0;
-        if (m > low)
-            v = classify(m, gx, gy, mag_at(src, src_stride, W, H, x - 1, y, &t0, &t1), mag_at(src, src_stride, W, H, x + 1, y, &t0, &t1),
-                         mag_at(src, src_stride, W, H, x, y - 1, &t0, &t1), mag_at(src, src_stride, W, H, x, y + 1, &t0, &t1),
-                         mag_at(src, src_stride, W, H, x - 1, y - 1, &t0, &t1), mag_at(src, src_stride, W, H, x + 1, y - 1, &t0, &t1),
-                         mag_at(src, src_stride, W, H, x - 1, y + 1, &t0, &t1), mag_at(src, src_stride, W, H, x + 1, y + 1, &t0, &t1),
-                         low, high);
-        const size_t i = (size_t)y * W + x;
-        map[i] = (uchar)v;
-        label[i] = v ? (int)i : -1;
-        x++;
     }
 }
-
 
 /* Root of x's tree (labels only ever point to smaller indices). */
 static inline int find_root(volatile __global int *label, int x)

@@ -49,7 +49,7 @@ clrun_status clrun_canny(clrun_ctx *ctx, clrun_buf *src, size_t src_off, size_t 
     const int W = (int)width, H = (int)height, low = threshold(lo, p->l2), high = threshold(hi, p->l2);
     /* CPUs: runs of CW pixels per work-item, vectorised classification without local memory */
     const int cpu = ctx->info.type == CLRUN_DEVICE_CPU;
-    const int cw = cpu ? 256 : 1;
+    const int cw = cpu ? 256 : 1, rb = 16; /* CPU classification blocks: cw columns × rb rows */
     char opts[80];
     snprintf(opts, sizeof opts, "-DCN=%u -DL2=%d -DBX=%d -DBY=%d -DCW=%d", channels, p->l2 != 0, BX, BY, cw);
     clrun_kernel *nms, *uni, *flat, *mark, *out;
@@ -64,10 +64,11 @@ clrun_status clrun_canny(clrun_ctx *ctx, clrun_buf *src, size_t src_off, size_t 
     size_t tiles[3] = {(width + BX - 1) / BX * BX, (height + BY - 1) / BY * BY, 1}, tile[3] = {BX, BY, 1};
     size_t g[2] = {(width + cw - 1) / cw, height}, l[2] = {g[0] < 32 ? g[0] : 32, 1};
     while (g[0] % l[0]) l[0]--; /* exact global size, no tail */
+    size_t blocks[2] = {g[0], (height + rb - 1) / rb}, one[2] = {1, 1};
     if ((st = clrun_arg_buf(nms, 0, src)) || (st = clrun_arg_u64(nms, 1, src_off)) || (st = clrun_arg_u32(nms, 2, (cl_uint)src_stride)) ||
         (st = clrun_arg_i32(nms, 3, W)) || (st = clrun_arg_i32(nms, 4, H)) || (st = clrun_arg_i32(nms, 5, low)) ||
         (st = clrun_arg_i32(nms, 6, high)) || (st = clrun_arg_buf(nms, 7, scratch)) || (st = clrun_arg_buf(nms, 8, scratch)) ||
-        (st = cpu ? clrun_launch(nms, 2, g, l) : clrun_launch(nms, 2, tiles, tile)))
+        (st = clrun_launch(nms, 2, cpu ? blocks : tiles, cpu ? one : tile)))
         return st;
     clrun_kernel *pass[3] = {uni, flat, mark};
     for (int i = 0; i < 3; i++)

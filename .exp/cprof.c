@@ -16,7 +16,7 @@ int main(int argc, char **argv) {
   clrun_arg_i32(k[0], 5, 50); clrun_arg_i32(k[0], 6, 100); clrun_arg_buf(k[0], 7, sc); clrun_arg_buf(k[0], 8, sc);
   for (int i = 1; i < 4; i++) { clrun_arg_i32(k[i], 0, W); clrun_arg_i32(k[i], 1, H); clrun_arg_buf(k[i], 2, sc); if (i == 3) clrun_arg_buf(k[i], 3, sc); }
   clrun_arg_i32(k[4], 0, W); clrun_arg_i32(k[4], 1, H); clrun_arg_buf(k[4], 2, sc); clrun_arg_buf(k[4], 3, sc); clrun_arg_buf(k[4], 4, d); clrun_arg_u64(k[4], 5, 0); clrun_arg_u32(k[4], 6, W);
-  int CWv = getenv("CW") ? atoi(getenv("CW")) : 1; size_t tiles[2] = {(W + BX - 1) / BX * BX, (H + BY - 1) / BY * BY}, tile[2] = {BX, BY}, g[2] = {(W + CWv - 1) / CWv, H}, l[2] = {1, 1}; if (getenv("CPU")) { tiles[0] = g[0]; tiles[1] = g[1]; tile[0] = 1; tile[1] = 1; }
+  int CWv = getenv("CW") ? atoi(getenv("CW")) : 1; size_t tiles[2] = {(W + BX - 1) / BX * BX, (H + BY - 1) / BY * BY}, tile[2] = {BX, BY}, g[2] = {(W + CWv - 1) / CWv, H}, l[2] = {1, 1}; if (getenv("CPU")) { tiles[0] = g[0]; tiles[1] = (H + 15) / 16; tile[0] = 1; tile[1] = 1; }
   for (int rep = 0; rep < 3; rep++) {
     double tot = 0;
     for (int i = 0; i < 5; i++) {

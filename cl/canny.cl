@@ -8,8 +8,9 @@
  * clrun_canny_union: every weak or strong pixel unites with its weak or strong neighbours to the
  * east, south-west, south and south-east (8-connectivity; the other four see it), by atomic_min
  * on the roots (the smaller index wins), the lock-free union-find of GPU connected-component
- * labelling. clrun_canny_mark: every strong pixel marks its root (map value 3). clrun_canny_out:
- * a pixel is an edge when it is weak or strong and its root is marked. Bounded memory (an int and
+ * labelling. clrun_canny_resolve: every labelled pixel points at its root, and every strong pixel
+ * marks its root (map value 3). clrun_canny_out: a pixel is an edge when it is weak or strong and
+ * its root is marked. Bounded memory (an int and
  * a byte per pixel) and a fixed number of launches whatever the edge map.
  *
  * The labels (int) and the map (uchar) share one buffer, passed as both arguments: W·H labels, then
@@ -225,24 +226,20 @@ __kernel void clrun_canny_union(const int W, const int H, volatile __global int 
     }
 }
 
-/* Point every labelled pixel straight at its root; only this pixel's own label is written, and
- * any other pixel's concurrent write shortens a path to the same root. */
-__kernel void clrun_canny_flatten(const int W, const int H, volatile __global int *label)
-{
-    FOR_CHUNK(W, H)
-    {
-        const int i = y * W + x;
-        if (label[i] >= 0) label[i] = find_root(label, i);
-    }
-}
-
-__kernel void clrun_canny_mark(const int W, const int H, volatile __global uchar *map, __global const int *label)
+/* Point every labelled pixel straight at its root, and mark the root of every strong pixel (map
+ * value 3: its component is an edge). Only this pixel's own label is written, and another pixel's
+ * concurrent write only shortens a path to the same root; a root marked meanwhile reads as >= 2
+ * and is marked again, harmlessly. */
+__kernel void clrun_canny_resolve(const int W, const int H, volatile __global uchar *map, volatile __global int *label)
 {
     map = MAP_OF(map);
     FOR_CHUNK(W, H)
     {
         const int i = y * W + x;
-        if (map[i] >= 2) map[label[i]] = 3; /* strong (or an already marked root): its component is an edge */
+        if (label[i] < 0) continue;
+        const int r = find_root(label, i);
+        label[i] = r;
+        if (map[i] >= 2) map[r] = 3;
     }
 }
 

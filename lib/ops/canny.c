@@ -52,12 +52,11 @@ clrun_status clrun_canny(clrun_ctx *ctx, clrun_buf *src, size_t src_off, size_t 
     const int cw = cpu ? 256 : 1, rb = 16; /* CPU classification blocks: cw columns × rb rows */
     char opts[80];
     snprintf(opts, sizeof opts, "-DCN=%u -DL2=%d -DBX=%d -DBY=%d -DCW=%d", channels, p->l2 != 0, BX, BY, cw);
-    clrun_kernel *nms, *uni, *flat, *mark, *out;
+    clrun_kernel *nms, *uni, *res, *out;
     clrun_buf *scratch;
     if ((st = clrun__lib_kernel(ctx, "canny", opts, cpu ? "clrun_canny_nms_cpu" : "clrun_canny_nms", &nms)) ||
         (st = clrun__lib_kernel(ctx, "canny", opts, "clrun_canny_union", &uni)) ||
-        (st = clrun__lib_kernel(ctx, "canny", opts, "clrun_canny_flatten", &flat)) ||
-        (st = clrun__lib_kernel(ctx, "canny", opts, "clrun_canny_mark", &mark)) ||
+        (st = clrun__lib_kernel(ctx, "canny", opts, "clrun_canny_resolve", &res)) ||
         (st = clrun__lib_kernel(ctx, "canny", opts, "clrun_canny_out", &out)) ||
         (st = clrun__scratch(ctx, width * height * (sizeof(int) + 1), &scratch)))
         return st;
@@ -70,11 +69,10 @@ clrun_status clrun_canny(clrun_ctx *ctx, clrun_buf *src, size_t src_off, size_t 
         (st = clrun_arg_i32(nms, 6, high)) || (st = clrun_arg_buf(nms, 7, scratch)) || (st = clrun_arg_buf(nms, 8, scratch)) ||
         (st = clrun_launch(nms, 2, cpu ? blocks : tiles, cpu ? one : tile)))
         return st;
-    clrun_kernel *pass[3] = {uni, flat, mark};
-    for (int i = 0; i < 3; i++)
-        if ((st = clrun_arg_i32(pass[i], 0, W)) || (st = clrun_arg_i32(pass[i], 1, H)) || (st = clrun_arg_buf(pass[i], 2, scratch)) ||
-            (i == 2 && (st = clrun_arg_buf(pass[i], 3, scratch))) || (st = clrun_launch(pass[i], 2, g, l)))
-            return st;
+    if ((st = clrun_arg_i32(uni, 0, W)) || (st = clrun_arg_i32(uni, 1, H)) || (st = clrun_arg_buf(uni, 2, scratch)) ||
+        (st = clrun_launch(uni, 2, g, l)) || (st = clrun_arg_i32(res, 0, W)) || (st = clrun_arg_i32(res, 1, H)) ||
+        (st = clrun_arg_buf(res, 2, scratch)) || (st = clrun_arg_buf(res, 3, scratch)) || (st = clrun_launch(res, 2, g, l)))
+        return st;
     if ((st = clrun_arg_i32(out, 0, W)) || (st = clrun_arg_i32(out, 1, H)) || (st = clrun_arg_buf(out, 2, scratch)) ||
         (st = clrun_arg_buf(out, 3, scratch)) || (st = clrun_arg_buf(out, 4, dst)) || (st = clrun_arg_u64(out, 5, dst_off)) ||
         (st = clrun_arg_u32(out, 6, (cl_uint)dst_stride)) || (st = clrun_launch(out, 2, g, l)))

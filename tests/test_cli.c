@@ -157,8 +157,15 @@ static void devices_and_info(void **state)
 static void demo_and_bench(void **state)
 {
     (void)state;
-    EXPECT(0, "matches the CPU", "demo");
+    EXPECT(0, "matches the CPU", "demo", "--edges", path("demo-edges.png"));
     assert_non_null(strstr(out_text, "matmul     C = A·B, 512×512 f32: matches fp64"));
+    assert_non_null(strstr(out_text, "canny      edges of a 640×480 sample image"));
+    clrun_image e;
+    CHECK_OK(NULL, clrun_image_read(path("demo-edges.png"), &e));
+    size_t edge_pixels = 0;
+    for (size_t i = 0; i < e.width * e.height; i++) edge_pixels += e.data[i] == 255;
+    assert_true(edge_pixels > 1000);
+    clrun_image_free(&e);
     EXPECT(0, "clrun overhead", "bench", "launch", "--repeat", "3");
     EXPECT(0, "\"op\": \"h2d\"", "bench", "transfer", "--size", "4", "--repeat", "2", "--json");
     EXPECT(2, "unknown benchmark", "bench", "nosuch");
@@ -558,13 +565,45 @@ static void run_bad_command_lines(void **state)
     EXPECT(0, "match", "run", cl, "-k", "axpb", "-g", "3", "--check", e, "out:f32:3", "fill:f32:3:1", "3", "4", "3");
 }
 
+/* clrun op canny: one image to a file equal to OpenCV's golden, several into a folder, bad input. */
+static void op_canny(void **state)
+{
+    (void)state;
+    const char *dir = TEST_DATA_DIR "/canny";
+    EXPECT(0, "wrote", "op", "canny", TEST_DATA_DIR "/canny/color.png", "-o", path("c.png"), "--low", "30", "--high", "90", "--l2");
+    clrun_image got, want;
+    CHECK_OK(NULL, clrun_image_read(path("c.png"), &got));
+    CHECK_OK(NULL, clrun_image_read(TEST_DATA_DIR "/canny/golden/color.l2-30-90.png", &want));
+    assert_int_equal(got.width * got.height, want.width * want.height);
+    assert_memory_equal(got.data, want.data, got.width * got.height);
+    clrun_image_free(&got), clrun_image_free(&want);
+    EXPECT(0, "-> ", "op", "canny", TEST_DATA_DIR "/canny/shapes.png", TEST_DATA_DIR "/canny/pgm.pgm", "-o", path("edges"));
+    char p[4200];
+    const char *names[2] = {"shapes", "pgm"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(p, sizeof p, "%s/golden/%s.l1-50-100.png", dir, names[i]);
+        CHECK_OK(NULL, clrun_image_read(p, &want));
+        snprintf(p, sizeof p, "%s/%s.png", path("edges"), names[i]);
+        CHECK_OK(NULL, clrun_image_read(p, &got));
+        assert_memory_equal(got.data, want.data, got.width * got.height);
+        clrun_image_free(&got), clrun_image_free(&want);
+    }
+    EXPECT(0, "usage: clrun op canny", "op", "canny", "--help");
+    EXPECT(2, "cannot open", "op", "canny", path("nothing.png"), "-o", path("x.png"));
+    EXPECT(2, "not a PNG", "op", "canny", TEST_DATA_DIR "/canny/MANIFEST", "-o", path("x.png"));
+    EXPECT(2, "--low wants a number", "op", "canny", TEST_DATA_DIR "/canny/one.png", "-o", path("x.png"), "--low", "abc");
+    EXPECT(2, "--aperture", "op", "canny", TEST_DATA_DIR "/canny/one.png", "-o", path("x.png"), "--aperture", "5");
+    EXPECT(2, "no output", "op", "canny", TEST_DATA_DIR "/canny/one.png");
+    EXPECT(2, "no input image", "op", "canny", "-o", path("x.png"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(top_level_and_help),      cmocka_unit_test(devices_and_info),
         cmocka_unit_test(demo_and_bench),          cmocka_unit_test(run_generated_forms),
         cmocka_unit_test(run_every_dtype_round_trip), cmocka_unit_test(run_scalars_local_and_2d),
-        cmocka_unit_test(run_sim_files), cmocka_unit_test(op_mul), cmocka_unit_test(op_gemm), cmocka_unit_test(tune_gemm),           cmocka_unit_test(run_bad_npy_files),
+        cmocka_unit_test(run_sim_files), cmocka_unit_test(op_mul), cmocka_unit_test(op_gemm), cmocka_unit_test(tune_gemm), cmocka_unit_test(op_canny),           cmocka_unit_test(run_bad_npy_files),
         cmocka_unit_test(run_bad_command_lines),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -4,7 +4,8 @@
  * at the image edges) in local memory, computes the 3×3 Sobel dx, dy and the magnitude (L1
  * |dx|+|dy| or L2 dx²+dy², as integers) of the tile plus one pixel (0 outside the image), and
  * classifies each pixel with OpenCV's non-maximum suppression: 0 no edge, 1 weak (> low), 2 strong
- * (> high). It also starts the union-find: label = own index for weak and strong pixels, -1 else.
+ * (> high). It also starts the union-find: label = own index for weak and strong pixels (the
+ * labels of other pixels are never read).
  * clrun_canny_union: every weak or strong pixel unites with its weak or strong neighbours to the
  * east, south-west, south and south-east (8-connectivity; the other four see it), by atomic_min
  * on the roots (the smaller index wins), the lock-free union-find of GPU connected-component
@@ -105,7 +106,7 @@ clrun_canny_nms(__global const uchar *restrict src, const ulong src_off, const u
     }
     const size_t i = (size_t)y * W + x;
     map[i] = (uchar)v;
-    label[i] = v ? (int)i : -1;
+    if (v) label[i] = (int)i; /* labels are read only where the map is not 0 */
 }
 
 /* ---- CPU shape: a work-item classifies a block of CW columns × RB rows, row by row, keeping the
@@ -164,13 +165,12 @@ __kernel void clrun_canny_nms_cpu(__global const uchar *restrict src, const ulon
         for (int j = 1; j <= n; j++) {
             const int m = mm[j], xs = gx[j], ys = gy[j];
             const int ax = abs(xs), ay = abs(ys) << 15, tg22x = ax * TG22, tg67x = tg22x + (ax << 16);
-            const int s = (xs ^ ys) < 0 ? -1 : 1;
-            const int keep = ay < tg22x   ? m > mm[j - 1] && m >= mm[j + 1]
-                             : ay > tg67x ? m > mu[j] && m >= md[j]
-                                          : m > mu[j - s] && m > md[j + s];
-            const int v = m > low && keep ? (m > high ? 2 : 1) : 0;
+            const int neg = (xs ^ ys) < 0, horiz = ay < tg22x, vert = !horiz & (ay > tg67x), diag = !horiz & !vert;
+            const int keep = (horiz & (m > mm[j - 1]) & (m >= mm[j + 1])) | (vert & (m > mu[j]) & (m >= md[j])) |
+                             (diag & neg & (m > mu[j + 1]) & (m > md[j - 1])) | (diag & !neg & (m > mu[j - 1]) & (m > md[j + 1]));
+            const int v = (m > low) & keep ? 1 + (m > high) : 0;
             mrow[j - 1] = (uchar)v;
-            lrow[j - 1] = v ? y * W + x0 + j - 1 : -1;
+            if (v) lrow[j - 1] = y * W + x0 + j - 1; /* labels are read only where the map is not 0 */
         }
     }
 }
@@ -210,18 +210,19 @@ static inline void unite(volatile __global int *label, int a, int b)
     if (y >= H) return;                                                                                             \
     for (int x = x0_; x < min(W, x0_ + CW); x++)
 
-__kernel void clrun_canny_union(const int W, const int H, volatile __global int *label)
+__kernel void clrun_canny_union(const int W, const int H, __global const uchar *map, volatile __global int *label)
 {
+    map = MAP_OF(map);
     FOR_CHUNK(W, H)
     {
         const int i = y * W + x;
-        if (label[i] < 0) continue;
-        if (x + 1 < W && label[i + 1] >= 0) unite(label, i, i + 1);
+        if (!map[i]) continue;
+        if (x + 1 < W && map[i + 1]) unite(label, i, i + 1);
         if (y + 1 < H) {
             const int j = i + W;
-            if (x > 0 && label[j - 1] >= 0) unite(label, i, j - 1);
-            if (label[j] >= 0) unite(label, i, j);
-            if (x + 1 < W && label[j + 1] >= 0) unite(label, i, j + 1);
+            if (x > 0 && map[j - 1]) unite(label, i, j - 1);
+            if (map[j]) unite(label, i, j);
+            if (x + 1 < W && map[j + 1]) unite(label, i, j + 1);
         }
     }
 }
@@ -236,10 +237,11 @@ __kernel void clrun_canny_resolve(const int W, const int H, volatile __global uc
     FOR_CHUNK(W, H)
     {
         const int i = y * W + x;
-        if (label[i] < 0) continue;
+        const uchar v = map[i];
+        if (!v) continue;
         const int r = find_root(label, i);
         label[i] = r;
-        if (map[i] >= 2) map[r] = 3;
+        if (v >= 2) map[r] = 3;
     }
 }
 
@@ -249,7 +251,7 @@ __kernel void clrun_canny_out(const int W, const int H, __global const uchar *ma
     map = MAP_OF(map);
     FOR_CHUNK(W, H)
     {
-        const int i = y * W + x, r = label[i];
-        dst[dst_off + (size_t)y * dst_stride + x] = r >= 0 && map[r] == 3 ? 255 : 0;
+        const int i = y * W + x;
+        dst[dst_off + (size_t)y * dst_stride + x] = map[i] && map[label[i]] == 3 ? 255 : 0;
     }
 }

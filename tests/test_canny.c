@@ -108,10 +108,11 @@ static void run_hysteresis(clrun_ctx *ctx, const unsigned char *map, int W, int 
     clrun_kernel *k[3];
     const char *names[3] = {"clrun_canny_union", "clrun_canny_resolve", "clrun_canny_out"};
     for (int i = 0; i < 3; i++) CHECK_OK(ctx, clrun_kernel_new(prog, names[i], &k[i]));
-    /* the layout clrun_canny_nms leaves: W·H labels (own index or -1), then the W·H map bytes */
+    /* the layout clrun_canny_nms leaves: W·H labels (own index where the map is not 0; garbage
+     * elsewhere), then the W·H map bytes */
     unsigned char *scratch = malloc(n * 5), *got = malloc(n), *want = malloc(n);
     for (size_t i = 0; i < n; i++) {
-        int32_t l = map[i] ? (int32_t)i : -1;
+        int32_t l = map[i] ? (int32_t)i : (int32_t)(0x7A5A5A5A ^ i); /* never read */
         memcpy(scratch + 4 * i, &l, 4);
     }
     memcpy(scratch + 4 * n, map, n);
@@ -124,7 +125,7 @@ static void run_hysteresis(clrun_ctx *ctx, const unsigned char *map, int W, int 
         CHECK_OK(ctx, clrun_arg_i32(k[i], 0, W));
         CHECK_OK(ctx, clrun_arg_i32(k[i], 1, H));
         CHECK_OK(ctx, clrun_arg_buf(k[i], 2, s));
-        if (i == 1) CHECK_OK(ctx, clrun_arg_buf(k[i], 3, s));
+        CHECK_OK(ctx, clrun_arg_buf(k[i], 3, s));
         CHECK_OK(ctx, clrun_launch(k[i], 2, g, NULL));
     }
     CHECK_OK(ctx, clrun_arg_i32(k[2], 0, W));

@@ -70,7 +70,7 @@ clrun_status clrun_canny(clrun_ctx *ctx, clrun_buf *src, size_t src_off, size_t 
         (st = clrun_launch(nms, 2, cpu ? blocks : tiles, cpu ? one : tile)))
         return st;
     if ((st = clrun_arg_i32(uni, 0, W)) || (st = clrun_arg_i32(uni, 1, H)) || (st = clrun_arg_buf(uni, 2, scratch)) ||
-        (st = clrun_launch(uni, 2, g, l)) || (st = clrun_arg_i32(res, 0, W)) || (st = clrun_arg_i32(res, 1, H)) ||
+        (st = clrun_arg_buf(uni, 3, scratch)) || (st = clrun_launch(uni, 2, g, l)) || (st = clrun_arg_i32(res, 0, W)) || (st = clrun_arg_i32(res, 1, H)) ||
         (st = clrun_arg_buf(res, 2, scratch)) || (st = clrun_arg_buf(res, 3, scratch)) || (st = clrun_launch(res, 2, g, l)))
         return st;
     if ((st = clrun_arg_i32(out, 0, W)) || (st = clrun_arg_i32(out, 1, H)) || (st = clrun_arg_buf(out, 2, scratch)) ||

@@ -217,12 +217,16 @@ __kernel void clrun_canny_union(const int W, const int H, __global const uchar *
     {
         const int i = y * W + x;
         if (!map[i]) continue;
-        if (x + 1 < W && map[i + 1]) unite(label, i, i + 1);
+        const int e = x + 1 < W && map[i + 1];
+        if (e) unite(label, i, i + 1);
         if (y + 1 < H) {
             const int j = i + W;
-            if (x > 0 && map[j - 1]) unite(label, i, j - 1);
-            if (map[j]) unite(label, i, j);
-            if (x + 1 < W && map[j + 1]) unite(label, i, j + 1);
+            if (map[j]) {
+                unite(label, i, j); /* south-west and south-east are the south one's west and east */
+            } else {
+                if (x > 0 && map[j - 1]) unite(label, i, j - 1);
+                if (!e && x + 1 < W && map[j + 1]) unite(label, i, j + 1); /* else: it is the east one's south */
+            }
         }
     }
 }

@@ -61,8 +61,9 @@ clrun_status clrun_canny(clrun_ctx *ctx, clrun_buf *src, size_t src_off, size_t 
         (st = clrun__scratch(ctx, width * height * (sizeof(int) + 1), &scratch)))
         return st;
     size_t tiles[3] = {(width + BX - 1) / BX * BX, (height + BY - 1) / BY * BY, 1}, tile[3] = {BX, BY, 1};
-    size_t g[2] = {(width + cw - 1) / cw, height}, l[2] = {g[0] < 32 ? g[0] : 32, 1};
-    while (g[0] % l[0]) l[0]--; /* exact global size, no tail */
+    /* the passes: 32×8 work-groups on GPUs (the kernels skip what lies past the image), 1 on CPUs */
+    size_t g[2] = {(width + cw - 1) / cw, height}, l[2] = {1, 1};
+    if (!cpu) g[0] = (g[0] + 31) / 32 * 32, g[1] = (g[1] + 7) / 8 * 8, l[0] = 32, l[1] = 8;
     size_t blocks[2] = {g[0], (height + rb - 1) / rb}, one[2] = {1, 1};
     if ((st = clrun_arg_buf(nms, 0, src)) || (st = clrun_arg_u64(nms, 1, src_off)) || (st = clrun_arg_u32(nms, 2, (cl_uint)src_stride)) ||
         (st = clrun_arg_i32(nms, 3, W)) || (st = clrun_arg_i32(nms, 4, H)) || (st = clrun_arg_i32(nms, 5, low)) ||

@@ -35,12 +35,42 @@
 #ifndef CW
 #define CW 1 /* pixels of a row per work-item in the passes after clrun_canny_nms */
 #endif
+#ifndef TILED
+#define TILED 0 /* 1: clrun_canny_nms has joined the pixels of each BX×BY tile already */
+#endif
 
 #define IW (BX + 4) /* staged input tile */
 #define IH (BY + 4)
 #define MW (BX + 2) /* magnitudes of the tile plus one pixel */
 #define MH (BY + 2)
 #define TG22 13573  /* tan(22.5°)·2^15, rounded, as OpenCV */
+
+/* Union-find in local memory for one tile (see unite below for the global one). */
+static inline int find_root_local(volatile __local int *lab, int x)
+{
+    int p = lab[x];
+    while (p != x) {
+        x = p;
+        p = lab[x];
+    }
+    return x;
+}
+
+static inline void unite_local(volatile __local int *lab, int a, int b)
+{
+    for (;;) {
+        a = find_root_local(lab, a);
+        b = find_root_local(lab, b);
+        if (a == b) return;
+        if (a > b) {
+            const int t = a;
+            a = b, b = t;
+        }
+        const int old = atomic_min(&lab[b], a);
+        if (old == b) return;
+        b = old;
+    }
+}
 
 __kernel __attribute__((reqd_work_group_size(BX, BY, 1))) void
 clrun_canny_nms(__global const uchar *restrict src, const ulong src_off, const uint src_stride, const int W, const int H,
@@ -83,11 +113,10 @@ clrun_canny_nms(__global const uchar *restrict src, const ulong src_off, const u
     }
     barrier(CLK_LOCAL_MEM_FENCE);
 
-    const int x = x0 + lx, y = y0 + ly;
-    if (x >= W || y >= H) return;
+    const int x = x0 + lx, y = y0 + ly, inside = x < W && y < H;
     const int cx = lx + 1, cy = ly + 1, m = mag[cy][cx];
     int v = 0;
-    if (m > low) {
+    if (inside && m > low) {
         const int xs = dxl[cy][cx], ys = dyl[cy][cx];
         const int ax = abs(xs), ay = abs(ys) << 15, tg22x = ax * TG22;
         int keep;
@@ -104,9 +133,32 @@ clrun_canny_nms(__global const uchar *restrict src, const ulong src_off, const u
         }
         if (keep) v = m > high ? 2 : 1;
     }
+    /* union-find inside the tile, in local memory; clrun_canny_union (TILED) then joins the tiles */
+    __local int lab[BY * BX];
+    const int li = ly * BX + lx;
+    lab[li] = v ? li : -1;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (v) {
+        const int e = lx + 1 < BX && lab[li + 1] >= 0;
+        if (e) unite_local(lab, li, li + 1);
+        if (ly + 1 < BY) {
+            const int j = li + BX;
+            if (lab[j] >= 0) {
+                unite_local(lab, li, j);
+            } else {
+                if (lx > 0 && lab[j - 1] >= 0) unite_local(lab, li, j - 1);
+                if (!e && lx + 1 < BX && lab[j + 1] >= 0) unite_local(lab, li, j + 1);
+            }
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (!inside) return;
     const size_t i = (size_t)y * W + x;
     map[i] = (uchar)v;
-    if (v) label[i] = (int)i; /* labels are read only where the map is not 0 */
+    if (v) { /* labels are read only where the map is not 0 */
+        const int r = find_root_local(lab, li);
+        label[i] = (y0 + r / BX) * W + x0 + r % BX;
+    }
 }
 
 /* ---- CPU shape: a work-item classifies a block of CW columns × RB rows, row by row, keeping the
@@ -217,15 +269,18 @@ __kernel void clrun_canny_union(const int W, const int H, __global const uchar *
     {
         const int i = y * W + x;
         if (!map[i]) continue;
+        /* TILED: pairs inside one BX×BY tile were joined by clrun_canny_nms; only crossing ones here */
+        const int lx = x % BX, ly = y % BY;
+        const int cross_e = !TILED || lx == BX - 1, cross_s = !TILED || ly == BY - 1;
         const int e = x + 1 < W && map[i + 1];
-        if (e) unite(label, i, i + 1);
+        if (e && cross_e) unite(label, i, i + 1);
         if (y + 1 < H) {
             const int j = i + W;
             if (map[j]) {
-                unite(label, i, j); /* south-west and south-east are the south one's west and east */
+                if (cross_s) unite(label, i, j); /* south-west and south-east are the south one's west and east */
             } else {
-                if (x > 0 && map[j - 1]) unite(label, i, j - 1);
-                if (!e && x + 1 < W && map[j + 1]) unite(label, i, j + 1); /* else: it is the east one's south */
+                if (x > 0 && map[j - 1] && (cross_s || lx == 0)) unite(label, i, j - 1);
+                if (!e && x + 1 < W && map[j + 1] && (cross_s || lx == BX - 1)) unite(label, i, j + 1); /* else: the east one's south */
             }
         }
     }

@@ -16,10 +16,11 @@ static void read_image(const char *dir, const char *name, clrun_image *img)
     if (clrun_image_read(path, img) != CLRUN_OK) fail_msg("%s", clrun_last_error(NULL));
 }
 
-/* Every line of the manifest: clrun's edges equal OpenCV's, byte for byte. */
-static void goldens(void **state)
+/* Every line of the manifest: clrun's edges equal OpenCV's, byte for byte, in both shapes of the
+ * kernels (GPU: tiles in local memory joined by a global union; CPU: row blocks). */
+static void goldens_in(clrun_ctx *ctx, const char *shape)
 {
-    clrun_ctx *ctx = *state;
+    setenv("CLRUN_CANNY_SHAPE", shape, 1);
     FILE *f = fopen(CANNY_DIR "/MANIFEST", "r");
     assert_non_null(f);
     char line[512], in[200], gold[200];
@@ -39,13 +40,20 @@ static void goldens(void **state)
         for (size_t y = 0; y < got.height; y++)
             for (size_t x = 0; x < got.width; x++)
                 if (got.data[y * got.stride + x] != want.data[y * want.stride + x])
-                    fail_msg("%s (low %g, high %g, %s): pixel (%zu, %zu) is %d, OpenCV has %d", in, low, high, l2 ? "L2" : "L1", x, y,
+                    fail_msg("%s shape, %s (low %g, high %g, %s): pixel (%zu, %zu) is %d, OpenCV has %d", shape, in, low, high, l2 ? "L2" : "L1", x, y,
                              got.data[y * got.stride + x], want.data[y * want.stride + x]);
         clrun_image_free(&img), clrun_image_free(&want), clrun_image_free(&got);
         n++;
     }
     fclose(f);
     assert_true(n >= 100);
+    unsetenv("CLRUN_CANNY_SHAPE");
+}
+
+static void goldens(void **state)
+{
+    goldens_in(*state, "gpu");
+    goldens_in(*state, "cpu");
 }
 
 /* Source and destination at byte offsets with padded rows: same edges, nothing else written. */

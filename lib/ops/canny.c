@@ -48,10 +48,11 @@ clrun_status clrun_canny(clrun_ctx *ctx, clrun_buf *src, size_t src_off, size_t 
     }
     const int W = (int)width, H = (int)height, low = threshold(lo, p->l2), high = threshold(hi, p->l2);
     /* CPUs: runs of CW pixels per work-item, vectorised classification without local memory */
-    const int cpu = ctx->info.type == CLRUN_DEVICE_CPU;
+    const char *shape = getenv("CLRUN_CANNY_SHAPE"); /* gpu or cpu: either shape on any device (tests) */
+    const int cpu = shape && *shape ? strcmp(shape, "cpu") == 0 : ctx->info.type == CLRUN_DEVICE_CPU;
     const int cw = cpu ? 256 : 1, rb = 16; /* CPU classification blocks: cw columns × rb rows */
     char opts[80];
-    snprintf(opts, sizeof opts, "-DCN=%u -DL2=%d -DBX=%d -DBY=%d -DCW=%d", channels, p->l2 != 0, BX, BY, cw);
+    snprintf(opts, sizeof opts, "-DCN=%u -DL2=%d -DBX=%d -DBY=%d -DCW=%d -DTILED=%d", channels, p->l2 != 0, BX, BY, cw, !cpu);
     clrun_kernel *nms, *uni, *res, *out;
     clrun_buf *scratch;
     if ((st = clrun__lib_kernel(ctx, "canny", opts, cpu ? "clrun_canny_nms_cpu" : "clrun_canny_nms", &nms)) ||

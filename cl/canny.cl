@@ -178,7 +178,21 @@ static inline void sobel_row(__global const uchar *src, uint stride, int W, int 
     }
     __global const uchar *ra = src + (size_t)max(yy - 1, 0) * stride, *rb = src + (size_t)yy * stride,
                          *rc = src + (size_t)min(yy + 1, H - 1) * stride;
+#if CN == 1
+    /* columns 1 .. W-2 need no border rule: a plain loop the compiler vectorises */
+    const int jlo = max(0, 2 - x0), jhi = min(n + 2, W - x0); /* x = x0 - 1 + j in [1, W - 2] */
+    for (int j = jlo; j < jhi; j++) {
+        const int x = x0 - 1 + j;
+        const int dx = (ra[x + 1] + 2 * rb[x + 1] + rc[x + 1]) - (ra[x - 1] + 2 * rb[x - 1] + rc[x - 1]);
+        const int dy = (rc[x - 1] + 2 * rc[x] + rc[x + 1]) - (ra[x - 1] + 2 * ra[x] + ra[x + 1]);
+        mag[j] = L2 ? dx * dx + dy * dy : abs(dx) + abs(dy);
+        gxr[j] = (short)dx, gyr[j] = (short)dy;
+    }
+#else
+    const int jlo = 0, jhi = 0;
+#endif
     for (int j = 0; j < n + 2; j++) {
+        if (j >= jlo && j < jhi) continue;
         const int x = x0 - 1 + j;
         int best = 0, bdx = 0, bdy = 0;
         if (x >= 0 && x < W) {

@@ -36,7 +36,13 @@
 #define CW 1 /* pixels of a row per work-item in the passes after clrun_canny_nms */
 #endif
 #ifndef TILED
-#define TILED 0 /* 1: clrun_canny_nms has joined the pixels of each BX×BY tile already */
+#define TILED 0 /* 1: the classification kernel has joined the pixels of each TX×TY tile already */
+#endif
+#ifndef TX
+#define TX BX /* tiles the classification joins: BX×BY on GPUs, CW×RB on CPUs */
+#endif
+#ifndef TY
+#define TY BY
 #endif
 
 #define IW (BX + 4) /* staged input tile */
@@ -168,6 +174,28 @@ clrun_canny_nms(__global const uchar *restrict src, const ulong src_off, const u
 #define RB 16
 #endif
 
+/* Sequential union-find, for labels that only this work-item touches: the root is the smallest
+ * index (as in unite below), paths are compressed. */
+static inline int find_seq(__global int *label, int x)
+{
+    int r = x;
+    while (label[r] != r) r = label[r];
+    while (label[x] != r) {
+        const int nx = label[x];
+        label[x] = r;
+        x = nx;
+    }
+    return r;
+}
+
+static inline void join_seq(__global int *label, int a, int b)
+{
+    a = find_seq(label, a);
+    b = find_seq(label, b);
+    if (a < b) label[b] = a;
+    else if (b < a) label[a] = b;
+}
+
 /* Magnitudes, dx and dy of row yy at columns x0-1 .. x0+n (n+2 values); 0 outside the image. */
 static inline void sobel_row(__global const uchar *src, uint stride, int W, int H, int x0, int n, int yy, int *mag, short *gxr,
                              short *gyr)
@@ -238,6 +266,19 @@ __kernel void clrun_canny_nms_cpu(__global const uchar *restrict src, const ulon
             mrow[j - 1] = (uchar)v;
             if (v) lrow[j - 1] = y * W + x0 + j - 1; /* labels are read only where the map is not 0 */
         }
+        /* join this row's pixels with their west, north-west, north and north-east neighbours in
+         * the block: a sequential union-find (the block is this work-item's alone) */
+        for (int j = 1; j <= n; j++) {
+            if (!mrow[j - 1]) continue;
+            const int i = y * W + x0 + j - 1;
+            if (j > 1 && mrow[j - 2]) join_seq(label, i, i - 1);
+            if (y > y0) {
+                __global const uchar *prev = mrow - W;
+                if (j > 1 && prev[j - 2]) join_seq(label, i, i - W - 1);
+                if (prev[j - 1]) join_seq(label, i, i - W);
+                if (j < n && prev[j]) join_seq(label, i, i - W + 1);
+            }
+        }
     }
 }
 
@@ -276,28 +317,46 @@ static inline void unite(volatile __global int *label, int a, int b)
     if (y >= H) return;                                                                                             \
     for (int x = x0_; x < min(W, x0_ + CW); x++)
 
+/* Join pixel (x, y), a weak or strong one, with its weak or strong neighbours to the east, south-west,
+ * south and south-east (fewer: the south one covers south-west and south-east, the east one covers
+ * south-east); with TILED only the pairs that cross a TX×TY tile, the others being joined already. */
+static inline void union_at(const int W, const int H, __global const uchar *map, volatile __global int *label, const int x, const int y)
+{
+    const int i = y * W + x;
+    if (!map[i]) return;
+    const int lx = x % TX, ly = y % TY;
+    const int cross_e = !TILED || lx == TX - 1, cross_s = !TILED || ly == TY - 1;
+    const int e = x + 1 < W && map[i + 1];
+    if (e && cross_e) unite(label, i, i + 1);
+    if (y + 1 < H) {
+        const int j = i + W;
+        if (map[j]) {
+            if (cross_s) unite(label, i, j);
+        } else {
+            if (x > 0 && map[j - 1] && (cross_s || lx == 0)) unite(label, i, j - 1);
+            if (!e && x + 1 < W && map[j + 1] && (cross_s || lx == TX - 1)) unite(label, i, j + 1);
+        }
+    }
+}
+
 __kernel void clrun_canny_union(const int W, const int H, __global const uchar *map, volatile __global int *label)
 {
     map = MAP_OF(map);
-    FOR_CHUNK(W, H)
-    {
-        const int i = y * W + x;
-        if (!map[i]) continue;
-        /* TILED: pairs inside one BX×BY tile were joined by clrun_canny_nms; only crossing ones here */
-        const int lx = x % BX, ly = y % BY;
-        const int cross_e = !TILED || lx == BX - 1, cross_s = !TILED || ly == BY - 1;
-        const int e = x + 1 < W && map[i + 1];
-        if (e && cross_e) unite(label, i, i + 1);
-        if (y + 1 < H) {
-            const int j = i + W;
-            if (map[j]) {
-                if (cross_s) unite(label, i, j); /* south-west and south-east are the south one's west and east */
-            } else {
-                if (x > 0 && map[j - 1] && (cross_s || lx == 0)) unite(label, i, j - 1);
-                if (!e && x + 1 < W && map[j + 1] && (cross_s || lx == BX - 1)) unite(label, i, j + 1); /* else: the east one's south */
-            }
-        }
+#if TILED && CW == TX
+    /* a work-item holds one tile row: inside the tile only its first and last pixels can cross,
+     * except on the tile's last row */
+    const int x0 = get_global_id(0) * CW, y = get_global_id(1);
+    if (y >= H || x0 >= W) return;
+    const int last = min(W, x0 + CW) - 1;
+    if (y % TY != TY - 1) {
+        union_at(W, H, map, label, x0, y);
+        if (last != x0) union_at(W, H, map, label, last, y);
+        return;
     }
+    for (int x = x0; x <= last; x++) union_at(W, H, map, label, x, y);
+#else
+    FOR_CHUNK(W, H) union_at(W, H, map, label, x, y);
+#endif
 }
 
 /* Point every labelled pixel straight at its root, and mark the root of every strong pixel (map

@@ -51,8 +51,11 @@ clrun_status clrun_canny(clrun_ctx *ctx, clrun_buf *src, size_t src_off, size_t 
     const char *shape = getenv("CLRUN_CANNY_SHAPE"); /* gpu or cpu: either shape on any device (tests) */
     const int cpu = shape && *shape ? strcmp(shape, "cpu") == 0 : ctx->info.type == CLRUN_DEVICE_CPU;
     const int cw = cpu ? 256 : 1, rb = 16; /* CPU classification blocks: cw columns × rb rows */
-    char opts[80];
-    snprintf(opts, sizeof opts, "-DCN=%u -DL2=%d -DBX=%d -DBY=%d -DCW=%d -DTILED=%d", channels, p->l2 != 0, BX, BY, cw, !cpu);
+    char opts[128];
+    /* both shapes join the pixels of a tile (GPU: BX×BY work-group, CPU: cw×rb block) while they
+     * classify; clrun_canny_union then joins the tiles */
+    snprintf(opts, sizeof opts, "-DCN=%u -DL2=%d -DBX=%d -DBY=%d -DCW=%d -DRB=%d -DTILED=1 -DTX=%d -DTY=%d", channels, p->l2 != 0, BX,
+             BY, cw, rb, cpu ? cw : BX, cpu ? rb : BY);
     clrun_kernel *nms, *uni, *res, *out;
     clrun_buf *scratch;
     if ((st = clrun__lib_kernel(ctx, "canny", opts, cpu ? "clrun_canny_nms_cpu" : "clrun_canny_nms", &nms)) ||

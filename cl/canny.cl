@@ -45,8 +45,52 @@
 #define TY BY
 #endif
 
-#define IW (BX + 4) /* staged input tile */
-#define IH (BY + 4)
+#ifndef R
+#define R 1 /* Sobel radius: aperture 3, 5 or 7 */
+#endif
+#define IW (BX + 2 * R + 2) /* staged input tile */
+#define IH (BY + 2 * R + 2)
+
+/* OpenCV's Sobel kernels (getDerivKernels, not normalised): smoothing and first derivative taps
+ * for radius R; dx = smoothing down the rows of the derivative along them, dy the other way; the
+ * sum is exact in int and saturated to short at the end, as cv::Sobel into CV_16S (for aperture 7
+ * Canny asks for a scale of 1/16, so the sum is rounded to sixteenths first). */
+#if R == 1
+__constant int SM[3] = {1, 2, 1};
+__constant int DV[3] = {-1, 0, 1};
+#elif R == 2
+__constant int SM[5] = {1, 4, 6, 4, 1};
+__constant int DV[5] = {-1, -2, 0, 2, 1};
+#else
+__constant int SM[7] = {1, 6, 15, 20, 15, 6, 1};
+__constant int DV[7] = {-1, -4, -5, 0, 5, 4, 1};
+#endif
+
+/* dx, dy of channel c at tile position (ty, tx) of an input tile held in T(row, col) */
+#define SOBEL_AT(T, ty, tx, gx, gy)                                                                                 \
+    do {                                                                                                            \
+        int sx_ = 0, sy_ = 0;                                                                                       \
+        for (int a = -R; a <= R; a++)                                                                               \
+            for (int b = -R; b <= R; b++) {                                                                         \
+                const int v_ = T((ty) + a, (tx) + b);                                                               \
+                sx_ += SM[a + R] * DV[b + R] * v_;                                                                  \
+                sy_ += DV[a + R] * SM[b + R] * v_;                                                                  \
+            }                                                                                                       \
+        gx = clamp(SCALE7(sx_), -32768, 32767);                                                                     \
+        gy = clamp(SCALE7(sy_), -32768, 32767);                                                                     \
+    } while (0)
+/* Canny scales the aperture-7 Sobel by 1/16 (cvRound: halves to even) */
+#if R == 3
+#define SCALE7(v) (((v) >> 4) + (((v) & 15) > 8 || (((v) & 15) == 8 && (((v) >> 4) & 1))))
+#else
+#define SCALE7(v) (v)
+#endif
+
+/* OpenCV's sector test works in int and, for aperture 7, overflows in tan(67.5°)·x: the same
+ * wrap-around here, through unsigned arithmetic */
+#define TG67(tg22x, ax) as_int((uint)(tg22x) + ((uint)(ax) << 16))
+/* dx² + dy², wrapping as OpenCV's int sum does when both are -32768 */
+#define MAG2(dx, dy) as_int((uint)((dx) * (dx)) + (uint)((dy) * (dy)))
 #define MW (BX + 2) /* magnitudes of the tile plus one pixel */
 #define MH (BY + 2)
 #define TG22 13573  /* tan(22.5°)·2^15, rounded, as OpenCV */
@@ -92,7 +136,7 @@ clrun_canny_nms(__global const uchar *restrict src, const ulong src_off, const u
 
     for (int e = lid; e < IW * IH; e += BX * BY) {
         const int tx = e % IW, ty = e / IW;
-        const int x = clamp(x0 - 2 + tx, 0, W - 1), y = clamp(y0 - 2 + ty, 0, H - 1); /* replicated border */
+        const int x = clamp(x0 - 1 - R + tx, 0, W - 1), y = clamp(y0 - 1 - R + ty, 0, H - 1); /* replicated border */
         __global const uchar *p = src + (size_t)y * src_stride + (size_t)x * CN;
         for (int c = 0; c < CN; c++) in[c][ty][tx] = p[c];
     }
@@ -105,11 +149,11 @@ clrun_canny_nms(__global const uchar *restrict src, const ulong src_off, const u
             /* channels in OpenCV's B, G, R order; a later one wins only when strictly larger */
             for (int k = 0; k < CN; k++) {
                 const int c = CN - 1 - k;
-#define I(dy, dx) ((int)in[c][my + 1 + (dy)][mx + 1 + (dx)])
-                const int dx = (I(-1, 1) + 2 * I(0, 1) + I(1, 1)) - (I(-1, -1) + 2 * I(0, -1) + I(1, -1));
-                const int dy = (I(1, -1) + 2 * I(1, 0) + I(1, 1)) - (I(-1, -1) + 2 * I(-1, 0) + I(-1, 1));
+#define I(r, q) ((int)in[c][r][q])
+                int dx, dy;
+                SOBEL_AT(I, my + R, mx + R, dx, dy);
 #undef I
-                const int m = L2 ? dx * dx + dy * dy : abs(dx) + abs(dy);
+                const int m = L2 ? MAG2(dx, dy) : abs(dx) + abs(dy);
                 if (k == 0 || m > best) best = m, bdx = dx, bdy = dy;
             }
         }
@@ -129,7 +173,7 @@ clrun_canny_nms(__global const uchar *restrict src, const ulong src_off, const u
         if (ay < tg22x) { /* horizontal gradient: compare left (strict) and right */
             keep = m > mag[cy][cx - 1] && m >= mag[cy][cx + 1];
         } else {
-            const int tg67x = tg22x + (ax << 16);
+            const int tg67x = TG67(tg22x, ax);
             if (ay > tg67x) { /* vertical: above (strict) and below */
                 keep = m > mag[cy - 1][cx] && m >= mag[cy + 1][cx];
             } else { /* diagonal, both strict */
@@ -204,16 +248,16 @@ static inline void sobel_row(__global const uchar *src, uint stride, int W, int 
         for (int j = 0; j < n + 2; j++) mag[j] = 0, gxr[j] = gyr[j] = 0;
         return;
     }
+#if CN == 1 && R == 1
     __global const uchar *ra = src + (size_t)max(yy - 1, 0) * stride, *rb = src + (size_t)yy * stride,
                          *rc = src + (size_t)min(yy + 1, H - 1) * stride;
-#if CN == 1
     /* columns 1 .. W-2 need no border rule: a plain loop the compiler vectorises */
     const int jlo = max(0, 2 - x0), jhi = min(n + 2, W - x0); /* x = x0 - 1 + j in [1, W - 2] */
     for (int j = jlo; j < jhi; j++) {
         const int x = x0 - 1 + j;
         const int dx = (ra[x + 1] + 2 * rb[x + 1] + rc[x + 1]) - (ra[x - 1] + 2 * rb[x - 1] + rc[x - 1]);
         const int dy = (rc[x - 1] + 2 * rc[x] + rc[x + 1]) - (ra[x - 1] + 2 * ra[x] + ra[x + 1]);
-        mag[j] = L2 ? dx * dx + dy * dy : abs(dx) + abs(dy);
+        mag[j] = L2 ? MAG2(dx, dy) : abs(dx) + abs(dy);
         gxr[j] = (short)dx, gyr[j] = (short)dy;
     }
 #else
@@ -224,12 +268,13 @@ static inline void sobel_row(__global const uchar *src, uint stride, int W, int 
         const int x = x0 - 1 + j;
         int best = 0, bdx = 0, bdy = 0;
         if (x >= 0 && x < W) {
-            const int xl = max(x - 1, 0) * CN, xc = x * CN, xr = min(x + 1, W - 1) * CN; /* replicated border */
             for (int k = 0; k < CN; k++) {
                 const int c = CN - 1 - k; /* OpenCV's B, G, R order; a later channel wins only when larger */
-                const int dx = (ra[xr + c] + 2 * rb[xr + c] + rc[xr + c]) - (ra[xl + c] + 2 * rb[xl + c] + rc[xl + c]);
-                const int dy = (rc[xl + c] + 2 * rc[xc + c] + rc[xr + c]) - (ra[xl + c] + 2 * ra[xc + c] + ra[xr + c]);
-                const int m = L2 ? dx * dx + dy * dy : abs(dx) + abs(dy);
+#define P(r, q) ((int)src[(size_t)clamp(yy + (r), 0, H - 1) * stride + (size_t)clamp(x + (q), 0, W - 1) * CN + c])
+                int dx, dy;
+                SOBEL_AT(P, 0, 0, dx, dy);
+#undef P
+                const int m = L2 ? MAG2(dx, dy) : abs(dx) + abs(dy);
                 if (k == 0 || m > best) best = m, bdx = dx, bdy = dy;
             }
         }
@@ -258,7 +303,7 @@ __kernel void clrun_canny_nms_cpu(__global const uchar *restrict src, const ulon
         __global int *lrow = label + (size_t)y * W + x0;
         for (int j = 1; j <= n; j++) {
             const int m = mm[j], xs = gx[j], ys = gy[j];
-            const int ax = abs(xs), ay = abs(ys) << 15, tg22x = ax * TG22, tg67x = tg22x + (ax << 16);
+            const int ax = abs(xs), ay = abs(ys) << 15, tg22x = ax * TG22, tg67x = TG67(tg22x, ax);
             const int neg = (xs ^ ys) < 0, horiz = ay < tg22x, vert = !horiz & (ay > tg67x), diag = !horiz & !vert;
             const int keep = (horiz & (m > mm[j - 1]) & (m >= mm[j + 1])) | (vert & (m > mu[j]) & (m >= md[j])) |
                              (diag & neg & (m > mu[j + 1]) & (m > md[j - 1])) | (diag & !neg & (m > mu[j - 1]) & (m > md[j + 1]));

@@ -596,11 +596,11 @@ clrun_status clrun_image_write(const char *path, const clrun_image *img);
 typedef struct clrun_canny_params {
     double low, high; /* hysteresis thresholds (swapped when low > high) */
     int l2;           /* 1: magnitude sqrt(dx²+dy²) (compared squared), 0: |dx|+|dy| */
-    int aperture;     /* Sobel aperture: 3 (0 means 3) */
+    int aperture;     /* Sobel aperture: 3, 5 or 7 (0 means 3) */
 } clrun_canny_params;
 
 /** Canny edges of an 8-bit image in device memory, equal byte for byte to OpenCV's
- *  cv2.Canny(img, low, high, apertureSize=3, L2gradient=l2): Sobel with replicated borders, for 3
+ *  cv2.Canny(img, low, high, apertureSize, L2gradient=l2): Sobel with replicated borders, for 3
  *  channels per pixel the channel with the largest magnitude (the first in OpenCV's B, G, R order
  *  on ties), non-maximum suppression in OpenCV's fixed-point sectors (magnitudes outside the image
  *  are 0), and 8-connected hysteresis from strong (> high) through weak (> low) pixels, done on the

@@ -66,6 +66,7 @@ void clrun_close(clrun_ctx *ctx)
         clrun_kernel_free(ctx->kcache[i].kernel);
         if (ctx->kcache[i].own_prog) clrun_prog_free(ctx->kcache[i].prog);
     }
+    free(ctx->kcache);
     clrun_buf_free(ctx->scratch);
     for (int i = 0; i < 2; i++) {
         if (ctx->stage_mem[i]) {
@@ -107,7 +108,12 @@ clrun_status clrun__lib_kernel(clrun_ctx *ctx, const char *file, const char *opt
         if (strcmp(ctx->kcache[i].key, key) == 0) return *out = ctx->kcache[i].kernel, CLRUN_OK;
         if (!prog && strncmp(ctx->kcache[i].key, pkey, strlen(pkey)) == 0) prog = ctx->kcache[i].prog;
     }
-    if (ctx->nkcache >= CLRUN__KCACHE) return clrun__fail(ctx, CLRUN_HOST_OUT_OF_MEMORY, "too many library kernels in one context");
+    if (ctx->nkcache == ctx->capkcache) {
+        int cap = ctx->capkcache ? 2 * ctx->capkcache : 32;
+        struct clrun__kentry *grown = realloc(ctx->kcache, sizeof *grown * (size_t)cap);
+        if (!grown) return clrun__fail(ctx, CLRUN_HOST_OUT_OF_MEMORY, "out of memory for the context's kernel table");
+        ctx->kcache = grown, ctx->capkcache = cap;
+    }
     int own = 0;
     if (!prog) {
         if ((st = clrun_prog_builtin(ctx, file, options, &prog)) != CLRUN_OK) return st;

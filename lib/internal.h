@@ -24,7 +24,6 @@ struct clrun__kentry {
     clrun_kernel *kernel;
     int own_prog;
 };
-#define CLRUN__KCACHE 64
 
 struct clrun_ctx {
     clrun_device_info info;
@@ -40,8 +39,8 @@ struct clrun_ctx {
     cl_mem stage_mem[2];
     void *stage_ptr[2];
     size_t stage_bytes;
-    struct clrun__kentry kcache[CLRUN__KCACHE];
-    int nkcache;
+    struct clrun__kentry *kcache; /* grows: one entry per (source, options, kernel) used */
+    int nkcache, capkcache;
     clrun_buf *scratch; /* partial results of reductions (grows) */
     int gemm_tuned;     /* 0 not read yet, 1 read (found or not) */
     unsigned gemm_params[4][7]; /* GPU kernel tiles per class (small, large, small-fast, large-fast) from the tuning file; [0] == 0: none */

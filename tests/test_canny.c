@@ -27,12 +27,12 @@ static void goldens_in(clrun_ctx *ctx, const char *shape)
     int n = 0;
     while (fgets(line, sizeof line, f)) {
         double low, high;
-        int l2;
-        if (line[0] == '#' || sscanf(line, "%199s %199s %lf %lf %d", in, gold, &low, &high, &l2) != 5) continue;
+        int l2, aperture;
+        if (line[0] == '#' || sscanf(line, "%199s %199s %lf %lf %d %d", in, gold, &low, &high, &l2, &aperture) != 6) continue;
         clrun_image img, want, got;
         read_image(CANNY_DIR, in, &img);
         read_image(CANNY_DIR "/golden", gold, &want);
-        clrun_canny_params p = {low, high, l2, 3};
+        clrun_canny_params p = {low, high, l2, aperture};
         CHECK_OK(ctx, clrun_canny_image(ctx, &img, &p, &got));
         assert_int_equal(want.channels, 1);
         assert_int_equal(got.width, want.width);
@@ -40,13 +40,14 @@ static void goldens_in(clrun_ctx *ctx, const char *shape)
         for (size_t y = 0; y < got.height; y++)
             for (size_t x = 0; x < got.width; x++)
                 if (got.data[y * got.stride + x] != want.data[y * want.stride + x])
-                    fail_msg("%s shape, %s (low %g, high %g, %s): pixel (%zu, %zu) is %d, OpenCV has %d", shape, in, low, high, l2 ? "L2" : "L1", x, y,
+                    fail_msg("%s shape, %s (low %g, high %g, %s, aperture %d): pixel (%zu, %zu) is %d, OpenCV has %d", shape, in, low, high,
+                             l2 ? "L2" : "L1", aperture, x, y,
                              got.data[y * got.stride + x], want.data[y * want.stride + x]);
         clrun_image_free(&img), clrun_image_free(&want), clrun_image_free(&got);
         n++;
     }
     fclose(f);
-    assert_true(n >= 100);
+    assert_true(n >= 200);
     unsetenv("CLRUN_CANNY_SHAPE");
 }
 
@@ -224,8 +225,8 @@ static void bad_arguments(void **state)
     CHECK_FAIL(ctx, clrun_canny(ctx, b, 1, 10, 10, 10, 1, b, 0, 10, &p), CLRUN_INVALID_ARG, "source image");
     CHECK_FAIL(ctx, clrun_canny(ctx, b, 0, 10, 10, 10, 1, b, 0, 11, &p), CLRUN_INVALID_ARG, "edge image");
     CHECK_FAIL(ctx, clrun_canny(ctx, b, 0, 10, 10, 10, 1, b, 0, 10, NULL), CLRUN_INVALID_ARG, "NULL");
-    p.aperture = 5;
-    CHECK_FAIL(ctx, clrun_canny(ctx, b, 0, 10, 10, 10, 1, b, 0, 10, &p), CLRUN_UNSUPPORTED, "aperture 5");
+    p.aperture = 4;
+    CHECK_FAIL(ctx, clrun_canny(ctx, b, 0, 10, 10, 10, 1, b, 0, 10, &p), CLRUN_INVALID_ARG, "aperture 4");
     p.aperture = 3, p.low = NAN;
     CHECK_FAIL(ctx, clrun_canny(ctx, b, 0, 10, 10, 10, 1, b, 0, 10, &p), CLRUN_INVALID_ARG, "NaN");
     clrun_buf_free(b);

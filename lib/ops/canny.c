@@ -25,8 +25,9 @@ clrun_status clrun_canny(clrun_ctx *ctx, clrun_buf *src, size_t src_off, size_t 
     clrun_status st;
     if (!p || !src || !dst) return clrun__fail(ctx, CLRUN_INVALID_ARG, "canny: NULL argument");
     if (channels != 1 && channels != 3) return clrun__fail(ctx, CLRUN_INVALID_ARG, "canny: images have 1 or 3 channels, not %u", channels);
-    if (p->aperture != 0 && p->aperture != 3)
-        return clrun__fail(ctx, CLRUN_UNSUPPORTED, "canny: aperture %d is not supported (3 is)", p->aperture);
+    const int aperture = p->aperture ? p->aperture : 3;
+    if (aperture != 3 && aperture != 5 && aperture != 7)
+        return clrun__fail(ctx, CLRUN_INVALID_ARG, "canny: aperture %d: the Sobel aperture is 3, 5 or 7", p->aperture);
     if (isnan(p->low) || isnan(p->high)) return clrun__fail(ctx, CLRUN_INVALID_ARG, "canny: a threshold is NaN");
     if (width == 0 || height == 0) return CLRUN_OK;
     if (width > INT32_MAX || height > INT32_MAX || width * height >= ((size_t)1 << 31) || src_stride > UINT32_MAX || dst_stride > UINT32_MAX)
@@ -42,6 +43,7 @@ clrun_status clrun_canny(clrun_ctx *ctx, clrun_buf *src, size_t src_off, size_t 
         return clrun__fail(ctx, CLRUN_INVALID_ARG, "canny: the edge image (%zu rows of stride %zu from byte %zu) runs past its buffer of %zu bytes",
                            height, dst_stride, dst_off, clrun_buf_size(dst));
     double lo = p->low, hi = p->high;
+    if (aperture == 7) lo /= 16, hi /= 16; /* as OpenCV: its aperture-7 gradients are scaled by 1/16 */
     if (lo > hi) {
         const double t = lo;
         lo = hi, hi = t;
@@ -54,8 +56,8 @@ clrun_status clrun_canny(clrun_ctx *ctx, clrun_buf *src, size_t src_off, size_t 
     char opts[128];
     /* both shapes join the pixels of a tile (GPU: BX×BY work-group, CPU: cw×rb block) while they
      * classify; clrun_canny_union then joins the tiles */
-    snprintf(opts, sizeof opts, "-DCN=%u -DL2=%d -DBX=%d -DBY=%d -DCW=%d -DRB=%d -DTILED=1 -DTX=%d -DTY=%d", channels, p->l2 != 0, BX,
-             BY, cw, rb, cpu ? cw : BX, cpu ? rb : BY);
+    snprintf(opts, sizeof opts, "-DCN=%u -DL2=%d -DR=%d -DBX=%d -DBY=%d -DCW=%d -DRB=%d -DTILED=1 -DTX=%d -DTY=%d", channels, p->l2 != 0,
+             aperture / 2, BX, BY, cw, rb, cpu ? cw : BX, cpu ? rb : BY);
     clrun_kernel *nms, *uni, *res, *out;
     clrun_buf *scratch;
     if ((st = clrun__lib_kernel(ctx, "canny", opts, cpu ? "clrun_canny_nms_cpu" : "clrun_canny_nms", &nms)) ||

@@ -9,9 +9,9 @@
 #include <sys/stat.h>
 
 static const char *canny_help =
-    "usage: clrun op canny IN.png... -o OUT [--low T] [--high T] [--l2] [--aperture 3] [-d SPEC]\n\n"
+    "usage: clrun op canny IN.png... -o OUT [--low T] [--high T] [--l2] [--aperture 3|5|7] [-d SPEC]\n\n"
     "Canny edges of 8-bit images, equal byte for byte to OpenCV's cv2.Canny(img, low, high,\n"
-    "apertureSize=3, L2gradient=...) on the image cv2.imread gives (PNG of any bit depth, 16-bit and\n"
+    "apertureSize, L2gradient) on the image cv2.imread gives (PNG of any bit depth, 16-bit and\n"
     "alpha reduced as imread does; binary PGM/PPM). Color images use, per pixel, the channel with the\n"
     "largest gradient. Edges are written as 8-bit gray (0 or 255): PNG, or PGM when OUT ends in .pgm.\n"
     "With one input OUT is the output file; with several, OUT is a folder (created when missing) that\n"
@@ -19,7 +19,7 @@ static const char *canny_help =
     "  -o, --output OUT    output file, or folder for several inputs\n"
     "  --low T, --high T   hysteresis thresholds (default 50 and 100; swapped when low > high)\n"
     "  --l2                gradient magnitude sqrt(dx²+dy²) instead of |dx|+|dy|\n"
-    "  --aperture N        Sobel aperture; 3 (the default) is the one supported\n"
+    "  --aperture N        Sobel aperture: 3 (default), 5 or 7\n"
     "  -d, --device SPEC   device (default: $CLRUN_DEVICE, else the best)\n"
     "  --help              this text\n\n"
     "Exit codes: 0; 1 runtime failure; 2 bad command line or input file; 3 no device.\n";
@@ -56,7 +56,7 @@ int cmd_op_canny(int argc, char **argv)
             *(c == 'L' ? &p.low : &p.high) = v;
         } else if (c == 'A') {
             long v = strtol(optarg, &end, 10);
-            if (!*optarg || *end || v != 3) return cli_usage_error("op canny", "--aperture: 3 is supported, not '%s'", optarg);
+            if (!*optarg || *end || (v != 3 && v != 5 && v != 7)) return cli_usage_error("op canny", "--aperture wants 3, 5 or 7, not '%s'", optarg);
             p.aperture = (int)v;
         } else if (c == 'h') return fputs(canny_help, stdout), EXIT_OK;
         else if (optopt) return cli_usage_error("op canny", "option -%c needs a value", optopt);

@@ -327,6 +327,46 @@ __kernel void clrun_canny_nms_cpu(__global const uchar *restrict src, const ulon
     }
 }
 
+/* ---- Gaussian pre-blur, as cv2.GaussianBlur(img, (K, K), 0) on 8-bit data: OpenCV's fixed
+ * kernels for K = 3, 5, 7 in 8.8 fixed point, rows then columns, exact sums, rounded half up from
+ * 16.16; borders reflected without repeating the edge pixel (BORDER_REFLECT_101). ---- */
+#ifndef KB
+#define KB 3
+#endif
+#if KB == 3
+__constant int GK[3] = {64, 128, 64};
+#elif KB == 5
+__constant int GK[5] = {16, 64, 96, 64, 16};
+#else
+__constant int GK[7] = {8, 28, 56, 72, 56, 28, 8};
+#endif
+
+static inline int reflect101(int i, int n)
+{
+    if (n == 1) return 0;
+    while (i < 0 || i >= n) i = i < 0 ? -i : 2 * n - 2 - i;
+    return i;
+}
+
+__kernel void clrun_canny_blur(__global const uchar *restrict src, const ulong src_off, const uint src_stride, const int W,
+                               const int H, __global uchar *restrict dst, const ulong dst_off)
+{
+    const int x = get_global_id(0), y = get_global_id(1);
+    if (x >= W || y >= H) return;
+    src += src_off;
+    const int r = KB / 2;
+    for (int c = 0; c < CN; c++) {
+        int s = 0;
+        for (int a = -r; a <= r; a++) {
+            __global const uchar *row = src + (size_t)reflect101(y + a, H) * src_stride;
+            int h = 0;
+            for (int b = -r; b <= r; b++) h += GK[b + r] * row[(size_t)reflect101(x + b, W) * CN + c];
+            s += GK[a + r] * h;
+        }
+        dst[dst_off + ((size_t)y * W + x) * CN + c] = (uchar)min(255, (s + 32768) >> 16);
+    }
+}
+
 /* Root of x's tree (labels only ever point to smaller indices). */
 static inline int find_root(volatile __global int *label, int x)
 {

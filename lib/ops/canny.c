@@ -29,6 +29,14 @@ clrun_status clrun_canny(clrun_ctx *ctx, clrun_buf *src, size_t src_off, size_t 
     if (aperture != 3 && aperture != 5 && aperture != 7)
         return clrun__fail(ctx, CLRUN_INVALID_ARG, "canny: aperture %d: the Sobel aperture is 3, 5 or 7", p->aperture);
     if (isnan(p->low) || isnan(p->high)) return clrun__fail(ctx, CLRUN_INVALID_ARG, "canny: a threshold is NaN");
+    if (p->blur < 0 || p->blur > 7 || (p->blur > 1 && p->blur % 2 == 0) || p->blur == 2)
+        return clrun__fail(ctx, CLRUN_INVALID_ARG, "canny: blur size %d: 0 or 1 (none), 3, 5 or 7", p->blur);
+    const int blur = p->blur > 1 ? p->blur : 0;
+    if (blur && p->blur_sigma != 0.0)
+        return clrun__fail(ctx, CLRUN_UNSUPPORTED,
+                           "canny: blur sigma %g: only 0 (OpenCV's fixed kernel for the size) is supported; OpenCV computes other "
+                           "sigmas' kernels with its own exp, which clrun does not reproduce",
+                           p->blur_sigma);
     if (width == 0 || height == 0) return CLRUN_OK;
     if (width > INT32_MAX || height > INT32_MAX || width * height >= ((size_t)1 << 31) || src_stride > UINT32_MAX || dst_stride > UINT32_MAX)
         return clrun__fail(ctx, CLRUN_INVALID_ARG, "canny: image of %zu×%zu is too large (fewer than 2^31 pixels)", width, height);
@@ -53,19 +61,31 @@ clrun_status clrun_canny(clrun_ctx *ctx, clrun_buf *src, size_t src_off, size_t 
     const char *shape = getenv("CLRUN_CANNY_SHAPE"); /* gpu or cpu: either shape on any device (tests) */
     const int cpu = shape && *shape ? strcmp(shape, "cpu") == 0 : ctx->info.type == CLRUN_DEVICE_CPU;
     const int cw = cpu ? 256 : 1, rb = 16; /* CPU classification blocks: cw columns × rb rows */
-    char opts[128];
+    char opts[160];
     /* both shapes join the pixels of a tile (GPU: BX×BY work-group, CPU: cw×rb block) while they
      * classify; clrun_canny_union then joins the tiles */
-    snprintf(opts, sizeof opts, "-DCN=%u -DL2=%d -DR=%d -DBX=%d -DBY=%d -DCW=%d -DRB=%d -DTILED=1 -DTX=%d -DTY=%d", channels, p->l2 != 0,
-             aperture / 2, BX, BY, cw, rb, cpu ? cw : BX, cpu ? rb : BY);
+    snprintf(opts, sizeof opts, "-DCN=%u -DL2=%d -DR=%d -DBX=%d -DBY=%d -DCW=%d -DRB=%d -DTILED=1 -DTX=%d -DTY=%d -DKB=%d", channels,
+             p->l2 != 0, aperture / 2, BX, BY, cw, rb, cpu ? cw : BX, cpu ? rb : BY, blur ? blur : 3);
     clrun_kernel *nms, *uni, *res, *out;
     clrun_buf *scratch;
     if ((st = clrun__lib_kernel(ctx, "canny", opts, cpu ? "clrun_canny_nms_cpu" : "clrun_canny_nms", &nms)) ||
         (st = clrun__lib_kernel(ctx, "canny", opts, "clrun_canny_union", &uni)) ||
         (st = clrun__lib_kernel(ctx, "canny", opts, "clrun_canny_resolve", &res)) ||
         (st = clrun__lib_kernel(ctx, "canny", opts, "clrun_canny_out", &out)) ||
-        (st = clrun__scratch(ctx, width * height * (sizeof(int) + 1), &scratch)))
+        (st = clrun__scratch(ctx, width * height * (sizeof(int) + 1 + (blur ? channels : 0)), &scratch)))
         return st;
+    if (blur) { /* the blurred image goes after the labels and the map, and is the source from here on */
+        clrun_kernel *bk;
+        const size_t boff = width * height * (sizeof(int) + 1);
+        size_t bg[2] = {(width + 15) / 16 * 16, (height + 15) / 16 * 16}, bl[2] = {16, 16};
+        if (cpu) bl[0] = bl[1] = 1, bg[0] = width, bg[1] = height;
+        if ((st = clrun__lib_kernel(ctx, "canny", opts, "clrun_canny_blur", &bk)) || (st = clrun_arg_buf(bk, 0, src)) ||
+            (st = clrun_arg_u64(bk, 1, src_off)) || (st = clrun_arg_u32(bk, 2, (cl_uint)src_stride)) || (st = clrun_arg_i32(bk, 3, W)) ||
+            (st = clrun_arg_i32(bk, 4, H)) || (st = clrun_arg_buf(bk, 5, scratch)) || (st = clrun_arg_u64(bk, 6, boff)) ||
+            (st = clrun_launch(bk, 2, bg, bl)))
+            return st;
+        src = scratch, src_off = boff, src_stride = width * channels;
+    }
     size_t tiles[3] = {(width + BX - 1) / BX * BX, (height + BY - 1) / BY * BY, 1}, tile[3] = {BX, BY, 1};
     /* the passes: 32×8 work-groups on GPUs (the kernels skip what lies past the image), 1 on CPUs */
     size_t g[2] = {(width + cw - 1) / cw, height}, l[2] = {1, 1};

@@ -614,7 +614,7 @@ static int bench_canny(const struct bench_opts *o)
         clrun_buf *bs = NULL, *bd = NULL;
         clrun_status st = CLRUN_OK;
         double t[64];
-        clrun_canny_params p = {50, 100, 0, 3};
+        clrun_canny_params p = {50, 100, 0, 3, 0, 0.0};
         if (!img || !edges) rc = (fprintf(stderr, "clrun bench: out of host memory\n"), EXIT_RUNTIME);
         if (rc == 0) make_frame(img, w, h, 11 + (uint64_t)si);
         if (rc == 0 && ((st = clrun_buf_new(ctx, n, 0, &bs)) || (st = clrun_buf_new(ctx, n, 0, &bd)) || (st = clrun_upload(bs, 0, img, n))))

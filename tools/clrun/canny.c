@@ -9,7 +9,8 @@
 #include <sys/stat.h>
 
 static const char *canny_help =
-    "usage: clrun op canny IN.png... -o OUT [--low T] [--high T] [--l2] [--aperture 3|5|7] [-d SPEC]\n\n"
+    "usage: clrun op canny IN.png... -o OUT [--low T] [--high T] [--l2] [--aperture 3|5|7] [--blur K]\n"
+    "                     [-d SPEC]\n\n"
     "Canny edges of 8-bit images, equal byte for byte to OpenCV's cv2.Canny(img, low, high,\n"
     "apertureSize, L2gradient) on the image cv2.imread gives (PNG of any bit depth, 16-bit and\n"
     "alpha reduced as imread does; binary PGM/PPM). Color images use, per pixel, the channel with the\n"
@@ -20,6 +21,8 @@ static const char *canny_help =
     "  --low T, --high T   hysteresis thresholds (default 50 and 100; swapped when low > high)\n"
     "  --l2                gradient magnitude sqrt(dx²+dy²) instead of |dx|+|dy|\n"
     "  --aperture N        Sobel aperture: 3 (default), 5 or 7\n"
+    "  --blur K[,SIGMA]    Gaussian pre-blur, as cv2.GaussianBlur(img, (K, K), 0) first: K 3, 5 or 7;\n"
+    "                      SIGMA must be 0 (OpenCV's own kernel for K); off by default, as in OpenCV\n"
     "  -d, --device SPEC   device (default: $CLRUN_DEVICE, else the best)\n"
     "  --help              this text\n\n"
     "Exit codes: 0; 1 runtime failure; 2 bad command line or input file; 3 no device.\n";
@@ -37,11 +40,12 @@ static void out_path(char *buf, size_t size, const char *dir, const char *in)
 int cmd_op_canny(int argc, char **argv)
 {
     const char *spec = NULL, *out = NULL;
-    clrun_canny_params p = {50.0, 100.0, 0, 3};
+    clrun_canny_params p = {50.0, 100.0, 0, 3, 0, 0.0};
     static const struct option opts[] = {{"output", required_argument, NULL, 'o'}, {"device", required_argument, NULL, 'd'},
                                          {"low", required_argument, NULL, 'L'},    {"high", required_argument, NULL, 'H'},
                                          {"l2", no_argument, NULL, '2'},           {"aperture", required_argument, NULL, 'A'},
-                                         {"help", no_argument, NULL, 'h'},         {0}};
+                                         {"blur", required_argument, NULL, 'B'},   {"help", no_argument, NULL, 'h'},
+                                         {0}};
     int c;
     optind = 2; /* argv[1] is "canny" */
     opterr = 0;
@@ -58,6 +62,13 @@ int cmd_op_canny(int argc, char **argv)
             long v = strtol(optarg, &end, 10);
             if (!*optarg || *end || (v != 3 && v != 5 && v != 7)) return cli_usage_error("op canny", "--aperture wants 3, 5 or 7, not '%s'", optarg);
             p.aperture = (int)v;
+        } else if (c == 'B') {
+            long k = strtol(optarg, &end, 10);
+            double sigma = 0;
+            if (*end == ',') sigma = strtod(end + 1, &end);
+            if (!*optarg || *end || (k != 1 && k != 3 && k != 5 && k != 7) || !(sigma >= 0))
+                return cli_usage_error("op canny", "--blur wants K or K,SIGMA with K 3, 5 or 7, not '%s'", optarg);
+            p.blur = (int)k, p.blur_sigma = sigma;
         } else if (c == 'h') return fputs(canny_help, stdout), EXIT_OK;
         else if (optopt) return cli_usage_error("op canny", "option -%c needs a value", optopt);
         else return cli_usage_error("op canny", "unknown option '%s'", argv[optind - 1]);

@@ -117,7 +117,7 @@ static int demo_canny(clrun_ctx *ctx, const char *edges_path)
             if (y > 350 && y < 440 && (x / 40) % 2 == 0) v += 70;                               /* bars */
             img.data[y * w + x] = (unsigned char)(v < 0 ? 0 : v > 255 ? 255 : v);
         }
-    clrun_canny_params p = {50, 100, 0, 3};
+    clrun_canny_params p = {50, 100, 0, 3, 0, 0.0};
     double t0 = cli_now();
     if ((st = clrun_canny_image(ctx, &img, &p, &edges))) {
         clrun_image_free(&img);

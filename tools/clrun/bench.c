@@ -633,6 +633,20 @@ static int bench_canny(const struct bench_opts *o)
             else if (r >= 0) t[r] = (cli_now() - t0) * 1e3;
         }
         if (rc == 0) canny_record(o, "clrun (upload + Canny + download)", w, h, cli_median(t, reps));
+        unsigned char *pin = NULL; /* the same from pinned host memory (clrun_host_alloc) */
+        if (rc == 0 && clrun_host_alloc(ctx, n, (void **)&pin) == CLRUN_OK) {
+            memcpy(pin, img, n);
+            for (int r = -1; rc == 0 && r < reps; r++) {
+                double t0 = cli_now();
+                if ((st = clrun_upload(bs, 0, pin, n)) || (st = clrun_canny(ctx, bs, 0, w, w, h, 1, bd, 0, w, &p)) ||
+                    (st = clrun_download(bd, 0, pin, n)))
+                    rc = cli_fail("bench", ctx, st);
+                else if (r >= 0) t[r] = (cli_now() - t0) * 1e3;
+                memcpy(pin, img, n);
+            }
+            if (rc == 0) canny_record(o, "clrun (same, pinned host memory)", w, h, cli_median(t, reps));
+            clrun_host_free(ctx, pin);
+        }
         if (rc == 0 && have_cv != 0) {
             char dir[] = "/tmp/clrun-bench-XXXXXX", png[64], out[64];
             double cpu = 0, ocl = 0, oclio = 0;

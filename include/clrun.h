@@ -500,10 +500,24 @@ clrun_status clrun_min(clrun_ctx *ctx, clrun_dtype t, clrun_buf *x, size_t off, 
 clrun_status clrun_argmax(clrun_ctx *ctx, clrun_dtype t, clrun_buf *x, size_t off, size_t n, size_t *index);
 
 /* ------------------------------------------------------------------------------------------------
- * Host conversions between f32 and f16 (IEEE binary16, round to nearest even).
+ * Conversions (lib/io/half.c on the host, lib/ops/convert.c and cl/convert.cl on the device)
+ *
+ * f32 -> f16: IEEE binary16, round to nearest even, subnormals kept, |x| >= 65520 -> inf, NaN stays
+ * NaN. f32 -> bf16: the top 16 bits of the f32 pattern rounded to nearest even, any NaN -> 0x7FC0
+ * (as PyTorch). f16, bf16 -> f32: exact.
  * ----------------------------------------------------------------------------------------------*/
 uint16_t clrun_f32_to_f16(float f);
 float clrun_f16_to_f32(uint16_t h);
+uint16_t clrun_f32_to_bf16(float f);
+float clrun_bf16_to_f32(uint16_t b);
+
+typedef enum clrun_cast_type { CLRUN_CAST_F32 = 0, CLRUN_CAST_F16, CLRUN_CAST_BF16 } clrun_cast_type;
+
+/** Convert n elements of src (type from, from element src_off) into dst (type to, from element
+ *  dst_off) on the device: f32 -> f16, f16 -> f32, f32 -> bf16, bf16 -> f32 (others are
+ *  CLRUN_UNSUPPORTED), with the host converters' results bit for bit. Asynchronous. */
+clrun_status clrun_cast(clrun_ctx *ctx, clrun_buf *src, size_t src_off, clrun_cast_type from, clrun_buf *dst, size_t dst_off,
+                        clrun_cast_type to, size_t n);
 
 
 /* ------------------------------------------------------------------------------------------------

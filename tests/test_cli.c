@@ -604,13 +604,50 @@ static void op_canny(void **state)
     EXPECT(2, "no input image", "op", "canny", "-o", path("x.png"));
 }
 
+/* clrun op cast: float32 -> float16 / bfloat16 (uint16 .npy) -> float32, against the host converters */
+static void op_cast(void **state)
+{
+    (void)state;
+    clrun_array a = {0}, r = {0};
+    size_t shape[2] = {3, 7};
+    CHECK_OK(NULL, clrun_array_new(&a, CLRUN_F32, 2, shape));
+    float *x = a.data;
+    const float specials[] = {0.0f, -0.0f, 1.0f / 3, 65504.0f, 65520.0f, -1e-8f, 1e30f, INFINITY, NAN, 3.0e-5f, 1.00390625f};
+    for (size_t i = 0; i < a.count; i++) x[i] = i < 11 ? specials[i] : (float)i * 0.37f - 2.0f;
+    CHECK_OK(NULL, clrun_npy_write(path("f32.npy"), &a));
+    EXPECT(0, "wrote", "op", "cast", path("f32.npy"), "--to", "f16", "-o", path("h.npy"));
+    CHECK_OK(NULL, clrun_npy_read(path("h.npy"), &r));
+    assert_int_equal(r.dtype, CLRUN_F16);
+    assert_int_equal(r.ndim, 2);
+    for (size_t i = 0; i < a.count; i++)
+        if (!isnan(x[i])) assert_int_equal(((uint16_t *)r.data)[i], clrun_f32_to_f16(x[i]));
+    clrun_array_free(&r);
+    EXPECT(0, "wrote", "op", "cast", path("f32.npy"), "--to", "bf16", "-o", path("b.npy"));
+    CHECK_OK(NULL, clrun_npy_read(path("b.npy"), &r));
+    assert_int_equal(r.dtype, CLRUN_U16);
+    for (size_t i = 0; i < a.count; i++) assert_int_equal(((uint16_t *)r.data)[i], clrun_f32_to_bf16(x[i]));
+    clrun_array_free(&r);
+    EXPECT(0, "wrote", "op", "cast", path("b.npy"), "--to", "f32", "-o", path("back.npy"));
+    CHECK_OK(NULL, clrun_npy_read(path("back.npy"), &r));
+    for (size_t i = 0; i < a.count; i++) {
+        float want = clrun_bf16_to_f32(clrun_f32_to_bf16(x[i])), got = ((float *)r.data)[i];
+        assert_memory_equal(&got, &want, 4);
+    }
+    clrun_array_free(&r);
+    EXPECT(2, "--to wants", "op", "cast", path("f32.npy"), "--to", "f8", "-o", path("x.npy"));
+    EXPECT(2, "no target type", "op", "cast", path("f32.npy"), "-o", path("x.npy"));
+    EXPECT(2, "the input is f16", "op", "cast", path("h.npy"), "--to", "bf16", "-o", path("x.npy"));
+    EXPECT(0, "usage: clrun op cast", "op", "cast", "--help");
+    clrun_array_free(&a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(top_level_and_help),      cmocka_unit_test(devices_and_info),
         cmocka_unit_test(demo_and_bench),          cmocka_unit_test(run_generated_forms),
         cmocka_unit_test(run_every_dtype_round_trip), cmocka_unit_test(run_scalars_local_and_2d),
-        cmocka_unit_test(run_sim_files), cmocka_unit_test(op_mul), cmocka_unit_test(op_gemm), cmocka_unit_test(tune_gemm), cmocka_unit_test(op_canny),           cmocka_unit_test(run_bad_npy_files),
+        cmocka_unit_test(run_sim_files), cmocka_unit_test(op_mul), cmocka_unit_test(op_gemm), cmocka_unit_test(tune_gemm), cmocka_unit_test(op_canny), cmocka_unit_test(op_cast),           cmocka_unit_test(run_bad_npy_files),
         cmocka_unit_test(run_bad_command_lines),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -1,4 +1,4 @@
-/* half.c — host conversions between f32 and IEEE binary16 (round to nearest even). */
+/* half.c — host conversions between f32 and IEEE binary16, and f32 and bfloat16 (round to nearest even). */
 #include "../internal.h"
 
 #include <string.h>
@@ -36,6 +36,22 @@ float clrun_f16_to_f32(uint16_t h)
         while (!(m & 0x400u)) m <<= 1, e--;
         x = sign | (e << 23) | ((m & 0x3FFu) << 13);
     }
+    float f;
+    memcpy(&f, &x, 4);
+    return f;
+}
+
+uint16_t clrun_f32_to_bf16(float f)
+{
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    if ((x & 0x7FFFFFFFu) > 0x7F800000u) return 0x7FC0u; /* any NaN, as PyTorch */
+    return (uint16_t)((x + 0x7FFFu + ((x >> 16) & 1u)) >> 16); /* nearest, ties to even; overflow gives inf */
+}
+
+float clrun_bf16_to_f32(uint16_t b)
+{
+    uint32_t x = (uint32_t)b << 16;
     float f;
     memcpy(&f, &x, 4);
     return f;

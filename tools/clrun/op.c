@@ -198,6 +198,7 @@ static void list_ops(FILE *f)
                "shape, reductions print their value; f16 data is computed in f32):\n");
     for (size_t i = 0; i < sizeof ops / sizeof *ops; i++) fprintf(f, "  %-8s %s\n", ops[i].name, ops[i].what);
     fprintf(f, "  %-8s Canny edges of PNG/PGM/PPM images, as cv2.Canny (clrun op canny --help; name it first)\n", "canny");
+    fprintf(f, "  %-8s float32 <-> float16 / bfloat16 (--to; clrun op cast --help; name it first)\n", "cast");
 }
 
 static const char *op_help =
@@ -217,9 +218,73 @@ static const char *op_help =
     "  --help              this text\n\n"
     "Exit codes: 0; 1 runtime failure; 2 bad command line or input file; 3 no device.\n\n";
 
+static const char *cast_help =
+    "usage: clrun op cast IN.npy --to f16|bf16|f32 -o OUT.npy [-d SPEC]\n\n"
+    "Converts on the device, rounding to nearest even: float32 to float16 (IEEE binary16; |x| >= 65520\n"
+    "becomes inf, NaN stays NaN) or to bfloat16 (any NaN becomes 0x7FC0, as PyTorch), and back to\n"
+    "float32. NumPy has no bfloat16: bf16 data is stored as uint16 .npy (the top half of each float32\n"
+    "pattern), and a uint16 input to --to f32 is read as bf16. The shape is kept.\n\n"
+    "Exit codes: 0; 1 runtime failure; 2 bad command line or input file; 3 no device.\n";
+
+/* `clrun op cast`: argv[1] is "cast". */
+static int cmd_op_cast(int argc, char **argv)
+{
+    const char *spec = NULL, *out = NULL, *to = NULL;
+    static const struct option opts[] = {{"output", required_argument, NULL, 'o'}, {"device", required_argument, NULL, 'd'},
+                                         {"to", required_argument, NULL, 't'},     {"help", no_argument, NULL, 'h'}, {0}};
+    int c;
+    optind = 2;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "o:d:h", opts, NULL)) != -1) {
+        if (c == 'o') out = optarg;
+        else if (c == 'd') spec = optarg;
+        else if (c == 't') to = optarg;
+        else if (c == 'h') return fputs(cast_help, stdout), EXIT_OK;
+        else if (optopt) return cli_usage_error("op cast", "option -%c needs a value", optopt);
+        else return cli_usage_error("op cast", "unknown option '%s'", argv[optind - 1]);
+    }
+    if (argc - optind != 1) return cli_usage_error("op cast", "cast takes one input file, %d given", argc - optind);
+    if (!to) return cli_usage_error("op cast", "no target type (--to f16, bf16 or f32)");
+    if (!out) return cli_usage_error("op cast", "no output file (-o OUT.npy)");
+    clrun_cast_type tt;
+    if (!strcmp(to, "f16") || !strcmp(to, "float16")) tt = CLRUN_CAST_F16;
+    else if (!strcmp(to, "bf16") || !strcmp(to, "bfloat16")) tt = CLRUN_CAST_BF16;
+    else if (!strcmp(to, "f32") || !strcmp(to, "float32")) tt = CLRUN_CAST_F32;
+    else return cli_usage_error("op cast", "--to wants f16, bf16 or f32, not '%s'", to);
+    clrun_array in = {0}, res = {0};
+    if (clrun_npy_read(argv[optind], &in) != CLRUN_OK) {
+        fprintf(stderr, "clrun op cast: %s\n", clrun_last_error(NULL));
+        return EXIT_USAGE;
+    }
+    clrun_cast_type ft = in.dtype == CLRUN_F32 ? CLRUN_CAST_F32 : in.dtype == CLRUN_F16 ? CLRUN_CAST_F16 : CLRUN_CAST_BF16;
+    if ((in.dtype != CLRUN_F32 && in.dtype != CLRUN_F16 && in.dtype != CLRUN_U16) || (ft == CLRUN_CAST_F32) == (tt == CLRUN_CAST_F32)) {
+        clrun_array_free(&in);
+        return cli_usage_error("op cast", "%s converts float32 to f16 or bf16, and float16 or uint16 (bf16) to f32; the input is %s",
+                               argv[optind], clrun_dtype_name(in.dtype));
+    }
+    clrun_ctx *ctx = NULL;
+    clrun_buf *a = NULL, *b = NULL;
+    clrun_status st = CLRUN_OK;
+    int rc = cli_open("op cast", spec, &ctx);
+    if (!rc && (st = clrun_array_new(&res, tt == CLRUN_CAST_F32 ? CLRUN_F32 : tt == CLRUN_CAST_F16 ? CLRUN_F16 : CLRUN_U16, in.ndim, in.shape)))
+        rc = cli_fail("op cast", NULL, st);
+    if (!rc && in.count &&
+        ((st = clrun_buf_new(ctx, in.bytes, 0, &a)) || (st = clrun_buf_new(ctx, res.bytes, 0, &b)) ||
+         (st = clrun_upload(a, 0, in.data, in.bytes)) || (st = clrun_cast(ctx, a, 0, ft, b, 0, tt, in.count)) ||
+         (st = clrun_download(b, 0, res.data, res.bytes))))
+        rc = cli_fail("op cast", ctx, st);
+    if (!rc && (st = clrun_npy_write(out, &res))) rc = (fprintf(stderr, "clrun op cast: %s\n", clrun_last_error(NULL)), cli_exit_code(st));
+    if (!rc) printf("wrote %s\n", out);
+    clrun_buf_free(a), clrun_buf_free(b);
+    clrun_array_free(&in), clrun_array_free(&res);
+    clrun_close(ctx);
+    return rc;
+}
+
 int cmd_op(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "canny") == 0) return cmd_op_canny(argc, argv); /* images, not .npy */
+    if (argc > 1 && strcmp(argv[1], "cast") == 0) return cmd_op_cast(argc, argv);
     const char *spec = NULL;
     struct op_opts o = {NULL, 1.0f, 0};
     struct gemm_opts g = {0, 0, 1.0f, 0.0f, NULL, CLRUN_GEMM_AUTO, 0};

@@ -574,6 +574,10 @@ int clrun_have_clblast(void);
  *  built-in ones ($CLRUN_GEMM_PARAMS still wins) and CLRUN_GEMM_AUTO uses its backends. */
 const char *clrun_gemm_tuning_path(const clrun_ctx *ctx, char *buf, size_t size);
 
+/** The backend's name as the tuning file and the CLI write it: "auto", "gpu-kernel", "cpu-kernel",
+ *  "clblast", "kernel"; "?" for an invalid value. Static storage. */
+const char *clrun_gemm_backend_name(clrun_gemm_backend b);
+
 /** The backend clrun_gemm would run d on: d->backend resolved (CLRUN_GEMM_AUTO through the tuning
  *  file, CLRUN_GEMM_KERNEL by device class) to CLRUN_GEMM_GPU_KERNEL, CLRUN_GEMM_CPU_KERNEL or
  *  CLRUN_GEMM_CLBLAST. For logs, benchmarks and tests; d is not checked. */

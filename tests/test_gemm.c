@@ -241,6 +241,8 @@ static void auto_follows_tuning(void **state)
     clrun_gemm_desc large = {.m = 256 * (size_t)in->compute_units, .n = 128, .k = 8, .backend = CLRUN_GEMM_AUTO};
     assert_int_equal(clrun_gemm_resolve(ctx, &small), own);
     assert_int_equal(clrun_gemm_resolve(ctx, &large), own);
+    assert_string_equal(clrun_gemm_backend_name(CLRUN_GEMM_CPU_KERNEL), "cpu-kernel"); /* the names the file uses */
+    assert_string_equal(clrun_gemm_backend_name((clrun_gemm_backend)99), "?");
     assert_non_null(clrun_gemm_tuning_path(ctx, path, sizeof path));
     clrun_close(ctx);
 

@@ -57,7 +57,7 @@ clrun_status clrun_canny(clrun_ctx *ctx, clrun_buf *src, size_t src_off, size_t 
         lo = hi, hi = t;
     }
     const int W = (int)width, H = (int)height, low = threshold(lo, p->l2), high = threshold(hi, p->l2);
-    /* CPUs: runs of CW pixels per work-item, vectorised classification without local memory */
+    /* CPUs: blocks of cw×rb pixels per work-item for the classification, runs of cw for the passes */
     const char *shape = getenv("CLRUN_CANNY_SHAPE"); /* gpu or cpu: either shape on any device (tests) */
     const int cpu = shape && *shape ? strcmp(shape, "cpu") == 0 : ctx->info.type == CLRUN_DEVICE_CPU;
     const int cw = cpu ? 256 : 1, rb = 16; /* CPU classification blocks: cw columns × rb rows */
@@ -90,11 +90,11 @@ clrun_status clrun_canny(clrun_ctx *ctx, clrun_buf *src, size_t src_off, size_t 
     /* the passes: 32×8 work-groups on GPUs (the kernels skip what lies past the image), 1 on CPUs */
     size_t g[2] = {(width + cw - 1) / cw, height}, l[2] = {1, 1};
     if (!cpu) g[0] = (g[0] + 31) / 32 * 32, g[1] = (g[1] + 7) / 8 * 8, l[0] = 32, l[1] = 8;
-    size_t blocks[2] = {g[0], (height + rb - 1) / rb}, one[2] = {1, 1};
+    size_t blocks[2] = {g[0], (height + rb - 1) / rb};
     if ((st = clrun_arg_buf(nms, 0, src)) || (st = clrun_arg_u64(nms, 1, src_off)) || (st = clrun_arg_u32(nms, 2, (cl_uint)src_stride)) ||
         (st = clrun_arg_i32(nms, 3, W)) || (st = clrun_arg_i32(nms, 4, H)) || (st = clrun_arg_i32(nms, 5, low)) ||
         (st = clrun_arg_i32(nms, 6, high)) || (st = clrun_arg_buf(nms, 7, scratch)) || (st = clrun_arg_buf(nms, 8, scratch)) ||
-        (st = clrun_launch(nms, 2, cpu ? blocks : tiles, cpu ? one : tile)))
+        (st = clrun_launch(nms, 2, cpu ? blocks : tiles, cpu ? l : tile)))
         return st;
     if ((st = clrun_arg_i32(uni, 0, W)) || (st = clrun_arg_i32(uni, 1, H)) || (st = clrun_arg_buf(uni, 2, scratch)) ||
         (st = clrun_arg_buf(uni, 3, scratch)) || (st = clrun_launch(uni, 2, g, l)) || (st = clrun_arg_i32(res, 0, W)) || (st = clrun_arg_i32(res, 1, H)) ||

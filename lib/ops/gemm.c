@@ -47,7 +47,11 @@ const char *clrun_gemm_tuning_path(const clrun_ctx *ctx, char *buf, size_t size)
     return n > 0 && (size_t)n < size ? buf : NULL;
 }
 
-static const char *const backend_names[] = {"auto", "gpu-kernel", "cpu-kernel", "clblast"};
+const char *clrun_gemm_backend_name(clrun_gemm_backend b)
+{
+    static const char *const names[] = {"auto", "gpu-kernel", "cpu-kernel", "clblast", "kernel"};
+    return (unsigned)b < sizeof names / sizeof *names ? names[b] : "?";
+}
 
 static const char *const class_names[] = {"small", "large", "small-fast", "large-fast"};
 
@@ -71,7 +75,7 @@ static void read_tuning(clrun_ctx *ctx)
         if (got < 8 || c < 0) continue;
         if (params_ok(ctx, v)) memcpy(ctx->gemm_params[c], v, sizeof v);
         for (int b = 1; b < 4 && got == 9; b++)
-            if (strcmp(be, backend_names[b]) == 0 && (b != CLRUN_GEMM_CLBLAST || clrun_have_clblast())) ctx->gemm_backend[c] = b;
+            if (strcmp(be, clrun_gemm_backend_name((clrun_gemm_backend)b)) == 0 && (b != CLRUN_GEMM_CLBLAST || clrun_have_clblast())) ctx->gemm_backend[c] = b;
     }
     fclose(f);
 }
@@ -252,7 +256,8 @@ clrun_gemm_backend clrun_gemm_resolve(clrun_ctx *ctx, const clrun_gemm_desc *d)
         /* the tuning file's measured winner for the shape class, else clrun's kernel for the device:
          * on the devices measured (docs/BENCHMARKS.md) it beats CLBlast in every class */
         if (!ctx->gemm_tuned) read_tuning(ctx);
-        return ctx->gemm_backend[gemm_class(ctx, d)] ? (clrun_gemm_backend)ctx->gemm_backend[gemm_class(ctx, d)] : own;
+        const int tuned = ctx->gemm_backend[gemm_class(ctx, d)];
+        return tuned ? (clrun_gemm_backend)tuned : own;
     case CLRUN_GEMM_KERNEL: return own;
     default: return d->backend;
     }

@@ -508,11 +508,10 @@ static void make_frame(unsigned char *img, size_t w, size_t h, uint64_t seed)
 {
     float *f = malloc(w * h * sizeof *f);
     if (!f) return;
-#define RND() rnd(&seed)
     const size_t gx = w / 64 + 2, gy = h / 64 + 2;
     double grid[64][64];
     for (size_t y = 0; y < gy && y < 64; y++)
-        for (size_t x = 0; x < gx && x < 64; x++) grid[y][x] = 50 + 140 * RND();
+        for (size_t x = 0; x < gx && x < 64; x++) grid[y][x] = 50 + 140 * rnd(&seed);
     for (size_t y = 0; y < h; y++)
         for (size_t x = 0; x < w; x++) { /* bilinear shading between grid points 64 pixels apart */
             double fx = (double)x / 64, fy = (double)y / 64;
@@ -524,13 +523,13 @@ static void make_frame(unsigned char *img, size_t w, size_t h, uint64_t seed)
                                    (grid[iy + 1][ix] * (1 - ax) + grid[iy + 1][ix + 1] * ax) * ay);
         }
     for (size_t n = 0; n < w * h / 40000 + 4; n++) { /* discs */
-        double cx = RND() * w, cy = RND() * h, r = 3 + RND() * (double)(w < h ? w : h) / 8, v = RND() * 255;
+        double cx = rnd(&seed) * w, cy = rnd(&seed) * h, r = 3 + rnd(&seed) * (double)(w < h ? w : h) / 8, v = rnd(&seed) * 255;
         for (size_t y = cy > r ? (size_t)(cy - r) : 0; y < h && y <= cy + r; y++)
             for (size_t x = cx > r ? (size_t)(cx - r) : 0; x < w && x <= cx + r; x++)
                 if ((x - cx) * (x - cx) + (y - cy) * (y - cy) <= r * r) f[y * w + x] = (float)v;
     }
     for (size_t n = 0; n < w * h / 80000 + 4; n++) { /* straight lines */
-        double x0 = RND() * w, y0 = RND() * h, x1 = RND() * w, y1 = RND() * h, v = RND() * 255;
+        double x0 = rnd(&seed) * w, y0 = rnd(&seed) * h, x1 = rnd(&seed) * w, y1 = rnd(&seed) * h, v = rnd(&seed) * 255;
         size_t steps = (size_t)(fabs(x1 - x0) + fabs(y1 - y0)) + 1;
         for (size_t t = 0; t <= steps; t++) {
             size_t x = (size_t)(x0 + (x1 - x0) * t / steps), y = (size_t)(y0 + (y1 - y0) * t / steps);
@@ -538,10 +537,9 @@ static void make_frame(unsigned char *img, size_t w, size_t h, uint64_t seed)
         }
     }
     for (size_t i = 0; i < w * h; i++) { /* sensor noise, then 8 bits */
-        double v = f[i] + (RND() + RND() + RND() - 1.5) * 8;
+        double v = f[i] + (rnd(&seed) + rnd(&seed) + rnd(&seed) - 1.5) * 8;
         img[i] = (unsigned char)(v < 0 ? 0 : v > 255 ? 255 : v + 0.5);
     }
-#undef RND
     free(f);
 }
 

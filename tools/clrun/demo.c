@@ -86,12 +86,11 @@ static int demo_matmul(clrun_ctx *ctx)
         if (!(e <= worst)) worst = e;
     }
     const int bad = !(worst <= 4.0 * (double)(n + 2) / 16777216.0);
-    static const char *const names[] = {"auto", "gpu-kernel", "cpu-kernel", "clblast", "kernel"};
     double med = cli_median(t, 3);
     printf("matmul     C = A·B, %zu×%zu f32: %s (max relative error %.1e on %zu "
            "entries against fp64); %.2f ms, %.1f GFLOP/s (%s)\n",
            n, n, bad ? "MISMATCH" : "matches fp64", worst, samples, med * 1e3, 2.0 * n * n * n / med / 1e9,
-           names[clrun_gemm_resolve(ctx, &d)]);
+           clrun_gemm_backend_name(clrun_gemm_resolve(ctx, &d)));
     if (bad) rc = EXIT_RUNTIME;
     goto done;
 fail:

@@ -139,20 +139,20 @@ int cmd_tune(int argc, char **argv)
         if (rc == 0) {
             /* then the other backends on the same product; the fastest is what auto will use */
             static const clrun_gemm_backend others[] = {CLRUN_GEMM_CPU_KERNEL, CLRUN_GEMM_CLBLAST};
-            static const char *const names[] = {"gpu-kernel", "cpu-kernel", "clblast"};
-            int winner = 0;
+            clrun_gemm_backend winner = CLRUN_GEMM_GPU_KERNEL;
             double best_all = best;
             for (int o = 0; o < 2; o++) {
                 if (others[o] == CLRUN_GEMM_CLBLAST && !clrun_have_clblast()) continue;
                 d.backend = others[o];
                 double gf = try_cand(ctx, &d, &cands[bi], ref, out, n * n);
-                printf("       %s %-22s %10.1f GFLOP/s%s\n", cnames[cls], names[o + 1], gf, gf ? "" : " (failed or wrong result)");
-                if (gf > best_all) best_all = gf, winner = o + 1;
+                printf("       %s %-22s %10.1f GFLOP/s%s\n", cnames[cls], clrun_gemm_backend_name(others[o]), gf,
+                       gf ? "" : " (failed or wrong result)");
+                if (gf > best_all) best_all = gf, winner = others[o];
             }
             d.backend = CLRUN_GEMM_GPU_KERNEL;
             const unsigned *v = cands[bi].v;
             snprintf(line[cls], sizeof line[cls], "%s %u,%u,%u,%u,%u,%u,%u %s", cnames[cls], v[0], v[1], v[2], v[3], v[4], v[5], v[6],
-                     names[winner]);
+                     clrun_gemm_backend_name(winner));
             printf("best %s: %s (%.1f GFLOP/s)\n", cnames[cls], line[cls] + strlen(cnames[cls]) + 1, best_all);
         }
         clrun_buf_free(d.a), clrun_buf_free(d.b), clrun_buf_free(d.c);

@@ -2,8 +2,29 @@
 #ifndef CLRUN_COMMON_H
 #define CLRUN_COMMON_H
 
+/* Element type of the GEMM operands A and B (-DABT): 0 f32, 1 f16 (IEEE binary16, read with
+ * vload_half: no cl_khr_fp16 needed), 2 bf16 (the top half of an f32 pattern, stored as ushort).
+ * Every element is widened to f32 on load; the arithmetic is f32 whatever ABT. CLRUN_LD(p, i) reads
+ * element i of p, CLRUN_LD4(p) the four elements from p. */
+#ifndef ABT
+#define ABT 0
+#endif
+#if ABT == 1
+#define CLRUN_ELT half
+#define CLRUN_LD(p, i) vload_half((i), (p))
+#define CLRUN_LD4(p) vload_half4(0, (p))
+#elif ABT == 2
+#define CLRUN_ELT ushort
+#define CLRUN_LD(p, i) as_float((uint)(p)[i] << 16)
+#define CLRUN_LD4(p) as_float4(convert_uint4(vload4(0, (p))) << 16)
+#else
+#define CLRUN_ELT float
+#define CLRUN_LD(p, i) ((p)[i])
+#define CLRUN_LD4(p) (*(__global const float4 *)(p)) /* callers guarantee 16-byte alignment */
+#endif
+
 /* Element (i, p) of op(A) and (p, j) of op(B) for the GEMM kernels: row-major with leading
  * dimensions lda, ldb; TA, TB (0 or 1) say whether A, B are stored transposed. */
-#define CLRUN_AT(i, p) (TA ? A[(size_t)(p) * lda + (i)] : A[(size_t)(i) * lda + (p)])
-#define CLRUN_BT(p, j) (TB ? B[(size_t)(j) * ldb + (p)] : B[(size_t)(p) * ldb + (j)])
+#define CLRUN_AT(i, p) (TA ? CLRUN_LD(A, (size_t)(p) * lda + (i)) : CLRUN_LD(A, (size_t)(i) * lda + (p)))
+#define CLRUN_BT(p, j) (TB ? CLRUN_LD(B, (size_t)(j) * ldb + (p)) : CLRUN_LD(B, (size_t)(p) * ldb + (j)))
 #endif

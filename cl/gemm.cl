@@ -1,4 +1,4 @@
-/* gemm.cl — C = alpha·op(A)·op(B) + beta·C in f32, row-major, GPU-shaped.
+/* gemm.cl — C = alpha·op(A)·op(B) + beta·C in f32 (A and B in f32, f16 or bf16), row-major, GPU-shaped.
  *
  * Work-item mapping: a work-group computes one TM×TN tile of C with (TM/WM)×(TN/WN) work-items;
  * work-item (tx, ty) owns the WM×WN elements at rows ty + i·(TM/WM), columns tx + j·(TN/WN) of the
@@ -53,10 +53,7 @@
 #define RN (TN / WN) /* work-items along N */
 #define NT (RM * RN) /* work-items per group */
 
-/* op(A)[i][p] and op(B)[p][j] */
-#include "common.h"
-#define AT CLRUN_AT
-#define BT CLRUN_BT
+#include "common.h" /* ABT: element type of A and B (f32, f16, bf16), widened to f32 on load */
 
 #if VEC
 #define PAD 4 /* keeps rows 16-byte aligned; staging stores of a k-major slice hit distinct banks */
@@ -71,8 +68,8 @@
 
 __kernel __attribute__((reqd_work_group_size(RN, RM, 1))) void
 clrun_gemm(const uint M, const uint N, const uint K, const float alpha, const float beta,
-           __global const float *restrict A0, const ulong a_off, const uint lda, const ulong stride_a,
-           __global const float *restrict B0, const ulong b_off, const uint ldb, const ulong stride_b,
+           __global const CLRUN_ELT *restrict A0, const ulong a_off, const uint lda, const ulong stride_a,
+           __global const CLRUN_ELT *restrict B0, const ulong b_off, const uint ldb, const ulong stride_b,
            __global float *C0, const ulong c_off, const uint ldc, const ulong stride_c)
 {
     __local float As[NBUF][TK][TM + PAD] __attribute__((aligned(16))); /* op(A) slice, stored k-major */
@@ -80,8 +77,8 @@ clrun_gemm(const uint M, const uint N, const uint K, const float alpha, const fl
     const uint tx = get_local_id(0), ty = get_local_id(1), tid = ty * RN + tx;
     const uint m0 = get_group_id(1) * TM, n0 = get_group_id(0) * TN;
     const size_t batch = get_global_id(2);
-    __global const float *A = A0 + a_off + batch * stride_a;
-    __global const float *B = B0 + b_off + batch * stride_b;
+    __global const CLRUN_ELT *A = A0 + a_off + batch * stride_a;
+    __global const CLRUN_ELT *B = B0 + b_off + batch * stride_b;
     __global float *C = C0 + c_off + batch * stride_c;
 
     float acc[WM][WN];
@@ -96,11 +93,11 @@ clrun_gemm(const uint M, const uint N, const uint K, const float alpha, const fl
      * that are never stored. The depth is checked only in a slice that crosses K (reading 0). */
 #if GW == 4
 #define VT float4
-#define VLOAD(p) (*(__global const float4 *)(p)) /* the host guarantees 16-byte alignment */
+#define VLOAD(p) CLRUN_LD4(p) /* the host guarantees alignment to 4 elements */
 #define VSTORE(v, p) vstore4(v, 0, p)
 #else
 #define VT float
-#define VLOAD(p) (*(p))
+#define VLOAD(p) CLRUN_LD(p, 0)
 #define VSTORE(v, p) (*(p) = (v))
 #endif
 #define QA ((TA ? TM : TK) / GW) /* runs per stored row of the A slice */
@@ -113,7 +110,7 @@ clrun_gemm(const uint M, const uint N, const uint K, const float alpha, const fl
 #define DEPTH_A(e) (TA ? (e) / QA : ((e) % QA) * GW)
 #define COL_B(e) (TB ? (e) / QB : ((e) % QB) * GW)
 #define DEPTH_B(e) (TB ? ((e) % QB) * GW : (e) / QB)
-    __global const float *pa[NA], *pb[NB];
+    __global const CLRUN_ELT *pa[NA], *pb[NB];
     for (uint r = 0; r < NA; r++) {
         const uint e = EA(r), i = min(m0 + ROW_A(e), M - (TA ? GW : 1)), p = DEPTH_A(e);
         pa[r] = A + (TA ? (size_t)p * lda + i : (size_t)i * lda + p);

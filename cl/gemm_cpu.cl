@@ -1,4 +1,5 @@
-/* gemm_cpu.cl — C = alpha·op(A)·op(B) + beta·C in f32, row-major, CPU-shaped (PoCL).
+/* gemm_cpu.cl — C = alpha·op(A)·op(B) + beta·C in f32 (A and B in f32, f16 or bf16: ABT in
+ * common.h), row-major, CPU-shaped (PoCL).
  *
  * Two kernels. clrun_gemm_pack_b copies op(B) into panels of NR columns, each panel K rows of NR
  * contiguous floats, zero past N: the multiply then reads one contiguous stream per work-item
@@ -44,20 +45,28 @@
 #define FV CAT(float, VW)
 #define VLOAD CAT(vload, VW)
 #define VSTORE CAT(vstore, VW)
+/* VW elements of A or B from p + k·VW, widened to f32 */
+#if ABT == 1
+#define LDV(k, p) CAT(vload_half, VW)(k, p)
+#elif ABT == 2
+#define LDV(k, p) CAT(as_float, VW)(CAT(convert_uint, VW)(CAT(vload, VW)(k, p)) << 16)
+#else
+#define LDV(k, p) VLOAD(k, p)
+#endif
 
 /* Bp[batch][panel][p][c] = op(B)[p][panel·NR + c], 0 past N. One work-item per (p, panel):
  * consecutive work-items take consecutive p, so a transposed B is read along its rows too. */
-__kernel void clrun_gemm_pack_b(const uint N, const uint K, __global const float *restrict B0, const ulong b_off, const uint ldb,
+__kernel void clrun_gemm_pack_b(const uint N, const uint K, __global const CLRUN_ELT *restrict B0, const ulong b_off, const uint ldb,
                                 const ulong stride_b, __global float *restrict Bp, const ulong stride_p)
 {
     const uint p = get_global_id(0), panel = get_global_id(1), j0 = panel * NR;
     if (p >= K || j0 >= N) return;
     const size_t batch = get_global_id(2);
-    __global const float *B = B0 + b_off + batch * stride_b;
+    __global const CLRUN_ELT *B = B0 + b_off + batch * stride_b;
     __global float *dst = Bp + batch * stride_p + ((size_t)panel * K + p) * NR;
     if (!TB && j0 + NR <= N) {
-        VSTORE(VLOAD(0, B + (size_t)p * ldb + j0), 0, dst);
-        VSTORE(VLOAD(1, B + (size_t)p * ldb + j0), 1, dst);
+        VSTORE(LDV(0, B + (size_t)p * ldb + j0), 0, dst);
+        VSTORE(LDV(1, B + (size_t)p * ldb + j0), 1, dst);
     } else {
         for (uint c = 0; c < NR; c++) dst[c] = j0 + c < N ? BT(p, j0 + c) : 0.0f;
     }
@@ -65,14 +74,14 @@ __kernel void clrun_gemm_pack_b(const uint N, const uint K, __global const float
 
 __kernel __attribute__((reqd_work_group_size(8, 1, 1))) void
 clrun_gemm_cpu(const uint M, const uint N, const uint K, const float alpha, const float beta,
-               __global const float *restrict A0, const ulong a_off, const uint lda, const ulong stride_a,
+               __global const CLRUN_ELT *restrict A0, const ulong a_off, const uint lda, const ulong stride_a,
                __global const float *restrict Bp, const ulong stride_p,
                __global float *C0, const ulong c_off, const uint ldc, const ulong stride_c)
 {
     const uint panel = get_global_id(1), j0 = panel * NR, i0 = get_global_id(0) * RM;
     if (j0 >= N || i0 >= M) return;
     const size_t batch = get_global_id(2);
-    __global const float *A = A0 + a_off + batch * stride_a;
+    __global const CLRUN_ELT *A = A0 + a_off + batch * stride_a;
     __global const float *bp = Bp + batch * stride_p + (size_t)panel * K * NR;
     __global float *C = C0 + c_off + batch * stride_c;
     uint row[RM];

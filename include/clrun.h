@@ -523,7 +523,8 @@ clrun_status clrun_cast(clrun_ctx *ctx, clrun_buf *src, size_t src_off, clrun_ca
 /* ------------------------------------------------------------------------------------------------
  * Matrix multiply (lib/ops/gemm.c, cl/gemm.cl, cl/gemm_cpu.cl)
  *
- * C = alpha·op(A)·op(B) + beta·C in f32, row-major: element (i, j) of a matrix X with leading
+ * C = alpha·op(A)·op(B) + beta·C, row-major, A and B in f32, f16 or bf16 (desc.type), C and all
+ * arithmetic in f32 (f16/bf16 elements are widened exactly): element (i, j) of a matrix X with leading
  * dimension ldx is X[off + i·ldx + j]. op(A) is M×K (A is stored K×M when trans_a), op(B) is K×N
  * (B is stored N×K when trans_b), C is M×N. Any M, N, K ≥ 0: K = 0 gives beta·C; beta = 0 never
  * reads C (NaNs in it are ignored). With batch > 1, product b uses the matrices at offsets
@@ -536,7 +537,13 @@ typedef enum clrun_gemm_backend {
     CLRUN_GEMM_GPU_KERNEL, /* cl/gemm.cl: local-memory tiles, register blocks */
     CLRUN_GEMM_CPU_KERNEL, /* cl/gemm_cpu.cl: no local memory, wide vectors, large blocks */
     CLRUN_GEMM_CLBLAST,    /* CLBlastSgemm / CLBlastSgemmStridedBatched, when built with CLBlast */
-    CLRUN_GEMM_KERNEL      /* clrun's kernel for the device class, whatever the tuning file says */
+    CLRUN_GEMM_KERNEL,     /* clrun's kernel for the device class, whatever the tuning file says */
+    CLRUN_GEMM_TENSOR      /* NVIDIA tensor cores through inline PTX mma.sync (cl/gemm_mma_nv.cl):
+                            * f16/bf16 products exact, summed in f32; f32 inputs as 3xTF32 (each
+                            * operand split into a tf32 high part and a tf32 residual, three products
+                            * summed in f32: the f32 kernels' accuracy, on tensor cores). Only where
+                            * clrun_gemm_tensor_cores says so, else CLRUN_UNSUPPORTED. CLRUN_GEMM_AUTO
+                            * picks it for f16/bf16 inputs when it is there; for f32 it is opt-in. */
 } clrun_gemm_backend;
 
 typedef struct clrun_gemm_desc {
@@ -554,7 +561,11 @@ typedef struct clrun_gemm_desc {
     int fast; /* 0 (default): clrun's kernels sum each slice of K apart and then into the result,
                * about three times more accurate than a plain f32 loop (max relative error against
                * fp64); 1: one running sum per element, as a plain loop (with fma) but faster (about
-               * 7% on the H200, 10% on AVX-512 CPUs). CLBlast ignores it. */
+               * 7% on the H200, 10% on AVX-512 CPUs). CLBlast and the tensor-core kernel
+               * ignore it. */
+    clrun_cast_type type; /* element type of A and B: CLRUN_CAST_F32 (0, the default), CLRUN_CAST_F16
+                           * or CLRUN_CAST_BF16 (offsets, leading dimensions and strides count their
+                           * elements); C is f32 whatever the type. CLBlast takes f32 only. */
 } clrun_gemm_desc;
 
 /** Run the product described by d. Leading dimensions must cover the rows (lda ≥ K, or ≥ M when
@@ -562,6 +573,11 @@ typedef struct clrun_gemm_desc {
  *  CLRUN_INVALID_ARG names the operand. CLRUN_UNSUPPORTED for CLRUN_GEMM_CLBLAST when clrun was
  *  built without CLBlast. Dimensions are limited to 2^32 - 1. */
 clrun_status clrun_gemm(clrun_ctx *ctx, const clrun_gemm_desc *d);
+
+/** 1 when CLRUN_GEMM_TENSOR runs on this context's device: an NVIDIA GPU whose OpenCL compiler
+ *  built and ran clrun's mma.sync probe correctly (checked once per context, on first use). 0
+ *  elsewhere, with the reason in clrun_last_error(ctx) when a probe was tried and failed. */
+int clrun_gemm_tensor_cores(clrun_ctx *ctx);
 
 /** 1 when libclrun was built with the CLBlast backend. */
 int clrun_have_clblast(void);
@@ -575,12 +591,13 @@ int clrun_have_clblast(void);
 const char *clrun_gemm_tuning_path(const clrun_ctx *ctx, char *buf, size_t size);
 
 /** The backend's name as the tuning file and the CLI write it: "auto", "gpu-kernel", "cpu-kernel",
- *  "clblast", "kernel"; "?" for an invalid value. Static storage. */
+ *  "clblast", "kernel", "tensor"; "?" for an invalid value. Static storage. */
 const char *clrun_gemm_backend_name(clrun_gemm_backend b);
 
 /** The backend clrun_gemm would run d on: d->backend resolved (CLRUN_GEMM_AUTO through the tuning
- *  file, CLRUN_GEMM_KERNEL by device class) to CLRUN_GEMM_GPU_KERNEL, CLRUN_GEMM_CPU_KERNEL or
- *  CLRUN_GEMM_CLBLAST. For logs, benchmarks and tests; d is not checked. */
+ *  file, or to CLRUN_GEMM_TENSOR for f16/bf16 inputs where clrun_gemm_tensor_cores says so;
+ *  CLRUN_GEMM_KERNEL by device class) to CLRUN_GEMM_GPU_KERNEL, CLRUN_GEMM_CPU_KERNEL,
+ *  CLRUN_GEMM_CLBLAST or CLRUN_GEMM_TENSOR. For logs, benchmarks and tests; d is not checked. */
 clrun_gemm_backend clrun_gemm_resolve(clrun_ctx *ctx, const clrun_gemm_desc *d);
 
 /* ------------------------------------------------------------------------------------------------

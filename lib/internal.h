@@ -46,6 +46,7 @@ struct clrun_ctx {
     unsigned gemm_params[4][7]; /* GPU kernel tiles per class (small, large, small-fast, large-fast) from the tuning file; [0] == 0: none */
     int gemm_backend[4];        /* backend per class from the tuning file; 0 (auto): none */
     unsigned gemm_vw;                      /* CPU kernel's vector width (0: not asked yet) */
+    int gemm_tensor;                       /* tensor-core GEMM: 0 not probed yet, 1 works, -1 not here */
 };
 
 struct clrun_buf {

@@ -1,4 +1,5 @@
-/* gemm.c — f32 matrix multiply: argument checks, the choice of kernel, launch geometry, CLBlast. */
+/* gemm.c — matrix multiply (A, B in f32, f16 or bf16; C in f32): argument checks, the choice of
+ * kernel, launch geometry, the tensor-core probe, CLBlast. */
 #include "../internal.h"
 
 #include <stdlib.h>
@@ -49,7 +50,7 @@ const char *clrun_gemm_tuning_path(const clrun_ctx *ctx, char *buf, size_t size)
 
 const char *clrun_gemm_backend_name(clrun_gemm_backend b)
 {
-    static const char *const names[] = {"auto", "gpu-kernel", "cpu-kernel", "clblast", "kernel"};
+    static const char *const names[] = {"auto", "gpu-kernel", "cpu-kernel", "clblast", "kernel", "tensor"};
     return (unsigned)b < sizeof names / sizeof *names ? names[b] : "?";
 }
 
@@ -116,15 +117,15 @@ static void gpu_params(clrun_ctx *ctx, const clrun_gemm_desc *d, struct gpu_para
 }
 
 /* Check that rows × cols at ld from off, for every batch, fit in the buffer. */
-static clrun_status check_matrix(clrun_ctx *ctx, const char *name, clrun_buf *b, size_t off, size_t ld, size_t stride, size_t rows,
-                                 size_t cols, size_t batch)
+static clrun_status check_matrix(clrun_ctx *ctx, const char *name, clrun_buf *b, size_t esize, size_t off, size_t ld, size_t stride,
+                                 size_t rows, size_t cols, size_t batch)
 {
     if (rows == 0 || cols == 0) return CLRUN_OK;
     if (!b) return clrun__fail(ctx, CLRUN_INVALID_ARG, "gemm: matrix %s is NULL", name);
     if (ld < cols) return clrun__fail(ctx, CLRUN_INVALID_ARG, "gemm: ld%s = %zu is smaller than its %zu columns", name, ld, cols);
     if (rows > UINT32_MAX || cols > UINT32_MAX || ld > UINT32_MAX)
         return clrun__fail(ctx, CLRUN_INVALID_ARG, "gemm: matrix %s is larger than 2^32-1 in a dimension", name);
-    size_t elems = b->bytes / sizeof(float);
+    size_t elems = b->bytes / esize;
     /* last element of the last batch: off + (batch-1)·stride + (rows-1)·ld + cols - 1 */
     size_t last = off, t;
     if (__builtin_mul_overflow(batch - 1, stride, &t) || __builtin_add_overflow(last, t, &last) ||
@@ -167,7 +168,8 @@ static clrun_status run_cpu(clrun_ctx *ctx, const clrun_gemm_desc *d, size_t bat
     size_t stride_p = 0, bytes = 0;
     if (d->k && (__builtin_mul_overflow(panels * nr, d->k, &stride_p) || __builtin_mul_overflow(stride_p, batch * sizeof(float), &bytes)))
         return clrun__fail(ctx, CLRUN_INVALID_ARG, "gemm: op(B) panels of %zu×%zu in %zu batches overflow the address space", d->k, d->n, batch);
-    snprintf(opts, sizeof opts, "-DVW=%u -DRM=%u -DTA=%d -DTB=%d -DPSUM=%d", vw, rm, d->trans_a != 0, d->trans_b != 0, !d->fast);
+    snprintf(opts, sizeof opts, "-DVW=%u -DRM=%u -DTA=%d -DTB=%d -DPSUM=%d -DABT=%d", vw, rm, d->trans_a != 0, d->trans_b != 0, !d->fast,
+             (int)d->type);
     if ((st = clrun__lib_kernel(ctx, "gemm_cpu", opts, "clrun_gemm_cpu", &k))) return st;
     clrun_buf *packed = d->c; /* K = 0: nothing is packed or read */
     if (d->k) {
@@ -203,8 +205,8 @@ static clrun_status run_gpu(clrun_ctx *ctx, const clrun_gemm_desc *d, size_t bat
     int gw4 = g.tk % 4 == 0 && g.tm % 4 == 0 && g.tn % 4 == 0 && d->lda % 4 == 0 && d->ldb % 4 == 0 && d->a_off % 4 == 0 &&
               d->b_off % 4 == 0 && d->stride_a % 4 == 0 && d->stride_b % 4 == 0 && (d->trans_a ? d->m : d->k) % 4 == 0 &&
               (d->trans_b ? d->k : d->n) % 4 == 0;
-    snprintf(opts, sizeof opts, "-DTM=%u -DTN=%u -DTK=%u -DWM=%u -DWN=%u -DVEC=%u -DDB=%u -DTA=%d -DTB=%d -DGW=%d -DPSUM=%d", g.tm,
-             g.tn, g.tk, g.wm, g.wn, g.vec, g.db, d->trans_a != 0, d->trans_b != 0, gw4 ? 4 : 1, !d->fast);
+    snprintf(opts, sizeof opts, "-DTM=%u -DTN=%u -DTK=%u -DWM=%u -DWN=%u -DVEC=%u -DDB=%u -DTA=%d -DTB=%d -DGW=%d -DPSUM=%d -DABT=%d",
+             g.tm, g.tn, g.tk, g.wm, g.wn, g.vec, g.db, d->trans_a != 0, d->trans_b != 0, gw4 ? 4 : 1, !d->fast, (int)d->type);
     if ((st = clrun__lib_kernel(ctx, "gemm", opts, "clrun_gemm", &k))) return st;
     size_t local[3] = {g.tn / g.wn, g.tm / g.wm, 1};
     size_t global[3] = {(d->n + g.tn - 1) / g.tn * local[0], (d->m + g.tm - 1) / g.tm * local[1], batch};
@@ -222,9 +224,119 @@ static clrun_status run_gpu(clrun_ctx *ctx, const clrun_gemm_desc *d, size_t bat
     return clrun_launch(k, 3, global, local);
 }
 
+/* Tiles of the tensor-core kernel (cl/gemm_mma_nv.cl): BM BN BK WTM WTN STAGES. Measured on the
+ * H200 (docs/BENCHMARKS.md); $CLRUN_GEMM_MMA_PARAMS ("BM,BN,BK,WTM,WTN,STAGES") overrides them. */
+struct mma_params {
+    unsigned bm, bn, bk, wtm, wtn, stages;
+};
+
+static int mma_ok(const clrun_ctx *ctx, const struct mma_params *p, size_t esize)
+{
+    const unsigned epc = (unsigned)(16 / esize), ks = esize == 4 ? 8 : 16;
+    if (!p->bm || !p->bn || !p->bk || !p->wtm || !p->wtn || p->stages < 2 || p->stages > 8) return 0;
+    if (p->bm % p->wtm || p->bn % p->wtn || p->wtm % 16 || p->wtn % 16 || p->bk % ks || p->bm % (8 * epc) || p->bn % (8 * epc) ||
+        p->bk % epc)
+        return 0;
+    size_t threads = (size_t)(p->bm / p->wtm) * (p->bn / p->wtn) * 32, lmem = (size_t)p->stages * (p->bm + p->bn) * p->bk * esize;
+    return threads <= ctx->info.max_work_group && (!ctx->info.local_mem || lmem <= ctx->info.local_mem);
+}
+
+static void mma_params(const clrun_ctx *ctx, const clrun_gemm_desc *d, struct mma_params *p)
+{
+    const size_t es = d->type == CLRUN_CAST_F32 ? 4 : 2;
+    *p = es == 4 ? (struct mma_params){128, 128, 16, 64, 32, 3} : (struct mma_params){128, 128, 32, 64, 64, 3};
+    const char *env = getenv("CLRUN_GEMM_MMA_PARAMS");
+    struct mma_params e;
+    if (env && sscanf(env, "%u,%u,%u,%u,%u,%u", &e.bm, &e.bn, &e.bk, &e.wtm, &e.wtn, &e.stages) == 6 && mma_ok(ctx, &e, es)) *p = e;
+}
+
+/* cp.async copies 16 bytes from 16-byte aligned addresses: every row of A and B must start on one */
+static int mma_aligned(const clrun_gemm_desc *d, size_t batch)
+{
+    const size_t epc = d->type == CLRUN_CAST_F32 ? 4 : 8;
+    return d->lda % epc == 0 && d->ldb % epc == 0 && d->a_off % epc == 0 && d->b_off % epc == 0 &&
+           (batch == 1 || (d->stride_a % epc == 0 && d->stride_b % epc == 0));
+}
+
+static clrun_status run_tensor(clrun_ctx *ctx, const clrun_gemm_desc *d, size_t batch)
+{
+    clrun_status st;
+    clrun_kernel *k = NULL;
+    struct mma_params p;
+    char opts[160];
+    if (!mma_aligned(d, batch))
+        return clrun__fail(ctx, CLRUN_INVALID_ARG,
+                           "gemm: the tensor-core kernel needs lda, ldb, the offsets of A and B and their batch strides to be "
+                           "multiples of %d elements (16 bytes); use another backend for this layout",
+                           d->type == CLRUN_CAST_F32 ? 4 : 8);
+    mma_params(ctx, d, &p);
+    snprintf(opts, sizeof opts, "-DABT=%d -DBM=%u -DBN=%u -DBK=%u -DWTM=%u -DWTN=%u -DSTAGES=%u -DTA=%d -DTB=%d", (int)d->type, p.bm, p.bn,
+             p.bk, p.wtm, p.wtn, p.stages, d->trans_a != 0, d->trans_b != 0);
+    if ((st = clrun__lib_kernel(ctx, "gemm_mma_nv", opts, "clrun_gemm_mma", &k))) return st;
+    const size_t threads = (size_t)(p.bm / p.wtm) * (p.bn / p.wtn) * 32;
+    const size_t tiles = ((d->m + p.bm - 1) / p.bm) * ((d->n + p.bn - 1) / p.bn);
+    size_t local[2] = {threads, 1}, global[2] = {tiles * threads, batch};
+    clrun_buf *a = d->a ? d->a : d->c, *b = d->b ? d->b : d->c;
+    if ((st = clrun_arg_u32(k, 0, (cl_uint)d->m)) || (st = clrun_arg_u32(k, 1, (cl_uint)d->n)) ||
+        (st = clrun_arg_u32(k, 2, (cl_uint)d->k)) || (st = clrun_arg_f32(k, 3, d->alpha)) || (st = clrun_arg_f32(k, 4, d->beta)) ||
+        (st = clrun_arg_buf(k, 5, a)) || (st = clrun_arg_u64(k, 6, d->a_off)) || (st = clrun_arg_u32(k, 7, (cl_uint)(d->lda ? d->lda : 8))) ||
+        (st = clrun_arg_u64(k, 8, d->stride_a)) || (st = clrun_arg_buf(k, 9, b)) || (st = clrun_arg_u64(k, 10, d->b_off)) ||
+        (st = clrun_arg_u32(k, 11, (cl_uint)(d->ldb ? d->ldb : 8))) || (st = clrun_arg_u64(k, 12, d->stride_b)) ||
+        (st = clrun_arg_buf(k, 13, d->c)) || (st = clrun_arg_u64(k, 14, d->c_off)) || (st = clrun_arg_u32(k, 15, (cl_uint)d->ldc)) ||
+        (st = clrun_arg_u64(k, 16, d->stride_c)))
+        return st;
+    return clrun_launch(k, 2, global, local);
+}
+
+/* The probe: on an NVIDIA platform, build the tensor-core kernel and multiply small integers in f16
+ * (exact in f32) on a shape with edges in M, N and K; compare with the host. */
+static int tensor_probe(clrun_ctx *ctx)
+{
+    enum { PM = 40, PN = 24, PK = 56 };
+    uint16_t ha[PM * PK], hb[PK * PN];
+    float hc[PM * PN], want[PM * PN];
+    for (int i = 0; i < PM * PK; i++) ha[i] = clrun_f32_to_f16((float)((i * 7) % 9 - 4));
+    for (int i = 0; i < PK * PN; i++) hb[i] = clrun_f32_to_f16((float)((i * 5) % 7 - 3));
+    for (int i = 0; i < PM; i++)
+        for (int j = 0; j < PN; j++) {
+            float s = 0;
+            for (int p = 0; p < PK; p++) s += clrun_f16_to_f32(ha[i * PK + p]) * clrun_f16_to_f32(hb[p * PN + j]);
+            want[i * PN + j] = s;
+        }
+    clrun_buf *a = NULL, *b = NULL, *c = NULL;
+    clrun_gemm_desc d = {0};
+    d.m = PM, d.n = PN, d.k = PK, d.alpha = 1, d.lda = PK, d.ldb = PN, d.ldc = PN, d.type = CLRUN_CAST_F16;
+    int ok = clrun_buf_new(ctx, sizeof ha, 0, &a) == CLRUN_OK && clrun_buf_new(ctx, sizeof hb, 0, &b) == CLRUN_OK &&
+             clrun_buf_new(ctx, sizeof hc, 0, &c) == CLRUN_OK && clrun_upload(a, 0, ha, sizeof ha) == CLRUN_OK &&
+             clrun_upload(b, 0, hb, sizeof hb) == CLRUN_OK;
+    if (ok) {
+        d.a = a, d.b = b, d.c = c;
+        ok = run_tensor(ctx, &d, 1) == CLRUN_OK && clrun_download(c, 0, hc, sizeof hc) == CLRUN_OK;
+        if (ok && memcmp(hc, want, sizeof hc) != 0) {
+            clrun__fail(ctx, CLRUN_UNSUPPORTED, "gemm: the tensor-core probe built but computed wrong results; not using it");
+            ok = 0;
+        }
+    }
+    clrun_buf_free(a), clrun_buf_free(b), clrun_buf_free(c);
+    return ok;
+}
+
+int clrun_gemm_tensor_cores(clrun_ctx *ctx)
+{
+    if (!ctx) return 0;
+    if (!ctx->gemm_tensor) {
+        const int nvidia = strstr(ctx->info.platform_vendor, "NVIDIA") != NULL || strstr(ctx->info.vendor, "NVIDIA") != NULL;
+        const char *off = getenv("CLRUN_NO_TENSOR");
+        ctx->gemm_tensor = nvidia && ctx->info.type == CLRUN_DEVICE_GPU && !(off && *off && strcmp(off, "0")) && tensor_probe(ctx) ? 1 : -1;
+    }
+    return ctx->gemm_tensor == 1;
+}
+
 static clrun_status run_clblast(clrun_ctx *ctx, const clrun_gemm_desc *d, size_t batch)
 {
 #ifdef CLRUN_HAVE_CLBLAST
+    if (d->type != CLRUN_CAST_F32)
+        return clrun__fail(ctx, CLRUN_UNSUPPORTED, "gemm: CLBlast has no GEMM with f16 or bf16 inputs and f32 results; use another backend");
     cl_command_queue q = ctx->queue;
     CLBlastStatusCode s;
     CLBlastTranspose ta = d->trans_a ? CLBlastTransposeYes : CLBlastTransposeNo, tb = d->trans_b ? CLBlastTransposeYes : CLBlastTransposeNo;
@@ -253,6 +365,8 @@ clrun_gemm_backend clrun_gemm_resolve(clrun_ctx *ctx, const clrun_gemm_desc *d)
     const clrun_gemm_backend own = ctx->info.type == CLRUN_DEVICE_CPU ? CLRUN_GEMM_CPU_KERNEL : CLRUN_GEMM_GPU_KERNEL;
     switch (d->backend) {
     case CLRUN_GEMM_AUTO:
+        /* f16/bf16 products go to the tensor cores where they are and the layout allows */
+        if (d->type != CLRUN_CAST_F32 && mma_aligned(d, d->batch ? d->batch : 1) && clrun_gemm_tensor_cores(ctx)) return CLRUN_GEMM_TENSOR;
         /* the tuning file's measured winner for the shape class, else clrun's kernel for the device:
          * on the devices measured (docs/BENCHMARKS.md) it beats CLBlast in every class */
         if (!ctx->gemm_tuned) read_tuning(ctx);
@@ -273,9 +387,11 @@ clrun_status clrun_gemm(clrun_ctx *ctx, const clrun_gemm_desc *d)
     if (d->m == 0 || d->n == 0) return CLRUN_OK;
     if (!d->c) return clrun__fail(ctx, CLRUN_INVALID_ARG, "gemm: matrix C is NULL");
     if (d->k > UINT32_MAX) return clrun__fail(ctx, CLRUN_INVALID_ARG, "gemm: K is larger than 2^32-1");
-    if ((st = check_matrix(ctx, "A", d->a, d->a_off, d->lda, d->stride_a, ar, ac, batch)) ||
-        (st = check_matrix(ctx, "B", d->b, d->b_off, d->ldb, d->stride_b, br, bc, batch)) ||
-        (st = check_matrix(ctx, "C", d->c, d->c_off, d->ldc, d->stride_c, d->m, d->n, batch)))
+    if ((unsigned)d->type > CLRUN_CAST_BF16) return clrun__fail(ctx, CLRUN_INVALID_ARG, "gemm: unknown element type %d", (int)d->type);
+    const size_t es = d->type == CLRUN_CAST_F32 ? 4 : 2;
+    if ((st = check_matrix(ctx, "A", d->a, es, d->a_off, d->lda, d->stride_a, ar, ac, batch)) ||
+        (st = check_matrix(ctx, "B", d->b, es, d->b_off, d->ldb, d->stride_b, br, bc, batch)) ||
+        (st = check_matrix(ctx, "C", d->c, 4, d->c_off, d->ldc, d->stride_c, d->m, d->n, batch)))
         return st;
     if (batch > 1 && d->stride_c < d->m * d->ldc && d->stride_c != 0)
         return clrun__fail(ctx, CLRUN_INVALID_ARG, "gemm: stride_c %zu makes the batches' C matrices overlap", d->stride_c);
@@ -284,6 +400,11 @@ clrun_status clrun_gemm(clrun_ctx *ctx, const clrun_gemm_desc *d)
     case CLRUN_GEMM_CLBLAST: return run_clblast(ctx, d, batch);
     case CLRUN_GEMM_GPU_KERNEL: return run_gpu(ctx, d, batch);
     case CLRUN_GEMM_CPU_KERNEL: return run_cpu(ctx, d, batch);
+    case CLRUN_GEMM_TENSOR:
+        if (!clrun_gemm_tensor_cores(ctx))
+            return clrun__fail(ctx, CLRUN_UNSUPPORTED, "gemm: no tensor-core kernel on %s (it needs NVIDIA's OpenCL and a GPU that runs mma.sync)",
+                               ctx->info.name);
+        return run_tensor(ctx, d, batch);
     default: return clrun__fail(ctx, CLRUN_INVALID_ARG, "gemm: unknown backend %d", (int)d->backend);
     }
 }

@@ -153,7 +153,7 @@ static int op_gemm(clrun_ctx *ctx, clrun_array *in, const struct op_opts *o, con
         goto done;
     }
     clrun_gemm_desc d = {g->ta, g->tb, M, N, K, g->alpha, g->beta, NULL, 0, ac, ar * ac, NULL, 0, bcn, br * bcn,
-                         NULL, 0, N, M * N, batch, g->backend, g->fast};
+                         NULL, 0, N, M * N, batch, g->backend, g->fast, CLRUN_CAST_F32};
     if (R.count) {
         if ((st = clrun_buf_new(ctx, R.bytes, 0, &bc)) || (st = clrun_upload(bc, 0, R.data, R.bytes))) goto fail;
         if (A->count && ((st = clrun_buf_new(ctx, A->bytes, 0, &ba)) || (st = clrun_upload(ba, 0, A->data, A->bytes)))) goto fail;

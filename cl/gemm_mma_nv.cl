@@ -1,0 +1,279 @@
+/* gemm_mma_nv.cl — C = alpha·op(A)·op(B) + beta·C on NVIDIA tensor cores through inline PTX.
+ * NVIDIA's OpenCL only (sm_80 and later: mma.sync, ldmatrix, cp.async); the host builds it after a
+ * probe says the compiler takes it (lib/ops/gemm.c).
+ *
+ * ABT 1 (f16) or 2 (bf16): mma.sync.m16n8k16 with f32 accumulators. ABT 0 (f32): 3xTF32 on
+ * mma.sync.m16n8k8.tf32: each operand x splits into big = tf32(x) and small = tf32(x - big), and
+ * big·big + big·small + small·big (the small·small term is below f32's precision) is summed in f32.
+ *
+ * A work-group of NW = (BM/WTM)·(BN/WTN) warps computes a BM×BN tile of C; warp w owns a WTM×WTN
+ * sub-tile, as (WTM/16)×(WTN/8) mma tiles whose accumulators live in registers. K advances in
+ * slices of BK through STAGES local buffers filled by cp.async (16-byte copies that zero-fill past
+ * the matrix edges: any M, N, K), so the copies of slices k+1 .. k+STAGES-1 overlap the multiply of
+ * slice k. Each tile is stored as in global memory (rows along the stored contiguous dimension), its
+ * 16-byte chunks XOR-swizzled by row so that ldmatrix (f16) and the scalar fragment reads (f32) hit
+ * distinct banks; transposed operands are read with ldmatrix.trans. Work-groups walk the tiles in
+ * groups of GM tile rows, so neighbours in time share panels of A and B in L2.
+ *
+ * The host guarantees what cp.async needs: leading dimensions, offsets and batch strides multiples
+ * of 16 bytes' worth of elements (8 for f16/bf16, 4 for f32). */
+
+#ifndef ABT
+#define ABT 1
+#endif
+#ifndef BM
+#define BM 128
+#endif
+#ifndef BN
+#define BN 128
+#endif
+#ifndef BK
+#define BK 32
+#endif
+#ifndef WTM
+#define WTM 64
+#endif
+#ifndef WTN
+#define WTN 64
+#endif
+#ifndef STAGES
+#define STAGES 3
+#endif
+#ifndef GM
+#define GM 8
+#endif
+#ifndef TA
+#define TA 0
+#endif
+#ifndef TB
+#define TB 0
+#endif
+
+#define NW ((BM / WTM) * (BN / WTN))
+#define NTHR (NW * 32)
+#define MT (WTM / 16) /* mma tiles along M per warp */
+#define NT (WTN / 8)  /* mma tiles along N per warp */
+
+#if ABT == 0
+#define ELT float
+#define EPC 4 /* elements per 16-byte chunk */
+#define KSTEP 8
+#else
+#define ELT ushort
+#define EPC 8
+#define KSTEP 16
+#endif
+
+/* the tiles as stored: rows × chunks */
+#define A_ROWS (TA ? BK : BM)
+#define A_CH ((TA ? BM : BK) / EPC)
+#define B_ROWS (TB ? BN : BK)
+#define B_CH ((TB ? BK : BN) / EPC)
+#define A_SZ (A_ROWS * A_CH * EPC) /* elements per stage */
+#define B_SZ (B_ROWS * B_CH * EPC)
+
+/* Physical chunk of logical chunk c in row r of a tile with ch chunks per row. Rows of 128 bytes or
+ * more: c ^ (r mod 8), so the same chunk of 8 consecutive rows lands in 8 distinct bank groups;
+ * rows of 64 bytes (two per 128-byte line): c ^ ((r / 2) mod 4). */
+#define SWZ(ch, r, c) ((ch) >= 8 ? ((c) ^ ((r) & 7)) : (ch) == 4 ? ((c) ^ (((r) >> 1) & 3)) : ((c) ^ (((r) >> 2) & 1)))
+#define A_AT(r, c) ((r) * (A_CH * EPC) + SWZ(A_CH, r, (c) / EPC) * EPC + (c) % EPC) /* element offset */
+#define B_AT(r, c) ((r) * (B_CH * EPC) + SWZ(B_CH, r, (c) / EPC) * EPC + (c) % EPC)
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+static inline uint smem_addr(__local const void *p) { return (uint)(size_t)p; }
+
+static inline void cp_async16(__local void *dst, __global const void *src, uint bytes)
+{
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(dst)), "l"(src), "r"(bytes) : "memory");
+}
+
+/* Copy the slice of depth k0 of op(A) and op(B) into stage buffers as, bs (cp.async, not waited). */
+static inline void load_slice(__local ELT *as, __local ELT *bs, __global const ELT *A, __global const ELT *B, const uint lda,
+                              const uint ldb, const uint M, const uint N, const uint K, const uint m0, const uint n0, const uint k0,
+                              const uint tid)
+{
+#pragma unroll
+    for (uint e = tid; e < A_ROWS * A_CH; e += NTHR) {
+        const uint r = e / A_CH, c = (e % A_CH) * EPC;
+        /* stored row r, elements c .. c+EPC-1 along the contiguous dimension */
+        const uint gr = (TA ? k0 : m0) + r, gc = (TA ? m0 : k0) + c, rows = TA ? K : M, cols = TA ? M : K;
+        const uint ok = gr < rows && gc < cols;
+        const uint bytes = ok ? min((uint)EPC, cols - gc) * (uint)sizeof(ELT) : 0u;
+        cp_async16(as + A_AT(r, c), ok ? A + (size_t)gr * lda + gc : A, bytes);
+    }
+#pragma unroll
+    for (uint e = tid; e < B_ROWS * B_CH; e += NTHR) {
+        const uint r = e / B_CH, c = (e % B_CH) * EPC;
+        const uint gr = (TB ? n0 : k0) + r, gc = (TB ? k0 : n0) + c, rows = TB ? N : K, cols = TB ? K : N;
+        const uint ok = gr < rows && gc < cols;
+        const uint bytes = ok ? min((uint)EPC, cols - gc) * (uint)sizeof(ELT) : 0u;
+        cp_async16(bs + B_AT(r, c), ok ? B + (size_t)gr * ldb + gc : B, bytes);
+    }
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
+
+#if ABT != 0
+#if ABT == 1
+#define MMA_TYPE "f16"
+#else
+#define MMA_TYPE "bf16"
+#endif
+#define LDSM_X4(r, addr, trans)                                                                                     \
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4" trans ".shared.b16 {%0,%1,%2,%3}, [%4];\n"                        \
+                 : "=r"((r)[0]), "=r"((r)[1]), "=r"((r)[2]), "=r"((r)[3])                                          \
+                 : "r"(addr))
+
+static inline void mma16816(float *c, const uint *a, const uint *b)
+{
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32." MMA_TYPE "." MMA_TYPE ".f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+                 "{%0,%1,%2,%3};\n"
+                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+#else
+static inline uint tf32_big(float x)
+{
+    uint r;
+    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
+    return r;
+}
+
+static inline void mma1688(float *c, const uint *a, const uint *b)
+{
+    asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+/* x as tf32 hi + lo (both tf32 patterns) */
+static inline void split(float x, uint *hi, uint *lo)
+{
+    *hi = tf32_big(x);
+    *lo = tf32_big(x - as_float(*hi));
+}
+#endif
+
+__kernel __attribute__((reqd_work_group_size(NTHR, 1, 1))) void
+clrun_gemm_mma(const uint M, const uint N, const uint K, const float alpha, const float beta,
+               __global const ELT *restrict A0, const ulong a_off, const uint lda, const ulong stride_a,
+               __global const ELT *restrict B0, const ulong b_off, const uint ldb, const ulong stride_b,
+               __global float *C0, const ulong c_off, const uint ldc, const ulong stride_c)
+{
+    __local ELT smem[STAGES * (A_SZ + B_SZ)] __attribute__((aligned(128)));
+    const uint tid = get_local_id(0), lane = tid & 31, warp = tid >> 5;
+    /* grouped tile order: GM tile rows at a time, down each column of the group */
+    const uint tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN, pid = get_group_id(0);
+    const uint group = pid / (GM * tiles_n), first_m = group * GM, gsize = min(tiles_m - first_m, (uint)GM);
+    const uint in_group = pid % (GM * tiles_n);
+    const uint m0 = (first_m + in_group % gsize) * BM, n0 = (in_group / gsize) * BN;
+    const size_t batch = get_global_id(1);
+    __global const ELT *A = A0 + a_off + batch * stride_a;
+    __global const ELT *B = B0 + b_off + batch * stride_b;
+    __global float *C = C0 + c_off + batch * stride_c;
+    const uint wm0 = (warp / (BN / WTN)) * WTM, wn0 = (warp % (BN / WTN)) * WTN;
+
+    float acc[MT][NT][4];
+#pragma unroll
+    for (int i = 0; i < MT; i++)
+#pragma unroll
+        for (int j = 0; j < NT; j++) acc[i][j][0] = acc[i][j][1] = acc[i][j][2] = acc[i][j][3] = 0.0f;
+
+    const uint kt_n = (K + BK - 1) / BK;
+#pragma unroll
+    for (uint s = 0; s < STAGES - 1; s++) {
+        if (s < kt_n) load_slice(smem + s * (A_SZ + B_SZ), smem + s * (A_SZ + B_SZ) + A_SZ, A, B, lda, ldb, M, N, K, m0, n0, s * BK, tid);
+        else asm volatile("cp.async.commit_group;\n" ::: "memory");
+    }
+    for (uint kt = 0; kt < kt_n; kt++) {
+        asm volatile("cp.async.wait_group " STR(STAGES) "-2;\n" ::: "memory");
+        barrier(CLK_LOCAL_MEM_FENCE);
+        /* refill the buffer every warp finished with before the barrier */
+        const uint nk = kt + STAGES - 1, ns = nk % STAGES;
+        if (nk < kt_n) load_slice(smem + ns * (A_SZ + B_SZ), smem + ns * (A_SZ + B_SZ) + A_SZ, A, B, lda, ldb, M, N, K, m0, n0, nk * BK, tid);
+        else asm volatile("cp.async.commit_group;\n" ::: "memory");
+        __local const ELT *as = smem + (kt % STAGES) * (A_SZ + B_SZ), *bs = as + A_SZ;
+#pragma unroll
+        for (uint kk = 0; kk < BK; kk += KSTEP) {
+#if ABT != 0
+            uint af[MT][4], bf[NT][2];
+            const uint j = lane >> 3, q = lane & 7;
+#pragma unroll
+            for (int i = 0; i < MT; i++) {
+                const uint mb = wm0 + i * 16;
+#if TA
+                const uint k = kk + (j >> 1) * 8 + q, m = mb + (j & 1) * 8; /* stored k rows: transpose */
+                LDSM_X4(af[i], smem_addr(as + A_AT(k, m)), ".trans");
+#else
+                const uint m = mb + (lane & 15), k = kk + (lane >> 4) * 8;
+                LDSM_X4(af[i], smem_addr(as + A_AT(m, k)), "");
+#endif
+            }
+#pragma unroll
+            for (int t = 0; t < NT; t += 2) {
+                const uint nb = wn0 + t * 8;
+                uint r[4];
+#if TB
+                const uint n = nb + (j >> 1) * 8 + q, k = kk + (j & 1) * 8;
+                LDSM_X4(r, smem_addr(bs + B_AT(n, k)), "");
+#else
+                const uint k = kk + (j & 1) * 8 + q, n = nb + (j >> 1) * 8; /* stored k rows: transpose */
+                LDSM_X4(r, smem_addr(bs + B_AT(k, n)), ".trans");
+#endif
+                bf[t][0] = r[0], bf[t][1] = r[1], bf[t + 1][0] = r[2], bf[t + 1][1] = r[3];
+            }
+#pragma unroll
+            for (int i = 0; i < MT; i++)
+#pragma unroll
+                for (int t = 0; t < NT; t++) mma16816(acc[i][t], af[i], bf[t]);
+#else
+            /* tf32 fragments (g = lane/4, c = lane%4): A a0 (g, c), a1 (g+8, c), a2 (g, c+4),
+             * a3 (g+8, c+4); B b0 (k c, n g), b1 (k c+4, n g) */
+            const uint g = lane >> 2, c = lane & 3;
+            uint ah[MT][4], al[MT][4], bh[NT][2], bl[NT][2];
+#pragma unroll
+            for (int i = 0; i < MT; i++) {
+                const uint m = wm0 + i * 16 + g;
+#pragma unroll
+                for (int h = 0; h < 4; h++) {
+                    const uint mm = m + (h & 1) * 8, k = kk + c + (h >> 1) * 4;
+                    split(TA ? as[A_AT(k, mm)] : as[A_AT(mm, k)], &ah[i][h], &al[i][h]);
+                }
+            }
+#pragma unroll
+            for (int t = 0; t < NT; t++) {
+                const uint n = wn0 + t * 8 + g;
+#pragma unroll
+                for (int h = 0; h < 2; h++) {
+                    const uint k = kk + c + h * 4;
+                    split(TB ? bs[B_AT(n, k)] : bs[B_AT(k, n)], &bh[t][h], &bl[t][h]);
+                }
+            }
+#pragma unroll
+            for (int i = 0; i < MT; i++)
+#pragma unroll
+                for (int t = 0; t < NT; t++) {
+                    mma1688(acc[i][t], al[i], bh[t]);
+                    mma1688(acc[i][t], ah[i], bl[t]);
+                    mma1688(acc[i][t], ah[i], bh[t]);
+                }
+#endif
+        }
+    }
+    asm volatile("cp.async.wait_group 0;\n" ::: "memory");
+    /* accumulator (i, t): c0, c1 at row g, columns 2c, 2c+1 of the 16×8 tile; c2, c3 at row g+8 */
+    const uint g = lane >> 2, c2 = (lane & 3) * 2;
+#pragma unroll
+    for (int i = 0; i < MT; i++)
+#pragma unroll
+        for (int t = 0; t < NT; t++)
+#pragma unroll
+            for (int h = 0; h < 4; h++) {
+                const uint gi = m0 + wm0 + i * 16 + g + (h >> 1) * 8, gj = n0 + wn0 + t * 8 + c2 + (h & 1);
+                if (gi < M && gj < N) {
+                    __global float *p = C + (size_t)gi * ldc + gj;
+                    *p = beta == 0.0f ? alpha * acc[i][t][h] : fma(alpha, acc[i][t][h], beta * *p);
+                }
+            }
+}

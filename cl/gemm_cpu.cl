@@ -46,8 +46,12 @@
 #define VLOAD CAT(vload, VW)
 #define VSTORE CAT(vstore, VW)
 /* VW elements of A or B from p + k·VW, widened to f32 */
-#if ABT == 1
-#define LDV(k, p) CAT(vload_half, VW)(k, p)
+#if ABT == 1 /* PoCL's vload_half16 is several times slower than sixteen vload_half */
+static inline void widen_row(__global const half *p, float *out)
+{
+    for (int c = 0; c < NR; c++) out[c] = CLRUN_LD(p, c);
+}
+#define LDV(k, p) CAT(vload, VW)(k, row_)
 #elif ABT == 2
 #define LDV(k, p) CAT(as_float, VW)(CAT(convert_uint, VW)(CAT(vload, VW)(k, p)) << 16)
 #else
@@ -65,11 +69,26 @@ __kernel void clrun_gemm_pack_b(const uint N, const uint K, __global const CLRUN
     __global const CLRUN_ELT *B = B0 + b_off + batch * stride_b;
     __global float *dst = Bp + batch * stride_p + ((size_t)panel * K + p) * NR;
     if (!TB && j0 + NR <= N) {
+#if ABT == 1
+        float row_[NR];
+        widen_row(B + (size_t)p * ldb + j0, row_);
+#endif
         VSTORE(LDV(0, B + (size_t)p * ldb + j0), 0, dst);
         VSTORE(LDV(1, B + (size_t)p * ldb + j0), 1, dst);
     } else {
         for (uint c = 0; c < NR; c++) dst[c] = j0 + c < N ? BT(p, j0 + c) : 0.0f;
     }
+}
+
+/* Mixed inputs (ABT 1, 2): dst[batch][r][c] = src[off + batch·stride + r·ld + c] widened to f32,
+ * so the multiply reads f32 (a conversion per element of A instead of one per use). */
+__kernel void clrun_gemm_widen(const uint rows, const uint cols, __global const CLRUN_ELT *restrict src, const ulong off, const uint ld,
+                               const ulong stride, __global float *restrict dst, const ulong d0)
+{
+    const uint c = get_global_id(0), r = get_global_id(1);
+    if (c >= cols || r >= rows) return;
+    const size_t batch = get_global_id(2);
+    dst[d0 + (batch * rows + r) * cols + c] = CLRUN_LD(src, off + batch * stride + (size_t)r * ld + c);
 }
 
 __kernel __attribute__((reqd_work_group_size(8, 1, 1))) void

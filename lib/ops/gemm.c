@@ -156,24 +156,31 @@ static void cpu_params(clrun_ctx *ctx, unsigned *vw, unsigned *rm)
         *vw = v[0], *rm = v[1];
 }
 
-/* The CPU kernel: pack op(B) into panels in the context's scratch buffer, then multiply. */
+/* The CPU kernel: pack op(B) into panels in the context's scratch buffer (widening f16/bf16 to f32),
+ * widen f16/bf16 A there too, then multiply in f32. */
 static clrun_status run_cpu(clrun_ctx *ctx, const clrun_gemm_desc *d, size_t batch)
 {
     clrun_status st;
     unsigned vw, rm;
     cpu_params(ctx, &vw, &rm);
-    clrun_kernel *pack = NULL, *k = NULL;
-    char opts[96];
+    clrun_kernel *pack = NULL, *widen = NULL, *k = NULL;
+    char opts[96], mopts[96];
     const size_t nr = 2 * (size_t)vw, panels = (d->n + nr - 1) / nr;
-    size_t stride_p = 0, bytes = 0;
-    if (d->k && (__builtin_mul_overflow(panels * nr, d->k, &stride_p) || __builtin_mul_overflow(stride_p, batch * sizeof(float), &bytes)))
+    const size_t ar = d->trans_a ? d->k : d->m, ac = d->trans_a ? d->m : d->k;
+    const int mixed = d->type != CLRUN_CAST_F32 && d->k;
+    size_t stride_p = 0, bytes = 0, abytes = 0;
+    if (d->k && (__builtin_mul_overflow(panels * nr, d->k, &stride_p) || __builtin_mul_overflow(stride_p, batch * sizeof(float), &bytes) ||
+                 (mixed && (__builtin_mul_overflow(ar * ac, batch * sizeof(float), &abytes) || __builtin_add_overflow(bytes, abytes, &abytes)))))
         return clrun__fail(ctx, CLRUN_INVALID_ARG, "gemm: op(B) panels of %zu×%zu in %zu batches overflow the address space", d->k, d->n, batch);
     snprintf(opts, sizeof opts, "-DVW=%u -DRM=%u -DTA=%d -DTB=%d -DPSUM=%d -DABT=%d", vw, rm, d->trans_a != 0, d->trans_b != 0, !d->fast,
              (int)d->type);
-    if ((st = clrun__lib_kernel(ctx, "gemm_cpu", opts, "clrun_gemm_cpu", &k))) return st;
-    clrun_buf *packed = d->c; /* K = 0: nothing is packed or read */
+    snprintf(mopts, sizeof mopts, "-DVW=%u -DRM=%u -DTA=%d -DTB=%d -DPSUM=%d -DABT=0", vw, rm, d->trans_a != 0, d->trans_b != 0, !d->fast);
+    if ((st = clrun__lib_kernel(ctx, "gemm_cpu", mopts, "clrun_gemm_cpu", &k))) return st;
+    clrun_buf *packed = d->c, *a = d->a ? d->a : d->c; /* K = 0: nothing is packed or read */
+    size_t a_off = d->a_off, lda = d->lda ? d->lda : 1, stride_a = d->stride_a;
     if (d->k) {
-        if ((st = clrun__lib_kernel(ctx, "gemm_cpu", opts, "clrun_gemm_pack_b", &pack)) || (st = clrun__scratch(ctx, bytes, &packed)))
+        if ((st = clrun__lib_kernel(ctx, "gemm_cpu", opts, "clrun_gemm_pack_b", &pack)) ||
+            (st = clrun__scratch(ctx, mixed ? abytes : bytes, &packed)))
             return st;
         size_t g[3] = {d->k, panels, batch};
         if ((st = clrun_arg_u32(pack, 0, (cl_uint)d->n)) || (st = clrun_arg_u32(pack, 1, (cl_uint)d->k)) ||
@@ -181,13 +188,22 @@ static clrun_status run_cpu(clrun_ctx *ctx, const clrun_gemm_desc *d, size_t bat
             (st = clrun_arg_u32(pack, 4, (cl_uint)d->ldb)) || (st = clrun_arg_u64(pack, 5, d->stride_b)) ||
             (st = clrun_arg_buf(pack, 6, packed)) || (st = clrun_arg_u64(pack, 7, stride_p)) || (st = clrun_launch(pack, 3, g, NULL)))
             return st;
+        if (mixed) { /* A widened into the scratch after the panels: ar × ac per batch, rows ac apart */
+            size_t gw[3] = {ac, ar, batch};
+            a = packed, a_off = bytes / sizeof(float), lda = ac, stride_a = ar * ac;
+            if ((st = clrun__lib_kernel(ctx, "gemm_cpu", opts, "clrun_gemm_widen", &widen)) || (st = clrun_arg_u32(widen, 0, (cl_uint)ar)) ||
+                (st = clrun_arg_u32(widen, 1, (cl_uint)ac)) || (st = clrun_arg_buf(widen, 2, d->a)) ||
+                (st = clrun_arg_u64(widen, 3, d->a_off)) || (st = clrun_arg_u32(widen, 4, (cl_uint)d->lda)) ||
+                (st = clrun_arg_u64(widen, 5, d->stride_a)) || (st = clrun_arg_buf(widen, 6, packed)) ||
+                (st = clrun_arg_u64(widen, 7, a_off)) || (st = clrun_launch(widen, 3, gw, NULL)))
+                return st;
+        }
     }
     size_t global[3] = {((d->m + rm - 1) / rm + 7) / 8 * 8, panels, batch}, local[3] = {8, 1, 1};
-    clrun_buf *a = d->a ? d->a : d->c;
     if ((st = clrun_arg_u32(k, 0, (cl_uint)d->m)) || (st = clrun_arg_u32(k, 1, (cl_uint)d->n)) ||
         (st = clrun_arg_u32(k, 2, (cl_uint)d->k)) || (st = clrun_arg_f32(k, 3, d->alpha)) || (st = clrun_arg_f32(k, 4, d->beta)) ||
-        (st = clrun_arg_buf(k, 5, a)) || (st = clrun_arg_u64(k, 6, d->a_off)) || (st = clrun_arg_u32(k, 7, (cl_uint)(d->lda ? d->lda : 1))) ||
-        (st = clrun_arg_u64(k, 8, d->stride_a)) || (st = clrun_arg_buf(k, 9, packed)) || (st = clrun_arg_u64(k, 10, stride_p)) ||
+        (st = clrun_arg_buf(k, 5, a)) || (st = clrun_arg_u64(k, 6, a_off)) || (st = clrun_arg_u32(k, 7, (cl_uint)lda)) ||
+        (st = clrun_arg_u64(k, 8, stride_a)) || (st = clrun_arg_buf(k, 9, packed)) || (st = clrun_arg_u64(k, 10, stride_p)) ||
         (st = clrun_arg_buf(k, 11, d->c)) || (st = clrun_arg_u64(k, 12, d->c_off)) || (st = clrun_arg_u32(k, 13, (cl_uint)d->ldc)) ||
         (st = clrun_arg_u64(k, 14, d->stride_c)))
         return st;

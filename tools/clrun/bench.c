@@ -495,6 +495,139 @@ static int bench_gemm(const struct bench_opts *o)
     return rc;
 }
 
+/* ---- bench mixed --------------------------------------------------------------------------- */
+
+/* PyTorch's matmul on CUDA (cuBLAS) in f16 and f32, when python3 has torch with a GPU: "f16 MS" and
+ * "f32 MS" lines, median of reps after a warm-up, timed with CUDA events. 0 when it cannot run. */
+static int torch_gemm(size_t m, size_t n, size_t k, int reps, double *f16, double *f32)
+{
+    static const char *script = "import sys, statistics\n"
+                                "import torch\n"
+                                "assert torch.cuda.is_available()\n"
+                                "m, n, k, reps = map(int, sys.argv[1:5])\n"
+                                "for dt, name in ((torch.float16, 'f16'), (torch.float32, 'f32')):\n"
+                                "    a = torch.randn(m, k, device='cuda', dtype=dt); b = torch.randn(k, n, device='cuda', dtype=dt)\n"
+                                "    torch.matmul(a, b); torch.cuda.synchronize(); t = []\n"
+                                "    for _ in range(reps):\n"
+                                "        e0 = torch.cuda.Event(enable_timing=True); e1 = torch.cuda.Event(enable_timing=True)\n"
+                                "        e0.record(); torch.matmul(a, b); e1.record(); torch.cuda.synchronize(); t.append(e0.elapsed_time(e1))\n"
+                                "    print(name, statistics.median(t))\n";
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "python3 - %zu %zu %zu %d 2>/dev/null <<'CLRUN_EOF'\n%sCLRUN_EOF\n", m, n, k, reps, script);
+    FILE *f = popen(cmd, "r");
+    if (!f) return 0;
+    char line[256];
+    int got = 0;
+    while (fgets(line, sizeof line, f)) {
+        double v;
+        if (sscanf(line, "f16 %lf", &v) == 1) *f16 = v, got |= 1;
+        else if (sscanf(line, "f32 %lf", &v) == 1) *f32 = v, got |= 2;
+    }
+    return pclose(f) == 0 && got == 3;
+}
+
+/* Fill a matrix of count elements of type t with values in [-0.5, 0.5). */
+static void *fill_matrix(clrun_cast_type t, size_t count, uint64_t seed)
+{
+    void *p = malloc(count * (t == CLRUN_CAST_F32 ? 4 : 2));
+    for (size_t i = 0; p && i < count; i++) {
+        float v = (float)((seed = seed * 6364136223846793005ull + 1) >> 40) / 16777216.0f - 0.5f;
+        if (t == CLRUN_CAST_F32) ((float *)p)[i] = v;
+        else ((uint16_t *)p)[i] = t == CLRUN_CAST_F16 ? clrun_f32_to_f16(v) : clrun_f32_to_bf16(v);
+    }
+    return p;
+}
+
+static int bench_mixed(const struct bench_opts *o)
+{
+    clrun_ctx *ctx = NULL;
+    int rc = cli_open("bench", o->spec, &ctx);
+    if (rc) return rc;
+    const clrun_device_info *in = clrun_ctx_device(ctx);
+    const int gpu = in->type == CLRUN_DEVICE_GPU, tc = clrun_gemm_tensor_cores(ctx);
+    size_t shapes[16][3], ns = 0;
+    const char *list = o->shapes ? o->shapes : gpu ? "4096x4096x4096,8192x8192x8192,4095x4097x1000" : "512x512x512,1024x1024x1024";
+    for (const char *p = list; *p && ns < 16;) {
+        unsigned long long m, n, k;
+        int used = 0;
+        if (sscanf(p, "%llux%llux%llu%n", &m, &n, &k, &used) != 3 || !m || !n || !k) {
+            clrun_close(ctx);
+            return cli_usage_error("bench", "--shapes wants MxNxK[,MxNxK...], not '%s'", list);
+        }
+        shapes[ns][0] = m, shapes[ns][1] = n, shapes[ns][2] = k, ns++;
+        p += used;
+        if (*p == ',') p++;
+    }
+    const int reps = o->repeat > 64 ? 64 : o->repeat;
+    if (!o->json)
+        printf("mixed-precision benchmark on %s: row-major NN, C in f32, GFLOP/s = 2·M·N·K / time, wall clock around the call\n"
+               "and clFinish, median of %d after a warm-up; tensor cores: %s\n%-30s %6s %6s %6s %12s %10s\n",
+               in->name, reps, tc ? "yes (mma.sync through inline PTX)" : "no (the portable kernels run)", "impl", "M", "N", "K", "median_ms",
+               "GFLOP/s");
+    static const struct {
+        const char *name;
+        clrun_cast_type t;
+        clrun_gemm_backend be;
+        int need_tc;
+    } rows[] = {{"clrun f32 (SIMT kernel)", CLRUN_CAST_F32, CLRUN_GEMM_KERNEL, 0}, {"clrun f16 portable", CLRUN_CAST_F16, CLRUN_GEMM_KERNEL, 0},
+                {"clrun bf16 portable", CLRUN_CAST_BF16, CLRUN_GEMM_KERNEL, 0},   {"clrun f16 tensor cores", CLRUN_CAST_F16, CLRUN_GEMM_TENSOR, 1},
+                {"clrun bf16 tensor cores", CLRUN_CAST_BF16, CLRUN_GEMM_TENSOR, 1}, {"clrun f32 3xTF32", CLRUN_CAST_F32, CLRUN_GEMM_TENSOR, 1}};
+    for (size_t si = 0; si < ns && rc == 0; si++) {
+        const size_t m = shapes[si][0], n = shapes[si][1], k = shapes[si][2];
+        for (size_t r = 0; r < sizeof rows / sizeof *rows && rc == 0; r++) {
+            if (rows[r].need_tc && !tc) continue;
+            if (gpu && rows[r].be == CLRUN_GEMM_KERNEL && rows[r].t != CLRUN_CAST_F32 && tc && m * n * k > (size_t)1 << 36) continue; /* slow */
+            const clrun_cast_type t = rows[r].t;
+            const size_t es = t == CLRUN_CAST_F32 ? 4 : 2;
+            void *ha = fill_matrix(t, m * k, 7 + si), *hb = fill_matrix(t, k * n, 99 + si);
+            clrun_gemm_desc d = {.m = m, .n = n, .k = k, .alpha = 1, .lda = k, .ldb = n, .ldc = n, .type = t};
+            clrun_status st = CLRUN_OK;
+            double ms = 0;
+            if (!ha || !hb) rc = (fprintf(stderr, "clrun bench: out of host memory\n"), EXIT_RUNTIME);
+            else if ((st = clrun_buf_new(ctx, m * k * es, 0, &d.a)) || (st = clrun_buf_new(ctx, k * n * es, 0, &d.b)) ||
+                     (st = clrun_buf_new(ctx, m * n * 4, 0, &d.c)) || (st = clrun_upload(d.a, 0, ha, m * k * es)) ||
+                     (st = clrun_upload(d.b, 0, hb, k * n * es)) || (st = time_gemm(ctx, &d, rows[r].be, reps, &ms)))
+                rc = cli_fail("bench", ctx, st);
+            else gemm_record(o, rows[r].name, m, n, k, ms);
+            clrun_buf_free(d.a), clrun_buf_free(d.b), clrun_buf_free(d.c);
+            free(ha), free(hb);
+        }
+        double f16 = 0, f32 = 0;
+        if (rc == 0 && gpu && torch_gemm(m, n, k, reps, &f16, &f32)) {
+            gemm_record(o, "PyTorch f16 matmul (cuBLAS)", m, n, k, f16);
+            gemm_record(o, "PyTorch f32 matmul (cuBLAS)", m, n, k, f32);
+        } else if (rc == 0 && gpu && si == 0 && !o->json) {
+            printf("(PyTorch with CUDA not found: no cuBLAS rows)\n");
+        }
+    }
+    /* conversions: bytes read + written per second */
+    const size_t count = (size_t)(o->size_mib > 0 ? o->size_mib : gpu ? 256 : 16) << 20;
+    clrun_buf *f = NULL, *h = NULL;
+    clrun_status st;
+    if (rc == 0 && ((st = clrun_buf_new(ctx, count * 4, 0, &f)) || (st = clrun_buf_new(ctx, count * 2, 0, &h)))) rc = cli_fail("bench", ctx, st);
+    static const struct {
+        const char *name;
+        clrun_cast_type from, to;
+    } casts[] = {{"cast f32 -> f16", CLRUN_CAST_F32, CLRUN_CAST_F16}, {"cast f16 -> f32", CLRUN_CAST_F16, CLRUN_CAST_F32},
+                 {"cast f32 -> bf16", CLRUN_CAST_F32, CLRUN_CAST_BF16}, {"cast bf16 -> f32", CLRUN_CAST_BF16, CLRUN_CAST_F32}};
+    if (rc == 0 && !o->json) printf("\n%-30s %12s %12s %10s\n", "conversion", "elements", "median_ms", "GB/s");
+    for (size_t c = 0; c < sizeof casts / sizeof *casts && rc == 0; c++) {
+        double t[64];
+        clrun_buf *src = casts[c].from == CLRUN_CAST_F32 ? f : h, *dst = src == f ? h : f;
+        for (int r = -1; r < reps && rc == 0; r++) {
+            double t0 = cli_now();
+            if ((st = clrun_cast(ctx, src, 0, casts[c].from, dst, 0, casts[c].to, count)) || (st = clrun_finish(ctx))) rc = cli_fail("bench", ctx, st);
+            if (r >= 0) t[r] = (cli_now() - t0) * 1e3;
+        }
+        if (rc) break;
+        double ms = cli_median(t, reps);
+        record(o, "cast", casts[c].name, count, ms, count * 6.0 / ms / 1e6, NULL);
+    }
+    clrun_buf_free(f), clrun_buf_free(h);
+    clrun_close(ctx);
+    return rc;
+}
+
 /* ---- canny --------------------------------------------------------------------------------------*/
 
 static double rnd(uint64_t *s) /* uniform in [0, 1) */
@@ -684,6 +817,10 @@ static const char *bench_help =
     "  gemm       f32 matrix multiply: clrun's kernel (default, per-slice partial sums) and its fast\n"
     "             mode (clrun_gemm_desc.fast) against CLBlast on the same device and, on CPUs, OpenBLAS\n"
     "             (--shapes MxNxK,... to choose the shapes)\n"
+    "  mixed      GEMM with f16/bf16 inputs and f32 results: the portable kernels and, on NVIDIA, the\n"
+    "             tensor-core kernel (and 3xTF32 for f32), against clrun's f32 kernel and PyTorch's cuBLAS\n"
+    "             (when python3 has torch with CUDA); then f32 <-> f16/bf16 conversion bandwidth (--size Mi\n"
+    "             elements, default 256 on a GPU, 16 otherwise; --shapes MxNxK,...)\n"
     "  canny      Canny edges of 1080p and 4K gray frames (L1, 50/100), device-resident and with the\n"
     "             transfers, against OpenCV's cv2.Canny on the host cores and on OpenCL (UMat) when\n"
     "             python3 with cv2 is installed; checks that the edges are identical\n\n"
@@ -724,7 +861,7 @@ int cmd_bench(int argc, char **argv)
             return cli_usage_error("bench", "unknown option '%s'", argv[optind - 1]);
         }
     }
-    if (optind >= argc) return cli_usage_error("bench", "which benchmark? transfer, launch, vector, gemm or canny");
+    if (optind >= argc) return cli_usage_error("bench", "which benchmark? transfer, launch, vector, gemm, mixed or canny");
     const char *name = argv[optind];
     if (optind + 1 < argc) return cli_usage_error("bench", "unexpected argument '%s'", argv[optind + 1]);
     if (strcmp(name, "transfer") == 0) return bench_transfer(&o);
@@ -732,5 +869,6 @@ int cmd_bench(int argc, char **argv)
     if (strcmp(name, "vector") == 0) return bench_vector(&o);
     if (strcmp(name, "gemm") == 0) return bench_gemm(&o);
     if (strcmp(name, "canny") == 0) return bench_canny(&o);
-    return cli_usage_error("bench", "unknown benchmark '%s'; there are: transfer, launch, vector, gemm, canny", name);
+    if (strcmp(name, "mixed") == 0) return bench_mixed(&o);
+    return cli_usage_error("bench", "unknown benchmark '%s'; there are: transfer, launch, vector, gemm, mixed, canny", name);
 }

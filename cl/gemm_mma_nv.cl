@@ -48,6 +48,9 @@
 #ifndef TB
 #define TB 0
 #endif
+#ifndef TFACC
+#define TFACC 1 /* 3xTF32: 1 each step's products summed from zero, then into acc; 2 each slice's */
+#endif
 
 #define NW ((BM / WTM) * (BN / WTN))
 #define NTHR (NW * 32)
@@ -194,6 +197,13 @@ clrun_gemm_mma(const uint M, const uint N, const uint K, const float alpha, cons
         if (nk < kt_n) load_slice(smem + ns * (A_SZ + B_SZ), smem + ns * (A_SZ + B_SZ) + A_SZ, A, B, lda, ldb, M, N, K, m0, n0, nk * BK, tid);
         else asm volatile("cp.async.commit_group;\n" ::: "memory");
         __local const ELT *as = smem + (kt % STAGES) * (A_SZ + B_SZ), *bs = as + A_SZ;
+#if ABT == 0 && TFACC == 2
+        float part[MT][NT][4];
+#pragma unroll
+        for (int i = 0; i < MT; i++)
+#pragma unroll
+            for (int j = 0; j < NT; j++) part[i][j][0] = part[i][j][1] = part[i][j][2] = part[i][j][3] = 0.0f;
+#endif
 #pragma unroll
         for (uint kk = 0; kk < BK; kk += KSTEP) {
 #if ABT != 0
@@ -250,16 +260,35 @@ clrun_gemm_mma(const uint M, const uint N, const uint K, const float alpha, cons
                     split(TB ? bs[B_AT(n, k)] : bs[B_AT(k, n)], &bh[t][h], &bl[t][h]);
                 }
             }
+            /* the tensor cores' own accumulation truncates: the three products of a step (TFACC 1)
+             * or of a slice (TFACC 2) are summed from zero there and added to acc in f32 here,
+             * small terms first */
 #pragma unroll
             for (int i = 0; i < MT; i++)
 #pragma unroll
                 for (int t = 0; t < NT; t++) {
-                    mma1688(acc[i][t], al[i], bh[t]);
-                    mma1688(acc[i][t], ah[i], bl[t]);
-                    mma1688(acc[i][t], ah[i], bh[t]);
+#if TFACC == 2
+                    float *tmp = part[i][t];
+#else
+                    float tmp[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+#endif
+                    mma1688(tmp, al[i], bh[t]);
+                    mma1688(tmp, ah[i], bl[t]);
+                    mma1688(tmp, ah[i], bh[t]);
+#if TFACC != 2
+                    for (int h = 0; h < 4; h++) acc[i][t][h] += tmp[h];
+#endif
                 }
 #endif
         }
+#if ABT == 0 && TFACC == 2
+#pragma unroll
+        for (int i = 0; i < MT; i++)
+#pragma unroll
+            for (int j = 0; j < NT; j++)
+#pragma unroll
+                for (int h = 0; h < 4; h++) acc[i][j][h] += part[i][j][h];
+#endif
     }
     asm volatile("cp.async.wait_group 0;\n" ::: "memory");
     /* accumulator (i, t): c0, c1 at row g, columns 2c, 2c+1 of the 16×8 tile; c2, c3 at row g+8 */

@@ -240,10 +240,15 @@ static clrun_status run_gpu(clrun_ctx *ctx, const clrun_gemm_desc *d, size_t bat
     return clrun_launch(k, 3, global, local);
 }
 
-/* Tiles of the tensor-core kernel (cl/gemm_mma_nv.cl): BM BN BK WTM WTN STAGES. Measured on the
- * H200 (docs/BENCHMARKS.md); $CLRUN_GEMM_MMA_PARAMS ("BM,BN,BK,WTM,WTN,STAGES") overrides them. */
+/* Tiles of the tensor-core kernel (cl/gemm_mma_nv.cl): BM BN BK WTM WTN STAGES, and TFACC for 3xTF32.
+ * Measured on the H200 (docs/BENCHMARKS.md): f16/bf16 128×128 tiles of four 64×64 warps, slices of
+ * 32 in three stages (48 KiB, all the local memory NVIDIA's OpenCL gives a work-group) beat 128×256,
+ * 256×128, 64×128, 8 warps of 64×32 and slices of 16 in 4 or 6 stages by 10–35%. 3xTF32: the same
+ * tiles in slices of 16, each slice's products summed from zero on the tensor cores and then added
+ * in f32 (TFACC 2: the SIMT kernel's accuracy; summing per step, TFACC 1, is 3× less accurate for
+ * 5% more speed). $CLRUN_GEMM_MMA_PARAMS ("BM,BN,BK,WTM,WTN,STAGES[,TFACC]") overrides them. */
 struct mma_params {
-    unsigned bm, bn, bk, wtm, wtn, stages;
+    unsigned bm, bn, bk, wtm, wtn, stages, tfacc;
 };
 
 static int mma_ok(const clrun_ctx *ctx, const struct mma_params *p, size_t esize)
@@ -260,10 +265,12 @@ static int mma_ok(const clrun_ctx *ctx, const struct mma_params *p, size_t esize
 static void mma_params(const clrun_ctx *ctx, const clrun_gemm_desc *d, struct mma_params *p)
 {
     const size_t es = d->type == CLRUN_CAST_F32 ? 4 : 2;
-    *p = es == 4 ? (struct mma_params){128, 128, 16, 64, 32, 3} : (struct mma_params){128, 128, 32, 64, 64, 3};
+    *p = es == 4 ? (struct mma_params){128, 128, 16, 64, 64, 3, 2} : (struct mma_params){128, 128, 32, 64, 64, 3, 1};
     const char *env = getenv("CLRUN_GEMM_MMA_PARAMS");
-    struct mma_params e;
-    if (env && sscanf(env, "%u,%u,%u,%u,%u,%u", &e.bm, &e.bn, &e.bk, &e.wtm, &e.wtn, &e.stages) == 6 && mma_ok(ctx, &e, es)) *p = e;
+    struct mma_params e = {0, 0, 0, 0, 0, 0, 1};
+    if (env && sscanf(env, "%u,%u,%u,%u,%u,%u,%u", &e.bm, &e.bn, &e.bk, &e.wtm, &e.wtn, &e.stages, &e.tfacc) >= 6 && (e.tfacc == 1 || e.tfacc == 2) &&
+        mma_ok(ctx, &e, es))
+        *p = e;
 }
 
 /* cp.async copies 16 bytes from 16-byte aligned addresses: every row of A and B must start on one */
@@ -286,8 +293,8 @@ static clrun_status run_tensor(clrun_ctx *ctx, const clrun_gemm_desc *d, size_t 
                            "multiples of %d elements (16 bytes); use another backend for this layout",
                            d->type == CLRUN_CAST_F32 ? 4 : 8);
     mma_params(ctx, d, &p);
-    snprintf(opts, sizeof opts, "-DABT=%d -DBM=%u -DBN=%u -DBK=%u -DWTM=%u -DWTN=%u -DSTAGES=%u -DTA=%d -DTB=%d", (int)d->type, p.bm, p.bn,
-             p.bk, p.wtm, p.wtn, p.stages, d->trans_a != 0, d->trans_b != 0);
+    snprintf(opts, sizeof opts, "-DABT=%d -DBM=%u -DBN=%u -DBK=%u -DWTM=%u -DWTN=%u -DSTAGES=%u -DTFACC=%u -DTA=%d -DTB=%d", (int)d->type, p.bm,
+             p.bn, p.bk, p.wtm, p.wtn, p.stages, p.tfacc, d->trans_a != 0, d->trans_b != 0);
     if ((st = clrun__lib_kernel(ctx, "gemm_mma_nv", opts, "clrun_gemm_mma", &k))) return st;
     const size_t threads = (size_t)(p.bm / p.wtm) * (p.bn / p.wtn) * 32;
     const size_t tiles = ((d->m + p.bm - 1) / p.bm) * ((d->n + p.bn - 1) / p.bn);

@@ -546,6 +546,7 @@ static int bench_mixed(const struct bench_opts *o)
     const clrun_device_info *in = clrun_ctx_device(ctx);
     const int gpu = in->type == CLRUN_DEVICE_GPU, tc = clrun_gemm_tensor_cores(ctx);
     size_t shapes[16][3], ns = 0;
+    if (!tc && gpu && *clrun_last_error(ctx)) fprintf(stderr, "clrun bench: no tensor cores: %s\n", clrun_last_error(ctx));
     const char *list = o->shapes ? o->shapes : gpu ? "4096x4096x4096,8192x8192x8192,4095x4097x1000" : "512x512x512,1024x1024x1024";
     for (const char *p = list; *p && ns < 16;) {
         unsigned long long m, n, k;
@@ -576,6 +577,10 @@ static int bench_mixed(const struct bench_opts *o)
         const size_t m = shapes[si][0], n = shapes[si][1], k = shapes[si][2];
         for (size_t r = 0; r < sizeof rows / sizeof *rows && rc == 0; r++) {
             if (rows[r].need_tc && !tc) continue;
+            if (rows[r].need_tc && (k % 8 || n % 8)) { /* rows of A and B must start on 16 bytes */
+                if (!o->json) printf("%-30s %6zu %6zu %6zu   (rows of A or B not 16-byte aligned: the tensor kernel does not take them)\n", rows[r].name, m, n, k);
+                continue;
+            }
             if (gpu && rows[r].be == CLRUN_GEMM_KERNEL && rows[r].t != CLRUN_CAST_F32 && tc && m * n * k > (size_t)1 << 36) continue; /* slow */
             const clrun_cast_type t = rows[r].t;
             const size_t es = t == CLRUN_CAST_F32 ? 4 : 2;

@@ -601,6 +601,54 @@ const char *clrun_gemm_backend_name(clrun_gemm_backend b);
 clrun_gemm_backend clrun_gemm_resolve(clrun_ctx *ctx, const clrun_gemm_desc *d);
 
 /* ------------------------------------------------------------------------------------------------
+ * Dynamic loss scaling (lib/ops/amp.c, cl/amp.cl), with the semantics of PyTorch's GradScaler
+ *
+ * A training step: multiply the loss (or the gradient it seeds backpropagation with) by
+ * scaler.scale; backpropagate; clrun_scaler_unscale the gradients (one launch per 8 buffers checks
+ * them for inf/NaN and multiplies them by 1/scale); clrun_scaler_update, which says whether a
+ * gradient was not finite: then skip the optimizer step. The scale backs off on overflow and grows
+ * after growth_interval clean steps in a row, exactly as torch.cuda.amp.GradScaler does it.
+ * ----------------------------------------------------------------------------------------------*/
+
+typedef struct clrun_scaler {
+    float scale;           /* current loss scale (f32, as PyTorch keeps it); init 65536 */
+    double growth_factor;  /* > 1; init 2 (double, as PyTorch passes it: products are rounded to f32 once) */
+    double backoff_factor; /* in (0, 1); init 0.5 */
+    int growth_interval;   /* ≥ 1; init 2000 */
+    int growth_tracker;    /* clean steps since the scale last changed or backed off */
+    clrun_buf *found_inf;  /* device flag (4 bytes), made by the first unscale; freed by clrun_scaler_free */
+} clrun_scaler;
+
+/** One gradient buffer for clrun_scaler_unscale: n elements of type (f32, f16 or bf16) from
+ *  element off. */
+typedef struct clrun_grad {
+    clrun_buf *buf;
+    size_t off, n;
+    clrun_cast_type type;
+} clrun_grad;
+
+/** PyTorch's defaults: scale 65536, growth 2, backoff 0.5, interval 2000, tracker 0. */
+void clrun_scaler_init(clrun_scaler *s);
+
+/** Free the scaler's device flag (the scaler may be used again: it makes a new one). NULL is
+ *  ignored. */
+void clrun_scaler_free(clrun_scaler *s);
+
+/** For every element of every gradient: if it is inf or NaN set the scaler's found-inf flag (which
+ *  collects every unscale since the last update, as GradScaler does over optimizers), and multiply it by inv_scale = (float)(1.0 / (double)scale) in f32 (non-finite values are
+ *  multiplied too; f16/bf16 results rounded to nearest even). One launch per 8 gradients; queued.
+ *  CLRUN_INVALID_ARG for a range outside its buffer, an unknown type or a scale that is not a
+ *  positive finite number. */
+clrun_status clrun_scaler_unscale(clrun_ctx *ctx, clrun_scaler *s, const clrun_grad *grads, size_t count);
+
+/** Read the flag the unscales since the last update left (waits for them) into *found_inf (1: skip
+ *  this step's optimizer update), clear it, and update the scale: on found_inf, scale ×= backoff_factor and the tracker resets to 0;
+ *  otherwise the tracker counts the step and, when it then equals growth_interval, scale ×=
+ *  growth_factor if the product is finite in f32, and the tracker resets to 0. Without an unscale since the last update,
+ *  the step counts as clean. CLRUN_INVALID_ARG for factors or an interval out of range. */
+clrun_status clrun_scaler_update(clrun_ctx *ctx, clrun_scaler *s, int *found_inf);
+
+/* ------------------------------------------------------------------------------------------------
  * Images and Canny edge detection (lib/io/image.c, lib/ops/canny.c, cl/canny.cl)
  * ----------------------------------------------------------------------------------------------*/
 

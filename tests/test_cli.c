@@ -400,6 +400,31 @@ static void op_gemm(void **state)
     EXPECT(2, "--beta needs", "op", "gemm", path("ga.npy"), path("gb.npy"), "--beta", "1", "-o", path("x.npy"));
     EXPECT(2, "--backend wants", "op", "gemm", path("ga.npy"), path("gb.npy"), "--backend", "magic", "-o", path("x.npy"));
     EXPECT(2, "must be float32", "op", "gemm", path("ga.npy"), path("gb.npy"), "-c", path("ga.npy"), "--beta", "1", "-o", path("x.npy"));
+    /* float16 and bf16 inputs (small integers: exact in both), float32 out, equal to the f32 product */
+    for (int bf = 0; bf < 2; bf++) {
+        clrun_array a16, b16, r16;
+        CHECK_OK(NULL, clrun_array_new(&a16, bf ? CLRUN_U16 : CLRUN_F16, 3, ash));
+        CHECK_OK(NULL, clrun_array_new(&b16, bf ? CLRUN_U16 : CLRUN_F16, 3, bsh));
+        for (size_t i = 0; i < a.count; i++) {
+            float v = ((float *)a.data)[i];
+            ((uint16_t *)a16.data)[i] = bf ? clrun_f32_to_bf16(v) : clrun_f32_to_f16(v);
+        }
+        for (size_t i = 0; i < b.count; i++) {
+            float v = ((float *)b.data)[i];
+            ((uint16_t *)b16.data)[i] = bf ? clrun_f32_to_bf16(v) : clrun_f32_to_f16(v);
+        }
+        CHECK_OK(NULL, clrun_npy_write(path("ha.npy"), &a16));
+        CHECK_OK(NULL, clrun_npy_write(path("hb.npy"), &b16));
+        if (bf) EXPECT(0, "from bf16 inputs", "op", "gemm", path("ha.npy"), path("hb.npy"), "-o", path("hc.npy"), "--alpha", "2", "--bf16");
+        else EXPECT(0, "from f16 inputs", "op", "gemm", path("ha.npy"), path("hb.npy"), "-o", path("hc.npy"), "--alpha", "2");
+        CHECK_OK(NULL, clrun_npy_read(path("hc.npy"), &r16));
+        assert_int_equal(r16.dtype, CLRUN_F32);
+        assert_int_equal(r16.count, r.count);
+        assert_memory_equal(r16.data, r.data, r.bytes);
+        clrun_array_free(&r16), clrun_array_free(&a16), clrun_array_free(&b16);
+    }
+    EXPECT(2, "be float32 or both float16", "op", "gemm", path("ga.npy"), path("ha.npy"), "-o", path("x.npy"));
+    EXPECT(2, "uint16 arrays of bf16", "op", "gemm", path("ga.npy"), path("gb.npy"), "--bf16", "-o", path("x.npy"));
     clrun_array_free(&a), clrun_array_free(&b), clrun_array_free(&r);
 }
 

@@ -108,7 +108,7 @@ struct gemm_opts {
     float alpha, beta;
     const char *c0;
     clrun_gemm_backend backend;
-    int fast;
+    int fast, bf16;
 };
 
 static int op_gemm(clrun_ctx *ctx, clrun_array *in, const struct op_opts *o, const struct gemm_opts *g)
@@ -117,8 +117,16 @@ static int op_gemm(clrun_ctx *ctx, clrun_array *in, const struct op_opts *o, con
     clrun_buf *ba = NULL, *bb = NULL, *bc = NULL;
     clrun_status st;
     int rc = EXIT_OK;
-    if (A->dtype != CLRUN_F32 || B->dtype != CLRUN_F32) {
-        fprintf(stderr, "clrun op gemm: A and B must be float32 (they are %s and %s)\n", clrun_dtype_name(A->dtype), clrun_dtype_name(B->dtype));
+    /* float32, float16, or bf16 patterns in uint16 with --bf16: both the same; C is float32 */
+    const clrun_dtype want = g->bf16 ? CLRUN_U16 : A->dtype == CLRUN_F16 ? CLRUN_F16 : CLRUN_F32;
+    const clrun_cast_type type = g->bf16 ? CLRUN_CAST_BF16 : want == CLRUN_F16 ? CLRUN_CAST_F16 : CLRUN_CAST_F32;
+    if (A->dtype != want || B->dtype != want) {
+        if (g->bf16)
+            fprintf(stderr, "clrun op gemm: with --bf16, A and B must be uint16 arrays of bf16 patterns (they are %s and %s)\n",
+                    clrun_dtype_name(A->dtype), clrun_dtype_name(B->dtype));
+        else
+            fprintf(stderr, "clrun op gemm: A and B must both be float32 or both float16 (they are %s and %s)\n", clrun_dtype_name(A->dtype),
+                    clrun_dtype_name(B->dtype));
         return EXIT_USAGE;
     }
     if (A->ndim < 2 || A->ndim > 3 || B->ndim != A->ndim) {
@@ -153,7 +161,7 @@ static int op_gemm(clrun_ctx *ctx, clrun_array *in, const struct op_opts *o, con
         goto done;
     }
     clrun_gemm_desc d = {g->ta, g->tb, M, N, K, g->alpha, g->beta, NULL, 0, ac, ar * ac, NULL, 0, bcn, br * bcn,
-                         NULL, 0, N, M * N, batch, g->backend, g->fast, CLRUN_CAST_F32};
+                         NULL, 0, N, M * N, batch, g->backend, g->fast, type};
     if (R.count) {
         if ((st = clrun_buf_new(ctx, R.bytes, 0, &bc)) || (st = clrun_upload(bc, 0, R.data, R.bytes))) goto fail;
         if (A->count && ((st = clrun_buf_new(ctx, A->bytes, 0, &ba)) || (st = clrun_upload(ba, 0, A->data, A->bytes)))) goto fail;
@@ -165,7 +173,8 @@ static int op_gemm(clrun_ctx *ctx, clrun_array *in, const struct op_opts *o, con
         rc = cli_fail("op", NULL, CLRUN_IO_ERROR);
         goto done;
     }
-    printf("wrote %s (f32, %s%zu×%zu)\n", o->out, o3 ? "batch × " : "", M, N);
+    printf("wrote %s (f32, %s%zu×%zu%s)\n", o->out, o3 ? "batch × " : "", M, N,
+           type == CLRUN_CAST_F32 ? "" : type == CLRUN_CAST_F16 ? ", from f16 inputs" : ", from bf16 inputs");
     goto done;
 fail:
     rc = st == CLRUN_UNSUPPORTED ? (fprintf(stderr, "clrun op gemm: %s\n", clrun_last_error(ctx)), EXIT_USAGE) : cli_fail("op", ctx, st);
@@ -189,7 +198,8 @@ static const struct op ops[] = {
     {"max", "largest element; NaN if any is NaN (printed)", 1, 1, CLRUN_MUL},
     {"min", "smallest element; NaN if any is NaN (printed)", 1, 1, CLRUN_MUL},
     {"argmax", "index of the first largest element, or of the first NaN (printed)", 1, 1, CLRUN_MUL},
-    {"gemm", "alpha * op(A) @ op(B) + beta * C0, float32; 3-D inputs are batches (--ta --tb --beta -c)", 2, 2, CLRUN_MUL},
+    {"gemm", "alpha * op(A) @ op(B) + beta * C0 in float32, A and B float32 or float16 (or bf16 with --bf16);\n"
+             "             3-D inputs are batches (--ta --tb --beta -c)", 2, 2, CLRUN_MUL},
 };
 
 static void list_ops(FILE *f)
@@ -211,7 +221,9 @@ static const char *op_help =
     "  --beta Y -c C0.npy  gemm: add Y times C0 (default beta 0, and then C0 is not needed)\n"
     "  --backend NAME      gemm: auto (default: the tuning file's fastest for the shape, see clrun tune),\n"
     "                      clrun (clrun's kernel for the device), gpu (the GPU-shaped kernel), cpu (the\n"
-    "                      CPU-shaped one), clblast\n"
+    "                      CPU-shaped one), clblast (f32 only), tensor (NVIDIA tensor cores: f16/bf16,\n"
+    "                      and 3xTF32 for f32; auto takes them for f16/bf16 where they are)\n"
+    "  --bf16              gemm: A and B are uint16 arrays of bf16 patterns (as clrun op cast writes)\n"
     "  --fast              gemm: one running sum per element (as a plain loop, a few % faster) instead\n"
     "                      of per-slice partial sums (about 3x more accurate)\n"
     "  -d, --device SPEC   device (default: $CLRUN_DEVICE, else the best)\n"
@@ -287,12 +299,13 @@ int cmd_op(int argc, char **argv)
     if (argc > 1 && strcmp(argv[1], "cast") == 0) return cmd_op_cast(argc, argv);
     const char *spec = NULL;
     struct op_opts o = {NULL, 1.0f, 0};
-    struct gemm_opts g = {0, 0, 1.0f, 0.0f, NULL, CLRUN_GEMM_AUTO, 0};
+    struct gemm_opts g = {0, 0, 1.0f, 0.0f, NULL, CLRUN_GEMM_AUTO, 0, 0};
     static const struct option opts[] = {{"output", required_argument, NULL, 'o'}, {"device", required_argument, NULL, 'd'},
                                          {"alpha", required_argument, NULL, 'a'},  {"json", no_argument, NULL, 'j'},
                                          {"ta", no_argument, NULL, 'T'},           {"tb", no_argument, NULL, 'U'},
                                          {"beta", required_argument, NULL, 'B'},   {"backend", required_argument, NULL, 'K'},
-                                         {"fast", no_argument, NULL, 'F'},         {"help", no_argument, NULL, 'h'}, {0}};
+                                         {"fast", no_argument, NULL, 'F'},         {"bf16", no_argument, NULL, 'H'},
+                                         {"help", no_argument, NULL, 'h'},         {0}};
     int c;
     optind = 1;
     opterr = 0;
@@ -304,6 +317,7 @@ int cmd_op(int argc, char **argv)
         else if (c == 'U') g.tb = 1;
         else if (c == 'c') g.c0 = optarg;
         else if (c == 'F') g.fast = 1;
+        else if (c == 'H') g.bf16 = 1;
         else if (c == 'B') {
             g.beta = strtof(optarg, &end);
             if (!*optarg || *end) return cli_usage_error("op", "--beta wants a number, not '%s'", optarg);
@@ -313,7 +327,8 @@ int cmd_op(int argc, char **argv)
             else if (!strcmp(optarg, "gpu")) g.backend = CLRUN_GEMM_GPU_KERNEL;
             else if (!strcmp(optarg, "cpu")) g.backend = CLRUN_GEMM_CPU_KERNEL;
             else if (!strcmp(optarg, "clblast")) g.backend = CLRUN_GEMM_CLBLAST;
-            else return cli_usage_error("op", "--backend wants auto, clrun, gpu, cpu or clblast, not '%s'", optarg);
+            else if (!strcmp(optarg, "tensor")) g.backend = CLRUN_GEMM_TENSOR;
+            else return cli_usage_error("op", "--backend wants auto, clrun, gpu, cpu, clblast or tensor, not '%s'", optarg);
         }
         else if (c == 'a') {
             o.alpha = strtof(optarg, &end);

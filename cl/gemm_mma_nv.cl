@@ -136,12 +136,10 @@ static inline void mma16816(float *c, const uint *a, const uint *b)
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
 #else
-static inline uint tf32_big(float x)
-{
-    uint r;
-    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
-    return r;
-}
+/* x rounded to tf32 (10 mantissa bits), to nearest with ties away from zero: what cvt.rna.tf32.f32
+ * computes, in two integer operations at full rate (the conversion unit does a sixteenth of that,
+ * and the splits would be the kernel's bottleneck) */
+static inline uint tf32_big(float x) { return (as_uint(x) + 0x1000u) & 0xFFFFE000u; }
 
 static inline void mma1688(float *c, const uint *a, const uint *b)
 {

@@ -94,32 +94,38 @@ static void device_casts(void **state)
     uint32_t *in = malloc(cap * 4), *back = malloc(cap * 4);
     uint16_t *out = malloc(cap * 2);
     assert_non_null(in), assert_non_null(out), assert_non_null(back);
-    const size_t n = device_inputs(in, cap, &s), off = 3; /* element offsets on both sides */
+    const size_t n_all = device_inputs(in, cap, &s), off_max = 4;
     clrun_buf *b32, *b16;
-    CHECK_OK(ctx, clrun_buf_new(ctx, (n + off) * 4, 0, &b32));
-    CHECK_OK(ctx, clrun_buf_new(ctx, (n + off) * 2, 0, &b16));
-    CHECK_OK(ctx, clrun_upload(b32, off * 4, in, n * 4));
-    for (int bf = 0; bf < 2; bf++) {
-        const clrun_cast_type t = bf ? CLRUN_CAST_BF16 : CLRUN_CAST_F16;
-        CHECK_OK(ctx, clrun_cast(ctx, b32, off, CLRUN_CAST_F32, b16, off, t, n));
-        CHECK_OK(ctx, clrun_download(b16, off * 2, out, n * 2));
-        for (size_t i = 0; i < n; i++) {
-            const float f = bits_f(in[i]);
-            const uint16_t want = bf ? clrun_f32_to_bf16(f) : clrun_f32_to_f16(f);
-            const int nan_ok = !bf && isnan(f) && (out[i] & 0x7C00u) == 0x7C00u && (out[i] & 0x3FFu); /* any f16 NaN */
-            if (out[i] != want && !nan_ok) fail_msg("device f32 %08x -> %s %04x, host %04x", in[i], bf ? "bf16" : "f16", out[i], want);
-        }
-        /* back: every 16-bit pattern */
-        for (uint32_t h = 0; h < 65536; h++) out[h] = (uint16_t)h;
-        CHECK_OK(ctx, clrun_upload(b16, off * 2, out, 65536 * 2));
-        CHECK_OK(ctx, clrun_cast(ctx, b16, off, t, b32, 0, CLRUN_CAST_F32, 65536));
-        CHECK_OK(ctx, clrun_download(b32, 0, back, 65536 * 4));
-        for (uint32_t h = 0; h < 65536; h++) {
-            const float want = bf ? clrun_bf16_to_f32((uint16_t)h) : clrun_f16_to_f32((uint16_t)h), got = bits_f(back[h]);
-            if (isnan(want) ? !isnan(got) : memcmp(&got, &want, 4) != 0) fail_msg("device %s %04x -> f32 %08x", bf ? "bf16" : "f16", h, back[h]);
-        }
+    CHECK_OK(ctx, clrun_buf_new(ctx, (n_all + off_max) * 4, 0, &b32));
+    CHECK_OK(ctx, clrun_buf_new(ctx, (n_all + off_max) * 2, 0, &b16));
+    /* pass 0: offsets of 4, every input, a count that leaves a tail (the four-wide kernels);
+     * pass 1: offsets of 3 (the one-element kernels) on the first 2^20 + 5 inputs */
+    for (int pass = 0; pass < 2; pass++) {
+        const size_t off = pass ? 3 : 4, n = pass ? ((size_t)1 << 20) + 5 : n_all - (n_all % 4 == 0), nb = pass ? 65536 : 65535;
         CHECK_OK(ctx, clrun_upload(b32, off * 4, in, n * 4));
+        for (int bf = 0; bf < 2; bf++) {
+            const clrun_cast_type t = bf ? CLRUN_CAST_BF16 : CLRUN_CAST_F16;
+            CHECK_OK(ctx, clrun_cast(ctx, b32, off, CLRUN_CAST_F32, b16, off, t, n));
+            CHECK_OK(ctx, clrun_download(b16, off * 2, out, n * 2));
+            for (size_t i = 0; i < n; i++) {
+                const float f = bits_f(in[i]);
+                const uint16_t want = bf ? clrun_f32_to_bf16(f) : clrun_f32_to_f16(f);
+                const int nan_ok = !bf && isnan(f) && (out[i] & 0x7C00u) == 0x7C00u && (out[i] & 0x3FFu); /* any f16 NaN */
+                if (out[i] != want && !nan_ok) fail_msg("device f32 %08x -> %s %04x, host %04x", in[i], bf ? "bf16" : "f16", out[i], want);
+            }
+            /* back: every 16-bit pattern (pass 0: all but the last, for a tail) */
+            for (uint32_t h = 0; h < 65536; h++) out[h] = (uint16_t)h;
+            CHECK_OK(ctx, clrun_upload(b16, off * 2, out, 65536 * 2));
+            CHECK_OK(ctx, clrun_cast(ctx, b16, off, t, b32, 0, CLRUN_CAST_F32, nb));
+            CHECK_OK(ctx, clrun_download(b32, 0, back, nb * 4));
+            for (uint32_t h = 0; h < nb; h++) {
+                const float want = bf ? clrun_bf16_to_f32((uint16_t)h) : clrun_f16_to_f32((uint16_t)h), got = bits_f(back[h]);
+                if (isnan(want) ? !isnan(got) : memcmp(&got, &want, 4) != 0) fail_msg("device %s %04x -> f32 %08x", bf ? "bf16" : "f16", h, back[h]);
+            }
+            CHECK_OK(ctx, clrun_upload(b32, off * 4, in, n * 4));
+        }
     }
+    const size_t n = n_all, off = off_max; /* n + off + 1 elements run one past the buffers */
     CHECK_FAIL(ctx, clrun_cast(ctx, b32, 0, CLRUN_CAST_F16, b16, 0, CLRUN_CAST_BF16, 4), CLRUN_UNSUPPORTED, "f16 to bf16");
     CHECK_FAIL(ctx, clrun_cast(ctx, b32, n, CLRUN_CAST_F32, b16, 0, CLRUN_CAST_F16, off + 1), CLRUN_INVALID_ARG, "source buffer");
     CHECK_FAIL(ctx, clrun_cast(ctx, b32, 0, CLRUN_CAST_F32, b16, n, CLRUN_CAST_F16, off + 1), CLRUN_INVALID_ARG, "destination buffer");

@@ -27,6 +27,11 @@ clrun_status clrun_cast(clrun_ctx *ctx, clrun_buf *src, size_t src_off, clrun_ca
     clrun_status st;
     clrun_kernel *k;
     size_t g = n;
+    char name4[40];
+    if (src_off % 4 == 0 && dst_off % 4 == 0) { /* four per work-item, in aligned vectors */
+        snprintf(name4, sizeof name4, "%s_x4", kname);
+        kname = name4, g = (n + 3) / 4;
+    }
     if ((st = clrun__lib_kernel(ctx, "convert", NULL, kname, &k)) || (st = clrun_arg_buf(k, 0, src)) || (st = clrun_arg_u64(k, 1, src_off)) ||
         (st = clrun_arg_buf(k, 2, dst)) || (st = clrun_arg_u64(k, 3, dst_off)) || (st = clrun_arg_u64(k, 4, n)))
         return st;

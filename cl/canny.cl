@@ -368,13 +368,25 @@ __kernel void clrun_canny_blur(__global const uchar *restrict src, const ulong s
 }
 
 /* Root of x's tree (labels only ever point to smaller indices). */
-/* The root of x's tree, halving the path on the way: each visited pixel is pointed at its
+/* The root of x's tree (read only: clrun_canny_resolve relies on every pixel's final label being
+ * its root, which a concurrent halving store would undo). */
+static inline int find_root(volatile __global int *label, int x)
+{
+    int p = label[x];
+    while (p != x) {
+        x = p;
+        p = label[x];
+    }
+    return x;
+}
+
+/* The same, for unite, halving the path on the way: each visited pixel is pointed at its
  * grandparent. Labels only ever point at smaller indices, and a grandparent is an ancestor, so the
  * plain store races harmlessly with other finds (they only shorten paths too) and with a unite's
  * atomic_min on the same pixel (that unite saw the pixel was no longer a root and joins its old
  * parent, hence the same tree, next). Long edges that cross many tiles otherwise leave chains one
  * tile root long per tile, walked again by every find. */
-static inline int find_root(volatile __global int *label, int x)
+static inline int find_root_halving(volatile __global int *label, int x)
 {
     int p = label[x];
     while (p != x) {
@@ -390,8 +402,8 @@ static inline int find_root(volatile __global int *label, int x)
 static inline void unite(volatile __global int *label, int a, int b)
 {
     for (;;) {
-        a = find_root(label, a);
-        b = find_root(label, b);
+        a = find_root_halving(label, a);
+        b = find_root_halving(label, b);
         if (a == b) return;
         if (a > b) {
             const int t = a;

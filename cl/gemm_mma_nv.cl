@@ -48,6 +48,9 @@
 #ifndef TB
 #define TB 0
 #endif
+#ifndef C2
+#define C2 0 /* 1: C's element offset, leading dimension and batch stride are even: store pairs as float2 */
+#endif
 #ifndef TFACC
 #define TFACC 1 /* 3xTF32: 1 each step's products summed from zero, then into acc; 2 each slice's */
 #endif
@@ -296,11 +299,16 @@ clrun_gemm_mma(const uint M, const uint N, const uint K, const float alpha, cons
 #pragma unroll
         for (int t = 0; t < NT; t++)
 #pragma unroll
-            for (int h = 0; h < 4; h++) {
-                const uint gi = m0 + wm0 + i * 16 + g + (h >> 1) * 8, gj = n0 + wn0 + t * 8 + c2 + (h & 1);
-                if (gi < M && gj < N) {
-                    __global float *p = C + (size_t)gi * ldc + gj;
-                    *p = beta == 0.0f ? alpha * acc[i][t][h] : fma(alpha, acc[i][t][h], beta * *p);
+            for (int hh = 0; hh < 4; hh += 2) {
+                const uint gi = m0 + wm0 + i * 16 + g + (hh >> 1) * 8, gj = n0 + wn0 + t * 8 + c2;
+                if (gi >= M || gj >= N) continue;
+                __global float *p = C + (size_t)gi * ldc + gj;
+                if (C2 && gj + 1 < N) { /* both columns, 8 bytes at once (the host saw C's rows 8-byte aligned) */
+                    const float2 r = (float2)(acc[i][t][hh], acc[i][t][hh + 1]);
+                    *(__global float2 *)p = beta == 0.0f ? alpha * r : fma((float2)(alpha), r, beta * *(__global float2 *)p);
+                } else {
+                    for (int h = hh; h < hh + 2 && gj + (h - hh) < N; h++, p++)
+                        *p = beta == 0.0f ? alpha * acc[i][t][h] : fma(alpha, acc[i][t][h], beta * *p); /* beta 0: C is not read */
                 }
             }
 }

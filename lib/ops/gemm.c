@@ -293,8 +293,9 @@ static clrun_status run_tensor(clrun_ctx *ctx, const clrun_gemm_desc *d, size_t 
                            "multiples of %d elements (16 bytes); use another backend for this layout",
                            d->type == CLRUN_CAST_F32 ? 4 : 8);
     mma_params(ctx, d, &p);
-    snprintf(opts, sizeof opts, "-DABT=%d -DBM=%u -DBN=%u -DBK=%u -DWTM=%u -DWTN=%u -DSTAGES=%u -DTFACC=%u -DTA=%d -DTB=%d", (int)d->type, p.bm,
-             p.bn, p.bk, p.wtm, p.wtn, p.stages, p.tfacc, d->trans_a != 0, d->trans_b != 0);
+    const int c2 = d->c_off % 2 == 0 && d->ldc % 2 == 0 && (batch == 1 || d->stride_c % 2 == 0);
+    snprintf(opts, sizeof opts, "-DABT=%d -DBM=%u -DBN=%u -DBK=%u -DWTM=%u -DWTN=%u -DSTAGES=%u -DTFACC=%u -DTA=%d -DTB=%d -DC2=%d", (int)d->type,
+             p.bm, p.bn, p.bk, p.wtm, p.wtn, p.stages, p.tfacc, d->trans_a != 0, d->trans_b != 0, c2);
     if ((st = clrun__lib_kernel(ctx, "gemm_mma_nv", opts, "clrun_gemm_mma", &k))) return st;
     const size_t threads = (size_t)(p.bm / p.wtm) * (p.bn / p.wtn) * 32;
     const size_t tiles = ((d->m + p.bm - 1) / p.bm) * ((d->n + p.bn - 1) / p.bn);

@@ -34,6 +34,9 @@
 #ifndef KB
 #define KB 16
 #endif
+#ifndef PA
+#define PA 0 /* 1: A comes packed in panels of RM rows (clrun_gemm_pack_a), whatever ABT */
+#endif
 #define NR (2 * VW)
 
 #include "common.h"
@@ -80,15 +83,18 @@ __kernel void clrun_gemm_pack_b(const uint N, const uint K, __global const CLRUN
     }
 }
 
-/* Mixed inputs (ABT 1, 2): dst[batch][r][c] = src[off + batch·stride + r·ld + c] widened to f32,
- * so the multiply reads f32 (a conversion per element of A instead of one per use). */
-__kernel void clrun_gemm_widen(const uint rows, const uint cols, __global const CLRUN_ELT *restrict src, const ulong off, const uint ld,
-                               const ulong stride, __global float *restrict dst, const ulong d0)
+/* Ap[d0 + batch·stride_p ...][panel][p][r] = op(A)[panel·RM + r][p] widened to f32 (rows past M repeat the last):
+ * the multiply then reads RM consecutive floats per step of K instead of RM rows lda apart. Used
+ * for f16/bf16 inputs, which need a pass over A anyway to widen it. One work-item per (p, panel). */
+__kernel void clrun_gemm_pack_a(const uint M, const uint K, __global const CLRUN_ELT *restrict A0, const ulong a_off, const uint lda,
+                                const ulong stride_a, __global float *restrict Ap, const ulong d0, const ulong stride_p)
 {
-    const uint c = get_global_id(0), r = get_global_id(1);
-    if (c >= cols || r >= rows) return;
+    const uint p = get_global_id(0), panel = get_global_id(1);
+    if (p >= K || panel * RM >= M) return;
     const size_t batch = get_global_id(2);
-    dst[d0 + (batch * rows + r) * cols + c] = CLRUN_LD(src, off + batch * stride + (size_t)r * ld + c);
+    __global const CLRUN_ELT *A = A0 + a_off + batch * stride_a;
+    __global float *dst = Ap + d0 + batch * stride_p + ((size_t)panel * K + p) * RM;
+    for (uint r = 0; r < RM; r++) dst[r] = AT(min(panel * RM + r, M - 1), p);
 }
 
 __kernel __attribute__((reqd_work_group_size(8, 1, 1))) void
@@ -103,6 +109,12 @@ clrun_gemm_cpu(const uint M, const uint N, const uint K, const float alpha, cons
     __global const CLRUN_ELT *A = A0 + a_off + batch * stride_a;
     __global const float *bp = Bp + batch * stride_p + (size_t)panel * K * NR;
     __global float *C = C0 + c_off + batch * stride_c;
+#if PA /* A packed by clrun_gemm_pack_a: panel get_global_id(0), RM floats per step of K */
+    __global const float *ap = (__global const float *)A0 + a_off + batch * stride_a + (size_t)get_global_id(0) * K * RM;
+#define A_AT(r, p) ap[(size_t)(p) * RM + (r)]
+#else
+#define A_AT(r, p) AT(row[r], p)
+#endif
     uint row[RM];
     FV lo[RM], hi[RM];
 #pragma unroll
@@ -121,7 +133,7 @@ clrun_gemm_cpu(const uint M, const uint N, const uint K, const float alpha, cons
             const FV b0 = VLOAD(0, bp), b1 = VLOAD(1, bp);
 #pragma unroll
             for (int r = 0; r < RM; r++) {
-                const FV a = (FV)(AT(row[r], p));
+                const FV a = (FV)(A_AT(r, p));
                 tl[r] = fma(a, b0, tl[r]);
                 th[r] = fma(a, b1, th[r]);
             }
@@ -134,7 +146,7 @@ clrun_gemm_cpu(const uint M, const uint N, const uint K, const float alpha, cons
         const FV b0 = VLOAD(0, bp), b1 = VLOAD(1, bp);
 #pragma unroll
         for (int r = 0; r < RM; r++) {
-            const FV a = (FV)(AT(row[r], p));
+            const FV a = (FV)(A_AT(r, p));
             lo[r] = fma(a, b0, lo[r]);
             hi[r] = fma(a, b1, hi[r]);
         }

@@ -156,31 +156,35 @@ static void cpu_params(clrun_ctx *ctx, unsigned *vw, unsigned *rm)
         *vw = v[0], *rm = v[1];
 }
 
-/* The CPU kernel: pack op(B) into panels in the context's scratch buffer (widening f16/bf16 to f32),
- * widen f16/bf16 A there too, then multiply in f32. */
+/* The CPU kernel: pack op(B) into panels in the context's scratch buffer (widening f16/bf16 to f32);
+ * for f16/bf16 pack op(A) there too, in panels of RM rows, then multiply in f32. */
 static clrun_status run_cpu(clrun_ctx *ctx, const clrun_gemm_desc *d, size_t batch)
 {
     clrun_status st;
     unsigned vw, rm;
     cpu_params(ctx, &vw, &rm);
-    clrun_kernel *pack = NULL, *widen = NULL, *k = NULL;
-    char opts[96], mopts[96];
-    const size_t nr = 2 * (size_t)vw, panels = (d->n + nr - 1) / nr;
-    const size_t ar = d->trans_a ? d->k : d->m, ac = d->trans_a ? d->m : d->k;
-    const int mixed = d->type != CLRUN_CAST_F32 && d->k;
-    size_t stride_p = 0, bytes = 0, abytes = 0;
+    clrun_kernel *pack = NULL, *packa = NULL, *k = NULL;
+    char opts[112], mopts[112];
+    const size_t nr = 2 * (size_t)vw, panels = (d->n + nr - 1) / nr, apanels = (d->m + rm - 1) / rm;
+    /* A packed too for f16/bf16 (it needs a pass to be widened anyway); for f32 packing A measured no
+     * faster on AVX-512 (within this machine's noise), so f32 reads A in place */
+    const int pa = d->k && d->type != CLRUN_CAST_F32;
+    size_t stride_p = 0, bytes = 0, stride_pa = 0, abytes = 0;
     if (d->k && (__builtin_mul_overflow(panels * nr, d->k, &stride_p) || __builtin_mul_overflow(stride_p, batch * sizeof(float), &bytes) ||
-                 (mixed && (__builtin_mul_overflow(ar * ac, batch * sizeof(float), &abytes) || __builtin_add_overflow(bytes, abytes, &abytes)))))
-        return clrun__fail(ctx, CLRUN_INVALID_ARG, "gemm: op(B) panels of %zu×%zu in %zu batches overflow the address space", d->k, d->n, batch);
+                 (pa && (__builtin_mul_overflow(apanels * rm, d->k, &stride_pa) ||
+                         __builtin_mul_overflow(stride_pa, batch * sizeof(float), &abytes) || __builtin_add_overflow(bytes, abytes, &abytes)))))
+        return clrun__fail(ctx, CLRUN_INVALID_ARG, "gemm: the packed panels of %zu×%zu×%zu in %zu batches overflow the address space", d->m,
+                           d->n, d->k, batch);
     snprintf(opts, sizeof opts, "-DVW=%u -DRM=%u -DTA=%d -DTB=%d -DPSUM=%d -DABT=%d", vw, rm, d->trans_a != 0, d->trans_b != 0, !d->fast,
              (int)d->type);
-    snprintf(mopts, sizeof mopts, "-DVW=%u -DRM=%u -DTA=%d -DTB=%d -DPSUM=%d -DABT=0", vw, rm, d->trans_a != 0, d->trans_b != 0, !d->fast);
+    snprintf(mopts, sizeof mopts, "-DVW=%u -DRM=%u -DTA=%d -DTB=%d -DPSUM=%d -DABT=%d -DPA=%d", vw, rm, d->trans_a != 0, d->trans_b != 0,
+             !d->fast, pa ? 0 : (int)d->type, pa);
     if ((st = clrun__lib_kernel(ctx, "gemm_cpu", mopts, "clrun_gemm_cpu", &k))) return st;
     clrun_buf *packed = d->c, *a = d->a ? d->a : d->c; /* K = 0: nothing is packed or read */
     size_t a_off = d->a_off, lda = d->lda ? d->lda : 1, stride_a = d->stride_a;
     if (d->k) {
         if ((st = clrun__lib_kernel(ctx, "gemm_cpu", opts, "clrun_gemm_pack_b", &pack)) ||
-            (st = clrun__scratch(ctx, mixed ? abytes : bytes, &packed)))
+            (st = clrun__scratch(ctx, pa ? abytes : bytes, &packed)))
             return st;
         size_t g[3] = {d->k, panels, batch};
         if ((st = clrun_arg_u32(pack, 0, (cl_uint)d->n)) || (st = clrun_arg_u32(pack, 1, (cl_uint)d->k)) ||
@@ -188,14 +192,15 @@ static clrun_status run_cpu(clrun_ctx *ctx, const clrun_gemm_desc *d, size_t bat
             (st = clrun_arg_u32(pack, 4, (cl_uint)d->ldb)) || (st = clrun_arg_u64(pack, 5, d->stride_b)) ||
             (st = clrun_arg_buf(pack, 6, packed)) || (st = clrun_arg_u64(pack, 7, stride_p)) || (st = clrun_launch(pack, 3, g, NULL)))
             return st;
-        if (mixed) { /* A widened into the scratch after the panels: ar × ac per batch, rows ac apart */
-            size_t gw[3] = {ac, ar, batch};
-            a = packed, a_off = bytes / sizeof(float), lda = ac, stride_a = ar * ac;
-            if ((st = clrun__lib_kernel(ctx, "gemm_cpu", opts, "clrun_gemm_widen", &widen)) || (st = clrun_arg_u32(widen, 0, (cl_uint)ar)) ||
-                (st = clrun_arg_u32(widen, 1, (cl_uint)ac)) || (st = clrun_arg_buf(widen, 2, d->a)) ||
-                (st = clrun_arg_u64(widen, 3, d->a_off)) || (st = clrun_arg_u32(widen, 4, (cl_uint)d->lda)) ||
-                (st = clrun_arg_u64(widen, 5, d->stride_a)) || (st = clrun_arg_buf(widen, 6, packed)) ||
-                (st = clrun_arg_u64(widen, 7, a_off)) || (st = clrun_launch(widen, 3, gw, NULL)))
+        if (pa) { /* op(A) in panels of RM rows after B's panels */
+            size_t ga[3] = {d->k, apanels, batch};
+            a = packed, a_off = bytes / sizeof(float), stride_a = stride_pa;
+            if ((st = clrun__lib_kernel(ctx, "gemm_cpu", opts, "clrun_gemm_pack_a", &packa)) ||
+                (st = clrun_arg_u32(packa, 0, (cl_uint)d->m)) || (st = clrun_arg_u32(packa, 1, (cl_uint)d->k)) ||
+                (st = clrun_arg_buf(packa, 2, d->a)) || (st = clrun_arg_u64(packa, 3, d->a_off)) ||
+                (st = clrun_arg_u32(packa, 4, (cl_uint)d->lda)) || (st = clrun_arg_u64(packa, 5, d->stride_a)) ||
+                (st = clrun_arg_buf(packa, 6, packed)) || (st = clrun_arg_u64(packa, 7, a_off)) || (st = clrun_arg_u64(packa, 8, stride_a)) ||
+                (st = clrun_launch(packa, 3, ga, NULL)))
                 return st;
         }
     }

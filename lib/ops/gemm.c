@@ -400,7 +400,8 @@ clrun_gemm_backend clrun_gemm_resolve(clrun_ctx *ctx, const clrun_gemm_desc *d)
          * on the devices measured (docs/BENCHMARKS.md) it beats CLBlast in every class */
         if (!ctx->gemm_tuned) read_tuning(ctx);
         const int tuned = ctx->gemm_backend[gemm_class(ctx, d)];
-        return tuned ? (clrun_gemm_backend)tuned : own;
+        /* the file measured f32 products; CLBlast takes no f16/bf16 */
+        return tuned && !(tuned == CLRUN_GEMM_CLBLAST && d->type != CLRUN_CAST_F32) ? (clrun_gemm_backend)tuned : own;
     case CLRUN_GEMM_KERNEL: return own;
     default: return d->backend;
     }

@@ -168,6 +168,9 @@ static void demo_and_bench(void **state)
     clrun_image_free(&e);
     EXPECT(0, "clrun overhead", "bench", "launch", "--repeat", "3");
     EXPECT(0, "\"op\": \"h2d\"", "bench", "transfer", "--size", "4", "--repeat", "2", "--json");
+    EXPECT(0, "clrun bf16 portable", "bench", "mixed", "--shapes", "40x24x56", "--size", "1", "--repeat", "1");
+    EXPECT(0, "cast f32 -> bf16", "bench", "mixed", "--shapes", "8x8x8", "--size", "1", "--repeat", "1");
+    EXPECT(2, "--shapes wants", "bench", "mixed", "--shapes", "8x8");
     EXPECT(2, "unknown benchmark", "bench", "nosuch");
     EXPECT(2, "which benchmark", "bench");
     EXPECT(2, "--repeat wants", "bench", "launch", "--repeat", "0");

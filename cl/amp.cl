@@ -4,6 +4,8 @@
  * are multiplied in f32 and rounded to nearest even on store, as PyTorch's unscale does; a
  * non-finite value sets *found (every writer stores 1, so no atomics are needed). */
 
+#include "common.h"
+
 static inline float load_elt(__global void *g, size_t j, uint t)
 {
     if (t == 1) return vload_half(j, (__global half *)g);
@@ -16,8 +18,7 @@ static inline void store_elt(__global void *g, size_t j, uint t, float v)
     if (t == 1) {
         vstore_half_rte(v, j, (__global half *)g);
     } else if (t == 2) {
-        const uint x = as_uint(v);
-        ((__global ushort *)g)[j] = (x & 0x7FFFFFFFu) > 0x7F800000u ? (ushort)0x7FC0u : (ushort)((x + 0x7FFFu + ((x >> 16) & 1u)) >> 16);
+        ((__global ushort *)g)[j] = clrun_bf16_rne(as_uint(v));
     } else {
         ((__global float *)g)[j] = v;
     }

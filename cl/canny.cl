@@ -367,7 +367,6 @@ __kernel void clrun_canny_blur(__global const uchar *restrict src, const ulong s
     }
 }
 
-/* Root of x's tree (labels only ever point to smaller indices). */
 /* The root of x's tree (read only: clrun_canny_resolve relies on every pixel's final label being
  * its root, which a concurrent halving store would undo). */
 static inline int find_root(volatile __global int *label, int x)

@@ -23,6 +23,12 @@
 #define CLRUN_LD4(p) (*(__global const float4 *)(p)) /* callers guarantee 16-byte alignment */
 #endif
 
+/* f32 pattern x to bf16, rounded to nearest even; any NaN gives 0x7FC0, as PyTorch. */
+static inline ushort clrun_bf16_rne(uint x)
+{
+    return (x & 0x7FFFFFFFu) > 0x7F800000u ? (ushort)0x7FC0u : (ushort)((x + 0x7FFFu + ((x >> 16) & 1u)) >> 16);
+}
+
 /* Element (i, p) of op(A) and (p, j) of op(B) for the GEMM kernels: row-major with leading
  * dimensions lda, ldb; TA, TB (0 or 1) say whether A, B are stored transposed. */
 #define CLRUN_AT(i, p) (TA ? CLRUN_LD(A, (size_t)(p) * lda + (i)) : CLRUN_LD(A, (size_t)(i) * lda + (p)))

@@ -3,6 +3,8 @@
  * vstore_half_rte / vload_half (no cl_khr_fp16 needed); bf16 is the top half of an f32 pattern,
  * rounded with integer arithmetic, any NaN giving 0x7FC0 as PyTorch does. */
 
+#include "common.h" /* clrun_bf16_rne */
+
 __kernel void clrun_f32_to_f16(__global const float *restrict src, const ulong so, __global ushort *restrict dst, const ulong d0, const ulong n)
 {
     const size_t i = get_global_id(0);
@@ -19,8 +21,7 @@ __kernel void clrun_f32_to_bf16(__global const uint *restrict src, const ulong s
 {
     const size_t i = get_global_id(0);
     if (i >= n) return;
-    const uint x = src[so + i];
-    dst[d0 + i] = (x & 0x7FFFFFFFu) > 0x7F800000u ? (ushort)0x7FC0u : (ushort)((x + 0x7FFFu + ((x >> 16) & 1u)) >> 16);
+    dst[d0 + i] = clrun_bf16_rne(src[so + i]);
 }
 
 __kernel void clrun_bf16_to_f32(__global const ushort *restrict src, const ulong so, __global uint *restrict dst, const ulong d0, const ulong n)
@@ -39,11 +40,6 @@ __kernel void clrun_bf16_to_f32(__global const ushort *restrict src, const ulong
         return;                                                                                                     \
     }
 
-static inline ushort bf16_rne(uint x)
-{
-    return (x & 0x7FFFFFFFu) > 0x7F800000u ? (ushort)0x7FC0u : (ushort)((x + 0x7FFFu + ((x >> 16) & 1u)) >> 16);
-}
-
 __kernel void clrun_f32_to_f16_x4(__global const float *restrict src, const ulong so, __global ushort *restrict dst, const ulong d0, const ulong n)
 {
     TAIL(vstore_half_rte(src[so + i], d0 + i, (__global half *)dst))
@@ -58,9 +54,9 @@ __kernel void clrun_f16_to_f32_x4(__global const ushort *restrict src, const ulo
 
 __kernel void clrun_f32_to_bf16_x4(__global const uint *restrict src, const ulong so, __global ushort *restrict dst, const ulong d0, const ulong n)
 {
-    TAIL(dst[d0 + i] = bf16_rne(src[so + i]))
+    TAIL(dst[d0 + i] = clrun_bf16_rne(src[so + i]))
     const uint4 x = *(__global const uint4 *)(src + so + i0);
-    *(__global ushort4 *)(dst + d0 + i0) = (ushort4)(bf16_rne(x.x), bf16_rne(x.y), bf16_rne(x.z), bf16_rne(x.w));
+    *(__global ushort4 *)(dst + d0 + i0) = (ushort4)(clrun_bf16_rne(x.x), clrun_bf16_rne(x.y), clrun_bf16_rne(x.z), clrun_bf16_rne(x.w));
 }
 
 __kernel void clrun_bf16_to_f32_x4(__global const ushort *restrict src, const ulong so, __global uint *restrict dst, const ulong d0, const ulong n)

@@ -1,10 +1,12 @@
 /* gemm_cpu.cl — C = alpha·op(A)·op(B) + beta·C in f32 (A and B in f32, f16 or bf16: ABT in
  * common.h), row-major, CPU-shaped (PoCL).
  *
- * Two kernels. clrun_gemm_pack_b copies op(B) into panels of NR columns, each panel K rows of NR
+ * Three kernels. clrun_gemm_pack_b copies op(B) into panels of NR columns, each panel K rows of NR
  * contiguous floats, zero past N: the multiply then reads one contiguous stream per work-item
  * whatever the transpose and leading dimension, with no edge cases and no TLB misses from a
- * row stride. clrun_gemm_cpu gives each work-item an RM×NR block of C over the whole K: per step of
+ * row stride. clrun_gemm_pack_a (f16/bf16 inputs, which need a pass to be widened anyway) copies
+ * op(A) into panels of RM rows, so that the multiply reads RM consecutive floats per step of K.
+ * clrun_gemm_cpu gives each work-item an RM×NR block of C over the whole K: per step of
  * K, two vector loads of the panel and RM broadcasts of op(A) feed 2·RM vector FMAs whose
  * accumulators stay in registers (the loops over the block are unrolled; left rolled, the
  * accumulators live on the stack). No __local memory and no barrier: PoCL keeps private values
@@ -48,14 +50,9 @@
 #define FV CAT(float, VW)
 #define VLOAD CAT(vload, VW)
 #define VSTORE CAT(vstore, VW)
-/* VW elements of A or B from p + k·VW, widened to f32 */
-#if ABT == 1 /* PoCL's vload_half16 is several times slower than sixteen vload_half */
-static inline void widen_row(__global const half *p, float *out)
-{
-    for (int c = 0; c < NR; c++) out[c] = CLRUN_LD(p, c);
-}
-#define LDV(k, p) CAT(vload, VW)(k, row_)
-#elif ABT == 2
+/* VW elements of B from p + k·VW, widened to f32 (f16 has none: PoCL's vload_half16 is several
+ * times slower than sixteen vload_half, so f16 panels take the element-by-element path) */
+#if ABT == 2
 #define LDV(k, p) CAT(as_float, VW)(CAT(convert_uint, VW)(CAT(vload, VW)(k, p)) << 16)
 #else
 #define LDV(k, p) VLOAD(k, p)
@@ -71,16 +68,14 @@ __kernel void clrun_gemm_pack_b(const uint N, const uint K, __global const CLRUN
     const size_t batch = get_global_id(2);
     __global const CLRUN_ELT *B = B0 + b_off + batch * stride_b;
     __global float *dst = Bp + batch * stride_p + ((size_t)panel * K + p) * NR;
-    if (!TB && j0 + NR <= N) {
-#if ABT == 1
-        float row_[NR];
-        widen_row(B + (size_t)p * ldb + j0, row_);
-#endif
+#if !TB && ABT != 1
+    if (j0 + NR <= N) {
         VSTORE(LDV(0, B + (size_t)p * ldb + j0), 0, dst);
         VSTORE(LDV(1, B + (size_t)p * ldb + j0), 1, dst);
-    } else {
-        for (uint c = 0; c < NR; c++) dst[c] = j0 + c < N ? BT(p, j0 + c) : 0.0f;
+        return;
     }
+#endif
+    for (uint c = 0; c < NR; c++) dst[c] = j0 + c < N ? BT(p, j0 + c) : 0.0f;
 }
 
 /* Ap[d0 + batch·stride_p ...][panel][p][r] = op(A)[panel·RM + r][p] widened to f32 (rows past M repeat the last):

@@ -122,6 +122,9 @@ extern const char *const clrun__embedded_names[]; /* NULL-terminated */
 /* Wrap a cl_event into *ev (ev NULL: release it). */
 clrun_status clrun__event_wrap(clrun_ctx *ctx, cl_event e, clrun_event **ev);
 
+/* Bytes per element of a clrun_cast_type (f32 4; f16, bf16 2). */
+static inline size_t clrun__cast_size(clrun_cast_type t) { return t == CLRUN_CAST_F32 ? 4 : 2; }
+
 /* Small helpers. */
 char *clrun__strdup(const char *s);
 int clrun__read_file(const char *path, char **data, size_t *len);

@@ -18,8 +18,6 @@ void clrun_scaler_free(clrun_scaler *s)
     s->found_inf = NULL;
 }
 
-static size_t elt_size(clrun_cast_type t) { return t == CLRUN_CAST_F32 ? 4 : 2; }
-
 /* the scaler's flag buffer, made (and zeroed) on first use */
 static clrun_status flag(clrun_ctx *ctx, clrun_scaler *s)
 {
@@ -45,7 +43,7 @@ clrun_status clrun_scaler_unscale(clrun_ctx *ctx, clrun_scaler *s, const clrun_g
         if ((unsigned)g->type > CLRUN_CAST_BF16) return clrun__fail(ctx, CLRUN_INVALID_ARG, "scaler: gradient %zu has unknown type %d", i, (int)g->type);
         if (g->n == 0) continue;
         if (!g->buf) return clrun__fail(ctx, CLRUN_INVALID_ARG, "scaler: gradient %zu has no buffer", i);
-        const size_t es = elt_size(g->type);
+        const size_t es = clrun__cast_size(g->type);
         if (g->off > SIZE_MAX / es - g->n || (g->off + g->n) * es > clrun_buf_size(g->buf))
             return clrun__fail(ctx, CLRUN_INVALID_ARG, "scaler: gradient %zu (%zu elements from element %zu) runs past its buffer of %zu bytes", i,
                                g->n, g->off, clrun_buf_size(g->buf));

@@ -1,8 +1,6 @@
 /* convert.c — clrun_cast: f32 <-> f16 and f32 <-> bf16 on the device (cl/convert.cl). */
 #include "../internal.h"
 
-static size_t cast_size(clrun_cast_type t) { return t == CLRUN_CAST_F32 ? 4 : 2; }
-
 clrun_status clrun_cast(clrun_ctx *ctx, clrun_buf *src, size_t src_off, clrun_cast_type from, clrun_buf *dst, size_t dst_off,
                         clrun_cast_type to, size_t n)
 {
@@ -17,7 +15,7 @@ clrun_status clrun_cast(clrun_ctx *ctx, clrun_buf *src, size_t src_off, clrun_ca
     else return clrun__fail(ctx, CLRUN_UNSUPPORTED, "cast: %s to %s is not a conversion clrun has (f32 <-> f16, f32 <-> bf16)", names[from], names[to]);
     if (n == 0) return CLRUN_OK;
     if (!src || !dst) return clrun__fail(ctx, CLRUN_INVALID_ARG, "cast: NULL buffer");
-    const size_t ss = cast_size(from), ds = cast_size(to);
+    const size_t ss = clrun__cast_size(from), ds = clrun__cast_size(to);
     if (src_off > SIZE_MAX / ss - n || (src_off + n) * ss > clrun_buf_size(src))
         return clrun__fail(ctx, CLRUN_INVALID_ARG, "cast: %zu %s elements from element %zu run past the source buffer of %zu bytes", n,
                            names[from], src_off, clrun_buf_size(src));

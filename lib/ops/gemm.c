@@ -269,7 +269,7 @@ static int mma_ok(const clrun_ctx *ctx, const struct mma_params *p, size_t esize
 
 static void mma_params(const clrun_ctx *ctx, const clrun_gemm_desc *d, struct mma_params *p)
 {
-    const size_t es = d->type == CLRUN_CAST_F32 ? 4 : 2;
+    const size_t es = clrun__cast_size(d->type);
     *p = es == 4 ? (struct mma_params){128, 128, 16, 64, 64, 3, 2} : (struct mma_params){128, 128, 32, 64, 64, 3, 1};
     const char *env = getenv("CLRUN_GEMM_MMA_PARAMS");
     struct mma_params e = {0, 0, 0, 0, 0, 0, 1};
@@ -281,7 +281,7 @@ static void mma_params(const clrun_ctx *ctx, const clrun_gemm_desc *d, struct mm
 /* cp.async copies 16 bytes from 16-byte aligned addresses: every row of A and B must start on one */
 static int mma_aligned(const clrun_gemm_desc *d, size_t batch)
 {
-    const size_t epc = d->type == CLRUN_CAST_F32 ? 4 : 8;
+    const size_t epc = 16 / clrun__cast_size(d->type);
     return d->lda % epc == 0 && d->ldb % epc == 0 && d->a_off % epc == 0 && d->b_off % epc == 0 &&
            (batch == 1 || (d->stride_a % epc == 0 && d->stride_b % epc == 0));
 }
@@ -296,7 +296,7 @@ static clrun_status run_tensor(clrun_ctx *ctx, const clrun_gemm_desc *d, size_t 
         return clrun__fail(ctx, CLRUN_INVALID_ARG,
                            "gemm: the tensor-core kernel needs lda, ldb, the offsets of A and B and their batch strides to be "
                            "multiples of %d elements (16 bytes); use another backend for this layout",
-                           d->type == CLRUN_CAST_F32 ? 4 : 8);
+                           (int)(16 / clrun__cast_size(d->type)));
     mma_params(ctx, d, &p);
     const int c2 = d->c_off % 2 == 0 && d->ldc % 2 == 0 && (batch == 1 || d->stride_c % 2 == 0);
     snprintf(opts, sizeof opts, "-DABT=%d -DBM=%u -DBN=%u -DBK=%u -DWTM=%u -DWTN=%u -DSTAGES=%u -DTFACC=%u -DTA=%d -DTB=%d -DC2=%d", (int)d->type,
@@ -418,7 +418,7 @@ clrun_status clrun_gemm(clrun_ctx *ctx, const clrun_gemm_desc *d)
     if (!d->c) return clrun__fail(ctx, CLRUN_INVALID_ARG, "gemm: matrix C is NULL");
     if (d->k > UINT32_MAX) return clrun__fail(ctx, CLRUN_INVALID_ARG, "gemm: K is larger than 2^32-1");
     if ((unsigned)d->type > CLRUN_CAST_BF16) return clrun__fail(ctx, CLRUN_INVALID_ARG, "gemm: unknown element type %d", (int)d->type);
-    const size_t es = d->type == CLRUN_CAST_F32 ? 4 : 2;
+    const size_t es = clrun__cast_size(d->type);
     if ((st = check_matrix(ctx, "A", d->a, es, d->a_off, d->lda, d->stride_a, ar, ac, batch)) ||
         (st = check_matrix(ctx, "B", d->b, es, d->b_off, d->ldb, d->stride_b, br, bc, batch)) ||
         (st = check_matrix(ctx, "C", d->c, 4, d->c_off, d->ldc, d->stride_c, d->m, d->n, batch)))

@@ -400,6 +400,21 @@ static void gemm_record(const struct bench_opts *o, const char *impl, size_t m, 
         printf("%-30s %6zu %6zu %6zu %12.4f %10.1f\n", impl, m, n, k, ms, gf);
 }
 
+/* "MxNxK[,MxNxK...]" into at most 16 shapes; 0 when the list is malformed or has a zero. */
+static int parse_shapes(const char *list, size_t shapes[16][3], size_t *ns)
+{
+    *ns = 0;
+    for (const char *p = list; *p && *ns < 16;) {
+        unsigned long long m, n, k;
+        int used = 0;
+        if (sscanf(p, "%llux%llux%llu%n", &m, &n, &k, &used) != 3 || !m || !n || !k) return 0;
+        shapes[*ns][0] = m, shapes[*ns][1] = n, shapes[*ns][2] = k, ++*ns;
+        p += used;
+        if (*p == ',') p++;
+    }
+    return 1;
+}
+
 /* Median wall time of clrun_gemm + clrun_finish (backend be), after one warm-up call. */
 static clrun_status time_gemm(clrun_ctx *ctx, clrun_gemm_desc *d, clrun_gemm_backend be, int reps, double *ms)
 {
@@ -426,16 +441,9 @@ static int bench_gemm(const struct bench_opts *o)
     const char *list = o->shapes ? o->shapes
                        : gpu    ? "1024x1024x1024,4096x4096x4096,8192x8192x8192,4095x4097x1000,127x8191x64,8191x127x4096"
                                 : "256x256x256,512x512x512,1024x1024x1024";
-    for (const char *p = list; *p && ns < 16;) {
-        unsigned long long m, n, k;
-        int used = 0;
-        if (sscanf(p, "%llux%llux%llu%n", &m, &n, &k, &used) != 3 || !m || !n || !k) {
-            clrun_close(ctx);
-            return cli_usage_error("bench", "--shapes wants MxNxK[,MxNxK...], not '%s'", list);
-        }
-        shapes[ns][0] = m, shapes[ns][1] = n, shapes[ns][2] = k, ns++;
-        p += used;
-        if (*p == ',') p++;
+    if (!parse_shapes(list, shapes, &ns)) {
+        clrun_close(ctx);
+        return cli_usage_error("bench", "--shapes wants MxNxK[,MxNxK...], not '%s'", list);
     }
     int reps = o->repeat > 64 ? 64 : o->repeat;
     if (!o->json) {
@@ -548,16 +556,9 @@ static int bench_mixed(const struct bench_opts *o)
     size_t shapes[16][3], ns = 0;
     if (!tc && gpu && *clrun_last_error(ctx)) fprintf(stderr, "clrun bench: no tensor cores: %s\n", clrun_last_error(ctx));
     const char *list = o->shapes ? o->shapes : gpu ? "4096x4096x4096,8192x8192x8192,4095x4097x1000" : "512x512x512,1024x1024x1024";
-    for (const char *p = list; *p && ns < 16;) {
-        unsigned long long m, n, k;
-        int used = 0;
-        if (sscanf(p, "%llux%llux%llu%n", &m, &n, &k, &used) != 3 || !m || !n || !k) {
-            clrun_close(ctx);
-            return cli_usage_error("bench", "--shapes wants MxNxK[,MxNxK...], not '%s'", list);
-        }
-        shapes[ns][0] = m, shapes[ns][1] = n, shapes[ns][2] = k, ns++;
-        p += used;
-        if (*p == ',') p++;
+    if (!parse_shapes(list, shapes, &ns)) {
+        clrun_close(ctx);
+        return cli_usage_error("bench", "--shapes wants MxNxK[,MxNxK...], not '%s'", list);
     }
     const int reps = o->repeat > 64 ? 64 : o->repeat;
     if (!o->json)

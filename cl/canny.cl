@@ -1,23 +1,23 @@
-/* canny.cl — Canny edges equal to OpenCV's cv2.Canny (aperture 3), in four launches.
+/* canny.cl — Canny edges equal to OpenCV's cv2.Canny, in four launches (five with a pre-blur),
+ * whatever the edge map, in bounded memory, with no host loop. Two shapes:
  *
- * clrun_canny_nms: a work-group stages a tile of the image (plus two pixels of border, replicated
- * at the image edges) in local memory, computes the 3×3 Sobel dx, dy and the magnitude (L1
- * |dx|+|dy| or L2 dx²+dy², as integers) of the tile plus one pixel (0 outside the image), and
- * classifies each pixel with OpenCV's non-maximum suppression: 0 no edge, 1 weak (> low), 2 strong
- * (> high). It also starts the union-find: label = own index for weak and strong pixels (the
- * labels of other pixels are never read).
- * clrun_canny_union: every weak or strong pixel unites with its weak or strong neighbours to the
- * east, south-west, south and south-east (8-connectivity; the other four see it), by atomic_min
- * on the roots (the smaller index wins), the lock-free union-find of GPU connected-component
- * labelling. clrun_canny_resolve: every labelled pixel points at its root, and every strong pixel
- * marks its root (map value 3). clrun_canny_out: a pixel is an edge when it is weak or strong and
- * its root is marked. Bounded memory (an int and
- * a byte per pixel) and a fixed number of launches whatever the edge map.
+ * GPUs: clrun_canny_nms — a work-group stages a tile of the image (plus its border, replicated at the
+ * image edges) in local memory, computes the Sobel dx, dy and the magnitude (L1 |dx|+|dy| or L2
+ * dx²+dy², as integers) of the tile plus one pixel (0 outside the image), and classifies each pixel
+ * with OpenCV's non-maximum suppression: 0 no edge, 1 weak (> low), 2 strong (> high); it then joins
+ * the tile's weak and strong pixels by union-find in local memory and stores each one's label (the
+ * index of its tile root). clrun_canny_union joins neighbours in different tiles by atomic_min on
+ * the roots (the smaller index wins: the lock-free union-find of GPU connected-component
+ * labelling); clrun_canny_resolve points every labelled pixel at its root and marks the roots of
+ * strong pixels (map value 3); clrun_canny_out writes 255 where a pixel is weak or strong and its
+ * root is marked. The labels (int) and the map (uchar) share one buffer, passed as both
+ * arguments: W·H labels, then W·H map bytes.
  *
- * The labels (int) and the map (uchar) share one buffer, passed as both arguments: W·H labels, then
- * W·H map bytes.
+ * CPUs: hysteresis inside blocks of CW×RB pixels, only the blocks' borders joined globally
+ * (clrun_canny_block_cpu and the passes after it, below).
  *
- * Parameters (-D): CN (channels, 1 or 3), L2 (0 or 1), BX, BY (work-group and tile size). */
+ * Parameters (-D): CN (channels, 1 or 3), L2 (0 or 1), R (Sobel radius: 1, 2, 3), BX, BY (GPU
+ * work-group and tile), CW, RB (CPU block), KB (blur size), MAP_IN (tests). */
 #define MAP_OF(buf) ((buf) + (size_t)W * H * sizeof(int))
 
 #ifndef CN
@@ -33,16 +33,10 @@
 #define BY 8
 #endif
 #ifndef CW
-#define CW 1 /* pixels of a row per work-item in the passes after clrun_canny_nms */
+#define CW 256
 #endif
-#ifndef TILED
-#define TILED 0 /* 1: the classification kernel has joined the pixels of each TX×TY tile already */
-#endif
-#ifndef TX
-#define TX BX /* tiles the classification joins: BX×BY on GPUs, CW×RB on CPUs */
-#endif
-#ifndef TY
-#define TY BY
+#ifndef MAP_IN
+#define MAP_IN 0 /* 1 (tests): the source is a map of 0, 1 (weak) and 2 (strong) to run the hysteresis on */
 #endif
 
 #ifndef R
@@ -133,6 +127,10 @@ clrun_canny_nms(__global const uchar *restrict src, const ulong src_off, const u
     const int lx = get_local_id(0), ly = get_local_id(1), lid = ly * BX + lx;
     const int x0 = get_group_id(0) * BX, y0 = get_group_id(1) * BY;
     src += src_off;
+#if MAP_IN /* tests: the source holds a map (0, 1, 2) to run the hysteresis on */
+    const int x = x0 + lx, y = y0 + ly, inside = x < W && y < H;
+    const int v = inside ? src[(size_t)y * src_stride + x] : 0;
+#else
 
     for (int e = lid; e < IW * IH; e += BX * BY) {
         const int tx = e % IW, ty = e / IW;
@@ -183,7 +181,8 @@ clrun_canny_nms(__global const uchar *restrict src, const ulong src_off, const u
         }
         if (keep) v = m > high ? 2 : 1;
     }
-    /* union-find inside the tile, in local memory; clrun_canny_union (TILED) then joins the tiles */
+#endif
+    /* union-find inside the tile, in local memory; clrun_canny_union then joins the tiles */
     __local int lab[BY * BX];
     const int li = ly * BX + lx;
     lab[li] = v ? li : -1;
@@ -211,33 +210,49 @@ clrun_canny_nms(__global const uchar *restrict src, const ulong src_off, const u
     }
 }
 
-/* ---- CPU shape: a work-item classifies a block of CW columns × RB rows, row by row, keeping the
- * magnitudes of three rows in private arrays (each Sobel computed once); plain loops over columns
- * that the compiler vectorises; no local memory and no barrier. ---- */
+/* ---- CPU shape: hysteresis inside blocks, only the blocks' borders joined globally. ----
+ *
+ * clrun_canny_block_cpu: a work-item owns a block of CW columns × RB rows. It classifies the block
+ * row by row into a private map (three magnitude rows in private arrays, each Sobel computed once,
+ * plain loops over columns that the compiler vectorises), then runs OpenCV's hysteresis inside the
+ * block: a depth-first walk from every strong pixel through weak and strong ones (a private stack,
+ * each pixel pushed at most once) marks the block's edges. A weak pixel the walk did not reach is an
+ * edge only if its component leaves the block, so it must touch the block's border: each such
+ * component is walked once more, marked pending, and its border pixels become nodes of a global
+ * union-find (node = pixel index; parent = the component's first border pixel). The block is
+ * written to the output as 255 (edge), 1 (pending) or 0.
+ * clrun_canny_join_cpu unites the nodes of 8-adjacent non-zero pixels on either side of the
+ * blocks' right and bottom borders; clrun_canny_mark_cpu flags the root of every edge pixel on a
+ * border; clrun_canny_fix_cpu walks each pending component from a border pixel and writes 255 if
+ * its root is flagged, else 0. The three passes touch the blocks' borders and the pending
+ * components only; a work-item takes a row of blocks.
+ *
+ * Scratch: W·H ints (parent) then W·H bytes (flag), of which only the border pixels' are used. */
 #ifndef RB
-#define RB 16
+#define RB 64
+#endif
+#define PW (CW + 2) /* the private map: the block with a border of zeros that stops the walks */
+#define PH (RB + 2)
+#if PW * PH > 65536
+#error "canny: CW x RB blocks index their private map in 16 bits"
 #endif
 
-/* Sequential union-find, for labels that only this work-item touches: the root is the smallest
- * index (as in unite below), paths are compressed. */
-static inline int find_seq(__global int *label, int x)
+/* Magnitude, dx and dy of pixel (x, yy), yy in the image, with the border rule; 0 outside the image. */
+static inline void sobel_px(__global const uchar *src, uint stride, int W, int H, int x, int yy, int *mag, short *gx, short *gy)
 {
-    int r = x;
-    while (label[r] != r) r = label[r];
-    while (label[x] != r) {
-        const int nx = label[x];
-        label[x] = r;
-        x = nx;
+    int best = 0, bdx = 0, bdy = 0;
+    if (x >= 0 && x < W) {
+        for (int k = 0; k < CN; k++) {
+            const int c = CN - 1 - k; /* OpenCV's B, G, R order; a later channel wins only when larger */
+#define P(r, q) ((int)src[(size_t)clamp(yy + (r), 0, H - 1) * stride + (size_t)clamp(x + (q), 0, W - 1) * CN + c])
+            int dx, dy;
+            SOBEL_AT(P, 0, 0, dx, dy);
+#undef P
+            const int m = L2 ? MAG2(dx, dy) : abs(dx) + abs(dy);
+            if (k == 0 || m > best) best = m, bdx = dx, bdy = dy;
+        }
     }
-    return r;
-}
-
-static inline void join_seq(__global int *label, int a, int b)
-{
-    a = find_seq(label, a);
-    b = find_seq(label, b);
-    if (a < b) label[b] = a;
-    else if (b < a) label[a] = b;
+    *mag = best, *gx = (short)bdx, *gy = (short)bdy;
 }
 
 /* Magnitudes, dx and dy of row yy at columns x0-1 .. x0+n (n+2 values); 0 outside the image. */
@@ -263,67 +278,123 @@ static inline void sobel_row(__global const uchar *src, uint stride, int W, int 
 #else
     const int jlo = 0, jhi = 0;
 #endif
-    for (int j = 0; j < n + 2; j++) {
-        if (j >= jlo && j < jhi) continue;
-        const int x = x0 - 1 + j;
-        int best = 0, bdx = 0, bdy = 0;
-        if (x >= 0 && x < W) {
-            for (int k = 0; k < CN; k++) {
-                const int c = CN - 1 - k; /* OpenCV's B, G, R order; a later channel wins only when larger */
-#define P(r, q) ((int)src[(size_t)clamp(yy + (r), 0, H - 1) * stride + (size_t)clamp(x + (q), 0, W - 1) * CN + c])
-                int dx, dy;
-                SOBEL_AT(P, 0, 0, dx, dy);
-#undef P
-                const int m = L2 ? MAG2(dx, dy) : abs(dx) + abs(dy);
-                if (k == 0 || m > best) best = m, bdx = dx, bdy = dy;
-            }
-        }
-        mag[j] = best, gxr[j] = (short)bdx, gyr[j] = (short)bdy;
-    }
+    /* the other columns (all of them for colour or wider apertures): the border rule */
+    for (int j = 0; j < jlo; j++) sobel_px(src, stride, W, H, x0 - 1 + j, yy, mag + j, gxr + j, gyr + j);
+    for (int j = max(jlo, jhi); j < n + 2; j++) sobel_px(src, stride, W, H, x0 - 1 + j, yy, mag + j, gxr + j, gyr + j);
 }
 
-__kernel void clrun_canny_nms_cpu(__global const uchar *restrict src, const ulong src_off, const uint src_stride, const int W,
-                                  const int H, const int low, const int high, __global uchar *map, __global int *label)
+/* push q if it is weak (1) or strong not yet walked (2), marking it as an edge (3) */
+#define WALK_EDGE(q)                                                                                                \
+    do {                                                                                                            \
+        const int q_ = (q);                                                                                         \
+        if ((uchar)(m[q_] - 1) < 2) m[q_] = 3, stack[sp++] = (ushort)q_;                                            \
+    } while (0)
+/* push q if it is weak and unreached (1), marking it as pending (4) */
+#define WALK_PENDING(q)                                                                                             \
+    do {                                                                                                            \
+        const int q_ = (q);                                                                                         \
+        if (m[q_] == 1) m[q_] = 4, stack[sp++] = (ushort)q_;                                                        \
+    } while (0)
+#define NEIGHBOURS(WALK, p)                                                                                         \
+    do {                                                                                                            \
+        WALK((p) - PW - 1);                                                                                         \
+        WALK((p) - PW);                                                                                             \
+        WALK((p) - PW + 1);                                                                                         \
+        WALK((p) - 1);                                                                                              \
+        WALK((p) + 1);                                                                                              \
+        WALK((p) + PW - 1);                                                                                         \
+        WALK((p) + PW);                                                                                             \
+        WALK((p) + PW + 1);                                                                                         \
+    } while (0)
+
+__kernel void clrun_canny_block_cpu(__global const uchar *restrict src, const ulong src_off, const uint src_stride, const int W,
+                                    const int H, const int low, const int high, __global int *parent, __global uchar *flag,
+                                    __global uchar *restrict dst, const ulong dst_off, const uint dst_stride)
 {
-    map = MAP_OF(map);
+    flag += (size_t)W * H * sizeof(int);
     src += src_off;
     const int x0 = get_global_id(0) * CW, y0 = get_global_id(1) * RB;
     if (x0 >= W || y0 >= H) return;
-    const int n = min(CW, W - x0), y1 = min(H, y0 + RB);
+    const int n = min(CW, W - x0), rows = min(RB, H - y0);
+    ulong mw[(PH * PW + 7) / 8]; /* the map, read eight bytes at a time by the search for strong pixels */
+    uchar *m = (uchar *)mw;
+    ushort stack[CW * RB]; /* every pixel is pushed at most once per walk phase */
+    int sp = 0;
+    for (int j = 0; j < PW; j++) m[j] = 0, m[(rows + 1) * PW + j] = 0;
+
     int mag[3][CW + 2];
     short gxr[3][CW + 2], gyr[3][CW + 2];
+    uchar any_strong = 0;
     sobel_row(src, src_stride, W, H, x0, n, y0 - 1, mag[0], gxr[0], gyr[0]);
     sobel_row(src, src_stride, W, H, x0, n, y0, mag[1], gxr[1], gyr[1]);
-    for (int y = y0; y < y1; y++) {
-        const int up = (y - y0) % 3, mid = (y - y0 + 1) % 3, dn = (y - y0 + 2) % 3;
+    for (int r = 1; r <= rows; r++) {
+        const int y = y0 + r - 1, up = (r - 1) % 3, mid = r % 3, dn = (r + 1) % 3;
         sobel_row(src, src_stride, W, H, x0, n, y + 1, mag[dn], gxr[dn], gyr[dn]);
         const int *mu = mag[up], *mm = mag[mid], *md = mag[dn];
         const short *gx = gxr[mid], *gy = gyr[mid];
-        __global uchar *mrow = map + (size_t)y * W + x0;
-        __global int *lrow = label + (size_t)y * W + x0;
+        uchar *mrow = m + r * PW;
+        mrow[0] = 0, mrow[n + 1] = 0;
+        uchar strong = 0;
         for (int j = 1; j <= n; j++) {
-            const int m = mm[j], xs = gx[j], ys = gy[j];
+            const int v = mm[j], xs = gx[j], ys = gy[j];
             const int ax = abs(xs), ay = abs(ys) << 15, tg22x = ax * TG22, tg67x = TG67(tg22x, ax);
             const int neg = (xs ^ ys) < 0, horiz = ay < tg22x, vert = !horiz & (ay > tg67x), diag = !horiz & !vert;
-            const int keep = (horiz & (m > mm[j - 1]) & (m >= mm[j + 1])) | (vert & (m > mu[j]) & (m >= md[j])) |
-                             (diag & neg & (m > mu[j + 1]) & (m > md[j - 1])) | (diag & !neg & (m > mu[j - 1]) & (m > md[j + 1]));
-            const int v = (m > low) & keep ? 1 + (m > high) : 0;
-            mrow[j - 1] = (uchar)v;
-            if (v) lrow[j - 1] = y * W + x0 + j - 1; /* labels are read only where the map is not 0 */
+            const int keep = (horiz & (v > mm[j - 1]) & (v >= mm[j + 1])) | (vert & (v > mu[j]) & (v >= md[j])) |
+                             (diag & neg & (v > mu[j + 1]) & (v > md[j - 1])) | (diag & !neg & (v > mu[j - 1]) & (v > md[j + 1]));
+#if MAP_IN
+            const uchar c = src[(size_t)y * src_stride + x0 + j - 1];
+#else
+            const uchar c = (v > low) & keep ? 1 + (v > high) : 0;
+#endif
+            mrow[j] = c;
+            strong |= c;
         }
-        /* join this row's pixels with their west, north-west, north and north-east neighbours in
-         * the block: a sequential union-find (the block is this work-item's alone) */
-        for (int j = 1; j <= n; j++) {
-            if (!mrow[j - 1]) continue;
-            const int i = y * W + x0 + j - 1;
-            if (j > 1 && mrow[j - 2]) join_seq(label, i, i - 1);
-            if (y > y0) {
-                __global const uchar *prev = mrow - W;
-                if (j > 1 && prev[j - 2]) join_seq(label, i, i - W - 1);
-                if (prev[j - 1]) join_seq(label, i, i - W);
-                if (j < n && prev[j]) join_seq(label, i, i - W + 1);
+        any_strong |= strong;
+    }
+
+    /* hysteresis inside the block, from every strong pixel: found eight map bytes at a time (bit 0
+     * of a byte of s is set where the byte is 2, the map holding 0 to 3 here) */
+    if (any_strong & 2)
+        for (int w = PW / 8, end = (rows + 1) * PW; w * 8 < end; w++)
+            for (ulong s = (mw[w] >> 1) & ~mw[w] & 0x0101010101010101UL; s; s &= s - 1) {
+                const int p0 = w * 8 + (int)((63 - clz(s & -s)) >> 3);
+                if (p0 >= end || m[p0] != 2) continue; /* past the block, or walked since mw[w] was read */
+                m[p0] = 3;
+                stack[sp++] = (ushort)p0;
+                while (sp) {
+                    const int p = stack[--sp];
+                    NEIGHBOURS(WALK_EDGE, p);
+                }
+            }
+
+    /* weak components not reached that touch the border: pending, their border pixels are nodes */
+#define BORDER(r, j) ((r) == 1 || (r) == rows || (j) == 1 || (j) == n)
+#define GLOBAL(p) ((y0 + (p) / PW - 1) * W + x0 + (p) % PW - 1)
+    for (int r = 1; r <= rows; r++) {
+        const int step = (r == 1 || r == rows) ? 1 : max(n - 1, 1);
+        for (int j = 1; j <= n; j += step) {
+            const int p0 = r * PW + j;
+            if (m[p0] == 3) { /* an edge on the border: its own node, flagged */
+                parent[GLOBAL(p0)] = GLOBAL(p0);
+                flag[GLOBAL(p0)] = 1;
+            }
+            if (m[p0] != 1) continue;
+            const int rep = GLOBAL(p0);
+            m[p0] = 4;
+            stack[sp++] = (ushort)p0;
+            while (sp) {
+                const int p = stack[--sp];
+                if (BORDER(p / PW, p % PW)) parent[GLOBAL(p)] = rep, flag[GLOBAL(p)] = 0;
+                NEIGHBOURS(WALK_PENDING, p);
             }
         }
+    }
+#undef BORDER
+
+    __global uchar *d = dst + dst_off + (size_t)y0 * dst_stride + x0;
+    for (int r = 1; r <= rows; r++, d += dst_stride) {
+        const uchar *mrow = m + r * PW + 1;
+        for (int j = 0; j < n; j++) d[j] = mrow[j] == 3 ? 255 : mrow[j] == 4 ? 1 : 0;
     }
 }
 
@@ -415,41 +486,19 @@ static inline void unite(volatile __global int *label, int a, int b)
     }
 }
 
-/* The passes below take CW consecutive pixels of a row per work-item (1 on GPUs; a run of them on
- * CPUs, where a work-item per pixel costs more than the work). Global size: ⌈W/CW⌉ × H. */
-#define FOR_CHUNK(W, H)                                                                                             \
-    const int x0_ = get_global_id(0) * CW, y = get_global_id(1);                                                   \
-    if (y >= H) return;                                                                                             \
-    for (int x = x0_; x < min(W, x0_ + CW); x++)
-
-/* FOR_CHUNK for passes that only act on candidate pixels (map value not 0), most pixels being 0:
- * on CPUs (CW ≥ 16) runs of 16 map bytes that are all 0 are skipped with one vector test (ZR(x)
- * handles such a run starting at x), the others go pixel by pixel. The map's zeros do not change
- * while these passes run. */
-#define NO_RUN(x) ((void)0)
-#if CW >= 16
-#define FOR_RUNS(W, H, m, ZR)                                                                                       \
-    const int x0_ = get_global_id(0) * CW, y = get_global_id(1);                                                   \
-    if (y >= H) return;                                                                                             \
-    const int x1_ = min(W, x0_ + CW);                                                                               \
-    for (int xc_ = x0_, xe_; xc_ < x1_; xc_ = xe_)                                                                  \
-        if ((xe_ = min(x1_, xc_ + 16)) - xc_ == 16 && !any(vload16(0, (m) + (size_t)y * W + xc_) != (uchar16)(0)))   \
-            ZR(xc_);                                                                                                \
-        else                                                                                                        \
-            for (int x = xc_; x < xe_; x++)
-#else
-#define FOR_RUNS(W, H, m, ZR) FOR_CHUNK(W, H)
-#endif
+/* ---- GPU shape, the passes after clrun_canny_nms: a work-item per pixel. ---- */
 
 /* Join pixel (x, y), a weak or strong one, with its weak or strong neighbours to the east, south-west,
- * south and south-east (fewer: the south one covers south-west and south-east, the east one covers
- * south-east); with TILED only the pairs that cross a TX×TY tile, the others being joined already. */
-static inline void union_at(const int W, const int H, __global const uchar *map, volatile __global int *label, const int x, const int y)
+ * south and south-east that lie in another BX×BY tile (clrun_canny_nms joined those inside it;
+ * the south one covers south-west and south-east, the east one covers south-east). */
+__kernel void clrun_canny_union(const int W, const int H, __global const uchar *map, volatile __global int *label)
 {
+    map = MAP_OF(map);
+    const int x = get_global_id(0), y = get_global_id(1);
+    if (x >= W || y >= H) return;
     const int i = y * W + x;
     if (!map[i]) return;
-    const int lx = x % TX, ly = y % TY;
-    const int cross_e = !TILED || lx == TX - 1, cross_s = !TILED || ly == TY - 1;
+    const int lx = x % BX, cross_e = lx == BX - 1, cross_s = y % BY == BY - 1;
     const int e = x + 1 < W && map[i + 1];
     if (e && cross_e) unite(label, i, i + 1);
     if (y + 1 < H) {
@@ -458,29 +507,9 @@ static inline void union_at(const int W, const int H, __global const uchar *map,
             if (cross_s) unite(label, i, j);
         } else {
             if (x > 0 && map[j - 1] && (cross_s || lx == 0)) unite(label, i, j - 1);
-            if (!e && x + 1 < W && map[j + 1] && (cross_s || lx == TX - 1)) unite(label, i, j + 1);
+            if (!e && x + 1 < W && map[j + 1] && (cross_s || lx == BX - 1)) unite(label, i, j + 1);
         }
     }
-}
-
-__kernel void clrun_canny_union(const int W, const int H, __global const uchar *map, volatile __global int *label)
-{
-    map = MAP_OF(map);
-#if TILED && CW == TX
-    /* a work-item holds one tile row: inside the tile only its first and last pixels can cross,
-     * except on the tile's last row */
-    const int x0 = get_global_id(0) * CW, y = get_global_id(1);
-    if (y >= H || x0 >= W) return;
-    const int last = min(W, x0 + CW) - 1;
-    if (y % TY != TY - 1) {
-        union_at(W, H, map, label, x0, y);
-        if (last != x0) union_at(W, H, map, label, last, y);
-        return;
-    }
-    for (int x = x0; x <= last; x++) union_at(W, H, map, label, x, y);
-#else
-    FOR_CHUNK(W, H) union_at(W, H, map, label, x, y);
-#endif
 }
 
 /* Point every labelled pixel straight at its root, and mark the root of every strong pixel (map
@@ -490,27 +519,91 @@ __kernel void clrun_canny_union(const int W, const int H, __global const uchar *
 __kernel void clrun_canny_resolve(const int W, const int H, volatile __global uchar *map, volatile __global int *label)
 {
     map = MAP_OF(map);
-    FOR_RUNS(W, H, (__global const uchar *)map, NO_RUN)
-    {
-        const int i = y * W + x;
-        const uchar v = map[i];
-        if (!v) continue;
-        const int r = find_root(label, i);
-        label[i] = r;
-        if (v >= 2) map[r] = 3;
-    }
+    const int x = get_global_id(0), y = get_global_id(1);
+    if (x >= W || y >= H) return;
+    const int i = y * W + x;
+    const uchar v = map[i];
+    if (!v) return;
+    const int r = find_root(label, i);
+    label[i] = r;
+    if (v >= 2) map[r] = 3;
 }
 
 __kernel void clrun_canny_out(const int W, const int H, __global const uchar *map, __global const int *label,
                               __global uchar *restrict dst, const ulong dst_off, const uint dst_stride)
 {
     map = MAP_OF(map);
-    __global uchar *drow = dst + dst_off + (size_t)get_global_id(1) * dst_stride;
-#define ZERO_RUN(x) vstore16((uchar16)(0), 0, drow + (x))
-    FOR_RUNS(W, H, map, ZERO_RUN)
-    {
-        const int i = y * W + x;
-        drow[x] = map[i] && map[label[i]] == 3 ? 255 : 0;
-    }
-#undef ZERO_RUN
+    const int x = get_global_id(0), y = get_global_id(1);
+    if (x >= W || y >= H) return;
+    const int i = y * W + x;
+    dst[dst_off + (size_t)y * dst_stride + x] = map[i] && map[label[i]] == 3 ? 255 : 0;
 }
+
+/* ---- CPU shape, the passes after clrun_canny_block_cpu: a work-item per row of blocks. ---- */
+#define DST(x, y) d[(size_t)(y) * dst_stride + (x)]
+
+/* for each pixel (x, y) on the border of the blocks of block row by (x0/x1 its block's columns) */
+#define FOR_BORDER(W, H, by)                                                                                        \
+    for (int x0 = 0, y0 = (by) * RB, y1 = min(H, y0 + RB); x0 < W; x0 += CW)                                       \
+        for (int x1 = min(W, x0 + CW), y = y0; y < y1; y++)                                                         \
+            for (int x = x0, step_ = (y == y0 || y == y1 - 1) ? 1 : max(x1 - x0 - 1, 1); x < x1; x += step_)
+
+__kernel void clrun_canny_join_cpu(const int W, const int H, volatile __global int *parent, __global const uchar *dst,
+                                   const ulong dst_off, const uint dst_stride)
+{
+    const int by = get_global_id(0), y0 = by * RB, y1 = min(H, y0 + RB);
+    if (y0 >= H) return;
+    __global const uchar *d = dst + dst_off;
+    /* across the bottom border: each non-zero pixel of the last row with the three below it */
+    if (y1 < H)
+        for (int x = 0, y = y1 - 1; x < W; x++) {
+            if (!DST(x, y)) continue;
+            for (int dx = -1; dx <= 1; dx++)
+                if (x + dx >= 0 && x + dx < W && DST(x + dx, y + 1)) unite(parent, y * W + x, (y + 1) * W + x + dx);
+        }
+    /* across the right border of each block: with the three pixels to the east */
+    for (int x = CW - 1; x + 1 < W; x += CW)
+        for (int y = y0; y < y1; y++) {
+            if (!DST(x, y)) continue;
+            for (int dy = -1; dy <= 1; dy++)
+                if (y + dy >= 0 && y + dy < H && DST(x + 1, y + dy)) unite(parent, y * W + x, (y + dy) * W + x + 1);
+        }
+}
+
+/* the roots of the edge pixels on the borders: flagged */
+__kernel void clrun_canny_mark_cpu(const int W, const int H, __global const int *parent, __global uchar *flag,
+                                   __global const uchar *dst, const ulong dst_off, const uint dst_stride)
+{
+    flag += (size_t)W * H * sizeof(int);
+    const int by = get_global_id(0);
+    if (by * RB >= H) return;
+    __global const uchar *d = dst + dst_off;
+    FOR_BORDER(W, H, by)
+    if (DST(x, y) == 255) flag[find_root((volatile __global int *)parent, y * W + x)] = 1;
+}
+
+/* each pending component: an edge (255) if its root is flagged, else 0 */
+__kernel void clrun_canny_fix_cpu(const int W, const int H, __global const int *parent, __global const uchar *flag,
+                                  __global uchar *dst, const ulong dst_off, const uint dst_stride)
+{
+    flag += (size_t)W * H * sizeof(int);
+    const int by = get_global_id(0);
+    if (by * RB >= H) return;
+    __global uchar *d = dst + dst_off;
+    ushort stack[CW * RB];
+    FOR_BORDER(W, H, by)
+    {
+        if (DST(x, y) != 1) continue;
+        const uchar e = flag[find_root((volatile __global int *)parent, y * W + x)] ? 255 : 0;
+        int sp = 0;
+        DST(x, y) = e;
+        stack[sp++] = (ushort)((y - y0) * CW + x - x0);
+        while (sp) {
+            const int p = stack[--sp], py = y0 + p / CW, px = x0 + p % CW;
+            for (int qy = max(py - 1, y0); qy <= min(py + 1, y1 - 1); qy++)
+                for (int qx = max(px - 1, x0); qx <= min(px + 1, x1 - 1); qx++)
+                    if (DST(qx, qy) == 1) DST(qx, qy) = e, stack[sp++] = (ushort)((qy - y0) * CW + qx - x0);
+        }
+    }
+}
+#undef DST

@@ -108,6 +108,9 @@ clrun_status clrun__lib_kernel(clrun_ctx *ctx, const char *file, const char *opt
                                clrun_kernel **out);
 /* The context's scratch buffer, at least `bytes` long. Borrowed. */
 clrun_status clrun__scratch(clrun_ctx *ctx, size_t bytes, clrun_buf **out);
+/* Tests: runs the Canny hysteresis of the device's shape (CLRUN_CANNY_SHAPE overrides it) on a W×H
+ * map of 0, 1 (weak) and 2 (strong) bytes, rows packed; dst gets the edges (255 or 0). */
+clrun_status clrun__canny_map(clrun_ctx *ctx, clrun_buf *map, int W, int H, clrun_buf *dst);
 
 /* Embedded kernel sources (generated at build time). */
 struct clrun__embedded {

@@ -3,6 +3,7 @@
  * search on hostile edge maps (every pixel strong, one strong pixel in a sea of weak ones, a long
  * spiral across many tiles, checkerboards, random maps); image files; bad arguments. */
 #include "helpers.h"
+#include "../lib/internal.h" /* clrun__canny_map */
 
 #include <math.h>
 #include <unistd.h>
@@ -109,50 +110,31 @@ static void reference(const unsigned char *map, int W, int H, unsigned char *edg
     free(queue);
 }
 
+/* The map through each shape's own kernels (GPU: tiles joined in local memory, then globally; CPU:
+ * walks inside blocks, then their borders joined), compared with the search. */
 static void run_hysteresis(clrun_ctx *ctx, const unsigned char *map, int W, int H, const char *what)
 {
     size_t n = (size_t)W * H;
-    clrun_prog *prog;
-    CHECK_OK(ctx, clrun_prog_builtin(ctx, "canny", "-DCN=1 -DL2=0", &prog));
-    clrun_kernel *k[3];
-    const char *names[3] = {"clrun_canny_union", "clrun_canny_resolve", "clrun_canny_out"};
-    for (int i = 0; i < 3; i++) CHECK_OK(ctx, clrun_kernel_new(prog, names[i], &k[i]));
-    /* the layout clrun_canny_nms leaves: W·H labels (own index where the map is not 0; garbage
-     * elsewhere), then the W·H map bytes */
-    unsigned char *scratch = malloc(n * 5), *got = malloc(n), *want = malloc(n);
-    for (size_t i = 0; i < n; i++) {
-        int32_t l = map[i] ? (int32_t)i : (int32_t)(0x7A5A5A5A ^ i); /* never read */
-        memcpy(scratch + 4 * i, &l, 4);
-    }
-    memcpy(scratch + 4 * n, map, n);
-    clrun_buf *s, *d;
-    CHECK_OK(ctx, clrun_buf_new(ctx, n * 5, 0, &s));
-    CHECK_OK(ctx, clrun_buf_new(ctx, n, 0, &d));
-    CHECK_OK(ctx, clrun_upload(s, 0, scratch, n * 5));
-    size_t g[2] = {(size_t)W, (size_t)H};
-    for (int i = 0; i < 2; i++) {
-        CHECK_OK(ctx, clrun_arg_i32(k[i], 0, W));
-        CHECK_OK(ctx, clrun_arg_i32(k[i], 1, H));
-        CHECK_OK(ctx, clrun_arg_buf(k[i], 2, s));
-        CHECK_OK(ctx, clrun_arg_buf(k[i], 3, s));
-        CHECK_OK(ctx, clrun_launch(k[i], 2, g, NULL));
-    }
-    CHECK_OK(ctx, clrun_arg_i32(k[2], 0, W));
-    CHECK_OK(ctx, clrun_arg_i32(k[2], 1, H));
-    CHECK_OK(ctx, clrun_arg_buf(k[2], 2, s));
-    CHECK_OK(ctx, clrun_arg_buf(k[2], 3, s));
-    CHECK_OK(ctx, clrun_arg_buf(k[2], 4, d));
-    CHECK_OK(ctx, clrun_arg_u64(k[2], 5, 0));
-    CHECK_OK(ctx, clrun_arg_u32(k[2], 6, (uint32_t)W));
-    CHECK_OK(ctx, clrun_launch(k[2], 2, g, NULL));
-    CHECK_OK(ctx, clrun_download(d, 0, got, n));
+    unsigned char *got = malloc(n), *want = malloc(n);
     reference(map, W, H, want);
-    for (size_t i = 0; i < n; i++)
-        if (got[i] != want[i]) fail_msg("%s %dx%d: pixel (%zu, %zu) is %d, want %d", what, W, H, i % W, i / W, got[i], want[i]);
-    for (int i = 0; i < 3; i++) clrun_kernel_free(k[i]);
-    clrun_prog_free(prog);
-    clrun_buf_free(s), clrun_buf_free(d);
-    free(scratch), free(got), free(want);
+    clrun_buf *m, *d;
+    CHECK_OK(ctx, clrun_buf_new(ctx, n, 0, &m));
+    CHECK_OK(ctx, clrun_buf_new(ctx, n, 0, &d));
+    CHECK_OK(ctx, clrun_upload(m, 0, map, n));
+    static const char *const shapes[2] = {"gpu", "cpu"};
+    for (int sh = 0; sh < 2; sh++) {
+        setenv("CLRUN_CANNY_SHAPE", shapes[sh], 1);
+        memset(got, 0x5A, n);
+        CHECK_OK(ctx, clrun_upload(d, 0, got, n));
+        CHECK_OK(ctx, clrun__canny_map(ctx, m, W, H, d));
+        CHECK_OK(ctx, clrun_download(d, 0, got, n));
+        for (size_t i = 0; i < n; i++)
+            if (got[i] != want[i])
+                fail_msg("%s %dx%d, %s shape: pixel (%zu, %zu) is %d, want %d", what, W, H, shapes[sh], i % W, i / W, got[i], want[i]);
+    }
+    unsetenv("CLRUN_CANNY_SHAPE");
+    clrun_buf_free(m), clrun_buf_free(d);
+    free(got), free(want);
 }
 
 static void hysteresis_hostile_maps(void **state)

@@ -9,6 +9,9 @@ enum { BX = 32, BY = 8 };
 
 /* OpenCV's integer thresholds: swapped when low > high; for L2 clamped to 32767 and squared when
  * positive; floored. Clamped to the int range (values beyond it select all or nothing anyway). */
+static clrun_status run(clrun_ctx *ctx, clrun_buf *src, size_t src_off, size_t src_stride, int W, int H, unsigned channels, clrun_buf *dst,
+                        size_t dst_off, size_t dst_stride, int low, int high, int l2, int aperture, int blur, int map_in);
+
 static int threshold(double t, int l2)
 {
     if (l2) {
@@ -22,7 +25,6 @@ static int threshold(double t, int l2)
 clrun_status clrun_canny(clrun_ctx *ctx, clrun_buf *src, size_t src_off, size_t src_stride, size_t width, size_t height,
                          unsigned channels, clrun_buf *dst, size_t dst_off, size_t dst_stride, const clrun_canny_params *p)
 {
-    clrun_status st;
     if (!p || !src || !dst) return clrun__fail(ctx, CLRUN_INVALID_ARG, "canny: NULL argument");
     if (channels != 1 && channels != 3) return clrun__fail(ctx, CLRUN_INVALID_ARG, "canny: images have 1 or 3 channels, not %u", channels);
     const int aperture = p->aperture ? p->aperture : 3;
@@ -56,24 +58,41 @@ clrun_status clrun_canny(clrun_ctx *ctx, clrun_buf *src, size_t src_off, size_t 
         const double t = lo;
         lo = hi, hi = t;
     }
-    const int W = (int)width, H = (int)height, low = threshold(lo, p->l2), high = threshold(hi, p->l2);
-    /* CPUs: blocks of cw×rb pixels per work-item for the classification, runs of cw for the passes */
+    return run(ctx, src, src_off, src_stride, (int)width, (int)height, channels, dst, dst_off, dst_stride, threshold(lo, p->l2),
+               threshold(hi, p->l2), p->l2 != 0, aperture, blur, 0);
+}
+
+/* Tests: the hysteresis (both shapes' own kernels, after their classification) on a W×H map of 0, 1
+ * (weak) and 2 (strong) bytes in a buffer, rows packed. */
+clrun_status clrun__canny_map(clrun_ctx *ctx, clrun_buf *map, int W, int H, clrun_buf *dst)
+{
+    return run(ctx, map, 0, (size_t)W, W, H, 1, dst, 0, (size_t)W, 0, 0, 0, 3, 0, 1);
+}
+
+static clrun_status run(clrun_ctx *ctx, clrun_buf *src, size_t src_off, size_t src_stride, int W, int H, unsigned channels, clrun_buf *dst,
+                        size_t dst_off, size_t dst_stride, int low, int high, int l2, int aperture, int blur, int map_in)
+{
+    clrun_status st;
+    const size_t width = (size_t)W, height = (size_t)H;
+    /* two shapes (cl/canny.cl): GPUs classify BX×BY tiles in work-groups and join every pixel
+     * globally; CPUs run the hysteresis inside blocks of cw×rb pixels, a work-item each, and join
+     * only the blocks' borders */
     const char *shape = getenv("CLRUN_CANNY_SHAPE"); /* gpu or cpu: either shape on any device (tests) */
     const int cpu = shape && *shape ? strcmp(shape, "cpu") == 0 : ctx->info.type == CLRUN_DEVICE_CPU;
-    const int cw = cpu ? 256 : 1, rb = 16; /* CPU classification blocks: cw columns × rb rows */
+    int cw = 256, rb = 64;
+    const char *blk = getenv("CLRUN_CANNY_BLOCK");
+    if (blk && *blk) sscanf(blk, "%dx%d", &cw, &rb);
     char opts[160];
-    /* both shapes join the pixels of a tile (GPU: BX×BY work-group, CPU: cw×rb block) while they
-     * classify; clrun_canny_union then joins the tiles */
-    snprintf(opts, sizeof opts, "-DCN=%u -DL2=%d -DR=%d -DBX=%d -DBY=%d -DCW=%d -DRB=%d -DTILED=1 -DTX=%d -DTY=%d -DKB=%d", channels,
-             p->l2 != 0, aperture / 2, BX, BY, cw, rb, cpu ? cw : BX, cpu ? rb : BY, blur ? blur : 3);
-    clrun_kernel *nms, *uni, *res, *out;
+    snprintf(opts, sizeof opts, "-DCN=%u -DL2=%d -DR=%d -DBX=%d -DBY=%d -DCW=%d -DRB=%d -DKB=%d -DMAP_IN=%d", channels, l2, aperture / 2,
+             BX, BY, cw, rb, blur ? blur : 3, map_in);
+    clrun_kernel *k[4];
+    static const char *const names[2][4] = {{"clrun_canny_nms", "clrun_canny_union", "clrun_canny_resolve", "clrun_canny_out"},
+                                            {"clrun_canny_block_cpu", "clrun_canny_join_cpu", "clrun_canny_mark_cpu", "clrun_canny_fix_cpu"}};
     clrun_buf *scratch;
-    if ((st = clrun__lib_kernel(ctx, "canny", opts, cpu ? "clrun_canny_nms_cpu" : "clrun_canny_nms", &nms)) ||
-        (st = clrun__lib_kernel(ctx, "canny", opts, "clrun_canny_union", &uni)) ||
-        (st = clrun__lib_kernel(ctx, "canny", opts, "clrun_canny_resolve", &res)) ||
-        (st = clrun__lib_kernel(ctx, "canny", opts, "clrun_canny_out", &out)) ||
-        (st = clrun__scratch(ctx, width * height * (sizeof(int) + 1 + (blur ? channels : 0)), &scratch)))
-        return st;
+    for (int i = 0; i < 4; i++)
+        if ((st = clrun__lib_kernel(ctx, "canny", opts, names[cpu][i], &k[i]))) return st;
+    /* GPU: W·H labels and W·H map bytes; CPU: W·H parents and W·H flags (border pixels only) */
+    if ((st = clrun__scratch(ctx, width * height * (sizeof(int) + 1 + (blur ? channels : 0)), &scratch))) return st;
     if (blur) { /* the blurred image goes after the labels and the map, and is the source from here on */
         clrun_kernel *bk;
         const size_t boff = width * height * (sizeof(int) + 1);
@@ -86,24 +105,37 @@ clrun_status clrun_canny(clrun_ctx *ctx, clrun_buf *src, size_t src_off, size_t 
             return st;
         src = scratch, src_off = boff, src_stride = width * channels;
     }
-    size_t tiles[3] = {(width + BX - 1) / BX * BX, (height + BY - 1) / BY * BY, 1}, tile[3] = {BX, BY, 1};
-    /* the passes: 32×8 work-groups on GPUs (the kernels skip what lies past the image), 1 on CPUs */
-    size_t g[2] = {(width + cw - 1) / cw, height}, l[2] = {1, 1};
-    if (!cpu) g[0] = (g[0] + 31) / 32 * 32, g[1] = (g[1] + 7) / 8 * 8, l[0] = 32, l[1] = 8;
-    size_t blocks[2] = {g[0], (height + rb - 1) / rb};
-    if ((st = clrun_arg_buf(nms, 0, src)) || (st = clrun_arg_u64(nms, 1, src_off)) || (st = clrun_arg_u32(nms, 2, (cl_uint)src_stride)) ||
-        (st = clrun_arg_i32(nms, 3, W)) || (st = clrun_arg_i32(nms, 4, H)) || (st = clrun_arg_i32(nms, 5, low)) ||
-        (st = clrun_arg_i32(nms, 6, high)) || (st = clrun_arg_buf(nms, 7, scratch)) || (st = clrun_arg_buf(nms, 8, scratch)) ||
-        (st = clrun_launch(nms, 2, cpu ? blocks : tiles, cpu ? l : tile)))
+    /* the classification: every shape takes the same first nine arguments */
+    clrun_kernel *c = k[0];
+    if ((st = clrun_arg_buf(c, 0, src)) || (st = clrun_arg_u64(c, 1, src_off)) || (st = clrun_arg_u32(c, 2, (cl_uint)src_stride)) ||
+        (st = clrun_arg_i32(c, 3, W)) || (st = clrun_arg_i32(c, 4, H)) || (st = clrun_arg_i32(c, 5, low)) || (st = clrun_arg_i32(c, 6, high)) ||
+        (st = clrun_arg_buf(c, 7, scratch)) || (st = clrun_arg_buf(c, 8, scratch)))
         return st;
-    if ((st = clrun_arg_i32(uni, 0, W)) || (st = clrun_arg_i32(uni, 1, H)) || (st = clrun_arg_buf(uni, 2, scratch)) ||
-        (st = clrun_arg_buf(uni, 3, scratch)) || (st = clrun_launch(uni, 2, g, l)) || (st = clrun_arg_i32(res, 0, W)) || (st = clrun_arg_i32(res, 1, H)) ||
-        (st = clrun_arg_buf(res, 2, scratch)) || (st = clrun_arg_buf(res, 3, scratch)) || (st = clrun_launch(res, 2, g, l)))
+    if (!cpu) {
+        size_t tiles[2] = {(width + BX - 1) / BX * BX, (height + BY - 1) / BY * BY}, tile[2] = {BX, BY};
+        if ((st = clrun_launch(c, 2, tiles, tile))) return st;
+        /* the passes: a work-item per pixel in 32×8 work-groups (the kernels skip what lies past the image) */
+        for (int i = 1; i < 4; i++)
+            if ((st = clrun_arg_i32(k[i], 0, W)) || (st = clrun_arg_i32(k[i], 1, H)) || (st = clrun_arg_buf(k[i], 2, scratch)) ||
+                (st = clrun_arg_buf(k[i], 3, scratch)))
+                return st;
+        if ((st = clrun_launch(k[1], 2, tiles, tile)) || (st = clrun_launch(k[2], 2, tiles, tile)) || (st = clrun_arg_buf(k[3], 4, dst)) ||
+            (st = clrun_arg_u64(k[3], 5, dst_off)) || (st = clrun_arg_u32(k[3], 6, (cl_uint)dst_stride)) || (st = clrun_launch(k[3], 2, tiles, tile)))
+            return st;
+        return CLRUN_OK;
+    }
+    size_t blocks[2] = {(width + cw - 1) / cw, (height + rb - 1) / rb}, one[2] = {1, 1};
+    if ((st = clrun_arg_buf(c, 9, dst)) || (st = clrun_arg_u64(c, 10, dst_off)) || (st = clrun_arg_u32(c, 11, (cl_uint)dst_stride)) ||
+        (st = clrun_launch(c, 2, blocks, one)))
         return st;
-    if ((st = clrun_arg_i32(out, 0, W)) || (st = clrun_arg_i32(out, 1, H)) || (st = clrun_arg_buf(out, 2, scratch)) ||
-        (st = clrun_arg_buf(out, 3, scratch)) || (st = clrun_arg_buf(out, 4, dst)) || (st = clrun_arg_u64(out, 5, dst_off)) ||
-        (st = clrun_arg_u32(out, 6, (cl_uint)dst_stride)) || (st = clrun_launch(out, 2, g, l)))
-        return st;
+    /* join, mark, fix: a work-item per row of blocks; join takes the parents only, the others the flags too */
+    for (int i = 1; i < 4; i++) {
+        const int a = i == 1 ? 3 : 4;
+        if ((st = clrun_arg_i32(k[i], 0, W)) || (st = clrun_arg_i32(k[i], 1, H)) || (st = clrun_arg_buf(k[i], 2, scratch)) ||
+            (i > 1 && (st = clrun_arg_buf(k[i], 3, scratch))) || (st = clrun_arg_buf(k[i], a, dst)) || (st = clrun_arg_u64(k[i], a + 1, dst_off)) ||
+            (st = clrun_arg_u32(k[i], a + 2, (cl_uint)dst_stride)) || (st = clrun_launch(k[i], 1, &blocks[1], one)))
+            return st;
+    }
     return CLRUN_OK;
 }
 

@@ -398,18 +398,12 @@ __kernel void clrun_canny_block_cpu(__global const uchar *restrict src, const ul
     }
 }
 
-/* ---- Gaussian pre-blur, as cv2.GaussianBlur(img, (K, K), 0) on 8-bit data: OpenCV's fixed
- * kernels for K = 3, 5, 7 in 8.8 fixed point, rows then columns, exact sums, rounded half up from
- * 16.16; borders reflected without repeating the edge pixel (BORDER_REFLECT_101). ---- */
+/* ---- Gaussian pre-blur, as cv2.GaussianBlur(img, (K, K), sigma) on 8-bit data: OpenCV's kernel
+ * for K = 3, 5, 7 in 8.8 fixed point (made on the host: g0.. the weights from the edge to the
+ * centre), rows then columns, exact sums, rounded half up from 16.16; borders reflected without
+ * repeating the edge pixel (BORDER_REFLECT_101). ---- */
 #ifndef KB
 #define KB 3
-#endif
-#if KB == 3
-__constant int GK[3] = {64, 128, 64};
-#elif KB == 5
-__constant int GK[5] = {16, 64, 96, 64, 16};
-#else
-__constant int GK[7] = {8, 28, 56, 72, 56, 28, 8};
 #endif
 
 static inline int reflect101(int i, int n)
@@ -420,8 +414,11 @@ static inline int reflect101(int i, int n)
 }
 
 __kernel void clrun_canny_blur(__global const uchar *restrict src, const ulong src_off, const uint src_stride, const int W,
-                               const int H, __global uchar *restrict dst, const ulong dst_off)
+                               const int H, __global uchar *restrict dst, const ulong dst_off, const int g0, const int g1,
+                               const int g2, const int g3)
 {
+    const int g[4] = {g0, g1, g2, g3};
+#define GK(b) g[KB / 2 - abs(b)]
     const int x = get_global_id(0), y = get_global_id(1);
     if (x >= W || y >= H) return;
     src += src_off;
@@ -431,11 +428,12 @@ __kernel void clrun_canny_blur(__global const uchar *restrict src, const ulong s
         for (int a = -r; a <= r; a++) {
             __global const uchar *row = src + (size_t)reflect101(y + a, H) * src_stride;
             int h = 0;
-            for (int b = -r; b <= r; b++) h += GK[b + r] * row[(size_t)reflect101(x + b, W) * CN + c];
-            s += GK[a + r] * h;
+            for (int b = -r; b <= r; b++) h += GK(b) * row[(size_t)reflect101(x + b, W) * CN + c];
+            s += GK(a) * h;
         }
         dst[dst_off + ((size_t)y * W + x) * CN + c] = (uchar)min(255, (s + 32768) >> 16);
     }
+#undef GK
 }
 
 /* The root of x's tree (read only: clrun_canny_resolve relies on every pixel's final label being

@@ -681,8 +681,8 @@ typedef struct clrun_canny_params {
     int l2;           /* 1: magnitude sqrt(dx²+dy²) (compared squared), 0: |dx|+|dy| */
     int aperture;     /* Sobel aperture: 3, 5 or 7 (0 means 3) */
     int blur;         /* Gaussian pre-blur of blur×blur, 0 or 1: none; 3, 5, 7 as cv2.GaussianBlur(img,
-                       * (blur, blur), 0) — OpenCV's fixed kernels for those sizes, reflected borders */
-    double blur_sigma; /* 0 (the size's own kernel); other sigmas are CLRUN_UNSUPPORTED */
+                       * (blur, blur), blur_sigma), reflected borders, OpenCV's 8.8 fixed-point kernel */
+    double blur_sigma; /* > 0: the Gaussian's sigma; <= 0: OpenCV's fixed kernel for the size; NaN refused */
 } clrun_canny_params;
 
 /** Canny edges of an 8-bit image in device memory, equal byte for byte to OpenCV's

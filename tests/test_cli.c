@@ -622,7 +622,13 @@ static void op_canny(void **state)
     assert_memory_equal(got.data, want.data, got.width * got.height);
     clrun_image_free(&got), clrun_image_free(&want);
     EXPECT(2, "--blur wants", "op", "canny", TEST_DATA_DIR "/canny/one.png", "-o", path("x.png"), "--blur", "4");
-    EXPECT(1, "sigma 1.5", "op", "canny", TEST_DATA_DIR "/canny/one.png", "-o", path("x.png"), "--blur", "5,1.5");
+    EXPECT(0, "wrote", "op", "canny", TEST_DATA_DIR "/canny/frame.png", "-o", path("s.png"), "--low", "20", "--high", "60", "--blur", "5,1.4");
+    CHECK_OK(NULL, clrun_image_read(path("s.png"), &got));
+    CHECK_OK(NULL, clrun_image_read(TEST_DATA_DIR "/canny/golden/frame.b5s1.4-l1-20-60.png", &want));
+    assert_memory_equal(got.data, want.data, got.width * got.height);
+    clrun_image_free(&got), clrun_image_free(&want);
+    EXPECT(2, "--blur wants", "op", "canny", TEST_DATA_DIR "/canny/one.png", "-o", path("x.png"), "--blur", "5,-1");
+    EXPECT(2, "--blur wants", "op", "canny", TEST_DATA_DIR "/canny/one.png", "-o", path("x.png"), "--blur", "5,x");
     EXPECT(0, "usage: clrun op canny", "op", "canny", "--help");
     EXPECT(2, "cannot open", "op", "canny", path("nothing.png"), "-o", path("x.png"));
     EXPECT(2, "not a PNG", "op", "canny", TEST_DATA_DIR "/canny/MANIFEST", "-o", path("x.png"));

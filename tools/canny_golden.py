@@ -11,7 +11,7 @@ Needs Debian's python3-opencv (and python3-numpy). Three commands:
       cv2.imread gives, as DIR/golden/NAME.PARAMS.png, and DIR/MANIFEST listing them.
       tests/test_canny.c compares clrun with every line of the manifest, bit for bit.
 
-  tools/canny_golden.py compare CLRUN IMAGE_OR_DIR... [--low T --high T --l2 --aperture 3|5|7 --blur 3|5|7]
+  tools/canny_golden.py compare CLRUN IMAGE_OR_DIR... [--low T --high T --l2 --aperture 3|5|7 --blur K[,SIGMA]]
       Runs `CLRUN op canny` and cv2.Canny on every image given (folders: every PNG/PGM/PPM in
       them) and reports each image whose edges differ, with the first differing pixels.
       Exit status 1 when any differs.
@@ -34,6 +34,9 @@ PARAMS = [("l1-50-100", 50, 100, False, 3, 0), ("l2-30-90", 30, 90, True, 3, 0),
           ("a5-l2-300-900", 300, 900, True, 5, 0), ("a7-l1-100-400", 100, 400, False, 7, 0),
           ("a7-l2-2000-6000", 2000, 6000, True, 7, 0), ("b3-l1-20-60", 20, 60, False, 3, 3),
           ("b5-l2-15-45", 15, 45, True, 3, 5), ("b7-a5-l1-100-300", 100, 300, False, 5, 7)]
+# the same with a sigma for the blur (cv2.GaussianBlur(img, (k, k), sigma)): tag, ..., blur, sigma
+PARAMS_SIGMA = [("b3s0.6-l1-30-90", 30, 90, False, 3, 3, 0.6), ("b5s1.4-l1-20-60", 20, 60, False, 3, 5, 1.4),
+                ("b7s2.3-l2-10-40", 10, 40, True, 3, 7, 2.3)]
 
 
 def frame(w, h, seed=1):
@@ -160,12 +163,12 @@ def save(path_noext, arr, how):
     return os.path.basename(p)
 
 
-def opencv_edges(path, low, high, l2, aperture=3, blur=0):
+def opencv_edges(path, low, high, l2, aperture=3, blur=0, sigma=0.0):
     img = cv2.imread(path, cv2.IMREAD_COLOR)
     if img is None:
         raise RuntimeError("OpenCV cannot read " + path)
     if blur > 1:
-        img = cv2.GaussianBlur(img, (blur, blur), 0)
+        img = cv2.GaussianBlur(img, (blur, blur), sigma)
     return cv2.Canny(img, low, high, apertureSize=aperture, L2gradient=l2)
 
 
@@ -175,18 +178,18 @@ def cmd_make(d):
     lines = []
     for name, (arr, how) in images(rng).items():
         fname = save(os.path.join(d, name), arr, how)
-        for tag, low, high, l2, aperture, blur in PARAMS:
-            e = opencv_edges(os.path.join(d, fname), low, high, l2, aperture, blur)
+        for tag, low, high, l2, aperture, blur, *sigma in PARAMS + PARAMS_SIGMA:
+            e = opencv_edges(os.path.join(d, fname), low, high, l2, aperture, blur, *sigma)
             gname = "%s.%s.png" % (name, tag)
             cv2.imwrite(os.path.join(d, "golden", gname), e)
-            lines.append("%s %s %g %g %d %d %d" % (fname, gname, low, high, int(l2), aperture, blur))
+            lines.append("%s %s %g %g %d %d %d" % (fname, gname, low, high, int(l2), aperture, blur) + "".join(" %g" % x for x in sigma))
     with open(os.path.join(d, "MANIFEST"), "w") as f:
-        f.write("# input golden low high l2 aperture blur — made by tools/canny_golden.py make with OpenCV %s\n" % cv2.__version__)
+        f.write("# input golden low high l2 aperture blur [sigma] — made by tools/canny_golden.py make with OpenCV %s\n" % cv2.__version__)
         f.write("\n".join(lines) + "\n")
-    print("wrote %d goldens for %d images into %s" % (len(lines), len(lines) // len(PARAMS), d))
+    print("wrote %d goldens for %d images into %s" % (len(lines), len(lines) // len(PARAMS + PARAMS_SIGMA), d))
 
 
-def cmd_compare(clrun, targets, low, high, l2, aperture=3, blur=0):
+def cmd_compare(clrun, targets, low, high, l2, aperture=3, blur=0, sigma=0.0):
     files = []
     for t in targets:
         if os.path.isdir(t):
@@ -198,13 +201,13 @@ def cmd_compare(clrun, targets, low, high, l2, aperture=3, blur=0):
         for i, f in enumerate(files):
             out = os.path.join(tmp, "%d.png" % i)
             cmd = [clrun, "op", "canny", f, "-o", out, "--low", str(low), "--high", str(high), "--aperture", str(aperture)]
-            cmd += (["--l2"] if l2 else []) + (["--blur", str(blur)] if blur else [])
+            cmd += (["--l2"] if l2 else []) + (["--blur", "%d,%r" % (blur, sigma)] if blur else [])
             r = subprocess.run(cmd, capture_output=True, text=True)
             if r.returncode != 0:
                 print("%s: clrun failed (%d): %s" % (f, r.returncode, r.stderr.strip()))
                 bad += 1
                 continue
-            want = opencv_edges(f, low, high, l2, aperture, blur)
+            want = opencv_edges(f, low, high, l2, aperture, blur, sigma)
             got = cv2.imread(out, cv2.IMREAD_GRAYSCALE)
             if got.shape != want.shape or not np.array_equal(got, want):
                 diff = np.argwhere(got != want) if got.shape == want.shape else []
@@ -221,7 +224,7 @@ def main(argv):
         cmd_make(argv[2])
         return 0
     if len(argv) >= 4 and argv[1] == "compare":
-        args, low, high, l2, aperture, blur = [], 50.0, 100.0, False, 3, 0
+        args, low, high, l2, aperture, blur, sigma = [], 50.0, 100.0, False, 3, 0, 0.0
         it = iter(argv[3:])
         for a in it:
             if a == "--low":
@@ -233,10 +236,11 @@ def main(argv):
             elif a == "--aperture":
                 aperture = int(next(it))
             elif a == "--blur":
-                blur = int(next(it))
+                k, _, sg = next(it).partition(",")
+                blur, sigma = int(k), float(sg or 0)
             else:
                 args.append(a)
-        return cmd_compare(argv[2], args, low, high, l2, aperture, blur)
+        return cmd_compare(argv[2], args, low, high, l2, aperture, blur, sigma)
     if len(argv) >= 5 and argv[1] == "frame":
         cv2.imwrite(argv[4], frame(int(argv[2]), int(argv[3]), int(argv[5]) if len(argv) > 5 else 1))
         return 0

@@ -10,7 +10,44 @@ enum { BX = 32, BY = 8 };
 /* OpenCV's integer thresholds: swapped when low > high; for L2 clamped to 32767 and squared when
  * positive; floored. Clamped to the int range (values beyond it select all or nothing anyway). */
 static clrun_status run(clrun_ctx *ctx, clrun_buf *src, size_t src_off, size_t src_stride, int W, int H, unsigned channels, clrun_buf *dst,
-                        size_t dst_off, size_t dst_stride, int low, int high, int l2, int aperture, int blur, int map_in);
+                        size_t dst_off, size_t dst_stride, int low, int high, int l2, int aperture, int blur, double sigma, int map_in);
+
+/* OpenCV's 8-bit Gaussian kernel of size n (3, 5 or 7) for sigma, as cv2.GaussianBlur builds it:
+ * for sigma <= 0 (or NaN) its fixed table for the size; otherwise the weights exp(-x²/(2σ²))
+ * normalised to sum 1, computed in double in OpenCV's order (x in half pixels, the centre's weight
+ * being the reciprocal of the sum), then put in 8.8 fixed point from the edge inwards, each
+ * rounding's error carried into the next weight, the centre taking what makes the sum exactly 256.
+ * g[0..n/2]: the weights from the edge to the centre. This construction reproduced
+ * cv2.GaussianBlur's output on 1000 sigmas per size (0.05 to 10); only a last-bit difference between
+ * libm's exp and OpenCV's software exp could tip a rounding, which needs a weight within ~1e-13 of a
+ * half. A fused
+ * multiply-add cannot change anything here: the only products added to are by 2 and 256, exact. */
+static void gauss_taps(int n, double sigma, int g[4])
+{
+    static const int table[3][4] = {{64, 128}, {16, 64, 96}, {8, 28, 56, 72}};
+    const int h = n / 2;
+    if (!(sigma > 0)) {
+        memcpy(g, table[h - 1], sizeof table[0]);
+        return;
+    }
+    const double scale = -0.125 / (sigma * sigma);
+    double w[3], sum = 0;
+    for (int i = 0; i < h; i++) {
+        const double x = 2 * i + 1 - n;
+        w[i] = exp(x * x * scale);
+        sum += w[i];
+    }
+    sum = 1.0 / (sum * 2 + 1.0);
+    double err = 0;
+    int total = 0;
+    for (int i = 0; i < h; i++) {
+        const double k = w[i] * sum, adj = k * 256.0 + err, v = nearbyint(adj);
+        err = adj - v;
+        g[i] = (int)v;
+        total += g[i];
+    }
+    g[h] = 256 - 2 * total;
+}
 
 static int threshold(double t, int l2)
 {
@@ -34,11 +71,7 @@ clrun_status clrun_canny(clrun_ctx *ctx, clrun_buf *src, size_t src_off, size_t 
     if (p->blur < 0 || p->blur > 7 || (p->blur > 1 && p->blur % 2 == 0) || p->blur == 2)
         return clrun__fail(ctx, CLRUN_INVALID_ARG, "canny: blur size %d: 0 or 1 (none), 3, 5 or 7", p->blur);
     const int blur = p->blur > 1 ? p->blur : 0;
-    if (blur && p->blur_sigma != 0.0)
-        return clrun__fail(ctx, CLRUN_UNSUPPORTED,
-                           "canny: blur sigma %g: only 0 (OpenCV's fixed kernel for the size) is supported; OpenCV computes other "
-                           "sigmas' kernels with its own exp, which clrun does not reproduce",
-                           p->blur_sigma);
+    if (isnan(p->blur_sigma)) return clrun__fail(ctx, CLRUN_INVALID_ARG, "canny: the blur sigma is NaN");
     if (width == 0 || height == 0) return CLRUN_OK;
     if (width > INT32_MAX || height > INT32_MAX || width * height >= ((size_t)1 << 31) || src_stride > UINT32_MAX || dst_stride > UINT32_MAX)
         return clrun__fail(ctx, CLRUN_INVALID_ARG, "canny: image of %zu×%zu is too large (fewer than 2^31 pixels)", width, height);
@@ -59,18 +92,18 @@ clrun_status clrun_canny(clrun_ctx *ctx, clrun_buf *src, size_t src_off, size_t 
         lo = hi, hi = t;
     }
     return run(ctx, src, src_off, src_stride, (int)width, (int)height, channels, dst, dst_off, dst_stride, threshold(lo, p->l2),
-               threshold(hi, p->l2), p->l2 != 0, aperture, blur, 0);
+               threshold(hi, p->l2), p->l2 != 0, aperture, blur, p->blur_sigma, 0);
 }
 
 /* Tests: the hysteresis (both shapes' own kernels, after their classification) on a W×H map of 0, 1
  * (weak) and 2 (strong) bytes in a buffer, rows packed. */
 clrun_status clrun__canny_map(clrun_ctx *ctx, clrun_buf *map, int W, int H, clrun_buf *dst)
 {
-    return run(ctx, map, 0, (size_t)W, W, H, 1, dst, 0, (size_t)W, 0, 0, 0, 3, 0, 1);
+    return run(ctx, map, 0, (size_t)W, W, H, 1, dst, 0, (size_t)W, 0, 0, 0, 3, 0, 0.0, 1);
 }
 
 static clrun_status run(clrun_ctx *ctx, clrun_buf *src, size_t src_off, size_t src_stride, int W, int H, unsigned channels, clrun_buf *dst,
-                        size_t dst_off, size_t dst_stride, int low, int high, int l2, int aperture, int blur, int map_in)
+                        size_t dst_off, size_t dst_stride, int low, int high, int l2, int aperture, int blur, double sigma, int map_in)
 {
     clrun_status st;
     const size_t width = (size_t)W, height = (size_t)H;
@@ -98,11 +131,15 @@ static clrun_status run(clrun_ctx *ctx, clrun_buf *src, size_t src_off, size_t s
         const size_t boff = width * height * (sizeof(int) + 1);
         size_t bg[2] = {(width + 15) / 16 * 16, (height + 15) / 16 * 16}, bl[2] = {16, 16};
         if (cpu) bl[0] = bl[1] = 1, bg[0] = width, bg[1] = height;
+        int g[4] = {0};
+        gauss_taps(blur, sigma, g);
         if ((st = clrun__lib_kernel(ctx, "canny", opts, "clrun_canny_blur", &bk)) || (st = clrun_arg_buf(bk, 0, src)) ||
             (st = clrun_arg_u64(bk, 1, src_off)) || (st = clrun_arg_u32(bk, 2, (cl_uint)src_stride)) || (st = clrun_arg_i32(bk, 3, W)) ||
-            (st = clrun_arg_i32(bk, 4, H)) || (st = clrun_arg_buf(bk, 5, scratch)) || (st = clrun_arg_u64(bk, 6, boff)) ||
-            (st = clrun_launch(bk, 2, bg, bl)))
+            (st = clrun_arg_i32(bk, 4, H)) || (st = clrun_arg_buf(bk, 5, scratch)) || (st = clrun_arg_u64(bk, 6, boff)))
             return st;
+        for (int i = 0; i < 4; i++)
+            if ((st = clrun_arg_i32(bk, 7 + (unsigned)i, g[i]))) return st;
+        if ((st = clrun_launch(bk, 2, bg, bl))) return st;
         src = scratch, src_off = boff, src_stride = width * channels;
     }
     /* the classification: every shape takes the same first nine arguments */

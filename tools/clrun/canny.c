@@ -9,8 +9,8 @@
 #include <sys/stat.h>
 
 static const char *canny_help =
-    "usage: clrun op canny IN.png... -o OUT [--low T] [--high T] [--l2] [--aperture 3|5|7] [--blur K]\n"
-    "                     [-d SPEC]\n\n"
+    "usage: clrun op canny IN.png... -o OUT [--low T] [--high T] [--l2] [--aperture 3|5|7]\n"
+    "                     [--blur K[,SIGMA]] [-d SPEC]\n\n"
     "Canny edges of 8-bit images, equal byte for byte to OpenCV's cv2.Canny(img, low, high,\n"
     "apertureSize, L2gradient) on the image cv2.imread gives (PNG of any bit depth, 16-bit and\n"
     "alpha reduced as imread does; binary PGM/PPM). Color images use, per pixel, the channel with the\n"
@@ -21,8 +21,8 @@ static const char *canny_help =
     "  --low T, --high T   hysteresis thresholds (default 50 and 100; swapped when low > high)\n"
     "  --l2                gradient magnitude sqrt(dx²+dy²) instead of |dx|+|dy|\n"
     "  --aperture N        Sobel aperture: 3 (default), 5 or 7\n"
-    "  --blur K[,SIGMA]    Gaussian pre-blur, as cv2.GaussianBlur(img, (K, K), 0) first: K 3, 5 or 7;\n"
-    "                      SIGMA must be 0 (OpenCV's own kernel for K); off by default, as in OpenCV\n"
+    "  --blur K[,SIGMA]    Gaussian pre-blur, as cv2.GaussianBlur(img, (K, K), SIGMA) first: K 3, 5 or 7;\n"
+    "                      SIGMA 0 (the default) is OpenCV's own kernel for K; off by default, as in OpenCV\n"
     "  -d, --device SPEC   device (default: $CLRUN_DEVICE, else the best)\n"
     "  --help              this text\n\n"
     "Exit codes: 0; 1 runtime failure; 2 bad command line or input file; 3 no device.\n";

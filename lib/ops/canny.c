@@ -129,11 +129,12 @@ static clrun_status run(clrun_ctx *ctx, clrun_buf *src, size_t src_off, size_t s
     if (blur) { /* the blurred image goes after the labels and the map, and is the source from here on */
         clrun_kernel *bk;
         const size_t boff = width * height * (sizeof(int) + 1);
+        /* GPUs: a work-item per pixel; CPUs: per block of cw × rb pixels, as the classification */
         size_t bg[2] = {(width + 15) / 16 * 16, (height + 15) / 16 * 16}, bl[2] = {16, 16};
-        if (cpu) bl[0] = bl[1] = 1, bg[0] = width, bg[1] = height;
+        if (cpu) bl[0] = bl[1] = 1, bg[0] = (width + cw - 1) / cw, bg[1] = (height + rb - 1) / rb;
         int g[4] = {0};
         gauss_taps(blur, sigma, g);
-        if ((st = clrun__lib_kernel(ctx, "canny", opts, "clrun_canny_blur", &bk)) || (st = clrun_arg_buf(bk, 0, src)) ||
+        if ((st = clrun__lib_kernel(ctx, "canny", opts, cpu ? "clrun_canny_blur_cpu" : "clrun_canny_blur", &bk)) || (st = clrun_arg_buf(bk, 0, src)) ||
             (st = clrun_arg_u64(bk, 1, src_off)) || (st = clrun_arg_u32(bk, 2, (cl_uint)src_stride)) || (st = clrun_arg_i32(bk, 3, W)) ||
             (st = clrun_arg_i32(bk, 4, H)) || (st = clrun_arg_buf(bk, 5, scratch)) || (st = clrun_arg_u64(bk, 6, boff)))
             return st;

@@ -379,6 +379,29 @@ void clrun_event_free(clrun_event *ev);
 /** The raw cl_event. Borrowed. */
 cl_event clrun_event_cl(const clrun_event *ev);
 
+/* ---- Profiling: device time per kernel -------------------------------------------------------- */
+
+/** One kernel's record: every launch of that name since profiling started. */
+typedef struct clrun_profile_entry {
+    const char *kernel; /* the kernel's name (owned by the context) */
+    uint64_t launches;
+    double total_ms, min_ms, max_ms; /* device time (profiling timestamps, start to end) */
+} clrun_profile_entry;
+
+/** Start recording the device time of every kernel launched on ctx — the library's ops included —
+ *  under the kernel's name; earlier records are dropped. Costs an event per launch, read back in
+ *  batches. Setting $CLRUN_PROFILE (any value but "" or "0") starts it for every context at
+ *  clrun_open, and clrun_close then writes the table to stderr. */
+clrun_status clrun_profile_start(clrun_ctx *ctx);
+
+/** Wait for the recorded launches and give the records, largest total first: *entries points into
+ *  the context (valid until the next profile call or clrun_close), *count is their number (0 when
+ *  profiling is off). Recording goes on. */
+clrun_status clrun_profile_read(clrun_ctx *ctx, const clrun_profile_entry **entries, size_t *count);
+
+/** Stop recording and drop the records (waiting for what is still queued). */
+void clrun_profile_stop(clrun_ctx *ctx);
+
 /* ------------------------------------------------------------------------------------------------
  * Arrays and NumPy .npy files (lib/io/npy.c)
  *

@@ -50,6 +50,7 @@ clrun_status clrun_open(clrun_ctx **out, const char *device_spec)
         goto fail;
     }
     probe_multiple(ctx);
+    clrun__profile_env(ctx);
     *out = ctx;
     return CLRUN_OK;
 fail:
@@ -61,6 +62,7 @@ void clrun_close(clrun_ctx *ctx)
 {
     if (!ctx) return;
     if (ctx->queue) clFinish(ctx->queue);
+    clrun__profile_close(ctx);
     while (ctx->pinned) clrun_host_free(ctx, ctx->pinned->ptr);
     for (int i = ctx->nkcache - 1; i >= 0; i--) {
         clrun_kernel_free(ctx->kcache[i].kernel);

@@ -47,6 +47,7 @@ struct clrun_ctx {
     int gemm_backend[4];        /* backend per class from the tuning file; 0 (auto): none */
     unsigned gemm_vw;                      /* CPU kernel's vector width (0: not asked yet) */
     int gemm_tensor;                       /* tensor-core GEMM: 0 not probed yet, 1 works, -1 not here */
+    struct clrun__profile *profile;        /* kernel times while profiling (profile.c), else NULL */
 };
 
 struct clrun_buf {
@@ -108,6 +109,12 @@ clrun_status clrun__lib_kernel(clrun_ctx *ctx, const char *file, const char *opt
                                clrun_kernel **out);
 /* The context's scratch buffer, at least `bytes` long. Borrowed. */
 clrun_status clrun__scratch(clrun_ctx *ctx, size_t bytes, clrun_buf **out);
+/* Profiling (profile.c): record a launch's event under the kernel's name; start from $CLRUN_PROFILE
+ * at clrun_open; print (when started from the environment) and free at clrun_close. */
+clrun_status clrun__profile_add(clrun_ctx *ctx, const char *kernel, cl_event e);
+void clrun__profile_env(clrun_ctx *ctx);
+void clrun__profile_close(clrun_ctx *ctx);
+
 /* Tests: runs the Canny hysteresis of the device's shape (CLRUN_CANNY_SHAPE overrides it) on a W×H
  * map of 0, 1 (weak) and 2 (strong) bytes, rows packed; dst gets the edges (255 or 0). */
 clrun_status clrun__canny_map(clrun_ctx *ctx, clrun_buf *map, int W, int H, clrun_buf *dst);

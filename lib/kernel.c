@@ -244,7 +244,7 @@ clrun_status clrun_launch_ev(clrun_kernel *k, unsigned dims, const size_t *globa
         choose_local(k, dims, global, l);
         for (unsigned d = 0; d < dims; d++) g[d] = (global[d] + l[d] - 1) / l[d] * l[d];
     }
-    cl_int err = clEnqueueNDRangeKernel(ctx->queue, k->kernel, dims, NULL, g, l, 0, NULL, ev ? &e : NULL);
+    cl_int err = clEnqueueNDRangeKernel(ctx->queue, k->kernel, dims, NULL, g, l, 0, NULL, ev || ctx->profile ? &e : NULL);
     if (err != CL_SUCCESS) {
         if (err == CL_INVALID_WORK_GROUP_SIZE && local)
             return clrun__fail(ctx, CLRUN_INVALID_ARG,
@@ -252,6 +252,13 @@ clrun_status clrun_launch_ev(clrun_kernel *k, unsigned dims, const size_t *globa
                                "device's limit (CL_INVALID_WORK_GROUP_SIZE)",
                                k->name, l[0], l[1], l[2], g[0], g[1], g[2]);
         return clrun__fail_cl(ctx, err, "clEnqueueNDRangeKernel", "launching %s", k->name);
+    }
+    if (ctx->profile) {
+        clrun_status st = clrun__profile_add(ctx, k->name, e);
+        if (st) {
+            clReleaseEvent(e);
+            return st;
+        }
     }
     return clrun__event_wrap(ctx, e, ev);
 }

@@ -630,6 +630,13 @@ static void op_canny(void **state)
     EXPECT(2, "--blur wants", "op", "canny", TEST_DATA_DIR "/canny/one.png", "-o", path("x.png"), "--blur", "5,-1");
     EXPECT(2, "--blur wants", "op", "canny", TEST_DATA_DIR "/canny/one.png", "-o", path("x.png"), "--blur", "5,x");
     EXPECT(0, "usage: clrun op canny", "op", "canny", "--help");
+    setenv("CLRUN_PROFILE", "1", 1); /* the per-kernel table at exit, on stderr */
+    EXPECT(0, "clrun profile: device time per kernel", "op", "canny", TEST_DATA_DIR "/canny/one.png", "-o", path("p.png"));
+    if (!strstr(err_text, "clrun_canny_") || strstr(out_text, "clrun profile")) fail_msg("profile table: %s", err_text);
+    setenv("CLRUN_PROFILE", "0", 1);
+    EXPECT(0, "wrote", "op", "canny", TEST_DATA_DIR "/canny/one.png", "-o", path("p.png"));
+    if (strstr(err_text, "clrun profile")) fail_msg("CLRUN_PROFILE=0 printed a profile: %s", err_text);
+    unsetenv("CLRUN_PROFILE");
     EXPECT(2, "cannot open", "op", "canny", path("nothing.png"), "-o", path("x.png"));
     EXPECT(2, "not a PNG", "op", "canny", TEST_DATA_DIR "/canny/MANIFEST", "-o", path("x.png"));
     EXPECT(2, "--low wants a number", "op", "canny", TEST_DATA_DIR "/canny/one.png", "-o", path("x.png"), "--low", "abc");

@@ -1,5 +1,5 @@
 /* test_kernel.c — arguments of every kind with signature checks, launches in 1-3 dimensions with
- * and without a local size, events and profiling times. */
+ * and without a local size, events and profiling times, the per-kernel profile. */
 #include "helpers.h"
 
 #include <math.h>
@@ -204,6 +204,65 @@ static void launches_in_one_two_three_dims(void **state)
     }
 }
 
+/* Profiling: every launch counted under its kernel's name, the library's ops included, through
+ * the batched read-back (more launches than one batch); records sorted, consistent, dropped by a
+ * restart and by stop. */
+static void profiling_counts_every_launch(void **state)
+{
+    struct fixture *f = *state;
+    clrun_ctx *ctx = f->ctx;
+    uint64_t s = test_seed();
+    const clrun_profile_entry *e = NULL;
+    size_t n = 99;
+    CHECK_OK(ctx, clrun_profile_read(ctx, &e, &n)); /* off: nothing */
+    assert_int_equal(n, 0);
+    clrun_kernel *k = NULL;
+    clrun_buf *b = NULL, *x = NULL;
+    CHECK_OK(ctx, clrun_kernel_new(f->prog, "ids", &k));
+    CHECK_OK(ctx, clrun_buf_new(ctx, 64 * 4, 0, &b));
+    CHECK_OK(ctx, clrun_buf_new(ctx, 64 * 4, 0, &x));
+    float zero = 0;
+    CHECK_OK(ctx, clrun_buf_fill(x, &zero, 4, 0, 64 * 4));
+    CHECK_OK(ctx, clrun_arg_buf(k, 0, b));
+    CHECK_OK(ctx, clrun_arg_u32(k, 1, 37));
+    CHECK_OK(ctx, clrun_arg_u32(k, 2, 1));
+    CHECK_OK(ctx, clrun_arg_u32(k, 3, 1));
+    size_t g = 37;
+    CHECK_OK(ctx, clrun_profile_start(ctx));
+    const unsigned a = 1030 + (unsigned)(rng_next(&s) % 40), c = 2 + (unsigned)(rng_next(&s) % 5); /* past one batch of 1024 */
+    clrun_event *ev = NULL;
+    for (unsigned i = 0; i < a; i++) CHECK_OK(ctx, i == 3 ? clrun_launch_ev(k, 1, &g, NULL, &ev) : clrun_launch(k, 1, &g, NULL));
+    for (unsigned i = 0; i < c; i++) CHECK_OK(ctx, clrun_add(ctx, CLRUN_F32, 64, x, x, x));
+    CHECK_OK(ctx, clrun_profile_read(ctx, &e, &n));
+    assert_int_equal(n, 2);
+    int ids = strcmp(e[0].kernel, "ids") == 0 ? 0 : 1;
+    assert_string_equal(e[ids].kernel, "ids");
+    assert_int_equal(e[ids].launches, a);
+    assert_int_equal(e[1 - ids].launches, c);
+    assert_true(e[0].total_ms >= e[1].total_ms); /* largest first */
+    for (size_t i = 0; i < n; i++) {
+        const double mean = e[i].total_ms / (double)e[i].launches;
+        assert_true(e[i].min_ms >= 0 && e[i].min_ms <= mean * (1 + 1e-9) && mean <= e[i].max_ms * (1 + 1e-9));
+    }
+    uint64_t t0 = 0, t1 = 0; /* the caller's event outlives the profile's reference */
+    CHECK_OK(ctx, clrun_event_times(ev, &t0, &t1));
+    assert_true(t1 >= t0);
+    clrun_event_free(ev);
+    CHECK_OK(ctx, clrun_launch(k, 1, &g, NULL)); /* recording goes on after a read */
+    CHECK_OK(ctx, clrun_profile_read(ctx, &e, &n));
+    assert_int_equal(e[strcmp(e[0].kernel, "ids") == 0 ? 0 : 1].launches, a + 1);
+    CHECK_OK(ctx, clrun_profile_start(ctx)); /* a restart drops the records */
+    CHECK_OK(ctx, clrun_profile_read(ctx, &e, &n));
+    assert_int_equal(n, 0);
+    CHECK_OK(ctx, clrun_launch(k, 1, &g, NULL));
+    clrun_profile_stop(ctx); /* with a launch still pending */
+    CHECK_OK(ctx, clrun_profile_read(ctx, &e, &n));
+    assert_int_equal(n, 0);
+    CHECK_OK(ctx, clrun_finish(ctx));
+    clrun_buf_free(b), clrun_buf_free(x);
+    clrun_kernel_free(k);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -211,6 +270,7 @@ int main(void)
         cmocka_unit_test(argument_mismatches_name_the_argument),
         cmocka_unit_test(local_memory_and_explicit_local_size),
         cmocka_unit_test(launches_in_one_two_three_dims),
+        cmocka_unit_test(profiling_counts_every_launch),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -91,6 +91,38 @@ static void strides_and_offsets(void **state)
     clrun_image_free(&img), clrun_image_free(&want);
 }
 
+/* In place: the edges written over the image itself (same buffer, same offset and stride), in both
+ * shapes, equal the golden. */
+static void in_place(void **state)
+{
+    clrun_ctx *ctx = *state;
+    clrun_image img, want;
+    read_image(CANNY_DIR, "frame.png", &img);
+    read_image(CANNY_DIR "/golden", "frame.l1-50-100.png", &want);
+    const size_t W = img.width, H = img.height, off = 5, stride = W + 3;
+    unsigned char *buf = calloc(off + H * stride, 1), *back = malloc(off + H * stride);
+    for (size_t y = 0; y < H; y++) memcpy(buf + off + y * stride, img.data + y * img.stride, W);
+    clrun_buf *b;
+    CHECK_OK(ctx, clrun_buf_new(ctx, off + H * stride, 0, &b));
+    static const char *const shapes[2] = {"gpu", "cpu"};
+    for (int sh = 0; sh < 2; sh++) {
+        setenv("CLRUN_CANNY_SHAPE", shapes[sh], 1);
+        CHECK_OK(ctx, clrun_upload(b, 0, buf, off + H * stride));
+        clrun_canny_params p = {50, 100, 0, 3, 0, 0.0};
+        CHECK_OK(ctx, clrun_canny(ctx, b, off, stride, W, H, 1, b, off, stride, &p));
+        CHECK_OK(ctx, clrun_download(b, 0, back, off + H * stride));
+        for (size_t y = 0; y < H; y++)
+            for (size_t x = 0; x < W; x++)
+                if (back[off + y * stride + x] != want.data[y * want.stride + x])
+                    fail_msg("%s shape, in place: pixel (%zu, %zu) is %d, OpenCV has %d", shapes[sh], x, y, back[off + y * stride + x],
+                             want.data[y * want.stride + x]);
+    }
+    unsetenv("CLRUN_CANNY_SHAPE");
+    clrun_buf_free(b);
+    free(buf), free(back);
+    clrun_image_free(&img), clrun_image_free(&want);
+}
+
 /* ---- hysteresis on hand-made maps: the library's own kernels against a breadth-first search ---- */
 
 /* edges: 255 where an 8-connected path of weak (1) or strong (2) pixels reaches a strong one */
@@ -276,7 +308,8 @@ static void image_files(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(goldens),        cmocka_unit_test(strides_and_offsets), cmocka_unit_test(hysteresis_hostile_maps),
+        cmocka_unit_test(goldens),        cmocka_unit_test(strides_and_offsets),
+        cmocka_unit_test(in_place), cmocka_unit_test(hysteresis_hostile_maps),
         cmocka_unit_test(gray_as_three_channels), cmocka_unit_test(bad_arguments),       cmocka_unit_test(image_files),
     };
     return cmocka_run_group_tests(tests, ctx_setup, ctx_teardown);

@@ -125,7 +125,16 @@ static clrun_status run(clrun_ctx *ctx, clrun_buf *src, size_t src_off, size_t s
     for (int i = 0; i < 4; i++)
         if ((st = clrun__lib_kernel(ctx, "canny", opts, names[cpu][i], &k[i]))) return st;
     /* GPU: W·H labels and W·H map bytes; CPU: W·H parents and W·H flags (border pixels only) */
-    if ((st = clrun__scratch(ctx, width * height * (sizeof(int) + 1 + (blur ? channels : 0)), &scratch))) return st;
+    /* the CPU shape writes edges while neighbouring blocks still read the image: an image that
+     * overlaps its edges is copied first, to where the blurred image would go */
+    const size_t span = (height - 1) * src_stride + width * channels, dspan = (height - 1) * dst_stride + width;
+    const int copy = cpu && !blur && src == dst && src_off < dst_off + dspan && dst_off < src_off + span;
+    const size_t extra = blur ? width * height * channels : copy ? span : 0;
+    if ((st = clrun__scratch(ctx, width * height * (sizeof(int) + 1) + extra, &scratch))) return st;
+    if (copy) {
+        if ((st = clrun_buf_copy(scratch, width * height * (sizeof(int) + 1), src, src_off, span))) return st;
+        src = scratch, src_off = width * height * (sizeof(int) + 1);
+    }
     if (blur) { /* the blurred image goes after the labels and the map, and is the source from here on */
         clrun_kernel *bk;
         const size_t boff = width * height * (sizeof(int) + 1);

@@ -637,8 +637,9 @@ __kernel void clrun_canny_join_cpu(const int W, const int H, volatile __global i
         }
 }
 
-/* the roots of the edge pixels on the borders: flagged */
-__kernel void clrun_canny_mark_cpu(const int W, const int H, __global const int *parent, __global uchar *flag,
+/* the roots of the edge pixels on the borders: flagged. Finds here and in the fix pass halve paths
+ * (only finds run concurrently with them, and halving keeps every tree's root). */
+__kernel void clrun_canny_mark_cpu(const int W, const int H, volatile __global int *parent, __global uchar *flag,
                                    __global const uchar *dst, const ulong dst_off, const uint dst_stride)
 {
     flag += (size_t)W * H * sizeof(int);
@@ -646,11 +647,11 @@ __kernel void clrun_canny_mark_cpu(const int W, const int H, __global const int 
     if (by * RB >= H) return;
     __global const uchar *d = dst + dst_off;
     FOR_BORDER(W, H, by)
-    if (DST(x, y) == 255) flag[find_root((volatile __global int *)parent, y * W + x)] = 1;
+    if (DST(x, y) == 255) flag[find_root_halving(parent, y * W + x)] = 1;
 }
 
 /* each pending component: an edge (255) if its root is flagged, else 0 */
-__kernel void clrun_canny_fix_cpu(const int W, const int H, __global const int *parent, __global const uchar *flag,
+__kernel void clrun_canny_fix_cpu(const int W, const int H, volatile __global int *parent, __global const uchar *flag,
                                   __global uchar *dst, const ulong dst_off, const uint dst_stride)
 {
     flag += (size_t)W * H * sizeof(int);
@@ -661,7 +662,7 @@ __kernel void clrun_canny_fix_cpu(const int W, const int H, __global const int *
     FOR_BORDER(W, H, by)
     {
         if (DST(x, y) != 1) continue;
-        const uchar e = flag[find_root((volatile __global int *)parent, y * W + x)] ? 255 : 0;
+        const uchar e = flag[find_root_halving(parent, y * W + x)] ? 255 : 0;
         int sp = 0;
         DST(x, y) = e;
         stack[sp++] = (ushort)((y - y0) * CW + x - x0);

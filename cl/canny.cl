@@ -1,4 +1,5 @@
-/* canny.cl — Canny edges equal to OpenCV's cv2.Canny, in four launches (five with a pre-blur),
+/* canny.cl — Canny edges equal to OpenCV's cv2.Canny, in four launches on GPUs and three on CPUs
+ * (one more with a pre-blur),
  * whatever the edge map, in bounded memory, with no host loop. Two shapes:
  *
  * GPUs: clrun_canny_nms — a work-group stages a tile of the image (plus its border, replicated at the
@@ -222,12 +223,14 @@ clrun_canny_nms(__global const uchar *restrict src, const ulong src_off, const u
  * union-find (node = pixel index; parent = the component's first border pixel). The block is
  * written to the output as 255 (edge), 1 (pending) or 0.
  * clrun_canny_join_cpu unites the nodes of 8-adjacent non-zero pixels on either side of the
- * blocks' right and bottom borders; clrun_canny_mark_cpu flags the root of every edge pixel on a
- * border; clrun_canny_fix_cpu walks each pending component from a border pixel and writes 255 if
- * its root is flagged, else 0. The three passes touch the blocks' borders and the pending
- * components only; a work-item takes a row of blocks.
+ * blocks' right and bottom borders; clrun_canny_fix_cpu walks each pending component from a border
+ * pixel and writes 255 if its root is S, else 0. The union-find here links the other way round
+ * from the GPU's — the larger index wins — so that node S = W·H
+ * (past every pixel), the parent of every edge pixel on a block border, is the root of every set
+ * that holds an edge. The two passes touch the blocks' borders and the pending components only; a
+ * work-item takes a row of blocks.
  *
- * Scratch: W·H ints (parent) then W·H bytes (flag), of which only the border pixels' are used. */
+ * Scratch: W·H + 1 ints (parent; only the border pixels' and S's are used). */
 #ifndef RB
 #define RB 64
 #endif
@@ -308,14 +311,14 @@ static inline void sobel_row(__global const uchar *src, uint stride, int W, int 
     } while (0)
 
 __kernel void clrun_canny_block_cpu(__global const uchar *restrict src, const ulong src_off, const uint src_stride, const int W,
-                                    const int H, const int low, const int high, __global int *parent, __global uchar *flag,
+                                    const int H, const int low, const int high, __global int *parent,
                                     __global uchar *restrict dst, const ulong dst_off, const uint dst_stride)
 {
-    flag += (size_t)W * H * sizeof(int);
     src += src_off;
     const int x0 = get_global_id(0) * CW, y0 = get_global_id(1) * RB;
     if (x0 >= W || y0 >= H) return;
     const int n = min(CW, W - x0), rows = min(RB, H - y0);
+    if (x0 == 0 && y0 == 0) parent[W * H] = W * H; /* S, the root of every set with an edge */
     ulong mw[(PH * PW + 7) / 8]; /* the map, read eight bytes at a time by the search for strong pixels */
     uchar *m = (uchar *)mw;
     ushort stack[CW * RB]; /* every pixel is pushed at most once per walk phase */
@@ -374,17 +377,14 @@ __kernel void clrun_canny_block_cpu(__global const uchar *restrict src, const ul
         const int step = (r == 1 || r == rows) ? 1 : max(n - 1, 1);
         for (int j = 1; j <= n; j += step) {
             const int p0 = r * PW + j;
-            if (m[p0] == 3) { /* an edge on the border: its own node, flagged */
-                parent[GLOBAL(p0)] = GLOBAL(p0);
-                flag[GLOBAL(p0)] = 1;
-            }
+            if (m[p0] == 3) parent[GLOBAL(p0)] = W * H; /* an edge on the border: under S */
             if (m[p0] != 1) continue;
             const int rep = GLOBAL(p0);
             m[p0] = 4;
             stack[sp++] = (ushort)p0;
             while (sp) {
                 const int p = stack[--sp];
-                if (BORDER(p / PW, p % PW)) parent[GLOBAL(p)] = rep, flag[GLOBAL(p)] = 0;
+                if (BORDER(p / PW, p % PW)) parent[GLOBAL(p)] = rep;
                 NEIGHBOURS(WALK_PENDING, p);
             }
         }
@@ -553,6 +553,24 @@ static inline void unite(volatile __global int *label, int a, int b)
     }
 }
 
+/* unite for the CPU passes: the same, the larger index winning (labels only ever point at larger
+ * indices there; find_root_halving does not depend on the direction) */
+static inline void unite_max(volatile __global int *label, int a, int b)
+{
+    for (;;) {
+        a = find_root_halving(label, a);
+        b = find_root_halving(label, b);
+        if (a == b) return;
+        if (a < b) {
+            const int t = a;
+            a = b, b = t;
+        }
+        const int old = atomic_max(&label[b], a);
+        if (old == b) return;
+        b = old;
+    }
+}
+
 /* ---- GPU shape, the passes after clrun_canny_nms: a work-item per pixel. ---- */
 
 /* Join pixel (x, y), a weak or strong one, with its weak or strong neighbours to the east, south-west,
@@ -626,35 +644,22 @@ __kernel void clrun_canny_join_cpu(const int W, const int H, volatile __global i
         for (int x = 0, y = y1 - 1; x < W; x++) {
             if (!DST(x, y)) continue;
             for (int dx = -1; dx <= 1; dx++)
-                if (x + dx >= 0 && x + dx < W && DST(x + dx, y + 1)) unite(parent, y * W + x, (y + 1) * W + x + dx);
+                if (x + dx >= 0 && x + dx < W && DST(x + dx, y + 1)) unite_max(parent, y * W + x, (y + 1) * W + x + dx);
         }
     /* across the right border of each block: with the three pixels to the east */
     for (int x = CW - 1; x + 1 < W; x += CW)
         for (int y = y0; y < y1; y++) {
             if (!DST(x, y)) continue;
             for (int dy = -1; dy <= 1; dy++)
-                if (y + dy >= 0 && y + dy < H && DST(x + 1, y + dy)) unite(parent, y * W + x, (y + dy) * W + x + 1);
+                if (y + dy >= 0 && y + dy < H && DST(x + 1, y + dy)) unite_max(parent, y * W + x, (y + dy) * W + x + 1);
         }
 }
 
-/* the roots of the edge pixels on the borders: flagged. Finds here and in the fix pass halve paths
- * (only finds run concurrently with them, and halving keeps every tree's root). */
-__kernel void clrun_canny_mark_cpu(const int W, const int H, volatile __global int *parent, __global uchar *flag,
-                                   __global const uchar *dst, const ulong dst_off, const uint dst_stride)
+/* each pending component: an edge (255) if its root is S, else 0 (finds halve paths: only finds
+ * run concurrently here, and halving keeps every tree's root) */
+__kernel void clrun_canny_fix_cpu(const int W, const int H, volatile __global int *parent, __global uchar *dst, const ulong dst_off,
+                                  const uint dst_stride)
 {
-    flag += (size_t)W * H * sizeof(int);
-    const int by = get_global_id(0);
-    if (by * RB >= H) return;
-    __global const uchar *d = dst + dst_off;
-    FOR_BORDER(W, H, by)
-    if (DST(x, y) == 255) flag[find_root_halving(parent, y * W + x)] = 1;
-}
-
-/* each pending component: an edge (255) if its root is flagged, else 0 */
-__kernel void clrun_canny_fix_cpu(const int W, const int H, volatile __global int *parent, __global const uchar *flag,
-                                  __global uchar *dst, const ulong dst_off, const uint dst_stride)
-{
-    flag += (size_t)W * H * sizeof(int);
     const int by = get_global_id(0);
     if (by * RB >= H) return;
     __global uchar *d = dst + dst_off;
@@ -662,7 +667,7 @@ __kernel void clrun_canny_fix_cpu(const int W, const int H, volatile __global in
     FOR_BORDER(W, H, by)
     {
         if (DST(x, y) != 1) continue;
-        const uchar e = flag[find_root_halving(parent, y * W + x)] ? 255 : 0;
+        const uchar e = find_root_halving(parent, y * W + x) == W * H ? 255 : 0;
         int sp = 0;
         DST(x, y) = e;
         stack[sp++] = (ushort)((y - y0) * CW + x - x0);

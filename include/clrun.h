@@ -713,7 +713,7 @@ typedef struct clrun_canny_params {
  *  channels per pixel the channel with the largest magnitude (the first in OpenCV's B, G, R order
  *  on ties), non-maximum suppression in OpenCV's fixed-point sectors (magnitudes outside the image
  *  are 0), and 8-connected hysteresis from strong (> high) through weak (> low) pixels, done on the
- *  device by union-find in four launches whatever the edge map. src holds height rows of
+ *  device in a fixed number of launches whatever the edge map. src holds height rows of
  *  width·channels bytes, src_stride apart, from byte src_off; dst gets 0 or 255 per pixel in rows
  *  dst_stride apart from dst_off; src and dst may be the same buffer, overlapping too (in place).
  *  Works in the context's scratch memory (5 bytes per pixel, plus the image when it overlaps the

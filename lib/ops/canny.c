@@ -118,26 +118,26 @@ static clrun_status run(clrun_ctx *ctx, clrun_buf *src, size_t src_off, size_t s
     char opts[160];
     snprintf(opts, sizeof opts, "-DCN=%u -DL2=%d -DR=%d -DBX=%d -DBY=%d -DCW=%d -DRB=%d -DKB=%d -DMAP_IN=%d", channels, l2, aperture / 2,
              BX, BY, cw, rb, blur ? blur : 3, map_in);
-    clrun_kernel *k[4];
+    /* GPU: the classification, union, resolve, output; CPU: the blocks, join, fix */
+    clrun_kernel *k[4] = {NULL};
     static const char *const names[2][4] = {{"clrun_canny_nms", "clrun_canny_union", "clrun_canny_resolve", "clrun_canny_out"},
-                                            {"clrun_canny_block_cpu", "clrun_canny_join_cpu", "clrun_canny_mark_cpu", "clrun_canny_fix_cpu"}};
+                                            {"clrun_canny_block_cpu", "clrun_canny_join_cpu", "clrun_canny_fix_cpu", NULL}};
     clrun_buf *scratch;
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 4 && names[cpu][i]; i++)
         if ((st = clrun__lib_kernel(ctx, "canny", opts, names[cpu][i], &k[i]))) return st;
-    /* GPU: W·H labels and W·H map bytes; CPU: W·H parents and W·H flags (border pixels only) */
-    /* the CPU shape writes edges while neighbouring blocks still read the image: an image that
-     * overlaps its edges is copied first, to where the blurred image would go */
+    /* scratch: GPU, W·H labels and W·H map bytes; CPU, W·H + 1 parents (border pixels and S only).
+     * Then, from `base`, the blurred image, or on CPUs a copy of an image that overlaps its edges:
+     * the CPU shape writes edges while neighbouring blocks still read the image. */
+    const size_t base = width * height * (sizeof(int) + 1) + sizeof(int);
     const size_t span = (height - 1) * src_stride + width * channels, dspan = (height - 1) * dst_stride + width;
     const int copy = cpu && !blur && src == dst && src_off < dst_off + dspan && dst_off < src_off + span;
-    const size_t extra = blur ? width * height * channels : copy ? span : 0;
-    if ((st = clrun__scratch(ctx, width * height * (sizeof(int) + 1) + extra, &scratch))) return st;
+    if ((st = clrun__scratch(ctx, base + (blur ? width * height * channels : copy ? span : 0), &scratch))) return st;
     if (copy) {
-        if ((st = clrun_buf_copy(scratch, width * height * (sizeof(int) + 1), src, src_off, span))) return st;
-        src = scratch, src_off = width * height * (sizeof(int) + 1);
+        if ((st = clrun_buf_copy(scratch, base, src, src_off, span))) return st;
+        src = scratch, src_off = base;
     }
-    if (blur) { /* the blurred image goes after the labels and the map, and is the source from here on */
+    if (blur) { /* the blurred image is the source from here on */
         clrun_kernel *bk;
-        const size_t boff = width * height * (sizeof(int) + 1);
         /* GPUs: a work-item per pixel; CPUs: per block of cw × rb pixels, as the classification */
         size_t bg[2] = {(width + 15) / 16 * 16, (height + 15) / 16 * 16}, bl[2] = {16, 16};
         if (cpu) bl[0] = bl[1] = 1, bg[0] = (width + cw - 1) / cw, bg[1] = (height + rb - 1) / rb;
@@ -145,22 +145,22 @@ static clrun_status run(clrun_ctx *ctx, clrun_buf *src, size_t src_off, size_t s
         gauss_taps(blur, sigma, g);
         if ((st = clrun__lib_kernel(ctx, "canny", opts, cpu ? "clrun_canny_blur_cpu" : "clrun_canny_blur", &bk)) || (st = clrun_arg_buf(bk, 0, src)) ||
             (st = clrun_arg_u64(bk, 1, src_off)) || (st = clrun_arg_u32(bk, 2, (cl_uint)src_stride)) || (st = clrun_arg_i32(bk, 3, W)) ||
-            (st = clrun_arg_i32(bk, 4, H)) || (st = clrun_arg_buf(bk, 5, scratch)) || (st = clrun_arg_u64(bk, 6, boff)))
+            (st = clrun_arg_i32(bk, 4, H)) || (st = clrun_arg_buf(bk, 5, scratch)) || (st = clrun_arg_u64(bk, 6, base)))
             return st;
         for (int i = 0; i < 4; i++)
             if ((st = clrun_arg_i32(bk, 7 + (unsigned)i, g[i]))) return st;
         if ((st = clrun_launch(bk, 2, bg, bl))) return st;
-        src = scratch, src_off = boff, src_stride = width * channels;
+        src = scratch, src_off = base, src_stride = width * channels;
     }
-    /* the classification: every shape takes the same first nine arguments */
+    /* the classification: both shapes take the image, the thresholds and the scratch first */
     clrun_kernel *c = k[0];
     if ((st = clrun_arg_buf(c, 0, src)) || (st = clrun_arg_u64(c, 1, src_off)) || (st = clrun_arg_u32(c, 2, (cl_uint)src_stride)) ||
         (st = clrun_arg_i32(c, 3, W)) || (st = clrun_arg_i32(c, 4, H)) || (st = clrun_arg_i32(c, 5, low)) || (st = clrun_arg_i32(c, 6, high)) ||
-        (st = clrun_arg_buf(c, 7, scratch)) || (st = clrun_arg_buf(c, 8, scratch)))
+        (st = clrun_arg_buf(c, 7, scratch)))
         return st;
     if (!cpu) {
         size_t tiles[2] = {(width + BX - 1) / BX * BX, (height + BY - 1) / BY * BY}, tile[2] = {BX, BY};
-        if ((st = clrun_launch(c, 2, tiles, tile))) return st;
+        if ((st = clrun_arg_buf(c, 8, scratch)) || (st = clrun_launch(c, 2, tiles, tile))) return st;
         /* the passes: a work-item per pixel in 32×8 work-groups (the kernels skip what lies past the image) */
         for (int i = 1; i < 4; i++)
             if ((st = clrun_arg_i32(k[i], 0, W)) || (st = clrun_arg_i32(k[i], 1, H)) || (st = clrun_arg_buf(k[i], 2, scratch)) ||
@@ -172,17 +172,15 @@ static clrun_status run(clrun_ctx *ctx, clrun_buf *src, size_t src_off, size_t s
         return CLRUN_OK;
     }
     size_t blocks[2] = {(width + cw - 1) / cw, (height + rb - 1) / rb}, one[2] = {1, 1};
-    if ((st = clrun_arg_buf(c, 9, dst)) || (st = clrun_arg_u64(c, 10, dst_off)) || (st = clrun_arg_u32(c, 11, (cl_uint)dst_stride)) ||
+    if ((st = clrun_arg_buf(c, 8, dst)) || (st = clrun_arg_u64(c, 9, dst_off)) || (st = clrun_arg_u32(c, 10, (cl_uint)dst_stride)) ||
         (st = clrun_launch(c, 2, blocks, one)))
         return st;
-    /* join, mark, fix: a work-item per row of blocks; join takes the parents only, the others the flags too */
-    for (int i = 1; i < 4; i++) {
-        const int a = i == 1 ? 3 : 4;
+    /* join and fix: (W, H, parents, edges, offset, stride), a work-item per row of blocks */
+    for (int i = 1; i < 3; i++)
         if ((st = clrun_arg_i32(k[i], 0, W)) || (st = clrun_arg_i32(k[i], 1, H)) || (st = clrun_arg_buf(k[i], 2, scratch)) ||
-            (i > 1 && (st = clrun_arg_buf(k[i], 3, scratch))) || (st = clrun_arg_buf(k[i], a, dst)) || (st = clrun_arg_u64(k[i], a + 1, dst_off)) ||
-            (st = clrun_arg_u32(k[i], a + 2, (cl_uint)dst_stride)) || (st = clrun_launch(k[i], 1, &blocks[1], one)))
+            (st = clrun_arg_buf(k[i], 3, dst)) || (st = clrun_arg_u64(k[i], 4, dst_off)) || (st = clrun_arg_u32(k[i], 5, (cl_uint)dst_stride)) ||
+            (st = clrun_launch(k[i], 1, &blocks[1], one)))
             return st;
-    }
     return CLRUN_OK;
 }
 

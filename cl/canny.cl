@@ -225,10 +225,9 @@ clrun_canny_nms(__global const uchar *restrict src, const ulong src_off, const u
  * clrun_canny_join_cpu unites the nodes of 8-adjacent non-zero pixels on either side of the
  * blocks' right and bottom borders; clrun_canny_fix_cpu walks each pending component from a border
  * pixel and writes 255 if its root is S, else 0. The union-find here links the other way round
- * from the GPU's — the larger index wins — so that node S = W·H
- * (past every pixel), the parent of every edge pixel on a block border, is the root of every set
- * that holds an edge. The two passes touch the blocks' borders and the pending components only; a
- * work-item takes a row of blocks.
+ * from the GPU's — the larger index wins — so that node S = W·H (past every pixel), the parent of
+ * every edge pixel on a block border, is the root of every set that holds an edge. The two passes
+ * touch the blocks' borders and the pending components only; a work-item takes a row of blocks.
  *
  * Scratch: W·H + 1 ints (parent; only the border pixels' and S's are used). */
 #ifndef RB

@@ -113,7 +113,7 @@ clrun_status clrun_profile_read(clrun_ctx *ctx, const clrun_profile_entry **entr
     struct clrun__profile *pr = ctx->profile;
     if (!pr) return CLRUN_OK;
     clrun_status st = drain(ctx, pr);
-    qsort(pr->ent, pr->nent, sizeof *pr->ent, by_total);
+    if (pr->nent > 1) qsort(pr->ent, pr->nent, sizeof *pr->ent, by_total);
     *entries = pr->ent, *count = pr->nent;
     return st;
 }

@@ -1,6 +1,6 @@
 /* canny.cl — Canny edges equal to OpenCV's cv2.Canny, in four launches on GPUs and three on CPUs
- * (one more with a pre-blur),
- * whatever the edge map, in bounded memory, with no host loop. Two shapes:
+ * (one more with a pre-blur) whatever the edge map, in bounded memory, with no host loop. Two
+ * shapes:
  *
  * GPUs: clrun_canny_nms — a work-group stages a tile of the image (plus its border, replicated at the
  * image edges) in local memory, computes the Sobel dx, dy and the magnitude (L1 |dx|+|dy| or L2
@@ -389,6 +389,7 @@ __kernel void clrun_canny_block_cpu(__global const uchar *restrict src, const ul
         }
     }
 #undef BORDER
+#undef GLOBAL
 
     __global uchar *d = dst + dst_off + (size_t)y0 * dst_stride + x0;
     for (int r = 1; r <= rows; r++, d += dst_stride) {
@@ -517,9 +518,9 @@ static inline int find_root(volatile __global int *label, int x)
 }
 
 /* The same, for unite, halving the path on the way: each visited pixel is pointed at its
- * grandparent. Labels only ever point at smaller indices, and a grandparent is an ancestor, so the
- * plain store races harmlessly with other finds (they only shorten paths too) and with a unite's
- * atomic_min on the same pixel (that unite saw the pixel was no longer a root and joins its old
+ * grandparent. Labels only ever move one way (to smaller indices on GPUs, larger in the CPU
+ * passes), and a grandparent is an ancestor, so the plain store races harmlessly with other finds
+ * (they only shorten paths too) and with a unite's atomic on the same pixel (that unite saw the pixel was no longer a root and joins its old
  * parent, hence the same tree, next). Long edges that cross many tiles otherwise leave chains one
  * tile root long per tile, walked again by every find. */
 static inline int find_root_halving(volatile __global int *label, int x)
@@ -535,36 +536,21 @@ static inline int find_root_halving(volatile __global int *label, int x)
     return x;
 }
 
-static inline void unite(volatile __global int *label, int a, int b)
+/* Join the trees of a and b. GPUs link the larger root under the smaller (larger = 0), the CPU
+ * passes the other way (larger = 1: labels only ever point at larger indices there); either way
+ * labels move monotonically, which is all find_root_halving relies on. */
+static inline void unite(volatile __global int *label, int a, int b, const int larger)
 {
     for (;;) {
         a = find_root_halving(label, a);
         b = find_root_halving(label, b);
         if (a == b) return;
-        if (a > b) {
+        if (larger ? a < b : a > b) { /* a: the root that wins */
             const int t = a;
             a = b, b = t;
         }
         /* link root b under a; if b stopped being a root meanwhile, unite a with what it points to */
-        const int old = atomic_min(&label[b], a);
-        if (old == b) return;
-        b = old;
-    }
-}
-
-/* unite for the CPU passes: the same, the larger index winning (labels only ever point at larger
- * indices there; find_root_halving does not depend on the direction) */
-static inline void unite_max(volatile __global int *label, int a, int b)
-{
-    for (;;) {
-        a = find_root_halving(label, a);
-        b = find_root_halving(label, b);
-        if (a == b) return;
-        if (a < b) {
-            const int t = a;
-            a = b, b = t;
-        }
-        const int old = atomic_max(&label[b], a);
+        const int old = larger ? atomic_max(&label[b], a) : atomic_min(&label[b], a);
         if (old == b) return;
         b = old;
     }
@@ -584,14 +570,14 @@ __kernel void clrun_canny_union(const int W, const int H, __global const uchar *
     if (!map[i]) return;
     const int lx = x % BX, cross_e = lx == BX - 1, cross_s = y % BY == BY - 1;
     const int e = x + 1 < W && map[i + 1];
-    if (e && cross_e) unite(label, i, i + 1);
+    if (e && cross_e) unite(label, i, i + 1, 0);
     if (y + 1 < H) {
         const int j = i + W;
         if (map[j]) {
-            if (cross_s) unite(label, i, j);
+            if (cross_s) unite(label, i, j, 0);
         } else {
-            if (x > 0 && map[j - 1] && (cross_s || lx == 0)) unite(label, i, j - 1);
-            if (!e && x + 1 < W && map[j + 1] && (cross_s || lx == BX - 1)) unite(label, i, j + 1);
+            if (x > 0 && map[j - 1] && (cross_s || lx == 0)) unite(label, i, j - 1, 0);
+            if (!e && x + 1 < W && map[j + 1] && (cross_s || lx == BX - 1)) unite(label, i, j + 1, 0);
         }
     }
 }
@@ -626,12 +612,6 @@ __kernel void clrun_canny_out(const int W, const int H, __global const uchar *ma
 /* ---- CPU shape, the passes after clrun_canny_block_cpu: a work-item per row of blocks. ---- */
 #define DST(x, y) d[(size_t)(y) * dst_stride + (x)]
 
-/* for each pixel (x, y) on the border of the blocks of block row by (x0/x1 its block's columns) */
-#define FOR_BORDER(W, H, by)                                                                                        \
-    for (int x0 = 0, y0 = (by) * RB, y1 = min(H, y0 + RB); x0 < W; x0 += CW)                                       \
-        for (int x1 = min(W, x0 + CW), y = y0; y < y1; y++)                                                         \
-            for (int x = x0, step_ = (y == y0 || y == y1 - 1) ? 1 : max(x1 - x0 - 1, 1); x < x1; x += step_)
-
 __kernel void clrun_canny_join_cpu(const int W, const int H, volatile __global int *parent, __global const uchar *dst,
                                    const ulong dst_off, const uint dst_stride)
 {
@@ -643,14 +623,14 @@ __kernel void clrun_canny_join_cpu(const int W, const int H, volatile __global i
         for (int x = 0, y = y1 - 1; x < W; x++) {
             if (!DST(x, y)) continue;
             for (int dx = -1; dx <= 1; dx++)
-                if (x + dx >= 0 && x + dx < W && DST(x + dx, y + 1)) unite_max(parent, y * W + x, (y + 1) * W + x + dx);
+                if (x + dx >= 0 && x + dx < W && DST(x + dx, y + 1)) unite(parent, y * W + x, (y + 1) * W + x + dx, 1);
         }
     /* across the right border of each block: with the three pixels to the east */
     for (int x = CW - 1; x + 1 < W; x += CW)
         for (int y = y0; y < y1; y++) {
             if (!DST(x, y)) continue;
             for (int dy = -1; dy <= 1; dy++)
-                if (y + dy >= 0 && y + dy < H && DST(x + 1, y + dy)) unite_max(parent, y * W + x, (y + dy) * W + x + 1);
+                if (y + dy >= 0 && y + dy < H && DST(x + 1, y + dy)) unite(parent, y * W + x, (y + dy) * W + x + 1, 1);
         }
 }
 
@@ -659,23 +639,24 @@ __kernel void clrun_canny_join_cpu(const int W, const int H, volatile __global i
 __kernel void clrun_canny_fix_cpu(const int W, const int H, volatile __global int *parent, __global uchar *dst, const ulong dst_off,
                                   const uint dst_stride)
 {
-    const int by = get_global_id(0);
-    if (by * RB >= H) return;
+    const int y0 = get_global_id(0) * RB, y1 = min(H, y0 + RB);
+    if (y0 >= H) return;
     __global uchar *d = dst + dst_off;
     ushort stack[CW * RB];
-    FOR_BORDER(W, H, by)
-    {
-        if (DST(x, y) != 1) continue;
-        const uchar e = find_root_halving(parent, y * W + x) == W * H ? 255 : 0;
-        int sp = 0;
-        DST(x, y) = e;
-        stack[sp++] = (ushort)((y - y0) * CW + x - x0);
-        while (sp) {
-            const int p = stack[--sp], py = y0 + p / CW, px = x0 + p % CW;
-            for (int qy = max(py - 1, y0); qy <= min(py + 1, y1 - 1); qy++)
-                for (int qx = max(px - 1, x0); qx <= min(px + 1, x1 - 1); qx++)
-                    if (DST(qx, qy) == 1) DST(qx, qy) = e, stack[sp++] = (ushort)((qy - y0) * CW + qx - x0);
-        }
-    }
+    for (int x0 = 0; x0 < W; x0 += CW) /* each block [x0, x1) × [y0, y1) of the row: its border pixels */
+        for (int x1 = min(W, x0 + CW), y = y0; y < y1; y++)
+            for (int x = x0, step = (y == y0 || y == y1 - 1) ? 1 : max(x1 - x0 - 1, 1); x < x1; x += step) {
+                if (DST(x, y) != 1) continue;
+                const uchar e = find_root_halving(parent, y * W + x) == W * H ? 255 : 0;
+                int sp = 0;
+                DST(x, y) = e;
+                stack[sp++] = (ushort)((y - y0) * CW + x - x0);
+                while (sp) {
+                    const int p = stack[--sp], py = y0 + p / CW, px = x0 + p % CW;
+                    for (int qy = max(py - 1, y0); qy <= min(py + 1, y1 - 1); qy++)
+                        for (int qx = max(px - 1, x0); qx <= min(px + 1, x1 - 1); qx++)
+                            if (DST(qx, qy) == 1) DST(qx, qy) = e, stack[sp++] = (ushort)((qy - y0) * CW + qx - x0);
+                }
+            }
 }
 #undef DST

@@ -7,8 +7,6 @@
 
 enum { BX = 32, BY = 8 };
 
-/* OpenCV's integer thresholds: swapped when low > high; for L2 clamped to 32767 and squared when
- * positive; floored. Clamped to the int range (values beyond it select all or nothing anyway). */
 static clrun_status run(clrun_ctx *ctx, clrun_buf *src, size_t src_off, size_t src_stride, int W, int H, unsigned channels, clrun_buf *dst,
                         size_t dst_off, size_t dst_stride, int low, int high, int l2, int aperture, int blur, double sigma, int map_in);
 
@@ -20,8 +18,8 @@ static clrun_status run(clrun_ctx *ctx, clrun_buf *src, size_t src_off, size_t s
  * g[0..n/2]: the weights from the edge to the centre. This construction reproduced
  * cv2.GaussianBlur's output on 1000 sigmas per size (0.05 to 10); only a last-bit difference between
  * libm's exp and OpenCV's software exp could tip a rounding, which needs a weight within ~1e-13 of a
- * half. A fused
- * multiply-add cannot change anything here: the only products added to are by 2 and 256, exact. */
+ * half. A fused multiply-add cannot change anything here: the only products added to are by 2 and
+ * 256, exact. */
 static void gauss_taps(int n, double sigma, int g[4])
 {
     static const int table[3][4] = {{64, 128}, {16, 64, 96}, {8, 28, 56, 72}};
@@ -49,6 +47,8 @@ static void gauss_taps(int n, double sigma, int g[4])
     g[h] = 256 - 2 * total;
 }
 
+/* OpenCV's integer thresholds: swapped when low > high; for L2 clamped to 32767 and squared when
+ * positive; floored. Clamped to the int range (values beyond it select all or nothing anyway). */
 static int threshold(double t, int l2)
 {
     if (l2) {

@@ -743,8 +743,8 @@ static int bench_canny(const struct bench_opts *o)
     int reps = o->repeat > 64 ? 64 : o->repeat;
     enum { WARM = 3 }; /* untimed runs first: the first one builds or loads the kernels, the next ones wake the driver's threads */
     if (!o->json)
-        printf("canny benchmark on %s: 8-bit gray frames, L1, thresholds 50/100; wall clock, median of %d after 3 untimed runs\n"
-               "%-44s %11s %10s %10s\n", in->name, reps, "impl", "size", "median_ms", "Mpixel/s");
+        printf("canny benchmark on %s: 8-bit gray frames, L1, thresholds 50/100; wall clock, median of %d after %d untimed runs\n"
+               "%-44s %11s %10s %10s\n", in->name, reps, WARM, "impl", "size", "median_ms", "Mpixel/s");
     int have_cv = -1;
     for (int si = 0; si < 2 && rc == 0; si++) {
         const size_t w = sizes[si][0], h = sizes[si][1], n = w * h;

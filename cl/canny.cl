@@ -1,25 +1,26 @@
-/* canny.cl — Canny edges equal to OpenCV's cv2.Canny, in four launches on GPUs and three on CPUs
- * (one more with a pre-blur) whatever the edge map, in bounded memory, with no host loop. Two
- * shapes:
+/* canny.cl — Canny edges equal to OpenCV's cv2.Canny, in three launches (one more with a pre-blur)
+ * whatever the edge map, in bounded memory, with no host loop. Both shapes settle the hysteresis
+ * inside a tile of the image first and join only the tiles' borders globally:
  *
- * GPUs: clrun_canny_nms — a work-group stages a tile of the image (plus its border, replicated at the
- * image edges) in local memory, computes the Sobel dx, dy and the magnitude (L1 |dx|+|dy| or L2
- * dx²+dy², as integers) of the tile plus one pixel (0 outside the image), and classifies each pixel
- * with OpenCV's non-maximum suppression: 0 no edge, 1 weak (> low), 2 strong (> high); it then joins
- * the tile's weak and strong pixels by union-find in local memory and stores each one's label (the
- * index of its tile root). clrun_canny_union joins neighbours in different tiles by atomic_min on
- * the roots (the smaller index wins: the lock-free union-find of GPU connected-component
- * labelling); clrun_canny_resolve points every labelled pixel at its root and marks the roots of
- * strong pixels (map value 3); clrun_canny_out writes 255 where a pixel is weak or strong and its
- * root is marked. The labels (int) and the map (uchar) share one buffer, passed as both
- * arguments: W·H labels, then W·H map bytes.
+ * GPUs: clrun_canny_tile — a work-group takes a tile of TW × TH pixels: it stages the tile plus its
+ * border (replicated at the image edges) in local memory, computes the Sobel dx, dy and the
+ * magnitude (L1 |dx|+|dy| or L2 dx²+dy², as integers) of the tile plus one pixel (0 outside the
+ * image), classifies each pixel with OpenCV's non-maximum suppression (0 no edge, 1 weak: > low,
+ * 2 strong: > high), finds the tile's components by union-find in local memory, and writes the
+ * edges: 255 for a component with a strong pixel, 0 for one without that stays inside the tile, 1
+ * (pending) for one without that reaches a border shared with another tile. Pending pixels get a
+ * label (their component's root pixel), and the tile's border pixels become nodes of a global
+ * union-find: S (= W·H, past every pixel) for an edge pixel, the label for a pending one.
+ * clrun_canny_join unites the nodes across each border (lock-free, the larger index wins, so S
+ * roots every set holding an edge) and clrun_canny_fix turns each pending pixel, in tiles that
+ * have any, into 255 if its root is S, else 0.
  *
- * CPUs: hysteresis inside blocks of CW×RB pixels, only the blocks' borders joined globally
+ * CPUs: blocks of CW×RB pixels, a work-item each, with OpenCV's own depth-first hysteresis inside
  * (clrun_canny_block_cpu and the passes after it, below).
  *
- * Parameters (-D): CN (channels, 1 or 3), L2 (0 or 1), R (Sobel radius: 1, 2, 3), BX, BY (GPU
- * work-group and tile), CW, RB (CPU block), KB (blur size), MAP_IN (tests). */
-#define MAP_OF(buf) ((buf) + (size_t)W * H * sizeof(int))
+ * Parameters (-D): CN (channels, 1 or 3), L2 (0 or 1), R (Sobel radius: 1, 2, 3), BX, BY, PY (GPU
+ * work-group, and rows per work-item: the tile is BX × BY·PY), CW, RB (CPU block), KB (blur size),
+ * MAP_IN (tests). */
 
 #ifndef CN
 #define CN 1
@@ -33,6 +34,12 @@
 #ifndef BY
 #define BY 8
 #endif
+#ifndef PY
+#define PY 4 /* rows per work-item: a GPU tile is TW × TH pixels */
+#endif
+#define TW BX
+#define TH (BY * PY)
+#define NT (BX * BY)
 #ifndef CW
 #define CW 256
 #endif
@@ -43,8 +50,8 @@
 #ifndef R
 #define R 1 /* Sobel radius: aperture 3, 5 or 7 */
 #endif
-#define IW (BX + 2 * R + 2) /* staged input tile */
-#define IH (BY + 2 * R + 2)
+#define IW (TW + 2 * R + 2) /* staged input tile */
+#define IH (TH + 2 * R + 2)
 
 /* OpenCV's Sobel kernels (getDerivKernels, not normalised): smoothing and first derivative taps
  * for radius R; dx = smoothing down the rows of the derivative along them, dy the other way; the
@@ -86,8 +93,8 @@ __constant int DV[7] = {-1, -4, -5, 0, 5, 4, 1};
 #define TG67(tg22x, ax) as_int((uint)(tg22x) + ((uint)(ax) << 16))
 /* dx² + dy², wrapping as OpenCV's int sum does when both are -32768 */
 #define MAG2(dx, dy) as_int((uint)((dx) * (dx)) + (uint)((dy) * (dy)))
-#define MW (BX + 2) /* magnitudes of the tile plus one pixel */
-#define MH (BY + 2)
+#define MW (TW + 2) /* magnitudes of the tile plus one pixel */
+#define MH (TH + 2)
 #define TG22 13573  /* tan(22.5°)·2^15, rounded, as OpenCV */
 
 /* Union-find in local memory for one tile (see unite below for the global one). */
@@ -117,34 +124,52 @@ static inline void unite_local(volatile __local int *lab, int a, int b)
     }
 }
 
+/* The GPU shape's scratch: W·H + 1 labels (int; node S = W·H), then the nodes of the tiles'
+ * borders, -1 (none), S (an edge pixel) or a pending pixel's label: each tile column's left and
+ * right columns (NTX·H each), each tile row's top and bottom rows (NTY·W each); then a flag per tile
+ * (it has pending pixels). */
+#define NTX ((W + TW - 1) / TW)
+#define NTY ((H + TH - 1) / TH)
+#define LEFT_COL(sc) ((sc) + (size_t)W * H + 1)
+#define RIGHT_COL(sc) (LEFT_COL(sc) + (size_t)NTX * H)
+#define TOP_ROW(sc) (RIGHT_COL(sc) + (size_t)NTX * H)
+#define BOTTOM_ROW(sc) (TOP_ROW(sc) + (size_t)NTY * W)
+#define PENDING(sc) (BOTTOM_ROW(sc) + (size_t)NTY * W)
+
 __kernel __attribute__((reqd_work_group_size(BX, BY, 1))) void
-clrun_canny_nms(__global const uchar *restrict src, const ulong src_off, const uint src_stride, const int W, const int H,
-                const int low, const int high, __global uchar *map, __global int *label)
+clrun_canny_tile(__global const uchar *restrict src, const ulong src_off, const uint src_stride, const int W, const int H,
+                 const int low, const int high, __global int *label, __global uchar *restrict dst, const ulong dst_off,
+                 const uint dst_stride)
 {
-    map = MAP_OF(map);
+    __local int lab[TH * TW];
+    volatile __local uchar strong[TH * TW], border[TH * TW];
+    __local int any_pending;
+    const int lx = get_local_id(0), ly = get_local_id(1), lid = ly * BX + lx;
+    const int tx = get_group_id(0), ty = get_group_id(1), x0 = tx * TW, y0 = ty * TH, x = x0 + lx;
+    const int S = W * H;
+    int v[PY];
+    src += src_off;
+#if MAP_IN /* tests: the source holds a map (0, 1, 2) to run the hysteresis on */
+    for (int k = 0; k < PY; k++) {
+        const int y = y0 + ly + k * BY;
+        v[k] = x < W && y < H ? src[(size_t)y * src_stride + x] : 0;
+    }
+#else
     __local uchar in[CN][IH][IW];
     __local int mag[MH][MW];
     __local short dxl[MH][MW], dyl[MH][MW];
-    const int lx = get_local_id(0), ly = get_local_id(1), lid = ly * BX + lx;
-    const int x0 = get_group_id(0) * BX, y0 = get_group_id(1) * BY;
-    src += src_off;
-#if MAP_IN /* tests: the source holds a map (0, 1, 2) to run the hysteresis on */
-    const int x = x0 + lx, y = y0 + ly, inside = x < W && y < H;
-    const int v = inside ? src[(size_t)y * src_stride + x] : 0;
-#else
-
-    for (int e = lid; e < IW * IH; e += BX * BY) {
-        const int tx = e % IW, ty = e / IW;
-        const int x = clamp(x0 - 1 - R + tx, 0, W - 1), y = clamp(y0 - 1 - R + ty, 0, H - 1); /* replicated border */
-        __global const uchar *p = src + (size_t)y * src_stride + (size_t)x * CN;
-        for (int c = 0; c < CN; c++) in[c][ty][tx] = p[c];
+    for (int e = lid; e < IW * IH; e += NT) {
+        const int ix = e % IW, iy = e / IW;
+        const int xx = clamp(x0 - 1 - R + ix, 0, W - 1), yy = clamp(y0 - 1 - R + iy, 0, H - 1); /* replicated border */
+        __global const uchar *p = src + (size_t)yy * src_stride + (size_t)xx * CN;
+        for (int c = 0; c < CN; c++) in[c][iy][ix] = p[c];
     }
     barrier(CLK_LOCAL_MEM_FENCE);
 
-    for (int e = lid; e < MW * MH; e += BX * BY) {
-        const int mx = e % MW, my = e / MW, x = x0 - 1 + mx, y = y0 - 1 + my;
+    for (int e = lid; e < MW * MH; e += NT) {
+        const int mx = e % MW, my = e / MW, xx = x0 - 1 + mx, yy = y0 - 1 + my;
         int best = 0, bdx = 0, bdy = 0;
-        if (x >= 0 && x < W && y >= 0 && y < H) { /* outside the image the magnitude is 0 */
+        if (xx >= 0 && xx < W && yy >= 0 && yy < H) { /* outside the image the magnitude is 0 */
             /* channels in OpenCV's B, G, R order; a later one wins only when strictly larger */
             for (int k = 0; k < CN; k++) {
                 const int c = CN - 1 - k;
@@ -162,55 +187,82 @@ clrun_canny_nms(__global const uchar *restrict src, const ulong src_off, const u
     }
     barrier(CLK_LOCAL_MEM_FENCE);
 
-    const int x = x0 + lx, y = y0 + ly, inside = x < W && y < H;
-    const int cx = lx + 1, cy = ly + 1, m = mag[cy][cx];
-    int v = 0;
-    if (inside && m > low) {
-        const int xs = dxl[cy][cx], ys = dyl[cy][cx];
-        const int ax = abs(xs), ay = abs(ys) << 15, tg22x = ax * TG22;
-        int keep;
-        if (ay < tg22x) { /* horizontal gradient: compare left (strict) and right */
-            keep = m > mag[cy][cx - 1] && m >= mag[cy][cx + 1];
-        } else {
-            const int tg67x = TG67(tg22x, ax);
-            if (ay > tg67x) { /* vertical: above (strict) and below */
-                keep = m > mag[cy - 1][cx] && m >= mag[cy + 1][cx];
-            } else { /* diagonal, both strict */
-                const int s = (xs ^ ys) < 0 ? -1 : 1;
-                keep = m > mag[cy - 1][cx - s] && m > mag[cy + 1][cx + s];
+    for (int k = 0; k < PY; k++) {
+        const int row = ly + k * BY, cx = lx + 1, cy = row + 1, m = mag[cy][cx];
+        v[k] = 0;
+        if (x < W && y0 + row < H && m > low) {
+            const int xs = dxl[cy][cx], ys = dyl[cy][cx];
+            const int ax = abs(xs), ay = abs(ys) << 15, tg22x = ax * TG22;
+            int keep;
+            if (ay < tg22x) { /* horizontal gradient: compare left (strict) and right */
+                keep = m > mag[cy][cx - 1] && m >= mag[cy][cx + 1];
+            } else {
+                const int tg67x = TG67(tg22x, ax);
+                if (ay > tg67x) { /* vertical: above (strict) and below */
+                    keep = m > mag[cy - 1][cx] && m >= mag[cy + 1][cx];
+                } else { /* diagonal, both strict */
+                    const int s = (xs ^ ys) < 0 ? -1 : 1;
+                    keep = m > mag[cy - 1][cx - s] && m > mag[cy + 1][cx + s];
+                }
             }
+            if (keep) v[k] = m > high ? 2 : 1;
         }
-        if (keep) v = m > high ? 2 : 1;
     }
 #endif
-    /* union-find inside the tile, in local memory; clrun_canny_union then joins the tiles */
-    __local int lab[BY * BX];
-    const int li = ly * BX + lx;
-    lab[li] = v ? li : -1;
+    /* the tile's components: union-find in local memory */
+    for (int k = 0; k < PY; k++) {
+        const int li = (ly + k * BY) * TW + lx;
+        lab[li] = v[k] ? li : -1;
+        strong[li] = border[li] = 0;
+    }
+    if (lid == 0) any_pending = 0;
+    if (lid == 0 && tx == 0 && ty == 0) label[S] = S;
     barrier(CLK_LOCAL_MEM_FENCE);
-    if (v) {
-        const int e = lx + 1 < BX && lab[li + 1] >= 0;
+    for (int k = 0; k < PY; k++) {
+        const int row = ly + k * BY, li = row * TW + lx;
+        if (!v[k]) continue;
+        const int e = lx + 1 < TW && lab[li + 1] >= 0;
         if (e) unite_local(lab, li, li + 1);
-        if (ly + 1 < BY) {
-            const int j = li + BX;
+        if (row + 1 < TH) {
+            const int j = li + TW;
             if (lab[j] >= 0) {
                 unite_local(lab, li, j);
             } else {
                 if (lx > 0 && lab[j - 1] >= 0) unite_local(lab, li, j - 1);
-                if (!e && lx + 1 < BX && lab[j + 1] >= 0) unite_local(lab, li, j + 1);
+                if (!e && lx + 1 < TW && lab[j + 1] >= 0) unite_local(lab, li, j + 1);
             }
         }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    if (!inside) return;
-    const size_t i = (size_t)y * W + x;
-    map[i] = (uchar)v;
-    if (v) { /* labels are read only where the map is not 0 */
-        const int r = find_root_local(lab, li);
-        label[i] = (y0 + r / BX) * W + x0 + r % BX;
+    /* each component: does it hold a strong pixel, does it reach a border shared with another tile */
+    int root[PY];
+    for (int k = 0; k < PY; k++) {
+        const int row = ly + k * BY, y = y0 + row;
+        root[k] = v[k] ? find_root_local(lab, row * TW + lx) : 0;
+        if (v[k] == 2) strong[root[k]] = 1;
+        if (v[k] && ((lx == 0 && x0 > 0) || (lx == TW - 1 && x + 1 < W) || (row == 0 && y0 > 0) || (row == TH - 1 && y + 1 < H)))
+            border[root[k]] = 1;
     }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    /* edges (255), pixels of components closed inside the tile without a strong pixel (0), and
+     * pending ones (1, labelled with their root's index), settled by clrun_canny_join and _fix */
+    dst += dst_off;
+    __global int *left = LEFT_COL(label), *right = RIGHT_COL(label), *top = TOP_ROW(label), *bottom = BOTTOM_ROW(label);
+    for (int k = 0; k < PY; k++) {
+        const int row = ly + k * BY, y = y0 + row;
+        if (x >= W || y >= H) break;
+        const int r = root[k], o = !v[k] ? 0 : strong[r] ? 255 : border[r] ? 1 : 0;
+        const int node = o == 255 ? S : o == 1 ? (y0 + r / TW) * W + x0 + r % TW : -1;
+        dst[(size_t)y * dst_stride + x] = (uchar)o;
+        if (o == 1) label[y * W + x] = node, any_pending = 1;
+        if (lx == 0 && x0 > 0) left[(size_t)tx * H + y] = node;
+        if (lx == TW - 1 && x + 1 < W) right[(size_t)tx * H + y] = node;
+        if (row == 0 && y0 > 0) top[(size_t)ty * W + x] = node;
+        if (row == TH - 1 && y + 1 < H) bottom[(size_t)ty * W + x] = node;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lid == 0) PENDING(label)[ty * NTX + tx] = any_pending;
 }
-
 /* ---- CPU shape: hysteresis inside blocks, only the blocks' borders joined globally. ----
  *
  * clrun_canny_block_cpu: a work-item owns a block of CW columns × RB rows. It classifies the block
@@ -505,18 +557,6 @@ __kernel void clrun_canny_blur_cpu(__global const uchar *restrict src, const ulo
 }
 #undef GSUM
 
-/* The root of x's tree (read only: clrun_canny_resolve relies on every pixel's final label being
- * its root, which a concurrent halving store would undo). */
-static inline int find_root(volatile __global int *label, int x)
-{
-    int p = label[x];
-    while (p != x) {
-        x = p;
-        p = label[x];
-    }
-    return x;
-}
-
 /* The same, for unite, halving the path on the way: each visited pixel is pointed at its
  * grandparent. Labels only ever move one way (to smaller indices on GPUs, larger in the CPU
  * passes), and a grandparent is an ancestor, so the plain store races harmlessly with other finds
@@ -556,59 +596,52 @@ static inline void unite(volatile __global int *label, int a, int b, const int l
     }
 }
 
-/* ---- GPU shape, the passes after clrun_canny_nms: a work-item per pixel. ---- */
-
-/* Join pixel (x, y), a weak or strong one, with its weak or strong neighbours to the east, south-west,
- * south and south-east that lie in another BX×BY tile (clrun_canny_nms joined those inside it;
- * the south one covers south-west and south-east, the east one covers south-east). */
-__kernel void clrun_canny_union(const int W, const int H, __global const uchar *map, volatile __global int *label)
+/* ---- GPU shape, the passes after clrun_canny_tile. ----
+ *
+ * clrun_canny_join: a work-item per pixel of a border between two tiles (the bottom rows of all
+ * tile rows but the last, then the right columns of all tile columns but the last) unites its node
+ * with the nodes of the three pixels across the border; the larger index wins, so S roots every
+ * set that holds an edge. */
+__kernel void clrun_canny_join(const int W, const int H, volatile __global int *label)
 {
-    map = MAP_OF(map);
-    const int x = get_global_id(0), y = get_global_id(1);
-    if (x >= W || y >= H) return;
-    const int i = y * W + x;
-    if (!map[i]) return;
-    const int lx = x % BX, cross_e = lx == BX - 1, cross_s = y % BY == BY - 1;
-    const int e = x + 1 < W && map[i + 1];
-    if (e && cross_e) unite(label, i, i + 1, 0);
-    if (y + 1 < H) {
-        const int j = i + W;
-        if (map[j]) {
-            if (cross_s) unite(label, i, j, 0);
-        } else {
-            if (x > 0 && map[j - 1] && (cross_s || lx == 0)) unite(label, i, j - 1, 0);
-            if (!e && x + 1 < W && map[j + 1] && (cross_s || lx == BX - 1)) unite(label, i, j + 1, 0);
-        }
+    const int g = get_global_id(0), S = W * H, nh = (NTY - 1) * W, nv = (NTX - 1) * H;
+    __global const int *nodes = (__global const int *)label, *a, *b; /* this side's node, the other side's three */
+    int i, n;
+    if (g < nh) {
+        const int t = g / W;
+        i = g % W, n = W;
+        a = BOTTOM_ROW(nodes) + (size_t)t * W, b = TOP_ROW(nodes) + (size_t)(t + 1) * W;
+    } else if (g < nh + nv) {
+        const int t = (g - nh) / H;
+        i = (g - nh) % H, n = H;
+        a = RIGHT_COL(nodes) + (size_t)t * H, b = LEFT_COL(nodes) + (size_t)(t + 1) * H;
+    } else {
+        return;
+    }
+    const int p = a[i];
+    if (p < 0) return;
+    for (int j = max(i - 1, 0); j <= min(i + 1, n - 1); j++) {
+        const int q = b[j];
+        if (q >= 0 && (p != S || q != S)) unite(label, p, q, 1);
     }
 }
 
-/* Point every labelled pixel straight at its root, and mark the root of every strong pixel (map
- * value 3: its component is an edge). Only this pixel's own label is written, and another pixel's
- * concurrent write only shortens a path to the same root; a root marked meanwhile reads as >= 2
- * and is marked again, harmlessly. */
-__kernel void clrun_canny_resolve(const int W, const int H, volatile __global uchar *map, volatile __global int *label)
+/* a work-group per tile, as clrun_canny_tile: each pending pixel becomes an edge if its root is S */
+__kernel __attribute__((reqd_work_group_size(BX, BY, 1))) void
+clrun_canny_fix(const int W, const int H, volatile __global int *label, __global uchar *dst, const ulong dst_off, const uint dst_stride)
 {
-    map = MAP_OF(map);
-    const int x = get_global_id(0), y = get_global_id(1);
-    if (x >= W || y >= H) return;
-    const int i = y * W + x;
-    const uchar v = map[i];
-    if (!v) return;
-    const int r = find_root(label, i);
-    label[i] = r;
-    if (v >= 2) map[r] = 3;
+    const int tx = get_group_id(0), ty = get_group_id(1);
+    if (!PENDING((__global const int *)label)[ty * NTX + tx]) return;
+    const int x = tx * TW + get_local_id(0), S = W * H;
+    if (x >= W) return;
+    dst += dst_off;
+    for (int k = 0; k < PY; k++) {
+        const int y = ty * TH + get_local_id(1) + k * BY;
+        if (y >= H) break;
+        __global uchar *d = dst + (size_t)y * dst_stride + x;
+        if (*d == 1) *d = find_root_halving(label, label[y * W + x]) == S ? 255 : 0;
+    }
 }
-
-__kernel void clrun_canny_out(const int W, const int H, __global const uchar *map, __global const int *label,
-                              __global uchar *restrict dst, const ulong dst_off, const uint dst_stride)
-{
-    map = MAP_OF(map);
-    const int x = get_global_id(0), y = get_global_id(1);
-    if (x >= W || y >= H) return;
-    const int i = y * W + x;
-    dst[dst_off + (size_t)y * dst_stride + x] = map[i] && map[label[i]] == 3 ? 255 : 0;
-}
-
 /* ---- CPU shape, the passes after clrun_canny_block_cpu: a work-item per row of blocks. ---- */
 #define DST(x, y) d[(size_t)(y) * dst_stride + (x)]
 

@@ -5,8 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { BX = 32, BY = 8 };
-
 static clrun_status run(clrun_ctx *ctx, clrun_buf *src, size_t src_off, size_t src_stride, int W, int H, unsigned channels, clrun_buf *dst,
                         size_t dst_off, size_t dst_stride, int low, int high, int l2, int aperture, int blur, double sigma, int map_in);
 
@@ -107,30 +105,40 @@ static clrun_status run(clrun_ctx *ctx, clrun_buf *src, size_t src_off, size_t s
 {
     clrun_status st;
     const size_t width = (size_t)W, height = (size_t)H;
-    /* two shapes (cl/canny.cl): GPUs classify BX×BY tiles in work-groups and join every pixel
-     * globally; CPUs run the hysteresis inside blocks of cw×rb pixels, a work-item each, and join
-     * only the blocks' borders */
+    /* two shapes (cl/canny.cl), both settling the hysteresis inside tiles and joining only their
+     * borders globally: GPUs, tiles of bx × by·py pixels in work-groups of bx × by; CPUs, blocks of
+     * cw × rb pixels, a work-item each */
     const char *shape = getenv("CLRUN_CANNY_SHAPE"); /* gpu or cpu: either shape on any device (tests) */
     const int cpu = shape && *shape ? strcmp(shape, "cpu") == 0 : ctx->info.type == CLRUN_DEVICE_CPU;
     /* CPU blocks: 256×64 beat 256×16 and 256×32 by 10–25% at 4K on PoCL (fewer border pixels to join;
      * the map, stack and magnitude rows, 55 KB, stay in cache) and equalled 512×64 and 256×128 */
     const int cw = 256, rb = 64;
-    char opts[160];
-    snprintf(opts, sizeof opts, "-DCN=%u -DL2=%d -DR=%d -DBX=%d -DBY=%d -DCW=%d -DRB=%d -DKB=%d -DMAP_IN=%d", channels, l2, aperture / 2,
-             BX, BY, cw, rb, blur ? blur : 3, map_in);
-    /* GPU: the classification, union, resolve, output; CPU: the blocks, join, fix */
-    clrun_kernel *k[4] = {NULL};
-    static const char *const names[2][4] = {{"clrun_canny_nms", "clrun_canny_union", "clrun_canny_resolve", "clrun_canny_out"},
-                                            {"clrun_canny_block_cpu", "clrun_canny_join_cpu", "clrun_canny_fix_cpu", NULL}};
+    int bx = 32, by = 8, py = 4;
+    const char *tile = getenv("CLRUN_CANNY_TILE"); /* BXxBYxPY: the GPU tile, for tuning */
+    if (tile && *tile) {
+        char *e;
+        bx = (int)strtol(tile, &e, 10), by = *e == 'x' ? (int)strtol(e + 1, &e, 10) : 0, py = *e == 'x' ? (int)strtol(e + 1, &e, 10) : 0;
+        if (*e || bx < 1 || by < 1 || py < 1 || bx * by > 1024 || py > 16)
+            return clrun__fail(ctx, CLRUN_INVALID_ARG, "canny: CLRUN_CANNY_TILE=%s: expected BXxBYxPY, BX·BY at most 1024, PY at most 16", tile);
+    }
+    const size_t tw = (size_t)bx, th = (size_t)by * (size_t)py, ntx = (width + tw - 1) / tw, nty = (height + th - 1) / th;
+    char opts[192];
+    snprintf(opts, sizeof opts, "-DCN=%u -DL2=%d -DR=%d -DBX=%d -DBY=%d -DPY=%d -DCW=%d -DRB=%d -DKB=%d -DMAP_IN=%d", channels, l2,
+             aperture / 2, bx, by, py, cw, rb, blur ? blur : 3, map_in);
+    /* the tiles or blocks, the join, the fix */
+    clrun_kernel *k[3] = {NULL};
+    static const char *const names[2][3] = {{"clrun_canny_tile", "clrun_canny_join", "clrun_canny_fix"},
+                                            {"clrun_canny_block_cpu", "clrun_canny_join_cpu", "clrun_canny_fix_cpu"}};
     clrun_buf *scratch;
-    for (int i = 0; i < 4 && names[cpu][i]; i++)
+    for (int i = 0; i < 3; i++)
         if ((st = clrun__lib_kernel(ctx, "canny", opts, names[cpu][i], &k[i]))) return st;
-    /* scratch: GPU, W·H labels and W·H map bytes; CPU, W·H + 1 parents (border pixels and S only).
-     * Then, from `base`, the blurred image, or on CPUs a copy of an image that overlaps its edges:
-     * the CPU shape writes edges while neighbouring blocks still read the image. */
-    const size_t base = width * height * (sizeof(int) + 1) + sizeof(int);
+    /* scratch: W·H + 1 labels (the CPU shape uses only its border pixels'), on GPUs then the nodes
+     * of the tiles' borders and a flag per tile (cl/canny.cl). Then, from `base`, the blurred
+     * image, or a copy of an image that overlaps its edges: edges are written while neighbouring
+     * tiles still read the image. */
+    const size_t base = (width * height + 1 + (cpu ? 0 : 2 * ntx * height + 2 * nty * width + ntx * nty)) * sizeof(int);
     const size_t span = (height - 1) * src_stride + width * channels, dspan = (height - 1) * dst_stride + width;
-    const int copy = cpu && !blur && src == dst && src_off < dst_off + dspan && dst_off < src_off + span;
+    const int copy = !blur && src == dst && src_off < dst_off + dspan && dst_off < src_off + span;
     if ((st = clrun__scratch(ctx, base + (blur ? width * height * channels : copy ? span : 0), &scratch))) return st;
     if (copy) {
         if ((st = clrun_buf_copy(scratch, base, src, src_off, span))) return st;
@@ -152,36 +160,35 @@ static clrun_status run(clrun_ctx *ctx, clrun_buf *src, size_t src_off, size_t s
         if ((st = clrun_launch(bk, 2, bg, bl))) return st;
         src = scratch, src_off = base, src_stride = width * channels;
     }
-    /* the classification: both shapes take the image, the thresholds and the scratch first */
+    /* the tiles or blocks: both shapes take (image, thresholds, scratch, edges) */
     clrun_kernel *c = k[0];
     if ((st = clrun_arg_buf(c, 0, src)) || (st = clrun_arg_u64(c, 1, src_off)) || (st = clrun_arg_u32(c, 2, (cl_uint)src_stride)) ||
         (st = clrun_arg_i32(c, 3, W)) || (st = clrun_arg_i32(c, 4, H)) || (st = clrun_arg_i32(c, 5, low)) || (st = clrun_arg_i32(c, 6, high)) ||
-        (st = clrun_arg_buf(c, 7, scratch)))
+        (st = clrun_arg_buf(c, 7, scratch)) || (st = clrun_arg_buf(c, 8, dst)) || (st = clrun_arg_u64(c, 9, dst_off)) ||
+        (st = clrun_arg_u32(c, 10, (cl_uint)dst_stride)))
         return st;
-    if (!cpu) {
-        size_t tiles[2] = {(width + BX - 1) / BX * BX, (height + BY - 1) / BY * BY}, tile[2] = {BX, BY};
-        if ((st = clrun_arg_buf(c, 8, scratch)) || (st = clrun_launch(c, 2, tiles, tile))) return st;
-        /* the passes: a work-item per pixel in 32×8 work-groups (the kernels skip what lies past the image) */
-        for (int i = 1; i < 4; i++)
-            if ((st = clrun_arg_i32(k[i], 0, W)) || (st = clrun_arg_i32(k[i], 1, H)) || (st = clrun_arg_buf(k[i], 2, scratch)) ||
-                (st = clrun_arg_buf(k[i], 3, scratch)))
+    /* join and fix: (W, H, scratch), the fix then the edges */
+    for (int i = 1; i < 3; i++)
+        if ((st = clrun_arg_i32(k[i], 0, W)) || (st = clrun_arg_i32(k[i], 1, H)) || (st = clrun_arg_buf(k[i], 2, scratch)))
+            return st;
+    if (cpu) {
+        for (int i = 1; i < 3; i++)
+            if ((st = clrun_arg_buf(k[i], 3, dst)) || (st = clrun_arg_u64(k[i], 4, dst_off)) || (st = clrun_arg_u32(k[i], 5, (cl_uint)dst_stride)))
                 return st;
-        if ((st = clrun_launch(k[1], 2, tiles, tile)) || (st = clrun_launch(k[2], 2, tiles, tile)) || (st = clrun_arg_buf(k[3], 4, dst)) ||
-            (st = clrun_arg_u64(k[3], 5, dst_off)) || (st = clrun_arg_u32(k[3], 6, (cl_uint)dst_stride)) || (st = clrun_launch(k[3], 2, tiles, tile)))
+        size_t blocks[2] = {(width + cw - 1) / cw, (height + rb - 1) / rb}, one[2] = {1, 1};
+        /* join and fix: a work-item per row of blocks */
+        if ((st = clrun_launch(c, 2, blocks, one)) || (st = clrun_launch(k[1], 1, &blocks[1], one)) || (st = clrun_launch(k[2], 1, &blocks[1], one)))
             return st;
         return CLRUN_OK;
     }
-    size_t blocks[2] = {(width + cw - 1) / cw, (height + rb - 1) / rb}, one[2] = {1, 1};
-    if ((st = clrun_arg_buf(c, 8, dst)) || (st = clrun_arg_u64(c, 9, dst_off)) || (st = clrun_arg_u32(c, 10, (cl_uint)dst_stride)) ||
-        (st = clrun_launch(c, 2, blocks, one)))
+    if ((st = clrun_arg_buf(k[2], 3, dst)) || (st = clrun_arg_u64(k[2], 4, dst_off)) || (st = clrun_arg_u32(k[2], 5, (cl_uint)dst_stride)))
         return st;
-    /* join and fix: (W, H, parents, edges, offset, stride), a work-item per row of blocks */
-    for (int i = 1; i < 3; i++)
-        if ((st = clrun_arg_i32(k[i], 0, W)) || (st = clrun_arg_i32(k[i], 1, H)) || (st = clrun_arg_buf(k[i], 2, scratch)) ||
-            (st = clrun_arg_buf(k[i], 3, dst)) || (st = clrun_arg_u64(k[i], 4, dst_off)) || (st = clrun_arg_u32(k[i], 5, (cl_uint)dst_stride)) ||
-            (st = clrun_launch(k[i], 1, &blocks[1], one)))
-            return st;
-    return CLRUN_OK;
+    size_t tiles[2] = {ntx * tw, nty * (size_t)by}, group[2] = {tw, (size_t)by};
+    /* the join: a work-item per pixel on a border between two tiles */
+    size_t border = (nty - 1) * width + (ntx - 1) * height, jl = 256, jg = (border + jl - 1) / jl * jl;
+    if ((st = clrun_launch(c, 2, tiles, group))) return st;
+    if (border && (st = clrun_launch(k[1], 1, &jg, &jl))) return st;
+    return clrun_launch(k[2], 2, tiles, group);
 }
 
 clrun_status clrun_canny_image(clrun_ctx *ctx, const clrun_image *in, const clrun_canny_params *p, clrun_image *out)

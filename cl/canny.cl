@@ -97,12 +97,16 @@ __constant int DV[7] = {-1, -4, -5, 0, 5, 4, 1};
 #define MH (TH + 2)
 #define TG22 13573  /* tan(22.5°)·2^15, rounded, as OpenCV */
 
-/* Union-find in local memory for one tile (see unite below for the global one). */
+/* Union-find in local memory for one tile (see unite below for the global one): the smaller index
+ * wins, and finds halve paths as find_root_halving does (the same argument holds here). */
 static inline int find_root_local(volatile __local int *lab, int x)
 {
     int p = lab[x];
     while (p != x) {
-        x = p;
+        const int gp = lab[p];
+        if (gp == p) return p;
+        lab[x] = gp;
+        x = gp;
         p = lab[x];
     }
     return x;
@@ -209,7 +213,7 @@ clrun_canny_tile(__global const uchar *restrict src, const ulong src_off, const 
         }
     }
 #endif
-    /* the tile's components: union-find in local memory */
+    /* the tile's components: union-find in local memory, over horizontal runs */
     for (int k = 0; k < PY; k++) {
         const int li = (ly + k * BY) * TW + lx;
         lab[li] = v[k] ? li : -1;
@@ -218,19 +222,31 @@ clrun_canny_tile(__global const uchar *restrict src, const ulong src_off, const 
     if (lid == 0) any_pending = 0;
     if (lid == 0 && tx == 0 && ty == 0) label[S] = S;
     barrier(CLK_LOCAL_MEM_FENCE);
+    /* each pixel points at the first pixel of its horizontal run (only signs are read here, and they
+     * do not change) */
     for (int k = 0; k < PY; k++) {
-        const int row = ly + k * BY, li = row * TW + lx;
+        const int li = (ly + k * BY) * TW + lx;
         if (!v[k]) continue;
-        const int e = lx + 1 < TW && lab[li + 1] >= 0;
-        if (e) unite_local(lab, li, li + 1);
-        if (row + 1 < TH) {
-            const int j = li + TW;
-            if (lab[j] >= 0) {
-                unite_local(lab, li, j);
-            } else {
-                if (lx > 0 && lab[j - 1] >= 0) unite_local(lab, li, j - 1);
-                if (!e && lx + 1 < TW && lab[j + 1] >= 0) unite_local(lab, li, j + 1);
-            }
+        int h = li;
+        while (h % TW > 0 && lab[h - 1] >= 0) h--;
+        lab[li] = h;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    /* then each run with the runs below it: a run's first pixel with those below-left, below and
+     * below-right of it, every later pixel only with a run that starts below-right of it (the pixel
+     * to its left has joined the others). On the H200 at 4K, runs took the local union-find from
+     * 71 to 43 µs of the tile kernel's 136, and the all-strong map from 1.35 to 0.21 ms. */
+    for (int k = 0; k < PY; k++) {
+        const int row = ly + k * BY, li = row * TW + lx, j = li + TW;
+        if (!v[k] || row + 1 >= TH) continue;
+        const int se = lx + 1 < TW && lab[j + 1] >= 0, s = lab[j] >= 0;
+        if (lx > 0 && lab[li - 1] >= 0) {
+            if (se && !s) unite_local(lab, li, j + 1);
+        } else if (s) {
+            unite_local(lab, li, j);
+        } else {
+            if (lx > 0 && lab[j - 1] >= 0) unite_local(lab, li, j - 1);
+            if (se) unite_local(lab, li, j + 1);
         }
     }
     barrier(CLK_LOCAL_MEM_FENCE);

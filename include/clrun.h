@@ -716,8 +716,8 @@ typedef struct clrun_canny_params {
  *  device in a fixed number of launches whatever the edge map. src holds height rows of
  *  width·channels bytes, src_stride apart, from byte src_off; dst gets 0 or 255 per pixel in rows
  *  dst_stride apart from dst_off; src and dst may be the same buffer, overlapping too (in place).
- *  Works in the context's scratch memory (5 bytes per pixel, plus the image when it overlaps the
- *  edges on a CPU or when blurred). */
+ *  Works in the context's scratch memory (4 bytes per pixel and a little more for the tiles'
+ *  borders, plus the image when it overlaps the edges or when blurred). */
 clrun_status clrun_canny(clrun_ctx *ctx, clrun_buf *src, size_t src_off, size_t src_stride, size_t width, size_t height,
                          unsigned channels, clrun_buf *dst, size_t dst_off, size_t dst_stride, const clrun_canny_params *p);
 

@@ -40,8 +40,12 @@
 #define TW BX
 #define TH (BY * PY)
 #define NT (BX * BY)
+#define ROW(k) (ly * PY + (k)) /* the tile row of a work-item's k-th pixel: PY consecutive rows */
 #ifndef CW
 #define CW 256
+#endif
+#ifndef ALIGN4
+#define ALIGN4 0 /* 1: the image's rows start at multiples of 4 bytes (GPU tiles are then staged in words) */
 #endif
 #ifndef MAP_IN
 #define MAP_IN 0 /* 1 (tests): the source is a map of 0, 1 (weak) and 2 (strong) to run the hysteresis on */
@@ -155,21 +159,78 @@ clrun_canny_tile(__global const uchar *restrict src, const ulong src_off, const 
     src += src_off;
 #if MAP_IN /* tests: the source holds a map (0, 1, 2) to run the hysteresis on */
     for (int k = 0; k < PY; k++) {
-        const int y = y0 + ly + k * BY;
+        const int y = y0 + ROW(k);
         v[k] = x < W && y < H ? src[(size_t)y * src_stride + x] : 0;
     }
 #else
+#if ALIGN4 && CN == 1 && defined(__ENDIAN_LITTLE__) /* rows start at multiples of 4 bytes: the tile in words, from x0 - 4 */
+#define IW4 ((TW + 8) / 4)
+    __local uint inw[IH * IW4];
+    __local const uchar *inb = (__local const uchar *)inw;
+#define IN(c, r, q) inb[(r) * (IW4 * 4) + (q) + 3 - R]
+    for (int e = lid; e < IW4 * IH; e += NT) {
+        const int w = e % IW4, iy = e / IW4, xs = x0 - 4 + 4 * w, yy = clamp(y0 - 1 - R + iy, 0, H - 1);
+        __global const uchar *row = src + (size_t)yy * src_stride;
+        uint word;
+        if (xs >= 0 && xs + 3 < W) {
+            word = *(__global const uint *)(row + xs);
+        } else { /* the image's left or right edge: replicated, byte by byte */
+            word = 0;
+            for (int b = 3; b >= 0; b--) word = word << 8 | row[clamp(xs + b, 0, W - 1)];
+        }
+        inw[e] = word;
+    }
+#else
     __local uchar in[CN][IH][IW];
-    __local int mag[MH][MW];
-    __local short dxl[MH][MW], dyl[MH][MW];
+#define IN(c, r, q) in[c][r][q]
     for (int e = lid; e < IW * IH; e += NT) {
         const int ix = e % IW, iy = e / IW;
         const int xx = clamp(x0 - 1 - R + ix, 0, W - 1), yy = clamp(y0 - 1 - R + iy, 0, H - 1); /* replicated border */
         __global const uchar *p = src + (size_t)yy * src_stride + (size_t)xx * CN;
         for (int c = 0; c < CN; c++) in[c][iy][ix] = p[c];
     }
+#endif
+    __local int mag[MH][MW];
     barrier(CLK_LOCAL_MEM_FENCE);
 
+    /* the magnitudes of the tile plus one pixel (0 outside the image); each work-item keeps its own
+     * pixels' dx, dy for the sector test */
+    int gxv[PY], gyv[PY];
+#if CN == 1 && R == 1
+    /* a work-item walks down its column: magnitude rows ROW(0) .. ROW(PY-1) (+1 in mag), the row
+     * above the tile too in the first row of work-items, the row below in the last; each input row
+     * is read once, as a horizontal sum and difference */
+    {
+        const int mx = lx + 1, m0 = ROW(0) + 1, inx = x < W;
+        int hs[3], hd[3];
+#define HROW(i, iy) (hs[i] = IN(0, iy, mx) + 2 * IN(0, iy, mx + 1) + IN(0, iy, mx + 2), hd[i] = IN(0, iy, mx + 2) - IN(0, iy, mx))
+        HROW(0, m0 - 1);
+        HROW(1, m0);
+#pragma unroll
+        for (int k = -1; k <= PY; k++) {
+            const int my = m0 + k; /* rows my-1 .. my+1 of mag are rows my .. my+2 of in */
+            HROW((k + 3) % 3, my + 2);
+            const int a = (k + 1) % 3, b = (k + 2) % 3, c = (k + 3) % 3;
+            const int dx = hd[a] + 2 * hd[b] + hd[c], dy = hs[c] - hs[a], yy = y0 - 1 + my;
+            const int m = inx && yy >= 0 && yy < H ? (L2 ? MAG2(dx, dy) : abs(dx) + abs(dy)) : 0;
+            if (k >= 0 && k < PY) gxv[k] = dx, gyv[k] = dy, mag[my][mx] = m;
+            else if ((k < 0 && ly == 0) || (k == PY && ly == BY - 1)) mag[my][mx] = m;
+        }
+#undef HROW
+    }
+    for (int e = lid; e < 2 * MH; e += NT) { /* the columns left and right of the tile */
+        const int my = e >> 1, mx = e & 1 ? MW - 1 : 0, xx = x0 - 1 + mx, yy = y0 - 1 + my;
+        int dx = 0, dy = 0;
+        if (xx >= 0 && xx < W && yy >= 0 && yy < H) {
+#define I(r, q) ((int)IN(0, r, q))
+            SOBEL_AT(I, my + R, mx + R, dx, dy);
+#undef I
+        }
+        mag[my][mx] = xx >= 0 && xx < W && yy >= 0 && yy < H ? (L2 ? MAG2(dx, dy) : abs(dx) + abs(dy)) : 0;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+#else
+    __local short dxl[MH][MW], dyl[MH][MW];
     for (int e = lid; e < MW * MH; e += NT) {
         const int mx = e % MW, my = e / MW, xx = x0 - 1 + mx, yy = y0 - 1 + my;
         int best = 0, bdx = 0, bdy = 0;
@@ -177,7 +238,7 @@ clrun_canny_tile(__global const uchar *restrict src, const ulong src_off, const 
             /* channels in OpenCV's B, G, R order; a later one wins only when strictly larger */
             for (int k = 0; k < CN; k++) {
                 const int c = CN - 1 - k;
-#define I(r, q) ((int)in[c][r][q])
+#define I(r, q) ((int)IN(c, r, q))
                 int dx, dy;
                 SOBEL_AT(I, my + R, mx + R, dx, dy);
 #undef I
@@ -190,12 +251,14 @@ clrun_canny_tile(__global const uchar *restrict src, const ulong src_off, const 
         dyl[my][mx] = (short)bdy;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
+    for (int k = 0; k < PY; k++) gxv[k] = dxl[ROW(k) + 1][lx + 1], gyv[k] = dyl[ROW(k) + 1][lx + 1];
+#endif
 
     for (int k = 0; k < PY; k++) {
-        const int row = ly + k * BY, cx = lx + 1, cy = row + 1, m = mag[cy][cx];
+        const int row = ROW(k), cx = lx + 1, cy = row + 1, m = mag[cy][cx];
         v[k] = 0;
         if (x < W && y0 + row < H && m > low) {
-            const int xs = dxl[cy][cx], ys = dyl[cy][cx];
+            const int xs = gxv[k], ys = gyv[k];
             const int ax = abs(xs), ay = abs(ys) << 15, tg22x = ax * TG22;
             int keep;
             if (ay < tg22x) { /* horizontal gradient: compare left (strict) and right */
@@ -215,7 +278,7 @@ clrun_canny_tile(__global const uchar *restrict src, const ulong src_off, const 
 #endif
     /* the tile's components: union-find in local memory, over horizontal runs */
     for (int k = 0; k < PY; k++) {
-        const int li = (ly + k * BY) * TW + lx;
+        const int li = (ROW(k)) * TW + lx;
         lab[li] = v[k] ? li : -1;
         strong[li] = border[li] = 0;
     }
@@ -225,7 +288,7 @@ clrun_canny_tile(__global const uchar *restrict src, const ulong src_off, const 
     /* each pixel points at the first pixel of its horizontal run (only signs are read here, and they
      * do not change) */
     for (int k = 0; k < PY; k++) {
-        const int li = (ly + k * BY) * TW + lx;
+        const int li = (ROW(k)) * TW + lx;
         if (!v[k]) continue;
         int h = li;
         while (h % TW > 0 && lab[h - 1] >= 0) h--;
@@ -237,7 +300,7 @@ clrun_canny_tile(__global const uchar *restrict src, const ulong src_off, const 
      * to its left has joined the others). On the H200 at 4K, runs took the local union-find from
      * 71 to 43 µs of the tile kernel's 136, and the all-strong map from 1.35 to 0.21 ms. */
     for (int k = 0; k < PY; k++) {
-        const int row = ly + k * BY, li = row * TW + lx, j = li + TW;
+        const int row = ROW(k), li = row * TW + lx, j = li + TW;
         if (!v[k] || row + 1 >= TH) continue;
         const int se = lx + 1 < TW && lab[j + 1] >= 0, s = lab[j] >= 0;
         if (lx > 0 && lab[li - 1] >= 0) {
@@ -253,7 +316,7 @@ clrun_canny_tile(__global const uchar *restrict src, const ulong src_off, const 
     /* each component: does it hold a strong pixel, does it reach a border shared with another tile */
     int root[PY];
     for (int k = 0; k < PY; k++) {
-        const int row = ly + k * BY, y = y0 + row;
+        const int row = ROW(k), y = y0 + row;
         root[k] = v[k] ? find_root_local(lab, row * TW + lx) : 0;
         if (v[k] == 2) strong[root[k]] = 1;
         if (v[k] && ((lx == 0 && x0 > 0) || (lx == TW - 1 && x + 1 < W) || (row == 0 && y0 > 0) || (row == TH - 1 && y + 1 < H)))
@@ -265,7 +328,7 @@ clrun_canny_tile(__global const uchar *restrict src, const ulong src_off, const 
     dst += dst_off;
     __global int *left = LEFT_COL(label), *right = RIGHT_COL(label), *top = TOP_ROW(label), *bottom = BOTTOM_ROW(label);
     for (int k = 0; k < PY; k++) {
-        const int row = ly + k * BY, y = y0 + row;
+        const int row = ROW(k), y = y0 + row;
         if (x >= W || y >= H) break;
         const int r = root[k], o = !v[k] ? 0 : strong[r] ? 255 : border[r] ? 1 : 0;
         const int node = o == 255 ? S : o == 1 ? (y0 + r / TW) * W + x0 + r % TW : -1;

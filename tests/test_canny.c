@@ -62,34 +62,59 @@ static void goldens(void **state)
 }
 
 /* Source and destination at byte offsets with padded rows: same edges, nothing else written. */
-static void strides_and_offsets(void **state)
+/* One image in a padded layout (offset soff, stride W·channels + pad; dst offset 3, stride W + 5)
+ * through both shapes: the golden inside, the padding untouched. */
+static void layout_case(clrun_ctx *ctx, const char *name, const char *golden, size_t soff, size_t pad)
 {
-    clrun_ctx *ctx = *state;
     clrun_image img, want;
-    read_image(CANNY_DIR, "color.png", &img);
-    read_image(CANNY_DIR "/golden", "color.l1-50-100.png", &want);
-    const size_t W = img.width, H = img.height, ss = W * 3 + 13, soff = 7, ds = W + 5, doff = 3;
+    read_image(CANNY_DIR, name, &img);
+    read_image(CANNY_DIR "/golden", golden, &want);
+    const size_t W = img.width, H = img.height, C = img.channels, ss = W * C + pad, ds = W + 5, doff = 3;
     unsigned char *src = malloc(soff + H * ss), *dst = malloc(doff + H * ds), *back = malloc(doff + H * ds);
     memset(src, 0xA5, soff + H * ss);
     memset(dst, 0x5A, doff + H * ds);
-    for (size_t y = 0; y < H; y++) memcpy(src + soff + y * ss, img.data + y * img.stride, W * 3);
+    for (size_t y = 0; y < H; y++) memcpy(src + soff + y * ss, img.data + y * img.stride, W * C);
     clrun_buf *bs, *bd;
     CHECK_OK(ctx, clrun_buf_new(ctx, soff + H * ss, 0, &bs));
     CHECK_OK(ctx, clrun_buf_new(ctx, doff + H * ds, 0, &bd));
     CHECK_OK(ctx, clrun_upload(bs, 0, src, soff + H * ss));
-    CHECK_OK(ctx, clrun_upload(bd, 0, dst, doff + H * ds));
-    clrun_canny_params p = {50, 100, 0, 0, 0, 0.0};
-    CHECK_OK(ctx, clrun_canny(ctx, bs, soff, ss, W, H, 3, bd, doff, ds, &p));
-    CHECK_OK(ctx, clrun_download(bd, 0, back, doff + H * ds));
-    for (size_t i = 0; i < doff + H * ds; i++) {
-        size_t y = (i - doff) / ds, x = (i - doff) % ds;
-        int inside = i >= doff && x < W && y < H;
-        int expect = inside ? want.data[y * want.stride + x] : 0x5A;
-        if (back[i] != expect) fail_msg("byte %zu (inside %d) is %d, want %d", i, inside, back[i], expect);
+    static const char *const shapes[2] = {"gpu", "cpu"};
+    for (int sh = 0; sh < 2; sh++) {
+        setenv("CLRUN_CANNY_SHAPE", shapes[sh], 1);
+        CHECK_OK(ctx, clrun_upload(bd, 0, dst, doff + H * ds));
+        clrun_canny_params p = {50, 100, 0, 0, 0, 0.0};
+        CHECK_OK(ctx, clrun_canny(ctx, bs, soff, ss, W, H, (unsigned)C, bd, doff, ds, &p));
+        CHECK_OK(ctx, clrun_download(bd, 0, back, doff + H * ds));
+        for (size_t i = 0; i < doff + H * ds; i++) {
+            size_t y = (i - doff) / ds, x = (i - doff) % ds;
+            int inside = i >= doff && x < W && y < H;
+            int expect = inside ? want.data[y * want.stride + x] : 0x5A;
+            if (back[i] != expect)
+                fail_msg("%s, offset %zu, stride %zu, %s shape: byte %zu (inside %d) is %d, want %d", name, soff, ss, shapes[sh], i, inside,
+                         back[i], expect);
+        }
     }
+    unsetenv("CLRUN_CANNY_SHAPE");
     clrun_buf_free(bs), clrun_buf_free(bd);
     free(src), free(dst), free(back);
     clrun_image_free(&img), clrun_image_free(&want);
+}
+
+/* Offsets and strides: colour; gray with rows at odd addresses; gray with rows at multiples of 4
+ * bytes but a width that is not (the GPU tiles are then staged in words, the last one of a row
+ * partly past the image) */
+static void strides_and_offsets(void **state)
+{
+    layout_case(*state, "color.png", "color.l1-50-100.png", 7, 13);
+    layout_case(*state, "noise-odd.png", "noise-odd.l1-50-100.png", 7, 2);
+    layout_case(*state, "noise-odd.png", "noise-odd.l1-50-100.png", 8, 3);
+    layout_case(*state, "frame.png", "frame.l1-50-100.png", 12, 7);
+    /* widths 3 (mod 4), 2, 3 and 1: every way a row's last word can reach past the image */
+    layout_case(*state, "noise-low.png", "noise-low.l1-50-100.png", 4, 1);
+    layout_case(*state, "text.png", "text.l1-50-100.png", 16, 5);
+    layout_case(*state, "two-by-three.png", "two-by-three.l1-50-100.png", 4, 2);
+    layout_case(*state, "three-by-one.png", "three-by-one.l1-50-100.png", 8, 1);
+    layout_case(*state, "one-column.png", "one-column.l1-50-100.png", 4, 3);
 }
 
 /* In place: the edges written over the image itself (same buffer, same offset and stride), in both

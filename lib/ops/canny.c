@@ -122,16 +122,6 @@ static clrun_status run(clrun_ctx *ctx, clrun_buf *src, size_t src_off, size_t s
             return clrun__fail(ctx, CLRUN_INVALID_ARG, "canny: CLRUN_CANNY_TILE=%s: expected BXxBYxPY, BX·BY at most 1024, PY at most 16", tile);
     }
     const size_t tw = (size_t)bx, th = (size_t)by * (size_t)py, ntx = (width + tw - 1) / tw, nty = (height + th - 1) / th;
-    char opts[192];
-    snprintf(opts, sizeof opts, "-DCN=%u -DL2=%d -DR=%d -DBX=%d -DBY=%d -DPY=%d -DCW=%d -DRB=%d -DKB=%d -DMAP_IN=%d", channels, l2,
-             aperture / 2, bx, by, py, cw, rb, blur ? blur : 3, map_in);
-    /* the tiles or blocks, the join, the fix */
-    clrun_kernel *k[3] = {NULL};
-    static const char *const names[2][3] = {{"clrun_canny_tile", "clrun_canny_join", "clrun_canny_fix"},
-                                            {"clrun_canny_block_cpu", "clrun_canny_join_cpu", "clrun_canny_fix_cpu"}};
-    clrun_buf *scratch;
-    for (int i = 0; i < 3; i++)
-        if ((st = clrun__lib_kernel(ctx, "canny", opts, names[cpu][i], &k[i]))) return st;
     /* scratch: W·H + 1 labels (the CPU shape uses only its border pixels'), on GPUs then the nodes
      * of the tiles' borders and a flag per tile (cl/canny.cl). Then, from `base`, the blurred
      * image, or a copy of an image that overlaps its edges: edges are written while neighbouring
@@ -139,6 +129,21 @@ static clrun_status run(clrun_ctx *ctx, clrun_buf *src, size_t src_off, size_t s
     const size_t base = (width * height + 1 + (cpu ? 0 : 2 * ntx * height + 2 * nty * width + ntx * nty)) * sizeof(int);
     const size_t span = (height - 1) * src_stride + width * channels, dspan = (height - 1) * dst_stride + width;
     const int copy = !blur && src == dst && src_off < dst_off + dspan && dst_off < src_off + span;
+    /* GPU tiles are staged in 4-byte words when the rows, as the tile kernel reads them (the image
+     * as given or copied, same layout, or the blurred one), start at multiples of 4 bytes (buffers
+     * themselves are aligned far more) */
+    const size_t rd_off = blur || copy ? base : src_off, rd_stride = blur ? width * channels : src_stride;
+    const int align4 = !cpu && channels == 1 && bx % 4 == 0 && rd_off % 4 == 0 && rd_stride % 4 == 0;
+    char opts[192];
+    snprintf(opts, sizeof opts, "-DCN=%u -DL2=%d -DR=%d -DBX=%d -DBY=%d -DPY=%d -DCW=%d -DRB=%d -DKB=%d -DMAP_IN=%d -DALIGN4=%d", channels,
+             l2, aperture / 2, bx, by, py, cw, rb, blur ? blur : 3, map_in, align4);
+    /* the tiles or blocks, the join, the fix */
+    clrun_kernel *k[3] = {NULL};
+    static const char *const names[2][3] = {{"clrun_canny_tile", "clrun_canny_join", "clrun_canny_fix"},
+                                            {"clrun_canny_block_cpu", "clrun_canny_join_cpu", "clrun_canny_fix_cpu"}};
+    clrun_buf *scratch;
+    for (int i = 0; i < 3; i++)
+        if ((st = clrun__lib_kernel(ctx, "canny", opts, names[cpu][i], &k[i]))) return st;
     if ((st = clrun__scratch(ctx, base + (blur ? width * height * channels : copy ? span : 0), &scratch))) return st;
     if (copy) {
         if ((st = clrun_buf_copy(scratch, base, src, src_off, span))) return st;

@@ -19,8 +19,9 @@
  * (clrun_canny_block_cpu and the passes after it, below).
  *
  * Parameters (-D): CN (channels, 1 or 3), L2 (0 or 1), R (Sobel radius: 1, 2, 3), BX, BY, PY (GPU
- * work-group, and rows per work-item: the tile is BX × BY·PY), CW, RB (CPU block), KB (blur size),
- * MAP_IN (tests). */
+ * work-group, and rows per work-item: the tile is BX × BY·PY), ALIGN4 (the image's rows start at
+ * multiples of 4 bytes: GPU tiles are staged in words), CW, RB (CPU block), KB (blur size), MAP_IN
+ * (tests). */
 
 #ifndef CN
 #define CN 1

@@ -221,13 +221,15 @@ clrun_canny_tile(__global const uchar *restrict src, const ulong src_off, const 
     }
     for (int e = lid; e < 2 * MH; e += NT) { /* the columns left and right of the tile */
         const int my = e >> 1, mx = e & 1 ? MW - 1 : 0, xx = x0 - 1 + mx, yy = y0 - 1 + my;
-        int dx = 0, dy = 0;
+        int m = 0;
         if (xx >= 0 && xx < W && yy >= 0 && yy < H) {
+            int dx, dy;
 #define I(r, q) ((int)IN(0, r, q))
             SOBEL_AT(I, my + R, mx + R, dx, dy);
 #undef I
+            m = L2 ? MAG2(dx, dy) : abs(dx) + abs(dy);
         }
-        mag[my][mx] = xx >= 0 && xx < W && yy >= 0 && yy < H ? (L2 ? MAG2(dx, dy) : abs(dx) + abs(dy)) : 0;
+        mag[my][mx] = m;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
 #else
@@ -279,7 +281,7 @@ clrun_canny_tile(__global const uchar *restrict src, const ulong src_off, const 
 #endif
     /* the tile's components: union-find in local memory, over horizontal runs */
     for (int k = 0; k < PY; k++) {
-        const int li = (ROW(k)) * TW + lx;
+        const int li = ROW(k) * TW + lx;
         lab[li] = v[k] ? li : -1;
         strong[li] = border[li] = 0;
     }
@@ -289,7 +291,7 @@ clrun_canny_tile(__global const uchar *restrict src, const ulong src_off, const 
     /* each pixel points at the first pixel of its horizontal run (only signs are read here, and they
      * do not change) */
     for (int k = 0; k < PY; k++) {
-        const int li = (ROW(k)) * TW + lx;
+        const int li = ROW(k) * TW + lx;
         if (!v[k]) continue;
         int h = li;
         while (h % TW > 0 && lab[h - 1] >= 0) h--;
@@ -343,6 +345,7 @@ clrun_canny_tile(__global const uchar *restrict src, const ulong src_off, const 
     barrier(CLK_LOCAL_MEM_FENCE);
     if (lid == 0) PENDING(label)[ty * NTX + tx] = any_pending;
 }
+
 /* ---- CPU shape: hysteresis inside blocks, only the blocks' borders joined globally. ----
  *
  * clrun_canny_block_cpu: a work-item owns a block of CW columns × RB rows. It classifies the block
@@ -356,9 +359,9 @@ clrun_canny_tile(__global const uchar *restrict src, const ulong src_off, const 
  * written to the output as 255 (edge), 1 (pending) or 0.
  * clrun_canny_join_cpu unites the nodes of 8-adjacent non-zero pixels on either side of the
  * blocks' right and bottom borders; clrun_canny_fix_cpu walks each pending component from a border
- * pixel and writes 255 if its root is S, else 0. The union-find here links the other way round
- * from the GPU's — the larger index wins — so that node S = W·H (past every pixel), the parent of
- * every edge pixel on a block border, is the root of every set that holds an edge. The two passes
+ * pixel and writes 255 if its root is S, else 0. The global union-find (unite, shared with the GPU
+ * shape) lets the larger index win, so that node S = W·H (past every pixel), the parent of every
+ * edge pixel on a block border, is the root of every set that holds an edge. The two passes
  * touch the blocks' borders and the pending components only; a work-item takes a row of blocks.
  *
  * Scratch: W·H + 1 ints (parent; only the border pixels' and S's are used). */
@@ -637,12 +640,12 @@ __kernel void clrun_canny_blur_cpu(__global const uchar *restrict src, const ulo
 }
 #undef GSUM
 
-/* The same, for unite, halving the path on the way: each visited pixel is pointed at its
- * grandparent. Labels only ever move one way (to smaller indices on GPUs, larger in the CPU
- * passes), and a grandparent is an ancestor, so the plain store races harmlessly with other finds
- * (they only shorten paths too) and with a unite's atomic on the same pixel (that unite saw the pixel was no longer a root and joins its old
- * parent, hence the same tree, next). Long edges that cross many tiles otherwise leave chains one
- * tile root long per tile, walked again by every find. */
+/* The root of x's tree, halving the path on the way: each visited node is pointed at its
+ * grandparent. Labels only ever move to larger indices (the larger root wins in unite), and a
+ * grandparent is an ancestor, so the plain store races harmlessly with other finds (they only
+ * shorten paths too) and with a unite's atomic_max on the same node (that unite saw the node was no
+ * longer a root and joins its old parent, hence the same tree, next). Long edges that cross many
+ * tiles otherwise leave chains one node per tile long, walked again by every find. */
 static inline int find_root_halving(volatile __global int *label, int x)
 {
     int p = label[x];
@@ -656,21 +659,20 @@ static inline int find_root_halving(volatile __global int *label, int x)
     return x;
 }
 
-/* Join the trees of a and b. GPUs link the larger root under the smaller (larger = 0), the CPU
- * passes the other way (larger = 1: labels only ever point at larger indices there); either way
- * labels move monotonically, which is all find_root_halving relies on. */
-static inline void unite(volatile __global int *label, int a, int b, const int larger)
+/* Join the trees of a and b, the larger root winning: node S = W·H, past every pixel, then roots
+ * every set it joins. Both shapes' global passes use it. */
+static inline void unite(volatile __global int *label, int a, int b)
 {
     for (;;) {
         a = find_root_halving(label, a);
         b = find_root_halving(label, b);
         if (a == b) return;
-        if (larger ? a < b : a > b) { /* a: the root that wins */
+        if (a < b) { /* a: the root that wins */
             const int t = a;
             a = b, b = t;
         }
         /* link root b under a; if b stopped being a root meanwhile, unite a with what it points to */
-        const int old = larger ? atomic_max(&label[b], a) : atomic_min(&label[b], a);
+        const int old = atomic_max(&label[b], a);
         if (old == b) return;
         b = old;
     }
@@ -702,7 +704,7 @@ __kernel void clrun_canny_join(const int W, const int H, volatile __global int *
     if (p < 0) return;
     for (int j = max(i - 1, 0); j <= min(i + 1, n - 1); j++) {
         const int q = b[j];
-        if (q >= 0 && (p != S || q != S)) unite(label, p, q, 1);
+        if (q >= 0 && (p != S || q != S)) unite(label, p, q);
     }
 }
 
@@ -712,16 +714,17 @@ clrun_canny_fix(const int W, const int H, volatile __global int *label, __global
 {
     const int tx = get_group_id(0), ty = get_group_id(1);
     if (!PENDING((__global const int *)label)[ty * NTX + tx]) return;
-    const int x = tx * TW + get_local_id(0), S = W * H;
+    const int ly = get_local_id(1), x = tx * TW + get_local_id(0), S = W * H;
     if (x >= W) return;
     dst += dst_off;
     for (int k = 0; k < PY; k++) {
-        const int y = ty * TH + get_local_id(1) + k * BY;
+        const int y = ty * TH + ROW(k);
         if (y >= H) break;
         __global uchar *d = dst + (size_t)y * dst_stride + x;
         if (*d == 1) *d = find_root_halving(label, label[y * W + x]) == S ? 255 : 0;
     }
 }
+
 /* ---- CPU shape, the passes after clrun_canny_block_cpu: a work-item per row of blocks. ---- */
 #define DST(x, y) d[(size_t)(y) * dst_stride + (x)]
 
@@ -736,14 +739,14 @@ __kernel void clrun_canny_join_cpu(const int W, const int H, volatile __global i
         for (int x = 0, y = y1 - 1; x < W; x++) {
             if (!DST(x, y)) continue;
             for (int dx = -1; dx <= 1; dx++)
-                if (x + dx >= 0 && x + dx < W && DST(x + dx, y + 1)) unite(parent, y * W + x, (y + 1) * W + x + dx, 1);
+                if (x + dx >= 0 && x + dx < W && DST(x + dx, y + 1)) unite(parent, y * W + x, (y + 1) * W + x + dx);
         }
     /* across the right border of each block: with the three pixels to the east */
     for (int x = CW - 1; x + 1 < W; x += CW)
         for (int y = y0; y < y1; y++) {
             if (!DST(x, y)) continue;
             for (int dy = -1; dy <= 1; dy++)
-                if (y + dy >= 0 && y + dy < H && DST(x + 1, y + dy)) unite(parent, y * W + x, (y + dy) * W + x + 1, 1);
+                if (y + dy >= 0 && y + dy < H && DST(x + 1, y + dy)) unite(parent, y * W + x, (y + dy) * W + x + 1);
         }
 }
 

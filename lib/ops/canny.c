@@ -172,22 +172,19 @@ static clrun_status run(clrun_ctx *ctx, clrun_buf *src, size_t src_off, size_t s
         (st = clrun_arg_buf(c, 7, scratch)) || (st = clrun_arg_buf(c, 8, dst)) || (st = clrun_arg_u64(c, 9, dst_off)) ||
         (st = clrun_arg_u32(c, 10, (cl_uint)dst_stride)))
         return st;
-    /* join and fix: (W, H, scratch), the fix then the edges */
+    /* join and fix: (W, H, scratch), then the edges for the fix (and the CPU join, which reads them) */
     for (int i = 1; i < 3; i++)
-        if ((st = clrun_arg_i32(k[i], 0, W)) || (st = clrun_arg_i32(k[i], 1, H)) || (st = clrun_arg_buf(k[i], 2, scratch)))
+        if ((st = clrun_arg_i32(k[i], 0, W)) || (st = clrun_arg_i32(k[i], 1, H)) || (st = clrun_arg_buf(k[i], 2, scratch)) ||
+            ((i == 2 || cpu) && ((st = clrun_arg_buf(k[i], 3, dst)) || (st = clrun_arg_u64(k[i], 4, dst_off)) ||
+                                 (st = clrun_arg_u32(k[i], 5, (cl_uint)dst_stride)))))
             return st;
     if (cpu) {
-        for (int i = 1; i < 3; i++)
-            if ((st = clrun_arg_buf(k[i], 3, dst)) || (st = clrun_arg_u64(k[i], 4, dst_off)) || (st = clrun_arg_u32(k[i], 5, (cl_uint)dst_stride)))
-                return st;
         size_t blocks[2] = {(width + cw - 1) / cw, (height + rb - 1) / rb}, one[2] = {1, 1};
         /* join and fix: a work-item per row of blocks */
         if ((st = clrun_launch(c, 2, blocks, one)) || (st = clrun_launch(k[1], 1, &blocks[1], one)) || (st = clrun_launch(k[2], 1, &blocks[1], one)))
             return st;
         return CLRUN_OK;
     }
-    if ((st = clrun_arg_buf(k[2], 3, dst)) || (st = clrun_arg_u64(k[2], 4, dst_off)) || (st = clrun_arg_u32(k[2], 5, (cl_uint)dst_stride)))
-        return st;
     size_t tiles[2] = {ntx * tw, nty * (size_t)by}, group[2] = {tw, (size_t)by};
     /* the join: a work-item per pixel on a border between two tiles */
     size_t border = (nty - 1) * width + (ntx - 1) * height, jl = 256, jg = (border + jl - 1) / jl * jl;

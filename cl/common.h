@@ -29,8 +29,16 @@ static inline ushort clrun_bf16_rne(uint x)
     return (x & 0x7FFFFFFFu) > 0x7F800000u ? (ushort)0x7FC0u : (ushort)((x + 0x7FFFu + ((x >> 16) & 1u)) >> 16);
 }
 
+/* Whether the GEMM kernels' A and B are stored transposed (-DTA, -DTB: 0 or 1). */
+#ifndef TA
+#define TA 0
+#endif
+#ifndef TB
+#define TB 0
+#endif
+
 /* Element (i, p) of op(A) and (p, j) of op(B) for the GEMM kernels: row-major with leading
- * dimensions lda, ldb; TA, TB (0 or 1) say whether A, B are stored transposed. */
+ * dimensions lda, ldb; TA, TB say whether A, B are stored transposed. */
 #define CLRUN_AT(i, p) (TA ? CLRUN_LD(A, (size_t)(p) * lda + (i)) : CLRUN_LD(A, (size_t)(i) * lda + (p)))
 #define CLRUN_BT(p, j) (TB ? CLRUN_LD(B, (size_t)(j) * ldb + (p)) : CLRUN_LD(B, (size_t)(p) * ldb + (j)))
 #endif

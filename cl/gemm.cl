@@ -30,12 +30,6 @@
 #ifndef WN
 #define WN 4
 #endif
-#ifndef TA
-#define TA 0
-#endif
-#ifndef TB
-#define TB 0
-#endif
 #ifndef DB
 #define DB 0 /* 1: next slices fetched into registers during the multiply; 2: and two local buffers */
 #endif

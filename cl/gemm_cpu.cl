@@ -24,12 +24,6 @@
 #ifndef RM
 #define RM 6
 #endif
-#ifndef TA
-#define TA 0
-#endif
-#ifndef TB
-#define TB 0
-#endif
 #ifndef PSUM
 #define PSUM 0
 #endif

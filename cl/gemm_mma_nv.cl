@@ -21,6 +21,7 @@
 #ifndef ABT
 #define ABT 1
 #endif
+#include "common.h" /* TA, TB: A, B stored transposed */
 #ifndef BM
 #define BM 128
 #endif
@@ -41,12 +42,6 @@
 #endif
 #ifndef GM
 #define GM 8
-#endif
-#ifndef TA
-#define TA 0
-#endif
-#ifndef TB
-#define TB 0
 #endif
 #ifndef C2
 #define C2 0 /* 1: C's element offset, leading dimension and batch stride are even: store pairs as float2 */

@@ -86,7 +86,7 @@ static clrun_status gemm16(clrun_ctx *ctx, int ta, int tb, size_t m, size_t n, s
                            clrun_buf *c, size_t ldc)
 {
     clrun_gemm_desc d = {.trans_a = ta, .trans_b = tb, .m = m, .n = n, .k = k, .alpha = 1, .a = a, .lda = lda, .b = b, .ldb = ldb, .c = c,
-                         .ldc = ldc, .type = CLRUN_CAST_F16};
+                         .ldc = ldc, .type = CLRUN_F16};
     return clrun_gemm(ctx, &d);
 }
 
@@ -139,8 +139,8 @@ int mlp_train(clrun_ctx *ctx, int steps, int every)
     for (int step = 0; step < steps; step++) {
         const size_t nh = N * HID, nrows = N, ncols[2] = {HID, C};
         /* forward: f16 weights, Z1 = X W1, H = relu(Z1 + b1), Z2 = H W2, loss */
-        if ((st = clrun_cast(ctx, b[W1], 0, CLRUN_CAST_F32, b[W1H], 0, CLRUN_CAST_F16, D * HID)) ||
-            (st = clrun_cast(ctx, b[W2], 0, CLRUN_CAST_F32, b[W2H], 0, CLRUN_CAST_F16, HID * C)) ||
+        if ((st = clrun_cast(ctx, b[W1], 0, CLRUN_F32, b[W1H], 0, CLRUN_F16, D * HID)) ||
+            (st = clrun_cast(ctx, b[W2], 0, CLRUN_F32, b[W2H], 0, CLRUN_F16, HID * C)) ||
             (st = gemm16(ctx, 0, 0, N, HID, D, b[X16], D, b[W1H], HID, b[Z1], HID)) || (st = clrun_arg_buf(k_relu, 0, b[Z1])) ||
             (st = clrun_arg_buf(k_relu, 1, b[B1])) || (st = clrun_arg_u32(k_relu, 2, HID)) || (st = clrun_arg_buf(k_relu, 3, b[H16])) ||
             (st = clrun_arg_u32(k_relu, 4, N * HID)) || (st = clrun_launch(k_relu, 1, &nh, NULL)) ||
@@ -163,8 +163,8 @@ int mlp_train(clrun_ctx *ctx, int steps, int every)
                 (st = clrun_launch(k_sum, 1, &ncols[l], NULL)))
                 goto fail;
         /* unscale the four gradients in one launch; skip the step when one overflowed */
-        const clrun_grad g[4] = {{b[GW1], 0, D * HID, CLRUN_CAST_F32}, {b[GB1], 0, HID, CLRUN_CAST_F32},
-                                 {b[GW2], 0, HID * C, CLRUN_CAST_F32}, {b[GB2], 0, C, CLRUN_CAST_F32}};
+        const clrun_grad g[4] = {{b[GW1], 0, D * HID, CLRUN_F32}, {b[GB1], 0, HID, CLRUN_F32},
+                                 {b[GW2], 0, HID * C, CLRUN_F32}, {b[GB2], 0, C, CLRUN_F32}};
         const float scale = sc.scale;
         int found = 0;
         if ((st = clrun_scaler_unscale(ctx, &sc, g, 4)) || (st = clrun_scaler_update(ctx, &sc, &found))) goto fail;

@@ -40,13 +40,23 @@
 extern "C" {
 #endif
 
+/* Marks every public declaration. libclrun is built with hidden visibility: what this header does not
+ * declare with CLRUN_API (the clrun__ internals) is not exported from the shared library. */
+#if defined(_WIN32) && defined(CLRUN_BUILDING_DLL)
+#define CLRUN_API __declspec(dllexport)
+#elif defined(__GNUC__) && __GNUC__ >= 4
+#define CLRUN_API __attribute__((visibility("default")))
+#else
+#define CLRUN_API
+#endif
+
 #define CLRUN_VERSION_MAJOR 0
 #define CLRUN_VERSION_MINOR 1
 #define CLRUN_VERSION_PATCH 0
 #define CLRUN_VERSION_STRING "0.1.0"
 
 /** The library's version string ("MAJOR.MINOR.PATCH"); may differ from the header's if mismatched. */
-const char *clrun_version(void);
+CLRUN_API const char *clrun_version(void);
 
 /* ------------------------------------------------------------------------------------------------
  * Status codes
@@ -75,14 +85,14 @@ typedef enum clrun_status {
 } clrun_status;
 
 /** Name of a status code, e.g. "CLRUN_BUILD_FAILED". Never NULL; unknown codes give "CLRUN_?". */
-const char *clrun_status_str(clrun_status st);
+CLRUN_API const char *clrun_status_str(clrun_status st);
 
 /** One-line description of a status code, e.g. "kernel build failed". Never NULL. */
-const char *clrun_status_text(clrun_status st);
+CLRUN_API const char *clrun_status_text(clrun_status st);
 
 /** Name of an OpenCL error code, e.g. "CL_INVALID_VALUE" for -30, as spelled in the Khronos
  *  headers (cl.h and the extension headers). Unknown codes give "CL_UNKNOWN_ERROR". Never NULL. */
-const char *clrun_cl_error_name(cl_int err);
+CLRUN_API const char *clrun_cl_error_name(cl_int err);
 
 /* ------------------------------------------------------------------------------------------------
  * Devices
@@ -130,10 +140,10 @@ typedef struct clrun_device_info {
 /** Number of devices in the process-wide list. CLRUN_NO_PLATFORM when the loader finds no platform
  *  (the text says how to install a driver and point the loader at one); a platform with no devices
  *  is skipped. *count is 0 on failure. */
-clrun_status clrun_device_count(unsigned *count);
+CLRUN_API clrun_status clrun_device_count(unsigned *count);
 
 /** Copy the capabilities of device `index` (0 .. count-1) into *out. */
-clrun_status clrun_device_get(unsigned index, clrun_device_info *out);
+CLRUN_API clrun_status clrun_device_get(unsigned index, clrun_device_info *out);
 
 /** Resolve a selection string to a device index.
  *  spec: "PLATFORM:DEVICE", each part an index or a case-insensitive substring of the name (for the
@@ -145,7 +155,7 @@ clrun_status clrun_device_get(unsigned index, clrun_device_info *out);
  *  then list order.
  *  No match is CLRUN_NO_DEVICE with a text that lists every device. *why, when not NULL, receives a
  *  static string saying why this device was chosen ("$CLRUN_DEVICE", "selection string", "ranking"). */
-clrun_status clrun_device_select(const char *spec, unsigned *index, const char **why);
+CLRUN_API clrun_status clrun_device_select(const char *spec, unsigned *index, const char **why);
 
 /* ------------------------------------------------------------------------------------------------
  * Contexts
@@ -161,29 +171,29 @@ typedef struct clrun_event clrun_event;
  *  device_spec as for clrun_device_select (NULL: $CLRUN_DEVICE, then the best device).
  *  On success *ctx is a new context the caller frees with clrun_close. On failure *ctx is NULL and
  *  clrun_last_error(NULL) holds the text. */
-clrun_status clrun_open(clrun_ctx **ctx, const char *device_spec);
+CLRUN_API clrun_status clrun_open(clrun_ctx **ctx, const char *device_spec);
 
 /** Wait for all queued work, then free the context and any pinned host memory still allocated from
  *  it. Buffers, programs, kernels and events made from it must be freed before: the context does not
  *  track them. NULL is ignored. */
-void clrun_close(clrun_ctx *ctx);
+CLRUN_API void clrun_close(clrun_ctx *ctx);
 
 /** Full text of the context's last failure, or "" when none. With ctx NULL: the calling thread's
  *  last failure of a call that had no context (clrun_open, the device calls). The string is owned
  *  by the context (or thread) and valid until its next failing call. Never NULL. */
-const char *clrun_last_error(const clrun_ctx *ctx);
+CLRUN_API const char *clrun_last_error(const clrun_ctx *ctx);
 
 /** Capabilities of the context's device. Borrowed; valid while the context lives. */
-const clrun_device_info *clrun_ctx_device(const clrun_ctx *ctx);
+CLRUN_API const clrun_device_info *clrun_ctx_device(const clrun_ctx *ctx);
 
 /** Wait until every command queued on the context has finished (clFinish). */
-clrun_status clrun_finish(clrun_ctx *ctx);
+CLRUN_API clrun_status clrun_finish(clrun_ctx *ctx);
 
 /** The raw OpenCL objects behind a context, for mixing clrun with other OpenCL code. Borrowed: do
  *  not release them (retain them if you keep them beyond the context). */
-cl_context clrun_ctx_cl_context(const clrun_ctx *ctx);
-cl_command_queue clrun_ctx_cl_queue(const clrun_ctx *ctx);
-cl_device_id clrun_ctx_cl_device(const clrun_ctx *ctx);
+CLRUN_API cl_context clrun_ctx_cl_context(const clrun_ctx *ctx);
+CLRUN_API cl_command_queue clrun_ctx_cl_queue(const clrun_ctx *ctx);
+CLRUN_API cl_device_id clrun_ctx_cl_device(const clrun_ctx *ctx);
 
 /* ------------------------------------------------------------------------------------------------
  * Buffers and host memory
@@ -196,59 +206,62 @@ cl_device_id clrun_ctx_cl_device(const clrun_ctx *ctx);
 /** Allocate `bytes` (> 0) of device memory. A size the device cannot hold (over its global memory
  *  or its largest single allocation) is CLRUN_DEVICE_OUT_OF_MEMORY with a text that names the size
  *  asked and the device's limits. The contents are undefined. Free with clrun_buf_free. */
-clrun_status clrun_buf_new(clrun_ctx *ctx, size_t bytes, unsigned flags, clrun_buf **out);
+CLRUN_API clrun_status clrun_buf_new(clrun_ctx *ctx, size_t bytes, unsigned flags, clrun_buf **out);
 
 /** A view of bytes [offset, offset+bytes) of `parent` (clCreateSubBuffer). offset must be a
  *  multiple of the device's mem_base_align. The view keeps the parent's memory alive; free both
  *  with clrun_buf_free, in any order. */
-clrun_status clrun_buf_sub(clrun_buf *parent, size_t offset, size_t bytes, clrun_buf **out);
+CLRUN_API clrun_status clrun_buf_sub(clrun_buf *parent, size_t offset, size_t bytes, clrun_buf **out);
 
 /** Free a buffer (after the commands queued on it finish). NULL is ignored. */
-void clrun_buf_free(clrun_buf *b);
+CLRUN_API void clrun_buf_free(clrun_buf *b);
 
 /** Size of a buffer in bytes. */
-size_t clrun_buf_size(const clrun_buf *b);
+CLRUN_API size_t clrun_buf_size(const clrun_buf *b);
+
+/** The context the buffer was made on. Borrowed. */
+CLRUN_API clrun_ctx *clrun_buf_context(const clrun_buf *b);
 
 /** The raw cl_mem. Borrowed. */
-cl_mem clrun_buf_cl_mem(const clrun_buf *b);
+CLRUN_API cl_mem clrun_buf_cl_mem(const clrun_buf *b);
 
 /** Blocking copy of `bytes` from host `src` into the buffer at byte `offset`. src is only read during
  *  the call. Host memory from clrun_host_alloc moves at DMA speed; ordinary memory on a discrete
  *  device goes through a pinned staging area filled by several threads when the transfer is large. */
-clrun_status clrun_upload(clrun_buf *b, size_t offset, const void *src, size_t bytes);
+CLRUN_API clrun_status clrun_upload(clrun_buf *b, size_t offset, const void *src, size_t bytes);
 
 /** Blocking copy of `bytes` at byte `offset` of the buffer into host `dst`. */
-clrun_status clrun_download(clrun_buf *b, size_t offset, void *dst, size_t bytes);
+CLRUN_API clrun_status clrun_download(clrun_buf *b, size_t offset, void *dst, size_t bytes);
 
 /** Non-blocking upload: queues the copy and returns. src must stay valid and unchanged until the
  *  copy finishes: wait on *ev (when ev is not NULL; free it with clrun_event_free) or clrun_finish. */
-clrun_status clrun_upload_async(clrun_buf *b, size_t offset, const void *src, size_t bytes,
+CLRUN_API clrun_status clrun_upload_async(clrun_buf *b, size_t offset, const void *src, size_t bytes,
                                 clrun_event **ev);
 
 /** Non-blocking download; dst is valid only after *ev completes or clrun_finish. */
-clrun_status clrun_download_async(clrun_buf *b, size_t offset, void *dst, size_t bytes,
+CLRUN_API clrun_status clrun_download_async(clrun_buf *b, size_t offset, void *dst, size_t bytes,
                                   clrun_event **ev);
 
 /** Fill bytes [offset, offset+bytes) with a repeated pattern of pattern_size bytes (1, 2, 4, 8, 16,
  *  32, 64 or 128); offset and bytes must be multiples of pattern_size. Queued (non-blocking); the
  *  pattern is copied during the call. */
-clrun_status clrun_buf_fill(clrun_buf *b, const void *pattern, size_t pattern_size, size_t offset,
+CLRUN_API clrun_status clrun_buf_fill(clrun_buf *b, const void *pattern, size_t pattern_size, size_t offset,
                             size_t bytes);
 
 /** Copy `bytes` from src at src_offset to dst at dst_offset, on the device. Queued (non-blocking).
  *  Overlapping ranges of one buffer are an error. */
-clrun_status clrun_buf_copy(clrun_buf *dst, size_t dst_offset, clrun_buf *src, size_t src_offset,
+CLRUN_API clrun_status clrun_buf_copy(clrun_buf *dst, size_t dst_offset, clrun_buf *src, size_t src_offset,
                             size_t bytes);
 
 /** Allocate `bytes` of pinned (page-locked, device-mapped) host memory: a CL_MEM_ALLOC_HOST_PTR
  *  buffer mapped for reading and writing. Uploads from and downloads into it run at DMA speed. The
  *  memory is ordinary host memory to the caller. Free with clrun_host_free on the same context,
  *  before clrun_close (which frees any left). */
-clrun_status clrun_host_alloc(clrun_ctx *ctx, size_t bytes, void **ptr);
+CLRUN_API clrun_status clrun_host_alloc(clrun_ctx *ctx, size_t bytes, void **ptr);
 
 /** Free memory from clrun_host_alloc. NULL is ignored; a pointer clrun did not allocate is
  *  CLRUN_INVALID_ARG. */
-clrun_status clrun_host_free(clrun_ctx *ctx, void *ptr);
+CLRUN_API clrun_status clrun_host_free(clrun_ctx *ctx, void *ptr);
 
 /* ------------------------------------------------------------------------------------------------
  * Programs and the binary cache
@@ -265,38 +278,38 @@ clrun_status clrun_host_free(clrun_ctx *ctx, void *ptr);
 /** Build a program from a .cl file. options: extra build options (may be NULL). A build failure is
  *  CLRUN_BUILD_FAILED, and clrun_last_error(ctx) holds the file, the options and the whole build
  *  log. A missing file is CLRUN_IO_ERROR. Free with clrun_prog_free. */
-clrun_status clrun_prog_file(clrun_ctx *ctx, const char *path, const char *options,
+CLRUN_API clrun_status clrun_prog_file(clrun_ctx *ctx, const char *path, const char *options,
                              clrun_prog **out);
 
 /** Build a program from source text. name labels it in messages (may be NULL: "<string>");
  *  relative includes resolve against the current directory. */
-clrun_status clrun_prog_source(clrun_ctx *ctx, const char *source, const char *name,
+CLRUN_API clrun_status clrun_prog_source(clrun_ctx *ctx, const char *source, const char *name,
                                const char *options, clrun_prog **out);
 
 /** Build one of the kernel library's embedded sources by name ("vector" or "vector.cl"). When
  *  $CLRUN_KERNEL_DIR is set, the file is read from that folder instead (for kernel development).
  *  An unknown name is CLRUN_NOT_FOUND with the list of embedded names. */
-clrun_status clrun_prog_builtin(clrun_ctx *ctx, const char *name, const char *options,
+CLRUN_API clrun_status clrun_prog_builtin(clrun_ctx *ctx, const char *name, const char *options,
                                 clrun_prog **out);
 
 /** Free a program. Kernels made from it must be freed first. NULL is ignored. */
-void clrun_prog_free(clrun_prog *p);
+CLRUN_API void clrun_prog_free(clrun_prog *p);
 
 /** 1 when the program's binary came from the cache, 0 when it was built from source. */
-int clrun_prog_from_cache(const clrun_prog *p);
+CLRUN_API int clrun_prog_from_cache(const clrun_prog *p);
 
 /** The raw cl_program. Borrowed. */
-cl_program clrun_prog_cl_program(const clrun_prog *p);
+CLRUN_API cl_program clrun_prog_cl_program(const clrun_prog *p);
 
 /** Names of the embedded kernel sources, NULL-terminated; static storage. */
-const char *const *clrun_builtin_names(void);
+CLRUN_API const char *const *clrun_builtin_names(void);
 
 /** The embedded source text of `name` (as for clrun_prog_builtin), or NULL. Static storage. */
-const char *clrun_builtin_source(const char *name, size_t *len);
+CLRUN_API const char *clrun_builtin_source(const char *name, size_t *len);
 
 /** The cache directory in use (without creating it), or NULL when the cache is off. Writes at most
  *  `size` bytes into buf. */
-const char *clrun_cache_dir(char *buf, size_t size);
+CLRUN_API const char *clrun_cache_dir(char *buf, size_t size);
 
 /* ------------------------------------------------------------------------------------------------
  * Kernels, launches and events
@@ -304,32 +317,32 @@ const char *clrun_cache_dir(char *buf, size_t size);
 
 /** Make a kernel from a built program. An unknown name is CLRUN_NOT_FOUND with the list of the
  *  program's kernels. Free with clrun_kernel_free, before the program. */
-clrun_status clrun_kernel_new(clrun_prog *p, const char *name, clrun_kernel **out);
-void clrun_kernel_free(clrun_kernel *k);
+CLRUN_API clrun_status clrun_kernel_new(clrun_prog *p, const char *name, clrun_kernel **out);
+CLRUN_API void clrun_kernel_free(clrun_kernel *k);
 
 /** Number of arguments the kernel takes. */
-unsigned clrun_kernel_nargs(const clrun_kernel *k);
+CLRUN_API unsigned clrun_kernel_nargs(const clrun_kernel *k);
 
 /** Argument setters, by index. When the driver reports argument info (clrun builds with
  *  -cl-kernel-arg-info), the kind and type are checked against the kernel's signature: a buffer to a
  *  __global/__constant pointer, local memory to a __local pointer, scalars to the exact scalar type.
  *  An index past the end or a mismatch is CLRUN_ARG_MISMATCH with a text naming the argument. */
-clrun_status clrun_arg_buf(clrun_kernel *k, unsigned i, clrun_buf *b); /* b NULL: a NULL pointer */
-clrun_status clrun_arg_local(clrun_kernel *k, unsigned i, size_t bytes);
-clrun_status clrun_arg_i8(clrun_kernel *k, unsigned i, int8_t v);
-clrun_status clrun_arg_u8(clrun_kernel *k, unsigned i, uint8_t v);
-clrun_status clrun_arg_i16(clrun_kernel *k, unsigned i, int16_t v);
-clrun_status clrun_arg_u16(clrun_kernel *k, unsigned i, uint16_t v);
-clrun_status clrun_arg_i32(clrun_kernel *k, unsigned i, int32_t v);
-clrun_status clrun_arg_u32(clrun_kernel *k, unsigned i, uint32_t v);
-clrun_status clrun_arg_i64(clrun_kernel *k, unsigned i, int64_t v);
-clrun_status clrun_arg_u64(clrun_kernel *k, unsigned i, uint64_t v);
-clrun_status clrun_arg_f32(clrun_kernel *k, unsigned i, float v);
-clrun_status clrun_arg_f64(clrun_kernel *k, unsigned i, double v);
+CLRUN_API clrun_status clrun_arg_buf(clrun_kernel *k, unsigned i, clrun_buf *b); /* b NULL: a NULL pointer */
+CLRUN_API clrun_status clrun_arg_local(clrun_kernel *k, unsigned i, size_t bytes);
+CLRUN_API clrun_status clrun_arg_i8(clrun_kernel *k, unsigned i, int8_t v);
+CLRUN_API clrun_status clrun_arg_u8(clrun_kernel *k, unsigned i, uint8_t v);
+CLRUN_API clrun_status clrun_arg_i16(clrun_kernel *k, unsigned i, int16_t v);
+CLRUN_API clrun_status clrun_arg_u16(clrun_kernel *k, unsigned i, uint16_t v);
+CLRUN_API clrun_status clrun_arg_i32(clrun_kernel *k, unsigned i, int32_t v);
+CLRUN_API clrun_status clrun_arg_u32(clrun_kernel *k, unsigned i, uint32_t v);
+CLRUN_API clrun_status clrun_arg_i64(clrun_kernel *k, unsigned i, int64_t v);
+CLRUN_API clrun_status clrun_arg_u64(clrun_kernel *k, unsigned i, uint64_t v);
+CLRUN_API clrun_status clrun_arg_f32(clrun_kernel *k, unsigned i, float v);
+CLRUN_API clrun_status clrun_arg_f64(clrun_kernel *k, unsigned i, double v);
 /** A half argument, given as its 16-bit pattern. */
-clrun_status clrun_arg_f16(clrun_kernel *k, unsigned i, uint16_t bits);
+CLRUN_API clrun_status clrun_arg_f16(clrun_kernel *k, unsigned i, uint16_t bits);
 /** Any by-value argument (vectors, structs) as raw bytes; only the size is checked by the driver. */
-clrun_status clrun_arg_bytes(clrun_kernel *k, unsigned i, const void *value, size_t size);
+CLRUN_API clrun_status clrun_arg_bytes(clrun_kernel *k, unsigned i, const void *value, size_t size);
 
 /** What the driver reports of a kernel argument (clrun builds with -cl-kernel-arg-info). */
 typedef enum clrun_arg_kind {
@@ -347,37 +360,37 @@ typedef struct clrun_arg_info {
 
 /** Describe argument i. CLRUN_UNSUPPORTED when the driver keeps no argument info (some drivers lose
  *  it for programs loaded from binaries); CLRUN_ARG_MISMATCH for an index past the end. */
-clrun_status clrun_kernel_arg_info(clrun_kernel *k, unsigned i, clrun_arg_info *out);
+CLRUN_API clrun_status clrun_kernel_arg_info(clrun_kernel *k, unsigned i, clrun_arg_info *out);
 
 /** The kernel's name (borrowed) and raw cl_kernel (borrowed). */
-const char *clrun_kernel_name(const clrun_kernel *k);
-cl_kernel clrun_kernel_cl(const clrun_kernel *k);
+CLRUN_API const char *clrun_kernel_name(const clrun_kernel *k);
+CLRUN_API cl_kernel clrun_kernel_cl(const clrun_kernel *k);
 
 /** Queue a launch over `dims` (1-3) dimensions. global: work items per dimension (each > 0).
  *  local: work-group size per dimension, or NULL to let clrun choose: a multiple of the device's
  *  preferred multiple, with global rounded UP to a multiple of it, so the kernel must guard its
  *  tail (`if (get_global_id(0) >= n) return;`). An unset argument is CLRUN_ARG_MISMATCH naming it.
  *  Non-blocking: wait with clrun_finish or an event. */
-clrun_status clrun_launch(clrun_kernel *k, unsigned dims, const size_t *global, const size_t *local);
+CLRUN_API clrun_status clrun_launch(clrun_kernel *k, unsigned dims, const size_t *global, const size_t *local);
 
 /** As clrun_launch, and *ev receives an event for the launch (free with clrun_event_free). */
-clrun_status clrun_launch_ev(clrun_kernel *k, unsigned dims, const size_t *global,
+CLRUN_API clrun_status clrun_launch_ev(clrun_kernel *k, unsigned dims, const size_t *global,
                              const size_t *local, clrun_event **ev);
 
 /** Block until the event's command has finished; a failed command gives CLRUN_CL_ERROR. */
-clrun_status clrun_event_wait(clrun_event *ev);
+CLRUN_API clrun_status clrun_event_wait(clrun_event *ev);
 
 /** Device timestamps (ns) of the command's start and end, waiting for it first. */
-clrun_status clrun_event_times(clrun_event *ev, uint64_t *start_ns, uint64_t *end_ns);
+CLRUN_API clrun_status clrun_event_times(clrun_event *ev, uint64_t *start_ns, uint64_t *end_ns);
 
 /** end - start in milliseconds, waiting first; a negative value on failure. */
-double clrun_event_ms(clrun_event *ev);
+CLRUN_API double clrun_event_ms(clrun_event *ev);
 
 /** Free an event. NULL is ignored. */
-void clrun_event_free(clrun_event *ev);
+CLRUN_API void clrun_event_free(clrun_event *ev);
 
 /** The raw cl_event. Borrowed. */
-cl_event clrun_event_cl(const clrun_event *ev);
+CLRUN_API cl_event clrun_event_cl(const clrun_event *ev);
 
 /* ---- Profiling: device time per kernel -------------------------------------------------------- */
 
@@ -392,15 +405,15 @@ typedef struct clrun_profile_entry {
  *  under the kernel's name; earlier records are dropped. Costs an event per launch, read back in
  *  batches. Setting $CLRUN_PROFILE (any value but "" or "0") starts it for every context at
  *  clrun_open, and clrun_close then writes the table to stderr. */
-clrun_status clrun_profile_start(clrun_ctx *ctx);
+CLRUN_API clrun_status clrun_profile_start(clrun_ctx *ctx);
 
 /** Wait for the recorded launches and give the records, largest total first: *entries points into
  *  the context (valid until the next profile call or clrun_close), *count is their number (0 when
  *  profiling is off). Recording goes on. */
-clrun_status clrun_profile_read(clrun_ctx *ctx, const clrun_profile_entry **entries, size_t *count);
+CLRUN_API clrun_status clrun_profile_read(clrun_ctx *ctx, const clrun_profile_entry **entries, size_t *count);
 
 /** Stop recording and drop the records (waiting for what is still queued). */
-void clrun_profile_stop(clrun_ctx *ctx);
+CLRUN_API void clrun_profile_stop(clrun_ctx *ctx);
 
 /* ------------------------------------------------------------------------------------------------
  * Arrays and NumPy .npy files (lib/io/npy.c)
@@ -408,14 +421,19 @@ void clrun_profile_stop(clrun_ctx *ctx);
  * Reads and writes NumPy's .npy format, versions 1.0, 2.0 and 3.0: little-endian (or 1-byte)
  * dtypes f2 f4 f8 i1 i2 i4 i8 u1 u2 u4 u8 and b1 (bool), C order (Fortran order is accepted for
  * arrays of one dimension or fewer, where it is the same layout), up to CLRUN_MAX_DIMS dimensions.
+ * A CLRUN_BF16 array is written as u2 (uint16 bit patterns); reading never gives CLRUN_BF16.
  * Failures have no context: the text is in clrun_last_error(NULL). A malformed file is
  * CLRUN_FORMAT_ERROR with a text that names the problem; an unreadable one CLRUN_IO_ERROR.
  * ----------------------------------------------------------------------------------------------*/
 
 #define CLRUN_MAX_DIMS 8
 
+/* The one element-type enum of the API: arrays, vector ops and reductions, GEMM inputs, casts,
+ * gradients. CLRUN_F32 is 0, so a zeroed descriptor means f32. CLRUN_BF16 is stored as 16 bits (the
+ * top half of an f32, see the conversions below); NumPy has no bf16 dtype, so .npy files carry
+ * bf16 data as u2 (uint16). */
 typedef enum clrun_dtype {
-    CLRUN_F16, CLRUN_F32, CLRUN_F64,
+    CLRUN_F32 = 0, CLRUN_F16, CLRUN_BF16, CLRUN_F64,
     CLRUN_I8, CLRUN_I16, CLRUN_I32, CLRUN_I64,
     CLRUN_U8, CLRUN_U16, CLRUN_U32, CLRUN_U64,
     CLRUN_BOOL,
@@ -433,35 +451,36 @@ typedef struct clrun_array {
 } clrun_array;
 
 /** Bytes per element of a dtype (bool: 1); 0 for an invalid value. */
-size_t clrun_dtype_size(clrun_dtype t);
+CLRUN_API size_t clrun_dtype_size(clrun_dtype t);
 
-/** Short name: "f16" "f32" "f64" "i8" … "u64" "bool". "?" for an invalid value. */
-const char *clrun_dtype_name(clrun_dtype t);
+/** Short name: "f32" "f16" "bf16" "f64" "i8" … "u64" "bool". "?" for an invalid value. */
+CLRUN_API const char *clrun_dtype_name(clrun_dtype t);
 
 /** The OpenCL C scalar type of a dtype: "half" "float" "double" "char" "short" "int" "long"
- *  "uchar" "ushort" "uint" "ulong" "bool"(stored as uchar). */
-const char *clrun_dtype_cl_name(clrun_dtype t);
+ *  "uchar" "ushort" "uint" "ulong" "bool"(stored as uchar); bf16 is stored as "ushort". */
+CLRUN_API const char *clrun_dtype_cl_name(clrun_dtype t);
 
 /** Parse a type name: the short names above, NumPy's names ("float32", "int64", "uint8",
- *  "float16", "bool") or OpenCL's ("float", "half", "double", "char", "uchar", "short", "ushort",
- *  "int", "uint", "long", "ulong"). CLRUN_INVALID_ARG if unknown. */
-clrun_status clrun_dtype_parse(const char *name, clrun_dtype *out);
+ *  "float16", "bool"; "bfloat16" as ml_dtypes spells it) or OpenCL's ("float", "half", "double",
+ *  "char", "uchar", "short", "ushort", "int", "uint", "long", "ulong"; "ushort" is u16).
+ *  CLRUN_INVALID_ARG if unknown. */
+CLRUN_API clrun_status clrun_dtype_parse(const char *name, clrun_dtype *out);
 
 /** Allocate a zeroed array of dtype t and the given shape (ndim ≤ CLRUN_MAX_DIMS). Free its data
  *  with clrun_array_free. */
-clrun_status clrun_array_new(clrun_array *a, clrun_dtype t, unsigned ndim, const size_t *shape);
+CLRUN_API clrun_status clrun_array_new(clrun_array *a, clrun_dtype t, unsigned ndim, const size_t *shape);
 
 /** Free the array's data and clear it. NULL is ignored. */
-void clrun_array_free(clrun_array *a);
+CLRUN_API void clrun_array_free(clrun_array *a);
 
 /** Parse an .npy image held in memory (len bytes). On success *out owns a copy of the data. */
-clrun_status clrun_npy_parse(const void *buf, size_t len, clrun_array *out);
+CLRUN_API clrun_status clrun_npy_parse(const void *buf, size_t len, clrun_array *out);
 
 /** Read an .npy file. On success *out owns the data (free with clrun_array_free). */
-clrun_status clrun_npy_read(const char *path, clrun_array *out);
+CLRUN_API clrun_status clrun_npy_read(const char *path, clrun_array *out);
 
 /** Write an array as a version 1.0 .npy file (temporary file + rename: no partial output). */
-clrun_status clrun_npy_write(const char *path, const clrun_array *a);
+CLRUN_API clrun_status clrun_npy_write(const char *path, const clrun_array *a);
 
 
 /* ------------------------------------------------------------------------------------------------
@@ -486,17 +505,17 @@ typedef enum clrun_vec_op {
 } clrun_vec_op;
 
 /** One element-wise op. Operands an op does not use (b for SCALE, c except for FMA) may be NULL. */
-clrun_status clrun_vec(clrun_ctx *ctx, clrun_vec_op op, clrun_dtype t, size_t n, float alpha, clrun_buf *dst,
+CLRUN_API clrun_status clrun_vec(clrun_ctx *ctx, clrun_vec_op op, clrun_dtype t, size_t n, float alpha, clrun_buf *dst,
                        size_t dst_off, clrun_buf *a, size_t a_off, clrun_buf *b, size_t b_off, clrun_buf *c,
                        size_t c_off);
 
 /** Name of an op ("mul", "axpy", ...), or NULL. */
-const char *clrun_vec_op_name(clrun_vec_op op);
+CLRUN_API const char *clrun_vec_op_name(clrun_vec_op op);
 
 /* Shorthands for the common cases (offsets 0). */
-clrun_status clrun_mul(clrun_ctx *ctx, clrun_dtype t, size_t n, clrun_buf *dst, clrun_buf *a, clrun_buf *b);
-clrun_status clrun_add(clrun_ctx *ctx, clrun_dtype t, size_t n, clrun_buf *dst, clrun_buf *a, clrun_buf *b);
-clrun_status clrun_axpy(clrun_ctx *ctx, clrun_dtype t, size_t n, float alpha, clrun_buf *x, clrun_buf *y);
+CLRUN_API clrun_status clrun_mul(clrun_ctx *ctx, clrun_dtype t, size_t n, clrun_buf *dst, clrun_buf *a, clrun_buf *b);
+CLRUN_API clrun_status clrun_add(clrun_ctx *ctx, clrun_dtype t, size_t n, clrun_buf *dst, clrun_buf *a, clrun_buf *b);
+CLRUN_API clrun_status clrun_axpy(clrun_ctx *ctx, clrun_dtype t, size_t n, float alpha, clrun_buf *x, clrun_buf *y);
 
 /* ------------------------------------------------------------------------------------------------
  * Reductions (lib/ops/reduce.c, cl/reduce.cl)
@@ -514,13 +533,13 @@ clrun_status clrun_axpy(clrun_ctx *ctx, clrun_dtype t, size_t n, float alpha, cl
  *  - sum, dot and norm2 of n = 0 are 0; max, min and argmax of n = 0 are CLRUN_INVALID_ARG.
  * ----------------------------------------------------------------------------------------------*/
 
-clrun_status clrun_sum(clrun_ctx *ctx, clrun_dtype t, clrun_buf *x, size_t off, size_t n, double *result);
-clrun_status clrun_dot(clrun_ctx *ctx, clrun_dtype t, clrun_buf *x, size_t x_off, clrun_buf *y, size_t y_off, size_t n,
+CLRUN_API clrun_status clrun_sum(clrun_ctx *ctx, clrun_dtype t, clrun_buf *x, size_t off, size_t n, double *result);
+CLRUN_API clrun_status clrun_dot(clrun_ctx *ctx, clrun_dtype t, clrun_buf *x, size_t x_off, clrun_buf *y, size_t y_off, size_t n,
                        double *result);
-clrun_status clrun_norm2(clrun_ctx *ctx, clrun_dtype t, clrun_buf *x, size_t off, size_t n, double *result);
-clrun_status clrun_max(clrun_ctx *ctx, clrun_dtype t, clrun_buf *x, size_t off, size_t n, float *result);
-clrun_status clrun_min(clrun_ctx *ctx, clrun_dtype t, clrun_buf *x, size_t off, size_t n, float *result);
-clrun_status clrun_argmax(clrun_ctx *ctx, clrun_dtype t, clrun_buf *x, size_t off, size_t n, size_t *index);
+CLRUN_API clrun_status clrun_norm2(clrun_ctx *ctx, clrun_dtype t, clrun_buf *x, size_t off, size_t n, double *result);
+CLRUN_API clrun_status clrun_max(clrun_ctx *ctx, clrun_dtype t, clrun_buf *x, size_t off, size_t n, float *result);
+CLRUN_API clrun_status clrun_min(clrun_ctx *ctx, clrun_dtype t, clrun_buf *x, size_t off, size_t n, float *result);
+CLRUN_API clrun_status clrun_argmax(clrun_ctx *ctx, clrun_dtype t, clrun_buf *x, size_t off, size_t n, size_t *index);
 
 /* ------------------------------------------------------------------------------------------------
  * Conversions (lib/io/half.c on the host, lib/ops/convert.c and cl/convert.cl on the device)
@@ -529,18 +548,23 @@ clrun_status clrun_argmax(clrun_ctx *ctx, clrun_dtype t, clrun_buf *x, size_t of
  * NaN. f32 -> bf16: the top 16 bits of the f32 pattern rounded to nearest even, any NaN -> 0x7FC0
  * (as PyTorch). f16, bf16 -> f32: exact.
  * ----------------------------------------------------------------------------------------------*/
-uint16_t clrun_f32_to_f16(float f);
-float clrun_f16_to_f32(uint16_t h);
-uint16_t clrun_f32_to_bf16(float f);
-float clrun_bf16_to_f32(uint16_t b);
+CLRUN_API uint16_t clrun_f32_to_f16(float f);
+CLRUN_API float clrun_f16_to_f32(uint16_t h);
+CLRUN_API uint16_t clrun_f32_to_bf16(float f);
+CLRUN_API float clrun_bf16_to_f32(uint16_t b);
 
-typedef enum clrun_cast_type { CLRUN_CAST_F32 = 0, CLRUN_CAST_F16, CLRUN_CAST_BF16 } clrun_cast_type;
+/* Deprecated aliases, kept for code written against clrun 0.1's separate cast enum (same values):
+ * use clrun_dtype and CLRUN_F32, CLRUN_F16, CLRUN_BF16. */
+typedef clrun_dtype clrun_cast_type;
+#define CLRUN_CAST_F32 CLRUN_F32
+#define CLRUN_CAST_F16 CLRUN_F16
+#define CLRUN_CAST_BF16 CLRUN_BF16
 
 /** Convert n elements of src (type from, from element src_off) into dst (type to, from element
  *  dst_off) on the device: f32 -> f16, f16 -> f32, f32 -> bf16, bf16 -> f32 (others are
  *  CLRUN_UNSUPPORTED), with the host converters' results bit for bit. Asynchronous. */
-clrun_status clrun_cast(clrun_ctx *ctx, clrun_buf *src, size_t src_off, clrun_cast_type from, clrun_buf *dst, size_t dst_off,
-                        clrun_cast_type to, size_t n);
+CLRUN_API clrun_status clrun_cast(clrun_ctx *ctx, clrun_buf *src, size_t src_off, clrun_dtype from, clrun_buf *dst, size_t dst_off,
+                        clrun_dtype to, size_t n);
 
 
 /* ------------------------------------------------------------------------------------------------
@@ -586,8 +610,8 @@ typedef struct clrun_gemm_desc {
                * fp64); 1: one running sum per element, as a plain loop (with fma) but faster (about
                * 7% on the H200, 10% on AVX-512 CPUs). CLBlast and the tensor-core kernel
                * ignore it. */
-    clrun_cast_type type; /* element type of A and B: CLRUN_CAST_F32 (0, the default), CLRUN_CAST_F16
-                           * or CLRUN_CAST_BF16 (offsets, leading dimensions and strides count their
+    clrun_dtype type;     /* element type of A and B: CLRUN_F32 (0, the default), CLRUN_F16
+                           * or CLRUN_BF16 (offsets, leading dimensions and strides count their
                            * elements); C is f32 whatever the type. CLBlast takes f32 only. */
 } clrun_gemm_desc;
 
@@ -595,15 +619,15 @@ typedef struct clrun_gemm_desc {
  *  trans_a; likewise ldb, ldc ≥ N) and every matrix of every batch must lie inside its buffer, else
  *  CLRUN_INVALID_ARG names the operand. CLRUN_UNSUPPORTED for CLRUN_GEMM_CLBLAST when clrun was
  *  built without CLBlast. Dimensions are limited to 2^32 - 1. */
-clrun_status clrun_gemm(clrun_ctx *ctx, const clrun_gemm_desc *d);
+CLRUN_API clrun_status clrun_gemm(clrun_ctx *ctx, const clrun_gemm_desc *d);
 
 /** 1 when CLRUN_GEMM_TENSOR runs on this context's device: an NVIDIA GPU whose OpenCL compiler
  *  built and ran clrun's mma.sync probe correctly (checked once per context, on first use). 0
  *  elsewhere, with the reason in clrun_last_error(ctx) when a probe was tried and failed. */
-int clrun_gemm_tensor_cores(clrun_ctx *ctx);
+CLRUN_API int clrun_gemm_tensor_cores(clrun_ctx *ctx);
 
 /** 1 when libclrun was built with the CLBlast backend. */
-int clrun_have_clblast(void);
+CLRUN_API int clrun_have_clblast(void);
 
 /** Where `clrun tune gemm` stores the tile parameters it measured best on this context's device
  *  (a text file in the cache folder, keyed by platform, device and driver), written into buf. NULL
@@ -611,17 +635,22 @@ int clrun_have_clblast(void);
  *  small, large, small-fast, large-fast (a product is large when it has at least two 128×128 tiles
  *  per compute unit; -fast: desc.fast = 1), BACKEND one of gpu-kernel, cpu-kernel, clblast; when it exists, clrun_gemm uses its tiles instead of the
  *  built-in ones ($CLRUN_GEMM_PARAMS still wins) and CLRUN_GEMM_AUTO uses its backends. */
-const char *clrun_gemm_tuning_path(const clrun_ctx *ctx, char *buf, size_t size);
+CLRUN_API const char *clrun_gemm_tuning_path(const clrun_ctx *ctx, char *buf, size_t size);
 
 /** The backend's name as the tuning file and the CLI write it: "auto", "gpu-kernel", "cpu-kernel",
  *  "clblast", "kernel", "tensor"; "?" for an invalid value. Static storage. */
-const char *clrun_gemm_backend_name(clrun_gemm_backend b);
+CLRUN_API const char *clrun_gemm_backend_name(clrun_gemm_backend b);
+
+/** The backend named `name` (the names clrun_gemm_backend_name gives, exactly), into *out.
+ *  Deprecated aliases, from the first CLI: "clrun" for "kernel", "gpu" for "gpu-kernel", "cpu" for
+ *  "cpu-kernel". An unknown name is CLRUN_INVALID_ARG with a text that lists the names. */
+CLRUN_API clrun_status clrun_gemm_backend_parse(const char *name, clrun_gemm_backend *out);
 
 /** The backend clrun_gemm would run d on: d->backend resolved (CLRUN_GEMM_AUTO through the tuning
  *  file, or to CLRUN_GEMM_TENSOR for f16/bf16 inputs where clrun_gemm_tensor_cores says so;
  *  CLRUN_GEMM_KERNEL by device class) to CLRUN_GEMM_GPU_KERNEL, CLRUN_GEMM_CPU_KERNEL,
  *  CLRUN_GEMM_CLBLAST or CLRUN_GEMM_TENSOR. For logs, benchmarks and tests; d is not checked. */
-clrun_gemm_backend clrun_gemm_resolve(clrun_ctx *ctx, const clrun_gemm_desc *d);
+CLRUN_API clrun_gemm_backend clrun_gemm_resolve(clrun_ctx *ctx, const clrun_gemm_desc *d);
 
 /* ------------------------------------------------------------------------------------------------
  * Dynamic loss scaling (lib/ops/amp.c, cl/amp.cl), with the semantics of PyTorch's GradScaler
@@ -647,29 +676,29 @@ typedef struct clrun_scaler {
 typedef struct clrun_grad {
     clrun_buf *buf;
     size_t off, n;
-    clrun_cast_type type;
+    clrun_dtype type; /* CLRUN_F32, CLRUN_F16 or CLRUN_BF16 */
 } clrun_grad;
 
 /** PyTorch's defaults: scale 65536, growth 2, backoff 0.5, interval 2000, tracker 0. */
-void clrun_scaler_init(clrun_scaler *s);
+CLRUN_API void clrun_scaler_init(clrun_scaler *s);
 
 /** Free the scaler's device flag (the scaler may be used again: it makes a new one). NULL is
  *  ignored. */
-void clrun_scaler_free(clrun_scaler *s);
+CLRUN_API void clrun_scaler_free(clrun_scaler *s);
 
 /** For every element of every gradient: if it is inf or NaN set the scaler's found-inf flag (which
  *  collects every unscale since the last update, as GradScaler does over optimizers), and multiply it by inv_scale = (float)(1.0 / (double)scale) in f32 (non-finite values are
  *  multiplied too; f16/bf16 results rounded to nearest even). One launch per 8 gradients; queued.
  *  CLRUN_INVALID_ARG for a range outside its buffer, an unknown type or a scale that is not a
  *  positive finite number. */
-clrun_status clrun_scaler_unscale(clrun_ctx *ctx, clrun_scaler *s, const clrun_grad *grads, size_t count);
+CLRUN_API clrun_status clrun_scaler_unscale(clrun_ctx *ctx, clrun_scaler *s, const clrun_grad *grads, size_t count);
 
 /** Read the flag the unscales since the last update left (waits for them) into *found_inf (1: skip
  *  this step's optimizer update), clear it, and update the scale: on found_inf, scale ×= backoff_factor and the tracker resets to 0;
  *  otherwise the tracker counts the step and, when it then equals growth_interval, scale ×=
  *  growth_factor if the product is finite in f32, and the tracker resets to 0. Without an unscale since the last update,
  *  the step counts as clean. CLRUN_INVALID_ARG for factors or an interval out of range. */
-clrun_status clrun_scaler_update(clrun_ctx *ctx, clrun_scaler *s, int *found_inf);
+CLRUN_API clrun_status clrun_scaler_update(clrun_ctx *ctx, clrun_scaler *s, int *found_inf);
 
 /* ------------------------------------------------------------------------------------------------
  * Images and Canny edge detection (lib/io/image.c, lib/ops/canny.c, cl/canny.cl)
@@ -684,20 +713,20 @@ typedef struct clrun_image {
 } clrun_image;
 
 /** Allocate a zeroed image (stride = width·channels). channels must be 1 or 3. */
-clrun_status clrun_image_new(clrun_image *img, size_t width, size_t height, unsigned channels);
+CLRUN_API clrun_status clrun_image_new(clrun_image *img, size_t width, size_t height, unsigned channels);
 
 /** Free the image's data and clear it. NULL is ignored. */
-void clrun_image_free(clrun_image *img);
+CLRUN_API void clrun_image_free(clrun_image *img);
 
 /** Read a PNG (libpng: gray, gray+alpha, RGB, RGBA, palette; 1–16 bits, 16-bit reduced to the high
  *  byte and alpha dropped, as OpenCV's imread does) or a binary PGM/PPM (P5/P6, maxval 255, or up to
  *  65535 reduced to the high byte). Gray and gray+alpha give 1 channel, the rest 3. The format
  *  comes from the file's first bytes. CLRUN_FORMAT_ERROR names what is wrong with a bad file. */
-clrun_status clrun_image_read(const char *path, clrun_image *out);
+CLRUN_API clrun_status clrun_image_read(const char *path, clrun_image *out);
 
 /** Write an image as PNG, or as PGM/PPM when path ends in .pgm/.ppm/.pnm (temporary file +
  *  rename: no partial output). */
-clrun_status clrun_image_write(const char *path, const clrun_image *img);
+CLRUN_API clrun_status clrun_image_write(const char *path, const clrun_image *img);
 
 typedef struct clrun_canny_params {
     double low, high; /* hysteresis thresholds (swapped when low > high) */
@@ -718,11 +747,11 @@ typedef struct clrun_canny_params {
  *  dst_stride apart from dst_off; src and dst may be the same buffer, overlapping too (in place).
  *  Works in the context's scratch memory (4 bytes per pixel and a little more for the tiles'
  *  borders, plus the image when it overlaps the edges or when blurred). */
-clrun_status clrun_canny(clrun_ctx *ctx, clrun_buf *src, size_t src_off, size_t src_stride, size_t width, size_t height,
+CLRUN_API clrun_status clrun_canny(clrun_ctx *ctx, clrun_buf *src, size_t src_off, size_t src_stride, size_t width, size_t height,
                          unsigned channels, clrun_buf *dst, size_t dst_off, size_t dst_stride, const clrun_canny_params *p);
 
 /** clrun_canny on a host image: upload, edges, download into *out (a new 1-channel image). */
-clrun_status clrun_canny_image(clrun_ctx *ctx, const clrun_image *in, const clrun_canny_params *p, clrun_image *out);
+CLRUN_API clrun_status clrun_canny_image(clrun_ctx *ctx, const clrun_image *in, const clrun_canny_params *p, clrun_image *out);
 
 #ifdef __cplusplus
 }

@@ -103,6 +103,7 @@ void clrun_buf_free(clrun_buf *b)
 
 size_t clrun_buf_size(const clrun_buf *b) { return b->bytes; }
 cl_mem clrun_buf_cl_mem(const clrun_buf *b) { return b->mem; }
+clrun_ctx *clrun_buf_context(const clrun_buf *b) { return b->ctx; }
 
 /* ---- pinned host memory -------------------------------------------------------------------- */
 
@@ -205,9 +206,10 @@ static void parallel_copy(void *dst, const void *src, size_t n)
 
 static int staging_wanted(clrun_ctx *ctx, const void *host, size_t bytes)
 {
-    const char *env = getenv("CLRUN_STAGING");
-    if (env && strcmp(env, "0") == 0) return 0;
-    int forced = env && strcmp(env, "force") == 0;
+    int mode; /* CLRUN_STAGING: -1 unset, 0 "1" (when it pays), 1 "0" (never), 2 "force" */
+    if (clrun__setting_choice(NULL, CLRUN__SET_STAGING, &mode) != CLRUN_OK) mode = -1; /* clrun_open refused it */
+    if (mode == 1) return 0;
+    int forced = mode == 2;
     if (bytes < STAGE_MIN && !forced) return 0;
     if (!forced && (ctx->info.host_unified || ctx->info.type == CLRUN_DEVICE_CPU)) return 0;
     return !is_pinned(ctx, host, bytes);

@@ -20,9 +20,8 @@
 
 const char *clrun_cache_dir(char *buf, size_t size)
 {
-    const char *off = getenv("CLRUN_NO_CACHE");
-    if (off && *off && strcmp(off, "0") != 0) return NULL;
-    const char *d = getenv("CLRUN_CACHE_DIR");
+    if (clrun__setting_on(CLRUN__SET_NO_CACHE)) return NULL;
+    const char *d = clrun__setting_text(CLRUN__SET_CACHE_DIR);
     int n;
     if (d && *d) n = snprintf(buf, size, "%s", d);
     else if ((d = getenv("XDG_CACHE_HOME")) && *d) n = snprintf(buf, size, "%s/clrun", d);

@@ -31,6 +31,7 @@ clrun_status clrun_open(clrun_ctx **out, const char *device_spec)
     clrun_ctx *ctx = NULL;
     if (!out) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_open: ctx is NULL");
     *out = NULL;
+    if ((st = clrun__settings_check(NULL)) != CLRUN_OK) return st; /* a malformed CLRUN_* is refused up front */
     if ((st = clrun_device_select(device_spec, &index, NULL)) != CLRUN_OK) return st;
     ctx = calloc(1, sizeof *ctx);
     if (!ctx) return clrun__fail(NULL, CLRUN_HOST_OUT_OF_MEMORY, "clrun_open: out of memory");
@@ -63,6 +64,13 @@ void clrun_close(clrun_ctx *ctx)
     if (!ctx) return;
     if (ctx->queue) clFinish(ctx->queue);
     clrun__profile_close(ctx);
+    while (ctx->op_state) {
+        struct clrun__op_slot *o = ctx->op_state;
+        ctx->op_state = o->next;
+        if (o->release) o->release(ctx, o->state);
+        free(o->state);
+        free(o);
+    }
     while (ctx->pinned) clrun_host_free(ctx, ctx->pinned->ptr);
     for (int i = ctx->nkcache - 1; i >= 0; i--) {
         clrun_kernel_free(ctx->kcache[i].kernel);
@@ -147,4 +155,20 @@ clrun_status clrun__scratch(clrun_ctx *ctx, size_t bytes, clrun_buf **out)
     }
     *out = ctx->scratch;
     return CLRUN_OK;
+}
+
+void *clrun__op_state(clrun_ctx *ctx, const void *key, size_t size, void (*release)(clrun_ctx *ctx, void *state))
+{
+    for (struct clrun__op_slot *o = ctx->op_state; o; o = o->next)
+        if (o->key == key) return o->state;
+    struct clrun__op_slot *o = calloc(1, sizeof *o);
+    void *state = calloc(1, size ? size : 1);
+    if (!o || !state) {
+        free(o), free(state);
+        clrun__fail(ctx, CLRUN_HOST_OUT_OF_MEMORY, "out of memory for an op's state");
+        return NULL;
+    }
+    *o = (struct clrun__op_slot){key, state, release, ctx->op_state};
+    ctx->op_state = o;
+    return state;
 }

@@ -319,7 +319,7 @@ clrun_status clrun_device_select(const char *spec, unsigned *index, const char *
     if (!index) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_device_select: index is NULL");
     const char *source = "selection string";
     if (!spec || !*spec) {
-        spec = getenv("CLRUN_DEVICE");
+        spec = clrun__setting_text(CLRUN__SET_DEVICE);
         source = "$CLRUN_DEVICE";
     }
     if (!spec || !*spec) {

@@ -1,8 +1,10 @@
-/* internal.h — shared by libclrun's source files; not installed. */
+/* internal.h — shared by the core source files of libclrun (lib/, lib/io/); not installed. The kernel
+ * library (lib/ops/) sees only ops/op.h. */
 #ifndef CLRUN_INTERNAL_H
 #define CLRUN_INTERNAL_H
 
 #include "clrun.h"
+#include "ops/op.h" /* the services the core gives the kernel library, and the settings */
 
 #include <pthread.h>
 #include <stdarg.h>
@@ -41,13 +43,17 @@ struct clrun_ctx {
     size_t stage_bytes;
     struct clrun__kentry *kcache; /* grows: one entry per (source, options, kernel) used */
     int nkcache, capkcache;
-    clrun_buf *scratch; /* partial results of reductions (grows) */
-    int gemm_tuned;     /* 0 not read yet, 1 read (found or not) */
-    unsigned gemm_params[4][7]; /* GPU kernel tiles per class (small, large, small-fast, large-fast) from the tuning file; [0] == 0: none */
-    int gemm_backend[4];        /* backend per class from the tuning file; 0 (auto): none */
-    unsigned gemm_vw;                      /* CPU kernel's vector width (0: not asked yet) */
-    int gemm_tensor;                       /* tensor-core GEMM: 0 not probed yet, 1 works, -1 not here */
-    struct clrun__profile *profile;        /* kernel times while profiling (profile.c), else NULL */
+    clrun_buf *scratch;             /* the ops' scratch memory (grows) */
+    struct clrun__op_slot *op_state; /* per-op state (clrun__op_state), newest first */
+    struct clrun__profile *profile;  /* kernel times while profiling (profile.c), else NULL */
+};
+
+/* One op's state hanging off a context (clrun__op_state). */
+struct clrun__op_slot {
+    const void *key;
+    void *state;
+    void (*release)(clrun_ctx *ctx, void *state);
+    struct clrun__op_slot *next;
 };
 
 struct clrun_buf {
@@ -77,12 +83,6 @@ struct clrun_event {
     cl_event event;
 };
 
-/* Record the context's last error (printf style) and return st. ctx NULL: the thread's record. */
-clrun_status clrun__fail(clrun_ctx *ctx, clrun_status st, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-/* As clrun__fail, naming an OpenCL call and its error: "<what>: <call> failed with CL_...". */
-clrun_status clrun__fail_cl(clrun_ctx *ctx, cl_int err, const char *call, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
 /* Append text to the context's last error (after clrun__fail). */
 void clrun__append(clrun_ctx *ctx, const char *text);
 /* Map an OpenCL error from an allocation/enqueue to a status. */
@@ -103,21 +103,11 @@ int clrun__cache_store(const unsigned char key[16], const unsigned char *bin, si
 void clrun__cache_remove(const unsigned char key[16]);
 int clrun__verbose(void);
 
-/* A kernel of the embedded library, built once per context with these options and kept until
- * clrun_close. Borrowed: do not free. */
-clrun_status clrun__lib_kernel(clrun_ctx *ctx, const char *file, const char *options, const char *name,
-                               clrun_kernel **out);
-/* The context's scratch buffer, at least `bytes` long. Borrowed. */
-clrun_status clrun__scratch(clrun_ctx *ctx, size_t bytes, clrun_buf **out);
 /* Profiling (profile.c): record a launch's event under the kernel's name; start from $CLRUN_PROFILE
  * at clrun_open; print (when started from the environment) and free at clrun_close. */
 clrun_status clrun__profile_add(clrun_ctx *ctx, const char *kernel, cl_event e);
 void clrun__profile_env(clrun_ctx *ctx);
 void clrun__profile_close(clrun_ctx *ctx);
-
-/* Tests: runs the Canny hysteresis of the device's shape (CLRUN_CANNY_SHAPE overrides it) on a W×H
- * map of 0, 1 (weak) and 2 (strong) bytes, rows packed; dst gets the edges (255 or 0). */
-clrun_status clrun__canny_map(clrun_ctx *ctx, clrun_buf *map, int W, int H, clrun_buf *dst);
 
 /* Embedded kernel sources (generated at build time). */
 struct clrun__embedded {
@@ -131,9 +121,6 @@ extern const char *const clrun__embedded_names[]; /* NULL-terminated */
 
 /* Wrap a cl_event into *ev (ev NULL: release it). */
 clrun_status clrun__event_wrap(clrun_ctx *ctx, cl_event e, clrun_event **ev);
-
-/* Bytes per element of a clrun_cast_type (f32 4; f16, bf16 2). */
-static inline size_t clrun__cast_size(clrun_cast_type t) { return t == CLRUN_CAST_F32 ? 4 : 2; }
 
 /* Small helpers. */
 char *clrun__strdup(const char *s);

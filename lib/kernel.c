@@ -268,6 +268,35 @@ clrun_status clrun_launch(clrun_kernel *k, unsigned dims, const size_t *global, 
     return clrun_launch_ev(k, dims, global, local, NULL);
 }
 
+/* ---- typed bind and launch (lib/ops/op.h) ---------------------------------------------------- */
+
+clrun_status clrun__bind(clrun_kernel *k, const clrun__arg *args, size_t n)
+{
+    clrun_status st = CLRUN_OK;
+    if (n != k->nargs)
+        return clrun__fail(k->prog->ctx, CLRUN_ARG_MISMATCH, "kernel %s takes %u arguments; its argument list has %zu", k->name, k->nargs, n);
+    for (unsigned i = 0; i < n && st == CLRUN_OK; i++) {
+        const clrun__arg *a = &args[i];
+        switch (a->kind) {
+        case CLRUN__A_BUF: st = clrun_arg_buf(k, i, a->v.buf); break;
+        case CLRUN__A_LOCAL: st = clrun_arg_local(k, i, a->v.local); break;
+        case CLRUN__A_I32: st = clrun_arg_i32(k, i, a->v.i32); break;
+        case CLRUN__A_U32: st = clrun_arg_u32(k, i, a->v.u32); break;
+        case CLRUN__A_U64: st = clrun_arg_u64(k, i, a->v.u64); break;
+        case CLRUN__A_F32: st = clrun_arg_f32(k, i, a->v.f32); break;
+        default: st = clrun__fail(k->prog->ctx, CLRUN_INVALID_ARG, "kernel %s: argument %u has an unknown kind", k->name, i);
+        }
+    }
+    return st;
+}
+
+clrun_status clrun__launch(clrun_kernel *k, clrun__grid g, const clrun__arg *args, size_t n)
+{
+    clrun_status st = clrun__bind(k, args, n);
+    if (st != CLRUN_OK) return st;
+    return clrun_launch(k, g.dims, g.global, g.local[0] ? g.local : NULL);
+}
+
 /* ---- events -------------------------------------------------------------------------------- */
 
 clrun_status clrun__event_wrap(clrun_ctx *ctx, cl_event e, clrun_event **ev)

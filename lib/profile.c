@@ -120,8 +120,7 @@ clrun_status clrun_profile_read(clrun_ctx *ctx, const clrun_profile_entry **entr
 
 void clrun__profile_env(clrun_ctx *ctx)
 {
-    const char *v = getenv("CLRUN_PROFILE");
-    if (!v || !*v || strcmp(v, "0") == 0) return;
+    if (!clrun__setting_on(CLRUN__SET_PROFILE)) return;
     if (clrun_profile_start(ctx) == CLRUN_OK) ctx->profile->from_env = 1;
 }
 

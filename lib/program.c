@@ -282,8 +282,8 @@ clrun_status clrun_prog_builtin(clrun_ctx *ctx, const char *name, const char *op
     char file[256];
     if (!name) return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_prog_builtin: name is NULL");
     builtin_file(name, file, sizeof file);
-    const char *kdir = getenv("CLRUN_KERNEL_DIR");
-    if (kdir && *kdir) {
+    const char *kdir = clrun__setting_text(CLRUN__SET_KERNEL_DIR);
+    if (kdir) {
         char path[4096];
         snprintf(path, sizeof path, "%s/%s", kdir, file);
         return clrun_prog_file(ctx, path, options, out);

@@ -182,8 +182,7 @@ const char *clrun_last_error(const clrun_ctx *ctx)
 
 int clrun__verbose(void)
 {
-    const char *v = getenv("CLRUN_VERBOSE");
-    return v && *v && strcmp(v, "0") != 0;
+    return clrun__setting_on(CLRUN__SET_VERBOSE);
 }
 
 char *clrun__strdup(const char *s)

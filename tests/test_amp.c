@@ -44,22 +44,22 @@ static void check_unscale(clrun_ctx *ctx, clrun_scaler *sc, uint64_t *s, int pla
     void *host[NB];
     int want_found = 0;
     for (int b = 0; b < NB; b++) {
-        g[b].type = (clrun_cast_type)(b % 3);
+        g[b].type = (clrun_dtype)(b % 3);
         g[b].n = b == 4 ? 0 : 1 + rng_next(s) % 3000;
         g[b].off = rng_next(s) % 5;
-        size_t es = g[b].type == CLRUN_CAST_F32 ? 4 : 2, total = g[b].off + g[b].n + 3;
+        size_t es = g[b].type == CLRUN_F32 ? 4 : 2, total = g[b].off + g[b].n + 3;
         host[b] = malloc(total * es);
         for (size_t i = 0; i < total; i++) {
             float v = rng_float(s) * ldexpf(1.0f, (int)(rng_next(s) % 40) - 20);
             if (plant && b == (int)(rng_next(s) % NB) && rng_next(s) % 500 == 0) v = (rng_next(s) & 1) ? INFINITY : NAN;
             if (i >= g[b].off && i < g[b].off + g[b].n && !isfinite(v)) want_found = 1;
             if (es == 4) ((float *)host[b])[i] = v;
-            else ((uint16_t *)host[b])[i] = g[b].type == CLRUN_CAST_F16 ? clrun_f32_to_f16(v) : clrun_f32_to_bf16(v);
+            else ((uint16_t *)host[b])[i] = g[b].type == CLRUN_F16 ? clrun_f32_to_f16(v) : clrun_f32_to_bf16(v);
         }
         /* f16 overflows past 65504: such values are non-finite as stored */
         for (size_t i = g[b].off; es == 2 && i < g[b].off + g[b].n; i++) {
             uint16_t h = ((uint16_t *)host[b])[i];
-            float v = g[b].type == CLRUN_CAST_F16 ? clrun_f16_to_f32(h) : clrun_bf16_to_f32(h);
+            float v = g[b].type == CLRUN_F16 ? clrun_f16_to_f32(h) : clrun_bf16_to_f32(h);
             if (!isfinite(v)) want_found = 1;
         }
         CHECK_OK(ctx, clrun_buf_new(ctx, total * es, 0, &g[b].buf));
@@ -68,7 +68,7 @@ static void check_unscale(clrun_ctx *ctx, clrun_scaler *sc, uint64_t *s, int pla
     CHECK_OK(ctx, clrun_scaler_unscale(ctx, sc, g, NB));
     const float inv = (float)(1.0 / (double)sc->scale);
     for (int b = 0; b < NB; b++) {
-        size_t es = g[b].type == CLRUN_CAST_F32 ? 4 : 2, total = g[b].off + g[b].n + 3;
+        size_t es = g[b].type == CLRUN_F32 ? 4 : 2, total = g[b].off + g[b].n + 3;
         unsigned char *got = malloc(total * es);
         CHECK_OK(ctx, clrun_download(g[b].buf, 0, got, total * es));
         for (size_t i = 0; i < total; i++) {
@@ -79,7 +79,7 @@ static void check_unscale(clrun_ctx *ctx, clrun_scaler *sc, uint64_t *s, int pla
                     fail_msg("f32 gradient %d element %zu: %a * %a gave %a, want %a", b, i, x, inv, y, want);
             } else {
                 uint16_t h = ((uint16_t *)host[b])[i], y = ((uint16_t *)got)[i];
-                int f16 = g[b].type == CLRUN_CAST_F16;
+                int f16 = g[b].type == CLRUN_F16;
                 float x = f16 ? clrun_f16_to_f32(h) : clrun_bf16_to_f32(h);
                 uint16_t want = in ? (f16 ? clrun_f32_to_f16(x * inv) : clrun_f32_to_bf16(x * inv)) : h;
                 int nan_y = f16 ? isnan(clrun_f16_to_f32(y)) : isnan(clrun_bf16_to_f32(y));
@@ -146,7 +146,7 @@ static void replay_sequences(void **state)
             for (int i = 0; i < 64; i++) data[i] = rng_float(&s) * 100;
             if (overflow) data[rng_next(&s) % 64] = (rng_next(&s) & 1) ? -INFINITY : NAN;
             CHECK_OK(ctx, clrun_upload(buf, 0, data, sizeof data));
-            clrun_grad g = {buf, 0, 64, CLRUN_CAST_F32};
+            clrun_grad g = {buf, 0, 64, CLRUN_F32};
             int found = -1;
             CHECK_OK(ctx, clrun_scaler_unscale(ctx, &sc, &g, 1));
             CHECK_OK(ctx, clrun_scaler_update(ctx, &sc, &found));
@@ -175,11 +175,11 @@ static void refusals(void **state)
     clrun_scaler_init(&sc);
     clrun_buf *buf;
     CHECK_OK(ctx, clrun_buf_new(ctx, 64, 0, &buf));
-    clrun_grad g = {buf, 0, 17, CLRUN_CAST_F32};
+    clrun_grad g = {buf, 0, 17, CLRUN_F32};
     CHECK_FAIL(ctx, clrun_scaler_unscale(ctx, &sc, &g, 1), CLRUN_INVALID_ARG, "runs past its buffer");
-    g.n = 32, g.type = CLRUN_CAST_F16;
+    g.n = 32, g.type = CLRUN_F16;
     CHECK_OK(ctx, clrun_scaler_unscale(ctx, &sc, &g, 1)); /* 32 f16 fit */
-    g.type = (clrun_cast_type)9;
+    g.type = (clrun_dtype)9;
     CHECK_FAIL(ctx, clrun_scaler_unscale(ctx, &sc, &g, 1), CLRUN_INVALID_ARG, "unknown type");
     CHECK_FAIL(ctx, clrun_scaler_unscale(ctx, &sc, NULL, 2), CLRUN_INVALID_ARG, "NULL");
     sc.scale = INFINITY;

@@ -400,6 +400,8 @@ static void op_gemm(void **state)
     clrun_array_free(&r2);
     EXPECT(2, "inner dimensions differ", "op", "gemm", path("ga.npy"), path("gb.npy"), "--tb", "-o", path("x.npy"));
     EXPECT(0, "wrote", "op", "gemm", path("ga.npy"), path("ga.npy"), "--tb", "-o", path("x.npy"), "--backend", "gpu");
+    EXPECT(0, "wrote", "op", "gemm", path("ga.npy"), path("ga.npy"), "--tb", "-o", path("x.npy"), "--backend", "gpu-kernel");
+    EXPECT(0, "wrote", "op", "gemm", path("ga.npy"), path("gb.npy"), "-o", path("x.npy"), "--backend", "kernel");
     EXPECT(2, "--beta needs", "op", "gemm", path("ga.npy"), path("gb.npy"), "--beta", "1", "-o", path("x.npy"));
     EXPECT(2, "--backend wants", "op", "gemm", path("ga.npy"), path("gb.npy"), "--backend", "magic", "-o", path("x.npy"));
     EXPECT(2, "must be float32", "op", "gemm", path("ga.npy"), path("gb.npy"), "-c", path("ga.npy"), "--beta", "1", "-o", path("x.npy"));

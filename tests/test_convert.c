@@ -104,8 +104,8 @@ static void device_casts(void **state)
         const size_t off = pass ? 3 : 4, n = pass ? ((size_t)1 << 20) + 5 : n_all - (n_all % 4 == 0), nb = pass ? 65536 : 65535;
         CHECK_OK(ctx, clrun_upload(b32, off * 4, in, n * 4));
         for (int bf = 0; bf < 2; bf++) {
-            const clrun_cast_type t = bf ? CLRUN_CAST_BF16 : CLRUN_CAST_F16;
-            CHECK_OK(ctx, clrun_cast(ctx, b32, off, CLRUN_CAST_F32, b16, off, t, n));
+            const clrun_dtype t = bf ? CLRUN_BF16 : CLRUN_F16;
+            CHECK_OK(ctx, clrun_cast(ctx, b32, off, CLRUN_F32, b16, off, t, n));
             CHECK_OK(ctx, clrun_download(b16, off * 2, out, n * 2));
             for (size_t i = 0; i < n; i++) {
                 const float f = bits_f(in[i]);
@@ -116,7 +116,7 @@ static void device_casts(void **state)
             /* back: every 16-bit pattern (pass 0: all but the last, for a tail) */
             for (uint32_t h = 0; h < 65536; h++) out[h] = (uint16_t)h;
             CHECK_OK(ctx, clrun_upload(b16, off * 2, out, 65536 * 2));
-            CHECK_OK(ctx, clrun_cast(ctx, b16, off, t, b32, 0, CLRUN_CAST_F32, nb));
+            CHECK_OK(ctx, clrun_cast(ctx, b16, off, t, b32, 0, CLRUN_F32, nb));
             CHECK_OK(ctx, clrun_download(b32, 0, back, nb * 4));
             for (uint32_t h = 0; h < nb; h++) {
                 const float want = bf ? clrun_bf16_to_f32((uint16_t)h) : clrun_f16_to_f32((uint16_t)h), got = bits_f(back[h]);
@@ -126,16 +126,37 @@ static void device_casts(void **state)
         }
     }
     const size_t n = n_all, off = off_max; /* n + off + 1 elements run one past the buffers */
-    CHECK_FAIL(ctx, clrun_cast(ctx, b32, 0, CLRUN_CAST_F16, b16, 0, CLRUN_CAST_BF16, 4), CLRUN_UNSUPPORTED, "f16 to bf16");
-    CHECK_FAIL(ctx, clrun_cast(ctx, b32, n, CLRUN_CAST_F32, b16, 0, CLRUN_CAST_F16, off + 1), CLRUN_INVALID_ARG, "source buffer");
-    CHECK_FAIL(ctx, clrun_cast(ctx, b32, 0, CLRUN_CAST_F32, b16, n, CLRUN_CAST_F16, off + 1), CLRUN_INVALID_ARG, "destination buffer");
+    CHECK_FAIL(ctx, clrun_cast(ctx, b32, 0, CLRUN_F16, b16, 0, CLRUN_BF16, 4), CLRUN_UNSUPPORTED, "f16 to bf16");
+    CHECK_FAIL(ctx, clrun_cast(ctx, b32, n, CLRUN_F32, b16, 0, CLRUN_F16, off + 1), CLRUN_INVALID_ARG, "source buffer");
+    CHECK_FAIL(ctx, clrun_cast(ctx, b32, 0, CLRUN_F32, b16, n, CLRUN_F16, off + 1), CLRUN_INVALID_ARG, "destination buffer");
     clrun_buf_free(b32), clrun_buf_free(b16);
     free(in), free(out), free(back);
+}
+
+/* One element-type enum: the deprecated cast names are aliases of its values, and a zeroed GEMM
+ * descriptor or gradient means f32. */
+static void one_type_enum(void **state)
+{
+    (void)state;
+    const clrun_cast_type old[] = {CLRUN_CAST_F32, CLRUN_CAST_F16, CLRUN_CAST_BF16};
+    const clrun_dtype now[] = {CLRUN_F32, CLRUN_F16, CLRUN_BF16};
+    for (int i = 0; i < 3; i++) assert_int_equal(old[i], now[i]);
+    clrun_gemm_desc d = {0};
+    clrun_grad g = {0};
+    assert_int_equal(d.type, CLRUN_F32);
+    assert_int_equal(g.type, CLRUN_F32);
+    assert_int_equal(clrun_dtype_size(CLRUN_BF16), 2);
+    assert_string_equal(clrun_dtype_name(CLRUN_BF16), "bf16");
+    clrun_dtype t;
+    CHECK_OK(NULL, clrun_dtype_parse("bfloat16", &t));
+    assert_int_equal(t, CLRUN_BF16);
+    CHECK_OK(NULL, clrun_dtype_parse("ushort", &t)); /* the OpenCL name stays u16's */
+    assert_int_equal(t, CLRUN_U16);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(host_f16_all_patterns), cmocka_unit_test(host_bf16_all_patterns),
-                                       cmocka_unit_test(device_casts)};
+                                       cmocka_unit_test(device_casts), cmocka_unit_test(one_type_enum)};
     return cmocka_run_group_tests(tests, ctx_setup, ctx_teardown);
 }

@@ -255,9 +255,9 @@ static void auto_follows_tuning(void **state)
     CHECK_OK(NULL, clrun_open(&ctx, test_device()));
     assert_int_equal(clrun_gemm_resolve(ctx, &small), want_small);
     assert_int_equal(clrun_gemm_resolve(ctx, &large), other);
-    small.type = CLRUN_CAST_F16; /* CLBlast takes no f16: auto keeps to clrun's kernels */
+    small.type = CLRUN_F16; /* CLBlast takes no f16: auto keeps to clrun's kernels */
     if (!clrun_gemm_tensor_cores(ctx)) assert_int_equal(clrun_gemm_resolve(ctx, &small), clrun_have_clblast() ? own : other);
-    small.type = CLRUN_CAST_F32;
+    small.type = CLRUN_F32;
     large.backend = small.backend = CLRUN_GEMM_KERNEL;
     assert_int_equal(clrun_gemm_resolve(ctx, &small), own);
     assert_int_equal(clrun_gemm_resolve(ctx, &large), own);

@@ -15,12 +15,12 @@ struct problem {
     size_t na, nb, nc;
 };
 
-static float widen(clrun_cast_type t, uint16_t x) { return t == CLRUN_CAST_F16 ? clrun_f16_to_f32(x) : clrun_bf16_to_f32(x); }
-static uint16_t narrow(clrun_cast_type t, float x) { return t == CLRUN_CAST_F16 ? clrun_f32_to_f16(x) : clrun_f32_to_bf16(x); }
+static float widen(clrun_dtype t, uint16_t x) { return t == CLRUN_F16 ? clrun_f16_to_f32(x) : clrun_bf16_to_f32(x); }
+static uint16_t narrow(clrun_dtype t, float x) { return t == CLRUN_F16 ? clrun_f32_to_f16(x) : clrun_f32_to_bf16(x); }
 
 /* A random problem; align > 1 keeps leading dimensions, offsets and strides multiples of it (what
  * the tensor-core kernel needs), align 1 makes them anything. */
-static void make(clrun_ctx *ctx, struct problem *p, clrun_cast_type t, int ta, int tb, size_t m, size_t n, size_t k, size_t batch,
+static void make(clrun_ctx *ctx, struct problem *p, clrun_dtype t, int ta, int tb, size_t m, size_t n, size_t k, size_t batch,
                  size_t align, uint64_t *s)
 {
     memset(p, 0, sizeof *p);
@@ -83,7 +83,7 @@ static void run_check(clrun_ctx *ctx, struct problem *p, clrun_gemm_backend be)
                 double want = d.alpha * ref + d.beta * c0, scale = fabs(d.alpha) * mag + fabs(d.beta * c0) + 1e-30;
                 if (!(fabs(got[ci] - want) / scale <= 4.0 * (d.k + 2) / 16777216.0))
                     fail_msg("%s %s %s%s %zux%zux%zu batch %zu: C[%zu][%zu] of batch %zu = %.9g, want %.9g", clrun_gemm_backend_name(be),
-                             d.type == CLRUN_CAST_F16 ? "f16" : "bf16", d.trans_a ? "T" : "N", d.trans_b ? "T" : "N", d.m, d.n, d.k, batch, i,
+                             d.type == CLRUN_F16 ? "f16" : "bf16", d.trans_a ? "T" : "N", d.trans_b ? "T" : "N", d.m, d.n, d.k, batch, i,
                              j, bt, got[ci], want);
             }
     for (size_t ci = 0; ci < p->nc; ci++)
@@ -111,7 +111,7 @@ static void shapes_types_transposes(void **state)
     for (size_t t = 0; t < sizeof dims / sizeof *dims; t++)
         for (int tr = 0; tr < 4; tr++) {
             struct problem p;
-            clrun_cast_type ty = (t + (size_t)tr) % 2 ? CLRUN_CAST_BF16 : CLRUN_CAST_F16;
+            clrun_dtype ty = (t + (size_t)tr) % 2 ? CLRUN_BF16 : CLRUN_F16;
             make(ctx, &p, ty, tr & 1, tr >> 1, dims[t][0], dims[t][1], dims[t][2], 1, 8, &s);
             p.d.fast = t % 3 == 1;
             for (size_t b = 0; b < nb; b++) run_check(ctx, &p, be[b]);
@@ -126,7 +126,7 @@ static void unaligned_and_batches(void **state)
     clrun_ctx *ctx = *state;
     uint64_t s = test_seed();
     struct problem p;
-    make(ctx, &p, CLRUN_CAST_F16, 1, 0, 29, 35, 23, 3, 1, &s);
+    make(ctx, &p, CLRUN_F16, 1, 0, 29, 35, 23, 3, 1, &s);
     p.d.a_off |= 1; /* odd: no 16-byte rows (the guard at the end of the buffer covers the step) */
     clrun_gemm_desc d = p.d;
     run_check(ctx, &p, CLRUN_GEMM_AUTO);
@@ -137,7 +137,7 @@ static void unaligned_and_batches(void **state)
         CHECK_FAIL(ctx, clrun_gemm(ctx, &d), CLRUN_INVALID_ARG, "multiples of 8 elements");
     }
     drop(&p);
-    make(ctx, &p, CLRUN_CAST_BF16, 0, 0, 64, 40, 48, 4, 8, &s);
+    make(ctx, &p, CLRUN_BF16, 0, 0, 64, 40, 48, 4, 8, &s);
     clrun_gemm_backend be[8];
     size_t nb = backends(ctx, be);
     for (size_t b = 0; b < nb; b++) run_check(ctx, &p, be[b]);
@@ -153,7 +153,7 @@ static void large_product(void **state)
     const clrun_device_info *in = clrun_ctx_device(ctx);
     const size_t n = in->type == CLRUN_DEVICE_CPU ? 256 : 1024, k = in->type == CLRUN_DEVICE_CPU ? 320 : 2056;
     struct problem p;
-    make(ctx, &p, CLRUN_CAST_F16, 0, 0, n + 8, n, k, 1, 8, &s);
+    make(ctx, &p, CLRUN_F16, 0, 0, n + 8, n, k, 1, 8, &s);
     p.d.beta = 0;
     clrun_gemm_desc d = p.d;
     CHECK_OK(ctx, clrun_gemm(ctx, &d));
@@ -229,9 +229,9 @@ static void refusals(void **state)
     clrun_ctx *ctx = *state;
     uint64_t s = test_seed();
     struct problem p;
-    make(ctx, &p, CLRUN_CAST_F16, 0, 0, 8, 8, 8, 1, 8, &s);
+    make(ctx, &p, CLRUN_F16, 0, 0, 8, 8, 8, 1, 8, &s);
     clrun_gemm_desc d = p.d;
-    d.type = (clrun_cast_type)7;
+    d.type = (clrun_dtype)7;
     CHECK_FAIL(ctx, clrun_gemm(ctx, &d), CLRUN_INVALID_ARG, "unknown element type");
     d = p.d;
     d.lda = 1u << 20; /* sizes count f16 elements: this runs past the buffer */

@@ -1,6 +1,6 @@
 /* amp.c — dynamic loss scaling with PyTorch GradScaler's semantics: unscale (one launch per 8
  * gradient buffers, cl/amp.cl) and the scale's update on the host. */
-#include "../internal.h"
+#include "op.h"
 
 #include <math.h>
 
@@ -23,7 +23,7 @@ static clrun_status flag(clrun_ctx *ctx, clrun_scaler *s)
 {
     clrun_status st;
     const int zero = 0;
-    if (s->found_inf && s->found_inf->ctx != ctx)
+    if (s->found_inf && clrun_buf_context(s->found_inf) != ctx)
         return clrun__fail(ctx, CLRUN_INVALID_ARG, "scaler: its found-inf flag belongs to another context; clrun_scaler_free it first");
     if (!s->found_inf && ((st = clrun_buf_new(ctx, sizeof(int), 0, &s->found_inf)) ||
                           (st = clrun_buf_fill(s->found_inf, &zero, sizeof zero, 0, sizeof zero))))
@@ -40,10 +40,10 @@ clrun_status clrun_scaler_unscale(clrun_ctx *ctx, clrun_scaler *s, const clrun_g
     if (count && !grads) return clrun__fail(ctx, CLRUN_INVALID_ARG, "scaler: %zu gradients but the array is NULL", count);
     for (size_t i = 0; i < count; i++) {
         const clrun_grad *g = &grads[i];
-        if ((unsigned)g->type > CLRUN_CAST_BF16) return clrun__fail(ctx, CLRUN_INVALID_ARG, "scaler: gradient %zu has unknown type %d", i, (int)g->type);
+        if (clrun__float_code(g->type) < 0) return clrun__fail(ctx, CLRUN_INVALID_ARG, "scaler: gradient %zu has unknown type %d", i, (int)g->type);
         if (g->n == 0) continue;
         if (!g->buf) return clrun__fail(ctx, CLRUN_INVALID_ARG, "scaler: gradient %zu has no buffer", i);
-        const size_t es = clrun__cast_size(g->type);
+        const size_t es = clrun_dtype_size(g->type);
         if (g->off > SIZE_MAX / es - g->n || (g->off + g->n) * es > clrun_buf_size(g->buf))
             return clrun__fail(ctx, CLRUN_INVALID_ARG, "scaler: gradient %zu (%zu elements from element %zu) runs past its buffer of %zu bytes", i,
                                g->n, g->off, clrun_buf_size(g->buf));
@@ -53,23 +53,24 @@ clrun_status clrun_scaler_unscale(clrun_ctx *ctx, clrun_scaler *s, const clrun_g
     clrun_kernel *k;
     if ((st = clrun__lib_kernel(ctx, "amp", NULL, "clrun_unscale", &k))) return st;
     for (size_t first = 0; first < count; first += SLOTS) {
+        /* (inv_scale, found_inf, types, then per slot: buffer, offset, end) */
+        clrun__arg args[3 + 3 * SLOTS];
         size_t total = 0;
         cl_uint types = 0;
-        if ((st = clrun_arg_f32(k, 0, inv)) || (st = clrun_arg_buf(k, 1, s->found_inf))) return st;
         for (unsigned slot = 0; slot < SLOTS; slot++) {
             const clrun_grad *g = first + slot < count ? &grads[first + slot] : NULL;
             if (g && g->n) {
                 if (total > SIZE_MAX - g->n) return clrun__fail(ctx, CLRUN_INVALID_ARG, "scaler: the gradients' sizes overflow");
                 total += g->n;
-                types |= (cl_uint)g->type << (2 * slot);
+                types |= (cl_uint)clrun__float_code(g->type) << (2 * slot);
             }
             /* an empty or unused slot ends where the previous one did and is never reached */
-            if ((st = clrun_arg_buf(k, 3 + 3 * slot, g && g->n ? g->buf : s->found_inf)) ||
-                (st = clrun_arg_u64(k, 4 + 3 * slot, g && g->n ? g->off : 0)) || (st = clrun_arg_u64(k, 5 + 3 * slot, total)))
-                return st;
+            args[3 + 3 * slot] = ARG_BUF(g && g->n ? g->buf : s->found_inf);
+            args[4 + 3 * slot] = ARG_U64(g && g->n ? g->off : 0);
+            args[5 + 3 * slot] = ARG_U64(total);
         }
-        if ((st = clrun_arg_u32(k, 2, types))) return st;
-        if (total && (st = clrun_launch(k, 1, &total, NULL))) return st;
+        args[0] = ARG_F32(inv), args[1] = ARG_BUF(s->found_inf), args[2] = ARG_U32(types);
+        if (total && (st = clrun__launch(k, CLRUN__GRID1(total), args, sizeof args / sizeof *args))) return st;
     }
     return CLRUN_OK;
 }

@@ -1,12 +1,24 @@
 /* canny.c — Canny edges on the device (cl/canny.cl): thresholds as OpenCV converts them, launches. */
-#include "../internal.h"
+#include "op.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-static clrun_status run(clrun_ctx *ctx, clrun_buf *src, size_t src_off, size_t src_stride, int W, int H, unsigned channels, clrun_buf *dst,
-                        size_t dst_off, size_t dst_stride, int low, int high, int l2, int aperture, int blur, double sigma, int map_in);
+/* One Canny job, checked: the image, the edges, OpenCV's integer thresholds and the options. */
+struct job {
+    clrun_buf *src;
+    size_t src_off, src_stride;
+    clrun_buf *dst;
+    size_t dst_off, dst_stride;
+    int W, H;
+    unsigned channels;
+    int low, high, l2, aperture, blur; /* blur 0: none */
+    double sigma;
+    int map_in; /* tests: the source is a map of 0, 1 (weak), 2 (strong) */
+};
+
+static clrun_status run(clrun_ctx *ctx, struct job j);
 
 /* OpenCV's 8-bit Gaussian kernel of size n (3, 5 or 7) for sigma, as cv2.GaussianBlur builds it:
  * for sigma <= 0 (or NaN) its fixed table for the size; otherwise the weights exp(-x²/(2σ²))
@@ -89,108 +101,110 @@ clrun_status clrun_canny(clrun_ctx *ctx, clrun_buf *src, size_t src_off, size_t 
         const double t = lo;
         lo = hi, hi = t;
     }
-    return run(ctx, src, src_off, src_stride, (int)width, (int)height, channels, dst, dst_off, dst_stride, threshold(lo, p->l2),
-               threshold(hi, p->l2), p->l2 != 0, aperture, blur, p->blur_sigma, 0);
+    return run(ctx, (struct job){src, src_off, src_stride, dst, dst_off, dst_stride, (int)width, (int)height, channels, threshold(lo, p->l2),
+                                 threshold(hi, p->l2), p->l2 != 0, aperture, blur, p->blur_sigma, 0});
 }
 
 /* Tests: the hysteresis (both shapes' own kernels, after their classification) on a W×H map of 0, 1
  * (weak) and 2 (strong) bytes in a buffer, rows packed. */
 clrun_status clrun__canny_map(clrun_ctx *ctx, clrun_buf *map, int W, int H, clrun_buf *dst)
 {
-    return run(ctx, map, 0, (size_t)W, W, H, 1, dst, 0, (size_t)W, 0, 0, 0, 3, 0, 0.0, 1);
+    return run(ctx, (struct job){map, 0, (size_t)W, dst, 0, (size_t)W, W, H, 1, 0, 0, 0, 3, 0, 0.0, 1});
 }
 
-static clrun_status run(clrun_ctx *ctx, clrun_buf *src, size_t src_off, size_t src_stride, int W, int H, unsigned channels, clrun_buf *dst,
-                        size_t dst_off, size_t dst_stride, int low, int high, int l2, int aperture, int blur, double sigma, int map_in)
+/* The kernels' shape: GPUs, tiles of bx × by·py pixels in work-groups of bx × by; CPUs, blocks of
+ * CW × RB pixels, a work-item each. CLRUN_CANNY_SHAPE forces either on any device (tests);
+ * CLRUN_CANNY_TILE sets the GPU tile (tuning). */
+struct shape {
+    int cpu, bx, by, py;
+};
+
+/* CPU blocks: 256×64 beat 256×16 and 256×32 by 10–25% at 4K on PoCL (fewer border pixels to join;
+ * the map, stack and magnitude rows, 55 KB, stay in cache) and equalled 512×64 and 256×128 */
+enum { CW = 256, RB = 64 };
+
+static clrun_status read_shape(clrun_ctx *ctx, struct shape *s)
 {
     clrun_status st;
-    const size_t width = (size_t)W, height = (size_t)H;
-    /* two shapes (cl/canny.cl), both settling the hysteresis inside tiles and joining only their
-     * borders globally: GPUs, tiles of bx × by·py pixels in work-groups of bx × by; CPUs, blocks of
-     * cw × rb pixels, a work-item each */
-    const char *shape = getenv("CLRUN_CANNY_SHAPE"); /* gpu or cpu: either shape on any device (tests) */
-    const int cpu = shape && *shape ? strcmp(shape, "cpu") == 0 : ctx->info.type == CLRUN_DEVICE_CPU;
-    /* CPU blocks: 256×64 beat 256×16 and 256×32 by 10–25% at 4K on PoCL (fewer border pixels to join;
-     * the map, stack and magnitude rows, 55 KB, stay in cache) and equalled 512×64 and 256×128 */
-    const int cw = 256, rb = 64;
-    int bx = 32, by = 8, py = 4;
-    const char *tile = getenv("CLRUN_CANNY_TILE"); /* BXxBYxPY: the GPU tile, for tuning */
-    if (tile && *tile) {
-        char *e;
-        bx = (int)strtol(tile, &e, 10), by = *e == 'x' ? (int)strtol(e + 1, &e, 10) : 0, py = *e == 'x' ? (int)strtol(e + 1, &e, 10) : 0;
-        if (*e || bx < 1 || by < 1 || py < 1 || bx * by > 1024 || py > 16)
-            return clrun__fail(ctx, CLRUN_INVALID_ARG, "canny: CLRUN_CANNY_TILE=%s: expected BXxBYxPY, BX·BY at most 1024, PY at most 16", tile);
-    }
-    const size_t tw = (size_t)bx, th = (size_t)by * (size_t)py, ntx = (width + tw - 1) / tw, nty = (height + th - 1) / th;
+    int forced;
+    unsigned t[3] = {32, 8, 4}, n = 0;
+    if ((st = clrun__setting_choice(ctx, CLRUN__SET_CANNY_SHAPE, &forced)) || (st = clrun__setting_uints(ctx, CLRUN__SET_CANNY_TILE, t, &n)))
+        return st;
+    if (n && (t[0] < 1 || t[1] < 1 || t[2] < 1 || t[0] * t[1] > 1024 || t[2] > 16))
+        return clrun__setting_refuse(ctx, CLRUN__SET_CANNY_TILE, "BX, BY and PY at least 1, BX·BY at most 1024, PY at most 16");
+    *s = (struct shape){forced >= 0 ? forced == 1 : clrun_ctx_device(ctx)->type == CLRUN_DEVICE_CPU, (int)t[0], (int)t[1], (int)t[2]};
+    return CLRUN_OK;
+}
+
+static clrun_status run(clrun_ctx *ctx, struct job j)
+{
+    clrun_status st;
+    struct shape sh = {0};
+    if ((st = read_shape(ctx, &sh))) return st;
+    const int cpu = sh.cpu, W = j.W, H = j.H;
+    const size_t width = (size_t)W, height = (size_t)H, tw = (size_t)sh.bx, th = (size_t)sh.by * (size_t)sh.py;
+    const size_t ntx = (width + tw - 1) / tw, nty = (height + th - 1) / th;
     /* scratch: W·H + 1 labels (the CPU shape uses only its border pixels'), on GPUs then the nodes
-     * of the tiles' borders and a flag per tile (cl/canny.cl). Then, from `base`, the blurred
+     * of the tiles' borders and a flag per tile (cl/canny_gpu.cl). Then, from `base`, the blurred
      * image, or a copy of an image that overlaps its edges: edges are written while neighbouring
      * tiles still read the image. */
     const size_t base = (width * height + 1 + (cpu ? 0 : 2 * ntx * height + 2 * nty * width + ntx * nty)) * sizeof(int);
-    const size_t span = (height - 1) * src_stride + width * channels, dspan = (height - 1) * dst_stride + width;
-    const int copy = !blur && src == dst && src_off < dst_off + dspan && dst_off < src_off + span;
+    const size_t span = (height - 1) * j.src_stride + width * j.channels, dspan = (height - 1) * j.dst_stride + width;
+    const int copy = !j.blur && j.src == j.dst && j.src_off < j.dst_off + dspan && j.dst_off < j.src_off + span;
     /* GPU tiles are staged in 4-byte words when the rows, as the tile kernel reads them (the image
      * as given or copied, same layout, or the blurred one), start at multiples of 4 bytes (buffers
      * themselves are aligned far more) */
-    const size_t rd_off = blur || copy ? base : src_off, rd_stride = blur ? width * channels : src_stride;
-    const int align4 = !cpu && channels == 1 && bx % 4 == 0 && rd_off % 4 == 0 && rd_stride % 4 == 0;
+    const size_t rd_off = j.blur || copy ? base : j.src_off, rd_stride = j.blur ? width * j.channels : j.src_stride;
+    const int align4 = !cpu && j.channels == 1 && sh.bx % 4 == 0 && rd_off % 4 == 0 && rd_stride % 4 == 0;
     char opts[192];
-    snprintf(opts, sizeof opts, "-DCN=%u -DL2=%d -DR=%d -DBX=%d -DBY=%d -DPY=%d -DCW=%d -DRB=%d -DKB=%d -DMAP_IN=%d -DALIGN4=%d", channels,
-             l2, aperture / 2, bx, by, py, cw, rb, blur ? blur : 3, map_in, align4);
+    snprintf(opts, sizeof opts, "-DCN=%u -DL2=%d -DR=%d -DBX=%d -DBY=%d -DPY=%d -DCW=%d -DRB=%d -DKB=%d -DMAP_IN=%d -DALIGN4=%d", j.channels,
+             j.l2, j.aperture / 2, sh.bx, sh.by, sh.py, CW, RB, j.blur ? j.blur : 3, j.map_in, align4);
     /* the tiles or blocks, the join, the fix */
     clrun_kernel *k[3] = {NULL};
     static const char *const names[2][3] = {{"clrun_canny_tile", "clrun_canny_join", "clrun_canny_fix"},
                                             {"clrun_canny_block_cpu", "clrun_canny_join_cpu", "clrun_canny_fix_cpu"}};
     clrun_buf *scratch;
     for (int i = 0; i < 3; i++)
-        if ((st = clrun__lib_kernel(ctx, "canny", opts, names[cpu][i], &k[i]))) return st;
-    if ((st = clrun__scratch(ctx, base + (blur ? width * height * channels : copy ? span : 0), &scratch))) return st;
+        if ((st = clrun__lib_kernel(ctx, cpu ? "canny_cpu" : "canny_gpu", opts, names[cpu][i], &k[i]))) return st;
+    if ((st = clrun__scratch(ctx, base + (j.blur ? width * height * j.channels : copy ? span : 0), &scratch))) return st;
     if (copy) {
-        if ((st = clrun_buf_copy(scratch, base, src, src_off, span))) return st;
-        src = scratch, src_off = base;
+        if ((st = clrun_buf_copy(scratch, base, j.src, j.src_off, span))) return st;
+        j.src = scratch, j.src_off = base;
     }
-    if (blur) { /* the blurred image is the source from here on */
+    if (j.blur) { /* the blurred image is the source from here on */
         clrun_kernel *bk;
-        /* GPUs: a work-item per pixel; CPUs: per block of cw × rb pixels, as the classification */
-        size_t bg[2] = {(width + 15) / 16 * 16, (height + 15) / 16 * 16}, bl[2] = {16, 16};
-        if (cpu) bl[0] = bl[1] = 1, bg[0] = (width + cw - 1) / cw, bg[1] = (height + rb - 1) / rb;
+        /* GPUs: a work-item per pixel; CPUs: per block of CW × RB pixels, as the classification */
+        clrun__grid bg = {2, {(width + 15) / 16 * 16, (height + 15) / 16 * 16, 1}, {16, 16, 1}};
+        if (cpu) bg = (clrun__grid){2, {(width + CW - 1) / CW, (height + RB - 1) / RB, 1}, {1, 1, 1}};
         int g[4] = {0};
-        gauss_taps(blur, sigma, g);
-        if ((st = clrun__lib_kernel(ctx, "canny", opts, cpu ? "clrun_canny_blur_cpu" : "clrun_canny_blur", &bk)) || (st = clrun_arg_buf(bk, 0, src)) ||
-            (st = clrun_arg_u64(bk, 1, src_off)) || (st = clrun_arg_u32(bk, 2, (cl_uint)src_stride)) || (st = clrun_arg_i32(bk, 3, W)) ||
-            (st = clrun_arg_i32(bk, 4, H)) || (st = clrun_arg_buf(bk, 5, scratch)) || (st = clrun_arg_u64(bk, 6, base)))
+        gauss_taps(j.blur, j.sigma, g);
+        if ((st = clrun__lib_kernel(ctx, "canny_blur", opts, cpu ? "clrun_canny_blur_cpu" : "clrun_canny_blur", &bk)) ||
+            (st = clrun__run(bk, bg, ARG_BUF(j.src), ARG_U64(j.src_off), ARG_U32(j.src_stride), ARG_I32(W), ARG_I32(H), ARG_BUF(scratch),
+                             ARG_U64(base), ARG_I32(g[0]), ARG_I32(g[1]), ARG_I32(g[2]), ARG_I32(g[3]))))
             return st;
-        for (int i = 0; i < 4; i++)
-            if ((st = clrun_arg_i32(bk, 7 + (unsigned)i, g[i]))) return st;
-        if ((st = clrun_launch(bk, 2, bg, bl))) return st;
-        src = scratch, src_off = base, src_stride = width * channels;
+        j.src = scratch, j.src_off = base, j.src_stride = width * j.channels;
     }
     /* the tiles or blocks: both shapes take (image, thresholds, scratch, edges) */
-    clrun_kernel *c = k[0];
-    if ((st = clrun_arg_buf(c, 0, src)) || (st = clrun_arg_u64(c, 1, src_off)) || (st = clrun_arg_u32(c, 2, (cl_uint)src_stride)) ||
-        (st = clrun_arg_i32(c, 3, W)) || (st = clrun_arg_i32(c, 4, H)) || (st = clrun_arg_i32(c, 5, low)) || (st = clrun_arg_i32(c, 6, high)) ||
-        (st = clrun_arg_buf(c, 7, scratch)) || (st = clrun_arg_buf(c, 8, dst)) || (st = clrun_arg_u64(c, 9, dst_off)) ||
-        (st = clrun_arg_u32(c, 10, (cl_uint)dst_stride)))
+    if ((st = clrun__bind_args(k[0], ARG_BUF(j.src), ARG_U64(j.src_off), ARG_U32(j.src_stride), ARG_I32(W), ARG_I32(H), ARG_I32(j.low),
+                               ARG_I32(j.high), ARG_BUF(scratch), ARG_BUF(j.dst), ARG_U64(j.dst_off), ARG_U32(j.dst_stride))))
         return st;
-    /* join and fix: (W, H, scratch), then the edges for the fix (and the CPU join, which reads them) */
-    for (int i = 1; i < 3; i++)
-        if ((st = clrun_arg_i32(k[i], 0, W)) || (st = clrun_arg_i32(k[i], 1, H)) || (st = clrun_arg_buf(k[i], 2, scratch)) ||
-            ((i == 2 || cpu) && ((st = clrun_arg_buf(k[i], 3, dst)) || (st = clrun_arg_u64(k[i], 4, dst_off)) ||
-                                 (st = clrun_arg_u32(k[i], 5, (cl_uint)dst_stride)))))
-            return st;
     if (cpu) {
-        size_t blocks[2] = {(width + cw - 1) / cw, (height + rb - 1) / rb}, one[2] = {1, 1};
-        /* join and fix: a work-item per row of blocks */
-        if ((st = clrun_launch(c, 2, blocks, one)) || (st = clrun_launch(k[1], 1, &blocks[1], one)) || (st = clrun_launch(k[2], 1, &blocks[1], one)))
-            return st;
+        /* the blocks; join and fix a work-item per row of blocks, both (W, H, scratch, edges) */
+        const clrun__grid blocks = {2, {(width + CW - 1) / CW, (height + RB - 1) / RB, 1}, {1, 1, 1}};
+        const clrun__grid rows = {1, {blocks.global[1], 1, 1}, {1, 1, 1}};
+        if ((st = clrun_launch(k[0], blocks.dims, blocks.global, blocks.local))) return st;
+        for (int i = 1; i < 3; i++)
+            if ((st = clrun__run(k[i], rows, ARG_I32(W), ARG_I32(H), ARG_BUF(scratch), ARG_BUF(j.dst), ARG_U64(j.dst_off), ARG_U32(j.dst_stride))))
+                return st;
         return CLRUN_OK;
     }
-    size_t tiles[2] = {ntx * tw, nty * (size_t)by}, group[2] = {tw, (size_t)by};
+    const clrun__grid tiles = {2, {ntx * tw, nty * (size_t)sh.by, 1}, {tw, (size_t)sh.by, 1}};
     /* the join: a work-item per pixel on a border between two tiles */
-    size_t border = (nty - 1) * width + (ntx - 1) * height, jl = 256, jg = (border + jl - 1) / jl * jl;
-    if ((st = clrun_launch(c, 2, tiles, group))) return st;
-    if (border && (st = clrun_launch(k[1], 1, &jg, &jl))) return st;
-    return clrun_launch(k[2], 2, tiles, group);
+    const size_t border = (nty - 1) * width + (ntx - 1) * height;
+    const clrun__grid join = {1, {(border + 255) / 256 * 256, 1, 1}, {256, 1, 1}};
+    if ((st = clrun_launch(k[0], tiles.dims, tiles.global, tiles.local))) return st;
+    if (border && (st = clrun__run(k[1], join, ARG_I32(W), ARG_I32(H), ARG_BUF(scratch)))) return st;
+    return clrun__run(k[2], tiles, ARG_I32(W), ARG_I32(H), ARG_BUF(scratch), ARG_BUF(j.dst), ARG_U64(j.dst_off), ARG_U32(j.dst_stride));
 }
 
 clrun_status clrun_canny_image(clrun_ctx *ctx, const clrun_image *in, const clrun_canny_params *p, clrun_image *out)

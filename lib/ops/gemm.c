@@ -1,6 +1,6 @@
 /* gemm.c — matrix multiply (A, B in f32, f16 or bf16; C in f32): argument checks, the choice of
  * kernel, launch geometry, the tensor-core probe, CLBlast. */
-#include "../internal.h"
+#include "op.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -18,19 +18,33 @@ int clrun_have_clblast(void)
 #endif
 }
 
+/* GEMM's state on a context (clrun__op_state): the tuning file as read, the CPU kernel's vector
+ * width, the tensor-core probe's verdict. */
+struct gemm_state {
+    int tuned;              /* 0 not read yet, 1 read (found or not) */
+    unsigned params[4][7];  /* GPU kernel tiles per class (small, large, small-fast, large-fast); [0] == 0: none */
+    int backend[4];         /* backend per class; 0 (auto): none */
+    unsigned vw;            /* CPU kernel's vector width (0: not asked yet) */
+    int tensor;             /* tensor-core GEMM: 0 not probed yet, 1 works, -1 not here */
+};
+
+static const char state_key = 0; /* names GEMM's slot */
+
+static struct gemm_state *state(clrun_ctx *ctx) { return clrun__op_state(ctx, &state_key, sizeof(struct gemm_state), NULL); }
+
 /* Tile parameters of the GPU kernel: TM TN TK WM WN VEC DB (see cl/gemm.cl). */
 struct gpu_params {
     unsigned tm, tn, tk, wm, wn, vec, db;
 };
 
 /* Parameters the kernel and this device accept: divisibility, work-group size, local memory. */
-static int params_ok(const clrun_ctx *ctx, const unsigned v[7])
+static int params_ok(const clrun_device_info *in, const unsigned v[7])
 {
     unsigned tm = v[0], tn = v[1], tk = v[2], wm = v[3], wn = v[4], vec = v[5], db = v[6];
     if (!tm || !tn || !tk || !wm || !wn || tm % wm || tn % wn || vec > 1 || db > 2) return 0;
     size_t pad = vec ? 4 : 1, nbuf = db == 2 ? 2 : 1;
     size_t nt = (size_t)(tm / wm) * (tn / wn), lmem = nbuf * tk * (tm + tn + 2 * pad) * sizeof(float);
-    if (nt > ctx->info.max_work_group || (ctx->info.local_mem && lmem > ctx->info.local_mem)) return 0;
+    if (nt > in->max_work_group || (in->local_mem && lmem > in->local_mem)) return 0;
     if (vec && (wm % 4 || wn % 4)) return 0;
     if (db && (((size_t)tm * tk) % nt || ((size_t)tk * tn) % nt)) return 0;
     return 1;
@@ -41,29 +55,46 @@ const char *clrun_gemm_tuning_path(const clrun_ctx *ctx, char *buf, size_t size)
     char dir[4096];
     if (!clrun_cache_dir(dir, sizeof dir)) return NULL;
     unsigned long long h = 1469598103934665603ull; /* FNV-1a of what identifies the device */
-    const char *parts[] = {ctx->info.platform_name, ctx->info.name, ctx->info.version, ctx->info.driver_version};
+    const clrun_device_info *in = clrun_ctx_device(ctx);
+    const char *parts[] = {in->platform_name, in->name, in->version, in->driver_version};
     for (int i = 0; i < 4; i++)
         for (const char *p = parts[i]; *p; p++) h = (h ^ (unsigned char)*p) * 1099511628211ull;
     int n = snprintf(buf, size, "%s/tune-gemm-%016llx.txt", dir, h);
     return n > 0 && (size_t)n < size ? buf : NULL;
 }
 
+/* The one table of backend names, by clrun_gemm_backend value; then the deprecated aliases. */
+static const char *const backend_names[] = {"auto", "gpu-kernel", "cpu-kernel", "clblast", "kernel", "tensor"};
+static const struct {
+    const char *alias;
+    clrun_gemm_backend b;
+} backend_aliases[] = {{"clrun", CLRUN_GEMM_KERNEL}, {"gpu", CLRUN_GEMM_GPU_KERNEL}, {"cpu", CLRUN_GEMM_CPU_KERNEL}};
+
 const char *clrun_gemm_backend_name(clrun_gemm_backend b)
 {
-    static const char *const names[] = {"auto", "gpu-kernel", "cpu-kernel", "clblast", "kernel", "tensor"};
-    return (unsigned)b < sizeof names / sizeof *names ? names[b] : "?";
+    return (unsigned)b < sizeof backend_names / sizeof *backend_names ? backend_names[b] : "?";
+}
+
+clrun_status clrun_gemm_backend_parse(const char *name, clrun_gemm_backend *out)
+{
+    if (!name || !out) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_gemm_backend_parse: NULL argument");
+    for (size_t i = 0; i < sizeof backend_names / sizeof *backend_names; i++)
+        if (strcmp(name, backend_names[i]) == 0) return *out = (clrun_gemm_backend)i, CLRUN_OK;
+    for (size_t i = 0; i < sizeof backend_aliases / sizeof *backend_aliases; i++)
+        if (strcmp(name, backend_aliases[i].alias) == 0) return *out = backend_aliases[i].b, CLRUN_OK;
+    return clrun__fail(NULL, CLRUN_INVALID_ARG, "unknown GEMM backend '%s' (auto, kernel, gpu-kernel, cpu-kernel, clblast, tensor)", name);
 }
 
 static const char *const class_names[] = {"small", "large", "small-fast", "large-fast"};
 
 /* Read the tuning file once per context: lines "CLASS TM,TN,TK,WM,WN,VEC,DB [BACKEND]", CLASS one of
  * class_names, BACKEND gpu-kernel, cpu-kernel or clblast. Lines it does not understand are skipped. */
-static void read_tuning(clrun_ctx *ctx)
+static void read_tuning(clrun_ctx *ctx, struct gemm_state *gs)
 {
     char path[4200], line[256];
-    ctx->gemm_tuned = 1;
-    memset(ctx->gemm_params, 0, sizeof ctx->gemm_params);
-    memset(ctx->gemm_backend, 0, sizeof ctx->gemm_backend);
+    gs->tuned = 1;
+    memset(gs->params, 0, sizeof gs->params);
+    memset(gs->backend, 0, sizeof gs->backend);
     FILE *f = clrun_gemm_tuning_path(ctx, path, sizeof path) ? fopen(path, "r") : NULL;
     if (!f) return;
     while (fgets(line, sizeof line, f)) {
@@ -74,9 +105,9 @@ static void read_tuning(clrun_ctx *ctx)
         for (int i = 0; i < 4; i++)
             if (strcmp(cls, class_names[i]) == 0) c = i;
         if (got < 8 || c < 0) continue;
-        if (params_ok(ctx, v)) memcpy(ctx->gemm_params[c], v, sizeof v);
+        if (params_ok(clrun_ctx_device(ctx), v)) memcpy(gs->params[c], v, sizeof v);
         for (int b = 1; b < 4 && got == 9; b++)
-            if (strcmp(be, clrun_gemm_backend_name((clrun_gemm_backend)b)) == 0 && (b != CLRUN_GEMM_CLBLAST || clrun_have_clblast())) ctx->gemm_backend[c] = b;
+            if (strcmp(be, clrun_gemm_backend_name((clrun_gemm_backend)b)) == 0 && (b != CLRUN_GEMM_CLBLAST || clrun_have_clblast())) gs->backend[c] = b;
     }
     fclose(f);
 }
@@ -86,7 +117,15 @@ static void read_tuning(clrun_ctx *ctx)
 static int gemm_class(const clrun_ctx *ctx, const clrun_gemm_desc *d)
 {
     size_t tiles128 = ((d->m + 127) / 128) * ((d->n + 127) / 128);
-    return (tiles128 >= 2 * (size_t)ctx->info.compute_units) + 2 * (d->fast != 0);
+    return (tiles128 >= 2 * (size_t)clrun_ctx_device(ctx)->compute_units) + 2 * (d->fast != 0);
+}
+
+/* GEMM's state with the tuning file read; NULL when out of memory (the context's error says so). */
+static struct gemm_state *tuned_state(clrun_ctx *ctx)
+{
+    struct gemm_state *gs = state(ctx);
+    if (gs && !gs->tuned) read_tuning(ctx, gs);
+    return gs;
 }
 
 /* Measured on the H200 (docs/BENCHMARKS.md), all with 8×8 per work-item as 4×4 quads read from
@@ -95,25 +134,25 @@ static int gemm_class(const clrun_ctx *ctx, const clrun_gemm_desc *d)
  * 64×128 tiles (slices of 16; fast: 8). Devices with less local memory or smaller work-groups get
  * 64×64 tiles of 4×4. A tuning file overrides these; $CLRUN_GEMM_PARAMS ("TM,TN,TK,WM,WN,VEC,DB")
  * overrides both, for experiments and `clrun tune`. */
-static void gpu_params(clrun_ctx *ctx, const clrun_gemm_desc *d, struct gpu_params *g)
+static clrun_status gpu_params(clrun_ctx *ctx, const clrun_gemm_desc *d, struct gpu_params *g)
 {
     static const unsigned builtin[4][7] = {
         {64, 128, 16, 8, 8, 1, 1}, {128, 128, 16, 8, 8, 1, 2}, {64, 128, 8, 8, 8, 1, 1}, {128, 128, 8, 8, 8, 1, 1}};
-    const char *env = getenv("CLRUN_GEMM_PARAMS");
+    const clrun_device_info *in = clrun_ctx_device(ctx);
     const int cls = gemm_class(ctx, d);
+    unsigned v[CLRUN__SETTING_MAX_UINTS] = {0}, n;
+    struct gemm_state *gs = tuned_state(ctx);
+    clrun_status st;
+    if (!gs) return CLRUN_HOST_OUT_OF_MEMORY;
+    if ((st = clrun__setting_uints(ctx, CLRUN__SET_GEMM_PARAMS, v, &n))) return st;
+    if (n && !params_ok(in, v)) /* VEC and DB, when left out, are 0 */
+        return clrun__setting_refuse(ctx, CLRUN__SET_GEMM_PARAMS, "tiles this device cannot run (they must divide as cl/gemm.cl says and fit its work-group and local memory)");
     *g = (struct gpu_params){64, 64, 16, 4, 4, 1, 1};
-    if (ctx->info.type != CLRUN_DEVICE_CPU && params_ok(ctx, builtin[cls])) {
-        const unsigned *t = builtin[cls];
-        *g = (struct gpu_params){t[0], t[1], t[2], t[3], t[4], t[5], t[6]};
-    }
-    if (!ctx->gemm_tuned) read_tuning(ctx);
-    const unsigned *t = ctx->gemm_params[cls];
-    if (t[0]) *g = (struct gpu_params){t[0], t[1], t[2], t[3], t[4], t[5], t[6]};
-    if (env && *env) {
-        unsigned v[7] = {0, 0, 0, 0, 0, 0, 0};
-        int got = sscanf(env, "%u,%u,%u,%u,%u,%u,%u", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6]);
-        if (got >= 5 && params_ok(ctx, v)) *g = (struct gpu_params){v[0], v[1], v[2], v[3], v[4], v[5], v[6]};
-    }
+    const unsigned *t = in->type != CLRUN_DEVICE_CPU && params_ok(in, builtin[cls]) ? builtin[cls] : NULL;
+    if (gs->params[cls][0]) t = gs->params[cls];
+    if (n) t = v;
+    if (t) *g = (struct gpu_params){t[0], t[1], t[2], t[3], t[4], t[5], t[6]};
+    return CLRUN_OK;
 }
 
 /* Check that rows × cols at ld from off, for every batch, fit in the buffer. */
@@ -125,7 +164,7 @@ static clrun_status check_matrix(clrun_ctx *ctx, const char *name, clrun_buf *b,
     if (ld < cols) return clrun__fail(ctx, CLRUN_INVALID_ARG, "gemm: ld%s = %zu is smaller than its %zu columns", name, ld, cols);
     if (rows > UINT32_MAX || cols > UINT32_MAX || ld > UINT32_MAX)
         return clrun__fail(ctx, CLRUN_INVALID_ARG, "gemm: matrix %s is larger than 2^32-1 in a dimension", name);
-    size_t elems = b->bytes / esize;
+    size_t elems = clrun_buf_size(b) / esize;
     /* last element of the last batch: off + (batch-1)·stride + (rows-1)·ld + cols - 1 */
     size_t last = off, t;
     if (__builtin_mul_overflow(batch - 1, stride, &t) || __builtin_add_overflow(last, t, &last) ||
@@ -141,19 +180,24 @@ static clrun_status check_matrix(clrun_ctx *ctx, const char *name, clrun_buf *b,
 /* The CPU kernel's vector width (the device's native float width: 16 with AVX-512, 8 with AVX2)
  * and rows per work-item: 6, measured fastest on AVX-512 among 4, 6, 8 and 14 (docs/BENCHMARKS.md)
  * and the most that fit AVX2's 16 registers. $CLRUN_GEMM_CPU_PARAMS ("VW,RM") overrides them. */
-static void cpu_params(clrun_ctx *ctx, unsigned *vw, unsigned *rm)
+static clrun_status cpu_params(clrun_ctx *ctx, unsigned *vw, unsigned *rm)
 {
-    if (!ctx->gemm_vw) {
+    struct gemm_state *gs = state(ctx);
+    unsigned v[CLRUN__SETTING_MAX_UINTS], n;
+    clrun_status st;
+    if (!gs) return CLRUN_HOST_OUT_OF_MEMORY;
+    if (!gs->vw) {
         cl_uint w = 0;
-        clGetDeviceInfo(ctx->device, CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT, sizeof w, &w, NULL);
-        ctx->gemm_vw = w >= 16 ? 16 : w >= 8 ? 8 : 4;
+        clGetDeviceInfo(clrun_ctx_cl_device(ctx), CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT, sizeof w, &w, NULL);
+        gs->vw = w >= 16 ? 16 : w >= 8 ? 8 : 4;
     }
-    *vw = ctx->gemm_vw;
+    *vw = gs->vw;
     *rm = 6;
-    const char *env = getenv("CLRUN_GEMM_CPU_PARAMS");
-    unsigned v[2];
-    if (env && sscanf(env, "%u,%u", &v[0], &v[1]) == 2 && (v[0] == 4 || v[0] == 8 || v[0] == 16) && v[1] >= 1 && v[1] <= 32)
-        *vw = v[0], *rm = v[1];
+    if ((st = clrun__setting_uints(ctx, CLRUN__SET_GEMM_CPU_PARAMS, v, &n))) return st;
+    if (n && ((v[0] != 4 && v[0] != 8 && v[0] != 16) || v[1] < 1 || v[1] > 32))
+        return clrun__setting_refuse(ctx, CLRUN__SET_GEMM_CPU_PARAMS, "the vector width is 4, 8 or 16 and the rows per work-item 1 to 32");
+    if (n) *vw = v[0], *rm = v[1];
+    return CLRUN_OK;
 }
 
 /* The CPU kernel: pack op(B) into panels in the context's scratch buffer (widening f16/bf16 to f32);
@@ -162,13 +206,13 @@ static clrun_status run_cpu(clrun_ctx *ctx, const clrun_gemm_desc *d, size_t bat
 {
     clrun_status st;
     unsigned vw, rm;
-    cpu_params(ctx, &vw, &rm);
+    if ((st = cpu_params(ctx, &vw, &rm))) return st;
     clrun_kernel *pack = NULL, *packa = NULL, *k = NULL;
     char opts[112], mopts[112];
     const size_t nr = 2 * (size_t)vw, panels = (d->n + nr - 1) / nr, apanels = (d->m + rm - 1) / rm;
     /* A packed too for f16/bf16 (it needs a pass to be widened anyway); for f32 packing A measured no
      * faster on AVX-512 (within this machine's noise), so f32 reads A in place */
-    const int pa = d->k && d->type != CLRUN_CAST_F32;
+    const int pa = d->k && d->type != CLRUN_F32;
     size_t stride_p = 0, bytes = 0, stride_pa = 0, abytes = 0;
     if (d->k && (__builtin_mul_overflow(panels * nr, d->k, &stride_p) || __builtin_mul_overflow(stride_p, batch * sizeof(float), &bytes) ||
                  (pa && (__builtin_mul_overflow(apanels * rm, d->k, &stride_pa) ||
@@ -176,43 +220,44 @@ static clrun_status run_cpu(clrun_ctx *ctx, const clrun_gemm_desc *d, size_t bat
         return clrun__fail(ctx, CLRUN_INVALID_ARG, "gemm: the packed panels of %zu×%zu×%zu in %zu batches overflow the address space", d->m,
                            d->n, d->k, batch);
     snprintf(opts, sizeof opts, "-DVW=%u -DRM=%u -DTA=%d -DTB=%d -DPSUM=%d -DABT=%d", vw, rm, d->trans_a != 0, d->trans_b != 0, !d->fast,
-             (int)d->type);
+             clrun__float_code(d->type));
     snprintf(mopts, sizeof mopts, "-DVW=%u -DRM=%u -DTA=%d -DTB=%d -DPSUM=%d -DABT=%d -DPA=%d", vw, rm, d->trans_a != 0, d->trans_b != 0,
-             !d->fast, pa ? 0 : (int)d->type, pa);
+             !d->fast, pa ? 0 : clrun__float_code(d->type), pa);
     if ((st = clrun__lib_kernel(ctx, "gemm_cpu", mopts, "clrun_gemm_cpu", &k))) return st;
     clrun_buf *packed = d->c, *a = d->a ? d->a : d->c; /* K = 0: nothing is packed or read */
     size_t a_off = d->a_off, lda = d->lda ? d->lda : 1, stride_a = d->stride_a;
     if (d->k) {
+        const clrun__grid gb = {3, {d->k, panels, batch}, {0}};
         if ((st = clrun__lib_kernel(ctx, "gemm_cpu", opts, "clrun_gemm_pack_b", &pack)) ||
-            (st = clrun__scratch(ctx, pa ? abytes : bytes, &packed)))
-            return st;
-        size_t g[3] = {d->k, panels, batch};
-        if ((st = clrun_arg_u32(pack, 0, (cl_uint)d->n)) || (st = clrun_arg_u32(pack, 1, (cl_uint)d->k)) ||
-            (st = clrun_arg_buf(pack, 2, d->b)) || (st = clrun_arg_u64(pack, 3, d->b_off)) ||
-            (st = clrun_arg_u32(pack, 4, (cl_uint)d->ldb)) || (st = clrun_arg_u64(pack, 5, d->stride_b)) ||
-            (st = clrun_arg_buf(pack, 6, packed)) || (st = clrun_arg_u64(pack, 7, stride_p)) || (st = clrun_launch(pack, 3, g, NULL)))
+            (st = clrun__scratch(ctx, pa ? abytes : bytes, &packed)) ||
+            (st = clrun__run(pack, gb, ARG_U32(d->n), ARG_U32(d->k), ARG_BUF(d->b), ARG_U64(d->b_off), ARG_U32(d->ldb), ARG_U64(d->stride_b),
+                             ARG_BUF(packed), ARG_U64(stride_p))))
             return st;
         if (pa) { /* op(A) in panels of RM rows after B's panels */
-            size_t ga[3] = {d->k, apanels, batch};
+            const clrun__grid ga = {3, {d->k, apanels, batch}, {0}};
             a = packed, a_off = bytes / sizeof(float), stride_a = stride_pa;
             if ((st = clrun__lib_kernel(ctx, "gemm_cpu", opts, "clrun_gemm_pack_a", &packa)) ||
-                (st = clrun_arg_u32(packa, 0, (cl_uint)d->m)) || (st = clrun_arg_u32(packa, 1, (cl_uint)d->k)) ||
-                (st = clrun_arg_buf(packa, 2, d->a)) || (st = clrun_arg_u64(packa, 3, d->a_off)) ||
-                (st = clrun_arg_u32(packa, 4, (cl_uint)d->lda)) || (st = clrun_arg_u64(packa, 5, d->stride_a)) ||
-                (st = clrun_arg_buf(packa, 6, packed)) || (st = clrun_arg_u64(packa, 7, a_off)) || (st = clrun_arg_u64(packa, 8, stride_a)) ||
-                (st = clrun_launch(packa, 3, ga, NULL)))
+                (st = clrun__run(packa, ga, ARG_U32(d->m), ARG_U32(d->k), ARG_BUF(d->a), ARG_U64(d->a_off), ARG_U32(d->lda), ARG_U64(d->stride_a),
+                                 ARG_BUF(packed), ARG_U64(a_off), ARG_U64(stride_a))))
                 return st;
         }
     }
-    size_t global[3] = {((d->m + rm - 1) / rm + 7) / 8 * 8, panels, batch}, local[3] = {8, 1, 1};
-    if ((st = clrun_arg_u32(k, 0, (cl_uint)d->m)) || (st = clrun_arg_u32(k, 1, (cl_uint)d->n)) ||
-        (st = clrun_arg_u32(k, 2, (cl_uint)d->k)) || (st = clrun_arg_f32(k, 3, d->alpha)) || (st = clrun_arg_f32(k, 4, d->beta)) ||
-        (st = clrun_arg_buf(k, 5, a)) || (st = clrun_arg_u64(k, 6, a_off)) || (st = clrun_arg_u32(k, 7, (cl_uint)lda)) ||
-        (st = clrun_arg_u64(k, 8, stride_a)) || (st = clrun_arg_buf(k, 9, packed)) || (st = clrun_arg_u64(k, 10, stride_p)) ||
-        (st = clrun_arg_buf(k, 11, d->c)) || (st = clrun_arg_u64(k, 12, d->c_off)) || (st = clrun_arg_u32(k, 13, (cl_uint)d->ldc)) ||
-        (st = clrun_arg_u64(k, 14, d->stride_c)))
-        return st;
-    return clrun_launch(k, 3, global, local);
+    const clrun__grid grid = {3, {((d->m + rm - 1) / rm + 7) / 8 * 8, panels, batch}, {8, 1, 1}};
+    return clrun__run(k, grid, ARG_U32(d->m), ARG_U32(d->n), ARG_U32(d->k), ARG_F32(d->alpha), ARG_F32(d->beta), ARG_BUF(a), ARG_U64(a_off),
+                      ARG_U32(lda), ARG_U64(stride_a), ARG_BUF(packed), ARG_U64(stride_p), ARG_BUF(d->c), ARG_U64(d->c_off), ARG_U32(d->ldc),
+                      ARG_U64(d->stride_c));
+}
+
+/* Bind the argument list the GPU-shaped kernels share (cl/gemm.cl, cl/gemm_mma_nv.cl) and launch:
+ * (M, N, K, alpha, beta, A, a_off, lda, stride_a, B, b_off, ldb, stride_b, C, c_off, ldc, stride_c).
+ * An operand that is never read (K = 0) may be NULL: C is bound in its place, with leading
+ * dimension ld0. */
+static clrun_status launch_gpu_shaped(clrun_kernel *k, clrun__grid g, const clrun_gemm_desc *d, size_t ld0)
+{
+    clrun_buf *a = d->a ? d->a : d->c, *b = d->b ? d->b : d->c;
+    return clrun__run(k, g, ARG_U32(d->m), ARG_U32(d->n), ARG_U32(d->k), ARG_F32(d->alpha), ARG_F32(d->beta), ARG_BUF(a), ARG_U64(d->a_off),
+                      ARG_U32(d->lda ? d->lda : ld0), ARG_U64(d->stride_a), ARG_BUF(b), ARG_U64(d->b_off), ARG_U32(d->ldb ? d->ldb : ld0),
+                      ARG_U64(d->stride_b), ARG_BUF(d->c), ARG_U64(d->c_off), ARG_U32(d->ldc), ARG_U64(d->stride_c));
 }
 
 static clrun_status run_gpu(clrun_ctx *ctx, const clrun_gemm_desc *d, size_t batch)
@@ -220,29 +265,18 @@ static clrun_status run_gpu(clrun_ctx *ctx, const clrun_gemm_desc *d, size_t bat
     clrun_status st;
     clrun_kernel *k = NULL;
     char opts[256];
-    struct gpu_params g;
-    gpu_params(ctx, d, &g);
+    struct gpu_params g = {0};
+    if ((st = gpu_params(ctx, d, &g))) return st;
     /* 16-byte global loads when every run of 4 along a stored row starts on a multiple of 4 */
     int gw4 = g.tk % 4 == 0 && g.tm % 4 == 0 && g.tn % 4 == 0 && d->lda % 4 == 0 && d->ldb % 4 == 0 && d->a_off % 4 == 0 &&
               d->b_off % 4 == 0 && d->stride_a % 4 == 0 && d->stride_b % 4 == 0 && (d->trans_a ? d->m : d->k) % 4 == 0 &&
               (d->trans_b ? d->k : d->n) % 4 == 0;
     snprintf(opts, sizeof opts, "-DTM=%u -DTN=%u -DTK=%u -DWM=%u -DWN=%u -DVEC=%u -DDB=%u -DTA=%d -DTB=%d -DGW=%d -DPSUM=%d -DABT=%d",
-             g.tm, g.tn, g.tk, g.wm, g.wn, g.vec, g.db, d->trans_a != 0, d->trans_b != 0, gw4 ? 4 : 1, !d->fast, (int)d->type);
+             g.tm, g.tn, g.tk, g.wm, g.wn, g.vec, g.db, d->trans_a != 0, d->trans_b != 0, gw4 ? 4 : 1, !d->fast, clrun__float_code(d->type));
     if ((st = clrun__lib_kernel(ctx, "gemm", opts, "clrun_gemm", &k))) return st;
-    size_t local[3] = {g.tn / g.wn, g.tm / g.wm, 1};
-    size_t global[3] = {(d->n + g.tn - 1) / g.tn * local[0], (d->m + g.tm - 1) / g.tm * local[1], batch};
-    cl_uint M = (cl_uint)d->m, N = (cl_uint)d->n, K = (cl_uint)d->k;
-    cl_uint lda = (cl_uint)(d->lda ? d->lda : 1), ldb = (cl_uint)(d->ldb ? d->ldb : 1), ldc = (cl_uint)d->ldc;
-    /* an operand that is never read (K = 0) may be NULL: bind C in its place */
-    clrun_buf *a = d->a ? d->a : d->c, *b = d->b ? d->b : d->c;
-    if ((st = clrun_arg_u32(k, 0, M)) || (st = clrun_arg_u32(k, 1, N)) || (st = clrun_arg_u32(k, 2, K)) ||
-        (st = clrun_arg_f32(k, 3, d->alpha)) || (st = clrun_arg_f32(k, 4, d->beta)) || (st = clrun_arg_buf(k, 5, a)) ||
-        (st = clrun_arg_u64(k, 6, d->a_off)) || (st = clrun_arg_u32(k, 7, lda)) || (st = clrun_arg_u64(k, 8, d->stride_a)) ||
-        (st = clrun_arg_buf(k, 9, b)) || (st = clrun_arg_u64(k, 10, d->b_off)) || (st = clrun_arg_u32(k, 11, ldb)) ||
-        (st = clrun_arg_u64(k, 12, d->stride_b)) || (st = clrun_arg_buf(k, 13, d->c)) || (st = clrun_arg_u64(k, 14, d->c_off)) ||
-        (st = clrun_arg_u32(k, 15, ldc)) || (st = clrun_arg_u64(k, 16, d->stride_c)))
-        return st;
-    return clrun_launch(k, 3, global, local);
+    const size_t lx = g.tn / g.wn, ly = g.tm / g.wm;
+    const clrun__grid grid = {3, {(d->n + g.tn - 1) / g.tn * lx, (d->m + g.tm - 1) / g.tm * ly, batch}, {lx, ly, 1}};
+    return launch_gpu_shaped(k, grid, d, 1);
 }
 
 /* Tiles of the tensor-core kernel (cl/gemm_mma_nv.cl): BM BN BK WTM WTN STAGES, and TFACC for 3xTF32.
@@ -256,7 +290,7 @@ struct mma_params {
     unsigned bm, bn, bk, wtm, wtn, stages, tfacc;
 };
 
-static int mma_ok(const clrun_ctx *ctx, const struct mma_params *p, size_t esize)
+static int mma_ok(const clrun_device_info *in, const struct mma_params *p, size_t esize)
 {
     const unsigned epc = (unsigned)(16 / esize), ks = esize == 4 ? 8 : 16;
     if (!p->bm || !p->bn || !p->bk || !p->wtm || !p->wtn || p->stages < 2 || p->stages > 8) return 0;
@@ -264,24 +298,28 @@ static int mma_ok(const clrun_ctx *ctx, const struct mma_params *p, size_t esize
         p->bk % epc)
         return 0;
     size_t threads = (size_t)(p->bm / p->wtm) * (p->bn / p->wtn) * 32, lmem = (size_t)p->stages * (p->bm + p->bn) * p->bk * esize;
-    return threads <= ctx->info.max_work_group && (!ctx->info.local_mem || lmem <= ctx->info.local_mem);
+    return threads <= in->max_work_group && (!in->local_mem || lmem <= in->local_mem);
 }
 
-static void mma_params(const clrun_ctx *ctx, const clrun_gemm_desc *d, struct mma_params *p)
+static clrun_status mma_params(clrun_ctx *ctx, const clrun_gemm_desc *d, struct mma_params *p)
 {
-    const size_t es = clrun__cast_size(d->type);
+    const size_t es = clrun_dtype_size(d->type);
+    unsigned v[CLRUN__SETTING_MAX_UINTS], n;
+    clrun_status st;
     *p = es == 4 ? (struct mma_params){128, 128, 16, 64, 64, 3, 2} : (struct mma_params){128, 128, 32, 64, 64, 3, 1};
-    const char *env = getenv("CLRUN_GEMM_MMA_PARAMS");
-    struct mma_params e = {0, 0, 0, 0, 0, 0, 1};
-    if (env && sscanf(env, "%u,%u,%u,%u,%u,%u,%u", &e.bm, &e.bn, &e.bk, &e.wtm, &e.wtn, &e.stages, &e.tfacc) >= 6 && (e.tfacc == 1 || e.tfacc == 2) &&
-        mma_ok(ctx, &e, es))
-        *p = e;
+    if ((st = clrun__setting_uints(ctx, CLRUN__SET_GEMM_MMA_PARAMS, v, &n)) || !n) return st;
+    const struct mma_params e = {v[0], v[1], v[2], v[3], v[4], v[5], n == 7 ? v[6] : 1};
+    if ((e.tfacc != 1 && e.tfacc != 2) || !mma_ok(clrun_ctx_device(ctx), &e, es))
+        return clrun__setting_refuse(ctx, CLRUN__SET_GEMM_MMA_PARAMS,
+                                     "tiles this device cannot run for this element type (see cl/gemm_mma_nv.cl; TFACC is 1 or 2)");
+    *p = e;
+    return CLRUN_OK;
 }
 
 /* cp.async copies 16 bytes from 16-byte aligned addresses: every row of A and B must start on one */
 static int mma_aligned(const clrun_gemm_desc *d, size_t batch)
 {
-    const size_t epc = 16 / clrun__cast_size(d->type);
+    const size_t epc = 16 / clrun_dtype_size(d->type);
     return d->lda % epc == 0 && d->ldb % epc == 0 && d->a_off % epc == 0 && d->b_off % epc == 0 &&
            (batch == 1 || (d->stride_a % epc == 0 && d->stride_b % epc == 0));
 }
@@ -290,31 +328,21 @@ static clrun_status run_tensor(clrun_ctx *ctx, const clrun_gemm_desc *d, size_t 
 {
     clrun_status st;
     clrun_kernel *k = NULL;
-    struct mma_params p;
+    struct mma_params p = {0};
     char opts[160];
     if (!mma_aligned(d, batch))
         return clrun__fail(ctx, CLRUN_INVALID_ARG,
                            "gemm: the tensor-core kernel needs lda, ldb, the offsets of A and B and their batch strides to be "
                            "multiples of %d elements (16 bytes); use another backend for this layout",
-                           (int)(16 / clrun__cast_size(d->type)));
-    mma_params(ctx, d, &p);
+                           (int)(16 / clrun_dtype_size(d->type)));
+    if ((st = mma_params(ctx, d, &p))) return st;
     const int c2 = d->c_off % 2 == 0 && d->ldc % 2 == 0 && (batch == 1 || d->stride_c % 2 == 0);
-    snprintf(opts, sizeof opts, "-DABT=%d -DBM=%u -DBN=%u -DBK=%u -DWTM=%u -DWTN=%u -DSTAGES=%u -DTFACC=%u -DTA=%d -DTB=%d -DC2=%d", (int)d->type,
-             p.bm, p.bn, p.bk, p.wtm, p.wtn, p.stages, p.tfacc, d->trans_a != 0, d->trans_b != 0, c2);
+    snprintf(opts, sizeof opts, "-DABT=%d -DBM=%u -DBN=%u -DBK=%u -DWTM=%u -DWTN=%u -DSTAGES=%u -DTFACC=%u -DTA=%d -DTB=%d -DC2=%d",
+             clrun__float_code(d->type), p.bm, p.bn, p.bk, p.wtm, p.wtn, p.stages, p.tfacc, d->trans_a != 0, d->trans_b != 0, c2);
     if ((st = clrun__lib_kernel(ctx, "gemm_mma_nv", opts, "clrun_gemm_mma", &k))) return st;
     const size_t threads = (size_t)(p.bm / p.wtm) * (p.bn / p.wtn) * 32;
     const size_t tiles = ((d->m + p.bm - 1) / p.bm) * ((d->n + p.bn - 1) / p.bn);
-    size_t local[2] = {threads, 1}, global[2] = {tiles * threads, batch};
-    clrun_buf *a = d->a ? d->a : d->c, *b = d->b ? d->b : d->c;
-    if ((st = clrun_arg_u32(k, 0, (cl_uint)d->m)) || (st = clrun_arg_u32(k, 1, (cl_uint)d->n)) ||
-        (st = clrun_arg_u32(k, 2, (cl_uint)d->k)) || (st = clrun_arg_f32(k, 3, d->alpha)) || (st = clrun_arg_f32(k, 4, d->beta)) ||
-        (st = clrun_arg_buf(k, 5, a)) || (st = clrun_arg_u64(k, 6, d->a_off)) || (st = clrun_arg_u32(k, 7, (cl_uint)(d->lda ? d->lda : 8))) ||
-        (st = clrun_arg_u64(k, 8, d->stride_a)) || (st = clrun_arg_buf(k, 9, b)) || (st = clrun_arg_u64(k, 10, d->b_off)) ||
-        (st = clrun_arg_u32(k, 11, (cl_uint)(d->ldb ? d->ldb : 8))) || (st = clrun_arg_u64(k, 12, d->stride_b)) ||
-        (st = clrun_arg_buf(k, 13, d->c)) || (st = clrun_arg_u64(k, 14, d->c_off)) || (st = clrun_arg_u32(k, 15, (cl_uint)d->ldc)) ||
-        (st = clrun_arg_u64(k, 16, d->stride_c)))
-        return st;
-    return clrun_launch(k, 2, global, local);
+    return launch_gpu_shaped(k, (clrun__grid){2, {tiles * threads, batch, 1}, {threads, 1, 1}}, d, 8);
 }
 
 /* The probe: on an NVIDIA platform, build the tensor-core kernel and multiply small integers in f16
@@ -334,7 +362,7 @@ static int tensor_probe(clrun_ctx *ctx)
         }
     clrun_buf *a = NULL, *b = NULL, *c = NULL;
     clrun_gemm_desc d = {0};
-    d.m = PM, d.n = PN, d.k = PK, d.alpha = 1, d.lda = PK, d.ldb = PN, d.ldc = PN, d.type = CLRUN_CAST_F16;
+    d.m = PM, d.n = PN, d.k = PK, d.alpha = 1, d.lda = PK, d.ldb = PN, d.ldc = PN, d.type = CLRUN_F16;
     int ok = clrun_buf_new(ctx, sizeof ha, 0, &a) == CLRUN_OK && clrun_buf_new(ctx, sizeof hb, 0, &b) == CLRUN_OK &&
              clrun_buf_new(ctx, sizeof hc, 0, &c) == CLRUN_OK && clrun_upload(a, 0, ha, sizeof ha) == CLRUN_OK &&
              clrun_upload(b, 0, hb, sizeof hb) == CLRUN_OK;
@@ -352,31 +380,32 @@ static int tensor_probe(clrun_ctx *ctx)
 
 int clrun_gemm_tensor_cores(clrun_ctx *ctx)
 {
-    if (!ctx) return 0;
-    if (!ctx->gemm_tensor) {
-        const int nvidia = strstr(ctx->info.platform_vendor, "NVIDIA") != NULL || strstr(ctx->info.vendor, "NVIDIA") != NULL;
-        const char *off = getenv("CLRUN_NO_TENSOR");
-        ctx->gemm_tensor = nvidia && ctx->info.type == CLRUN_DEVICE_GPU && !(off && *off && strcmp(off, "0")) && tensor_probe(ctx) ? 1 : -1;
+    struct gemm_state *gs = ctx ? state(ctx) : NULL;
+    if (!gs) return 0;
+    if (!gs->tensor) {
+        const clrun_device_info *in = clrun_ctx_device(ctx);
+        const int nvidia = strstr(in->platform_vendor, "NVIDIA") != NULL || strstr(in->vendor, "NVIDIA") != NULL;
+        gs->tensor = nvidia && in->type == CLRUN_DEVICE_GPU && !clrun__setting_on(CLRUN__SET_NO_TENSOR) && tensor_probe(ctx) ? 1 : -1;
     }
-    return ctx->gemm_tensor == 1;
+    return gs->tensor == 1;
 }
 
 static clrun_status run_clblast(clrun_ctx *ctx, const clrun_gemm_desc *d, size_t batch)
 {
 #ifdef CLRUN_HAVE_CLBLAST
-    if (d->type != CLRUN_CAST_F32)
+    if (d->type != CLRUN_F32)
         return clrun__fail(ctx, CLRUN_UNSUPPORTED, "gemm: CLBlast has no GEMM with f16 or bf16 inputs and f32 results; use another backend");
-    cl_command_queue q = ctx->queue;
+    cl_command_queue q = clrun_ctx_cl_queue(ctx);
     CLBlastStatusCode s;
     CLBlastTranspose ta = d->trans_a ? CLBlastTransposeYes : CLBlastTransposeNo, tb = d->trans_b ? CLBlastTransposeYes : CLBlastTransposeNo;
-    cl_mem a = (d->a ? d->a : d->c)->mem, b = (d->b ? d->b : d->c)->mem;
+    cl_mem a = clrun_buf_cl_mem(d->a ? d->a : d->c), b = clrun_buf_cl_mem(d->b ? d->b : d->c), c = clrun_buf_cl_mem(d->c);
     size_t lda = d->lda ? d->lda : 1, ldb = d->ldb ? d->ldb : 1;
     if (batch == 1)
         s = CLBlastSgemm(CLBlastLayoutRowMajor, ta, tb, d->m, d->n, d->k, d->alpha, a, d->a_off, lda, b, d->b_off, ldb, d->beta,
-                         d->c->mem, d->c_off, d->ldc, &q, NULL);
+                         c, d->c_off, d->ldc, &q, NULL);
     else
         s = CLBlastSgemmStridedBatched(CLBlastLayoutRowMajor, ta, tb, d->m, d->n, d->k, d->alpha, a, d->a_off, lda, d->stride_a, b,
-                                       d->b_off, ldb, d->stride_b, d->beta, d->c->mem, d->c_off, d->ldc, d->stride_c, batch, &q, NULL);
+                                       d->b_off, ldb, d->stride_b, d->beta, c, d->c_off, d->ldc, d->stride_c, batch, &q, NULL);
     if (s != CLBlastSuccess)
         return clrun__fail(ctx, s <= -1000 ? CLRUN_UNSUPPORTED : CLRUN_CL_ERROR, "gemm: CLBlast failed with status %d%s%s", (int)s,
                            s > -1000 ? " (" : "", s > -1000 ? clrun_cl_error_name((cl_int)s) : "");
@@ -391,17 +420,18 @@ static clrun_status run_clblast(clrun_ctx *ctx, const clrun_gemm_desc *d, size_t
 
 clrun_gemm_backend clrun_gemm_resolve(clrun_ctx *ctx, const clrun_gemm_desc *d)
 {
-    const clrun_gemm_backend own = ctx->info.type == CLRUN_DEVICE_CPU ? CLRUN_GEMM_CPU_KERNEL : CLRUN_GEMM_GPU_KERNEL;
+    const clrun_gemm_backend own = clrun_ctx_device(ctx)->type == CLRUN_DEVICE_CPU ? CLRUN_GEMM_CPU_KERNEL : CLRUN_GEMM_GPU_KERNEL;
     switch (d->backend) {
-    case CLRUN_GEMM_AUTO:
+    case CLRUN_GEMM_AUTO: {
         /* f16/bf16 products go to the tensor cores where they are and the layout allows */
-        if (d->type != CLRUN_CAST_F32 && mma_aligned(d, d->batch ? d->batch : 1) && clrun_gemm_tensor_cores(ctx)) return CLRUN_GEMM_TENSOR;
+        if (d->type != CLRUN_F32 && mma_aligned(d, d->batch ? d->batch : 1) && clrun_gemm_tensor_cores(ctx)) return CLRUN_GEMM_TENSOR;
         /* the tuning file's measured winner for the shape class, else clrun's kernel for the device:
          * on the devices measured (docs/BENCHMARKS.md) it beats CLBlast in every class */
-        if (!ctx->gemm_tuned) read_tuning(ctx);
-        const int tuned = ctx->gemm_backend[gemm_class(ctx, d)];
+        const struct gemm_state *gs = tuned_state(ctx);
+        const int tuned = gs ? gs->backend[gemm_class(ctx, d)] : 0;
         /* the file measured f32 products; CLBlast takes no f16/bf16 */
-        return tuned && !(tuned == CLRUN_GEMM_CLBLAST && d->type != CLRUN_CAST_F32) ? (clrun_gemm_backend)tuned : own;
+        return tuned && !(tuned == CLRUN_GEMM_CLBLAST && d->type != CLRUN_F32) ? (clrun_gemm_backend)tuned : own;
+    }
     case CLRUN_GEMM_KERNEL: return own;
     default: return d->backend;
     }
@@ -417,8 +447,9 @@ clrun_status clrun_gemm(clrun_ctx *ctx, const clrun_gemm_desc *d)
     if (d->m == 0 || d->n == 0) return CLRUN_OK;
     if (!d->c) return clrun__fail(ctx, CLRUN_INVALID_ARG, "gemm: matrix C is NULL");
     if (d->k > UINT32_MAX) return clrun__fail(ctx, CLRUN_INVALID_ARG, "gemm: K is larger than 2^32-1");
-    if ((unsigned)d->type > CLRUN_CAST_BF16) return clrun__fail(ctx, CLRUN_INVALID_ARG, "gemm: unknown element type %d", (int)d->type);
-    const size_t es = clrun__cast_size(d->type);
+    if (clrun__float_code(d->type) < 0)
+        return clrun__fail(ctx, CLRUN_INVALID_ARG, "gemm: unknown element type %s (%d) for A and B: f32, f16 or bf16", clrun_dtype_name(d->type), (int)d->type);
+    const size_t es = clrun_dtype_size(d->type);
     if ((st = check_matrix(ctx, "A", d->a, es, d->a_off, d->lda, d->stride_a, ar, ac, batch)) ||
         (st = check_matrix(ctx, "B", d->b, es, d->b_off, d->ldb, d->stride_b, br, bc, batch)) ||
         (st = check_matrix(ctx, "C", d->c, 4, d->c_off, d->ldc, d->stride_c, d->m, d->n, batch)))
@@ -433,7 +464,7 @@ clrun_status clrun_gemm(clrun_ctx *ctx, const clrun_gemm_desc *d)
     case CLRUN_GEMM_TENSOR:
         if (!clrun_gemm_tensor_cores(ctx))
             return clrun__fail(ctx, CLRUN_UNSUPPORTED, "gemm: no tensor-core kernel on %s (it needs NVIDIA's OpenCL and a GPU that runs mma.sync)",
-                               ctx->info.name);
+                               clrun_ctx_device(ctx)->name);
         return run_tensor(ctx, d, batch);
     default: return clrun__fail(ctx, CLRUN_INVALID_ARG, "gemm: unknown backend %d", (int)d->backend);
     }

@@ -1,6 +1,6 @@
 /* reduce.c — reductions (cl/reduce.cl): one kernel pass writes a partial result per work-group (GPU
  * shape) or per chunk (CPU shape); the host combines the partials. */
-#include "../internal.h"
+#include "op.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -16,11 +16,18 @@ struct plan {
     unsigned vw;
 };
 
-static void make_plan(const clrun_ctx *ctx, size_t n, struct plan *p)
+static clrun_status make_plan(clrun_ctx *ctx, size_t n, struct plan *p)
 {
-    const clrun_device_info *in = &ctx->info;
-    const char *shape = getenv("CLRUN_REDUCE_SHAPE"); /* "cpu" or "gpu": force a shape (tests) */
-    p->cpu = shape ? strcmp(shape, "cpu") == 0 : in->type == CLRUN_DEVICE_CPU;
+    const clrun_device_info *in = clrun_ctx_device(ctx);
+    int shape; /* CLRUN_REDUCE_SHAPE: gpu (0) or cpu (1) forces a shape (tests) */
+    unsigned per_cu = 8, ng = 0; /* CLRUN_REDUCE_GROUPS: work-groups per compute unit (tuning) */
+    clrun_status st;
+    if ((st = clrun__setting_choice(ctx, CLRUN__SET_REDUCE_SHAPE, &shape)) ||
+        (st = clrun__setting_uints(ctx, CLRUN__SET_REDUCE_GROUPS, &per_cu, &ng)))
+        return st;
+    if (ng && per_cu < 1) return clrun__setting_refuse(ctx, CLRUN__SET_REDUCE_GROUPS, "at least 1 work-group per compute unit");
+    if (!ng) per_cu = 8;
+    p->cpu = shape >= 0 ? shape == 1 : in->type == CLRUN_DEVICE_CPU;
     unsigned cu = in->compute_units ? in->compute_units : 1;
     if (p->cpu) {
         p->vw = 8; /* one AVX2 register; 16 spills into calls on hosts without AVX-512 */
@@ -34,12 +41,11 @@ static void make_plan(const clrun_ctx *ctx, size_t n, struct plan *p)
         p->vw = 4;
         p->local = GPU_LOCAL;
         size_t full = (n / p->vw + p->local - 1) / p->local;
-        const char *g = getenv("CLRUN_REDUCE_GROUPS"); /* work-groups per compute unit (tuning) */
-        size_t per_cu = g && atoi(g) > 0 ? (size_t)atoi(g) : 8;
         p->groups = full < (size_t)cu * per_cu ? full : (size_t)cu * per_cu;
         if (p->groups < 1) p->groups = 1;
         p->chunk = 0;
     }
+    return CLRUN_OK;
 }
 
 static clrun_status check_input(clrun_ctx *ctx, const char *what, clrun_dtype t, clrun_buf *x, size_t off, size_t n)
@@ -47,66 +53,52 @@ static clrun_status check_input(clrun_ctx *ctx, const char *what, clrun_dtype t,
     if (t != CLRUN_F32 && t != CLRUN_F16)
         return clrun__fail(ctx, CLRUN_INVALID_ARG, "%s: element type %s is not supported (f32 or f16)", what, clrun_dtype_name(t));
     if (!x) return clrun__fail(ctx, CLRUN_INVALID_ARG, "%s: buffer is NULL", what);
-    size_t cap = x->bytes / clrun_dtype_size(t);
+    size_t cap = clrun_buf_size(x) / clrun_dtype_size(t);
     if (off > cap || n > cap - off)
         return clrun__fail(ctx, CLRUN_INVALID_ARG, "%s: elements [%zu, %zu + %zu) are outside the buffer's %zu elements", what, off, off, n, cap);
     return CLRUN_OK;
 }
 
-/* Launch kernel `name` of reduce.cl over (x, y) and download the partials into host (bytes each). */
+/* Launch kernel `name` of reduce.cl over (x, y) and download the partials into host: the values
+ * (two floats per group for sums, one for extremes), then for extremes the indices. */
 static clrun_status run(clrun_ctx *ctx, const char *name, clrun_dtype t, clrun_buf *x, size_t xo, clrun_buf *y, size_t yo,
                         size_t n, int extreme, struct plan *p, void **host)
 {
     char opts[160];
     clrun_status st;
     clrun_kernel *k = NULL;
-    clrun_buf *scratch = NULL;
-    make_plan(ctx, n, p);
+    clrun_buf *scratch = NULL, *idxs = NULL;
+    *host = NULL;
+    if ((st = make_plan(ctx, n, p))) return st;
     int aligned = xo % p->vw == 0 && yo % p->vw == 0;
     /* -w: PoCL warns about 16-wide vectors on AVX2 hosts (an ABI note, not a problem) */
     snprintf(opts, sizeof opts, "-w -DCLRUN_VW=%u -DCLRUN_CHUNKED=%d -DCLRUN_ALIGNED=%d -DCLRUN_HALF=%d", p->vw, p->cpu, aligned,
              t == CLRUN_F16);
-    size_t per = extreme ? sizeof(float) + sizeof(cl_ulong) : 2 * sizeof(float);
-    size_t bytes = p->groups * per;
-    if ((st = clrun__lib_kernel(ctx, "reduce", opts, name, &k)) || (st = clrun__scratch(ctx, bytes, &scratch))) return st;
-    cl_mem m = scratch->mem;
-    cl_int err = CL_SUCCESS;
-    cl_buffer_region r1 = {0, p->groups * (extreme ? sizeof(float) : 2 * sizeof(float))};
-    size_t off2 = (r1.size + ctx->info.mem_base_align - 1) / ctx->info.mem_base_align * ctx->info.mem_base_align;
-    if (extreme && off2 + p->groups * sizeof(cl_ulong) > scratch->bytes) {
-        if ((st = clrun__scratch(ctx, off2 + p->groups * sizeof(cl_ulong), &scratch))) return st;
-        m = scratch->mem;
-    }
-    clrun_buf vals = {ctx, m, r1.size}, idxs = {ctx, NULL, 0};
-    if (extreme) {
-        cl_buffer_region r2 = {off2, p->groups * sizeof(cl_ulong)};
-        idxs.mem = clCreateSubBuffer(m, 0, CL_BUFFER_CREATE_TYPE_REGION, &r2, &err);
-        idxs.bytes = r2.size;
-        if (!idxs.mem) return clrun__fail_cl(ctx, err, "clCreateSubBuffer", "%s: partial results", name);
-    }
-    cl_ulong xoff = xo, yoff = yo, nn = n, chunk = p->chunk;
-    if ((st = clrun_arg_buf(k, 0, x)) || (st = clrun_arg_u64(k, 1, xoff)) || (st = clrun_arg_buf(k, 2, y)) ||
-        (st = clrun_arg_u64(k, 3, yoff)) || (st = clrun_arg_u64(k, 4, nn)) || (st = clrun_arg_u64(k, 5, chunk)))
-        goto done;
-    if (extreme) {
-        if ((st = clrun_arg_buf(k, 6, &vals)) || (st = clrun_arg_buf(k, 7, &idxs)) ||
-            (st = clrun_arg_local(k, 8, p->local * sizeof(float))) || (st = clrun_arg_local(k, 9, p->local * sizeof(cl_ulong))))
-            goto done;
-    } else if ((st = clrun_arg_buf(k, 6, &vals)) || (st = clrun_arg_local(k, 7, p->local * 2 * sizeof(float)))) {
-        goto done;
-    }
-    size_t global = p->groups * p->local, local = p->local;
-    if ((st = clrun_launch(k, 1, &global, &local))) goto done;
-    *host = malloc(bytes + 16);
-    if (!*host) {
+    /* the values at the scratch's start; for extremes, the indices in a view from the next aligned
+     * offset */
+    const size_t align = clrun_ctx_device(ctx)->mem_base_align ? clrun_ctx_device(ctx)->mem_base_align : 1;
+    const size_t vbytes = p->groups * (extreme ? sizeof(float) : 2 * sizeof(float)), ibytes = extreme ? p->groups * sizeof(cl_ulong) : 0;
+    const size_t ioff = (vbytes + align - 1) / align * align;
+    if ((st = clrun__lib_kernel(ctx, "reduce", opts, name, &k)) || (st = clrun__scratch(ctx, extreme ? ioff + ibytes : vbytes, &scratch)))
+        return st;
+    if (extreme && (st = clrun_buf_sub(scratch, ioff, ibytes, &idxs))) return st;
+    const clrun__grid grid = {1, {p->groups * p->local, 1, 1}, {p->local, 1, 1}};
+    if (extreme)
+        st = clrun__run(k, grid, ARG_BUF(x), ARG_U64(xo), ARG_BUF(y), ARG_U64(yo), ARG_U64(n), ARG_U64(p->chunk), ARG_BUF(scratch),
+                        ARG_BUF(idxs), ARG_LOCAL(p->local * sizeof(float)), ARG_LOCAL(p->local * sizeof(cl_ulong)));
+    else
+        st = clrun__run(k, grid, ARG_BUF(x), ARG_U64(xo), ARG_BUF(y), ARG_U64(yo), ARG_U64(n), ARG_U64(p->chunk), ARG_BUF(scratch),
+                        ARG_LOCAL(p->local * 2 * sizeof(float)));
+    if (st) goto done;
+    if (!(*host = malloc(vbytes + ibytes + 16))) {
         st = clrun__fail(ctx, CLRUN_HOST_OUT_OF_MEMORY, "%s: out of memory", name);
         goto done;
     }
-    if ((st = clrun_download(&vals, 0, *host, vals.bytes))) goto done;
-    if (extreme && (st = clrun_download(&idxs, 0, (char *)*host + vals.bytes, idxs.bytes))) goto done;
+    if ((st = clrun_download(scratch, 0, *host, vbytes))) goto done;
+    if (extreme && (st = clrun_download(idxs, 0, (char *)*host + vbytes, ibytes))) goto done;
 done:
-    if (idxs.mem) clReleaseMemObject(idxs.mem);
-    if (st != CLRUN_OK && *host) {
+    clrun_buf_free(idxs);
+    if (st != CLRUN_OK) {
         free(*host);
         *host = NULL;
     }

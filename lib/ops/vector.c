@@ -1,5 +1,5 @@
 /* vector.c — element-wise vector ops (cl/vector.cl). */
-#include "../internal.h"
+#include "op.h"
 
 #include <string.h>
 
@@ -14,8 +14,8 @@ const char *clrun_vec_op_name(clrun_vec_op op)
 static clrun_status check_operand(clrun_ctx *ctx, const char *what, clrun_buf *b, size_t off, size_t n, size_t esize)
 {
     if (!b) return clrun__fail(ctx, CLRUN_INVALID_ARG, "vector op: operand %s is NULL", what);
-    if (b->ctx != ctx) return clrun__fail(ctx, CLRUN_INVALID_ARG, "vector op: operand %s belongs to another context", what);
-    size_t cap = b->bytes / esize;
+    if (clrun_buf_context(b) != ctx) return clrun__fail(ctx, CLRUN_INVALID_ARG, "vector op: operand %s belongs to another context", what);
+    size_t cap = clrun_buf_size(b) / esize;
     if (off > cap || n > cap - off)
         return clrun__fail(ctx, CLRUN_INVALID_ARG, "vector op: operand %s: elements [%zu, %zu + %zu) are outside its %zu elements",
                            what, off, off, n, cap);
@@ -43,14 +43,9 @@ clrun_status clrun_vec(clrun_ctx *ctx, clrun_vec_op op, clrun_dtype t, size_t n,
     snprintf(kname, sizeof kname, "clrun_%s_%s%s", name, t == CLRUN_F32 ? "f32" : "f16", v4 ? "v4" : "");
     clrun_kernel *k = NULL;
     if ((st = clrun__lib_kernel(ctx, "vector", vec_options, kname, &k)) != CLRUN_OK) return st;
-    cl_ulong offs[4] = {dst_off, a_off, b_off, c_off}, nn = n;
-    clrun_buf *bufs[4] = {dst, a, b, c};
-    for (unsigned i = 0; i < 4; i++) {
-        if ((st = clrun_arg_buf(k, 2 * i, bufs[i])) || (st = clrun_arg_u64(k, 2 * i + 1, offs[i]))) return st;
-    }
-    if ((st = clrun_arg_f32(k, 8, alpha)) || (st = clrun_arg_u64(k, 9, nn))) return st;
-    size_t global = v4 ? n / 4 + n % 4 : n;
-    return clrun_launch(k, 1, &global, NULL);
+    const size_t global = v4 ? n / 4 + n % 4 : n;
+    return clrun__run(k, CLRUN__GRID1(global), ARG_BUF(dst), ARG_U64(dst_off), ARG_BUF(a), ARG_U64(a_off), ARG_BUF(b), ARG_U64(b_off),
+                      ARG_BUF(c), ARG_U64(c_off), ARG_F32(alpha), ARG_U64(n));
 }
 
 clrun_status clrun_mul(clrun_ctx *ctx, clrun_dtype t, size_t n, clrun_buf *dst, clrun_buf *a, clrun_buf *b)

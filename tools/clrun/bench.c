@@ -453,7 +453,7 @@ static int bench_gemm(const struct bench_opts *o)
     for (size_t si = 0; si < ns && rc == 0; si++) {
         size_t m = shapes[si][0], n = shapes[si][1], k = shapes[si][2];
         float *ha = malloc(m * k * 4), *hb = malloc(k * n * 4), *hc = malloc(m * n * 4);
-        clrun_gemm_desc d = {0, 0, m, n, k, 1.0f, 0.0f, NULL, 0, k, 0, NULL, 0, n, 0, NULL, 0, n, 0, 1, CLRUN_GEMM_AUTO, 0, CLRUN_CAST_F32};
+        clrun_gemm_desc d = {0, 0, m, n, k, 1.0f, 0.0f, NULL, 0, k, 0, NULL, 0, n, 0, NULL, 0, n, 0, 1, CLRUN_GEMM_AUTO, 0, CLRUN_F32};
         clrun_status st = CLRUN_OK;
         uint64_t seed = 7 + si;
         if (!ha || !hb || !hc) rc = (fprintf(stderr, "clrun bench: out of host memory\n"), EXIT_RUNTIME);
@@ -535,13 +535,13 @@ static int torch_gemm(size_t m, size_t n, size_t k, int reps, double *f16, doubl
 }
 
 /* Fill a matrix of count elements of type t with values in [-0.5, 0.5). */
-static void *fill_matrix(clrun_cast_type t, size_t count, uint64_t seed)
+static void *fill_matrix(clrun_dtype t, size_t count, uint64_t seed)
 {
-    void *p = malloc(count * (t == CLRUN_CAST_F32 ? 4 : 2));
+    void *p = malloc(count * (t == CLRUN_F32 ? 4 : 2));
     for (size_t i = 0; p && i < count; i++) {
         float v = (float)((seed = seed * 6364136223846793005ull + 1) >> 40) / 16777216.0f - 0.5f;
-        if (t == CLRUN_CAST_F32) ((float *)p)[i] = v;
-        else ((uint16_t *)p)[i] = t == CLRUN_CAST_F16 ? clrun_f32_to_f16(v) : clrun_f32_to_bf16(v);
+        if (t == CLRUN_F32) ((float *)p)[i] = v;
+        else ((uint16_t *)p)[i] = t == CLRUN_F16 ? clrun_f32_to_f16(v) : clrun_f32_to_bf16(v);
     }
     return p;
 }
@@ -568,12 +568,12 @@ static int bench_mixed(const struct bench_opts *o)
                "GFLOP/s");
     static const struct {
         const char *name;
-        clrun_cast_type t;
+        clrun_dtype t;
         clrun_gemm_backend be;
         int need_tc;
-    } rows[] = {{"clrun f32 (SIMT kernel)", CLRUN_CAST_F32, CLRUN_GEMM_KERNEL, 0}, {"clrun f16 portable", CLRUN_CAST_F16, CLRUN_GEMM_KERNEL, 0},
-                {"clrun bf16 portable", CLRUN_CAST_BF16, CLRUN_GEMM_KERNEL, 0},   {"clrun f16 tensor cores", CLRUN_CAST_F16, CLRUN_GEMM_TENSOR, 1},
-                {"clrun bf16 tensor cores", CLRUN_CAST_BF16, CLRUN_GEMM_TENSOR, 1}, {"clrun f32 3xTF32", CLRUN_CAST_F32, CLRUN_GEMM_TENSOR, 1}};
+    } rows[] = {{"clrun f32 (SIMT kernel)", CLRUN_F32, CLRUN_GEMM_KERNEL, 0}, {"clrun f16 portable", CLRUN_F16, CLRUN_GEMM_KERNEL, 0},
+                {"clrun bf16 portable", CLRUN_BF16, CLRUN_GEMM_KERNEL, 0},   {"clrun f16 tensor cores", CLRUN_F16, CLRUN_GEMM_TENSOR, 1},
+                {"clrun bf16 tensor cores", CLRUN_BF16, CLRUN_GEMM_TENSOR, 1}, {"clrun f32 3xTF32", CLRUN_F32, CLRUN_GEMM_TENSOR, 1}};
     for (size_t si = 0; si < ns && rc == 0; si++) {
         const size_t m = shapes[si][0], n = shapes[si][1], k = shapes[si][2];
         for (size_t r = 0; r < sizeof rows / sizeof *rows && rc == 0; r++) {
@@ -582,9 +582,9 @@ static int bench_mixed(const struct bench_opts *o)
                 if (!o->json) printf("%-30s %6zu %6zu %6zu   (rows of A or B not 16-byte aligned: the tensor kernel does not take them)\n", rows[r].name, m, n, k);
                 continue;
             }
-            if (gpu && rows[r].be == CLRUN_GEMM_KERNEL && rows[r].t != CLRUN_CAST_F32 && tc && m * n * k > (size_t)1 << 36) continue; /* slow */
-            const clrun_cast_type t = rows[r].t;
-            const size_t es = t == CLRUN_CAST_F32 ? 4 : 2;
+            if (gpu && rows[r].be == CLRUN_GEMM_KERNEL && rows[r].t != CLRUN_F32 && tc && m * n * k > (size_t)1 << 36) continue; /* slow */
+            const clrun_dtype t = rows[r].t;
+            const size_t es = t == CLRUN_F32 ? 4 : 2;
             void *ha = fill_matrix(t, m * k, 7 + si), *hb = fill_matrix(t, k * n, 99 + si);
             clrun_gemm_desc d = {.m = m, .n = n, .k = k, .alpha = 1, .lda = k, .ldb = n, .ldc = n, .type = t};
             clrun_status st = CLRUN_OK;
@@ -613,13 +613,13 @@ static int bench_mixed(const struct bench_opts *o)
     if (rc == 0 && ((st = clrun_buf_new(ctx, count * 4, 0, &f)) || (st = clrun_buf_new(ctx, count * 2, 0, &h)))) rc = cli_fail("bench", ctx, st);
     static const struct {
         const char *name;
-        clrun_cast_type from, to;
-    } casts[] = {{"cast f32 -> f16", CLRUN_CAST_F32, CLRUN_CAST_F16}, {"cast f16 -> f32", CLRUN_CAST_F16, CLRUN_CAST_F32},
-                 {"cast f32 -> bf16", CLRUN_CAST_F32, CLRUN_CAST_BF16}, {"cast bf16 -> f32", CLRUN_CAST_BF16, CLRUN_CAST_F32}};
+        clrun_dtype from, to;
+    } casts[] = {{"cast f32 -> f16", CLRUN_F32, CLRUN_F16}, {"cast f16 -> f32", CLRUN_F16, CLRUN_F32},
+                 {"cast f32 -> bf16", CLRUN_F32, CLRUN_BF16}, {"cast bf16 -> f32", CLRUN_BF16, CLRUN_F32}};
     if (rc == 0 && !o->json) printf("\n%-30s %12s %12s %10s\n", "conversion", "elements", "median_ms", "GB/s");
     for (size_t c = 0; c < sizeof casts / sizeof *casts && rc == 0; c++) {
         double t[64];
-        clrun_buf *src = casts[c].from == CLRUN_CAST_F32 ? f : h, *dst = src == f ? h : f;
+        clrun_buf *src = casts[c].from == CLRUN_F32 ? f : h, *dst = src == f ? h : f;
         for (int r = -1; r < reps && rc == 0; r++) {
             double t0 = cli_now();
             if ((st = clrun_cast(ctx, src, 0, casts[c].from, dst, 0, casts[c].to, count)) || (st = clrun_finish(ctx))) rc = cli_fail("bench", ctx, st);

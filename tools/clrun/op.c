@@ -119,7 +119,7 @@ static int op_gemm(clrun_ctx *ctx, clrun_array *in, const struct op_opts *o, con
     int rc = EXIT_OK;
     /* float32, float16, or bf16 patterns in uint16 with --bf16: both the same; C is float32 */
     const clrun_dtype want = g->bf16 ? CLRUN_U16 : A->dtype == CLRUN_F16 ? CLRUN_F16 : CLRUN_F32;
-    const clrun_cast_type type = g->bf16 ? CLRUN_CAST_BF16 : want == CLRUN_F16 ? CLRUN_CAST_F16 : CLRUN_CAST_F32;
+    const clrun_dtype type = g->bf16 ? CLRUN_BF16 : want == CLRUN_F16 ? CLRUN_F16 : CLRUN_F32;
     if (A->dtype != want || B->dtype != want) {
         if (g->bf16)
             fprintf(stderr, "clrun op gemm: with --bf16, A and B must be uint16 arrays of bf16 patterns (they are %s and %s)\n",
@@ -174,7 +174,7 @@ static int op_gemm(clrun_ctx *ctx, clrun_array *in, const struct op_opts *o, con
         goto done;
     }
     printf("wrote %s (f32, %s%zu×%zu%s)\n", o->out, o3 ? "batch × " : "", M, N,
-           type == CLRUN_CAST_F32 ? "" : type == CLRUN_CAST_F16 ? ", from f16 inputs" : ", from bf16 inputs");
+           type == CLRUN_F32 ? "" : type == CLRUN_F16 ? ", from f16 inputs" : ", from bf16 inputs");
     goto done;
 fail:
     rc = st == CLRUN_UNSUPPORTED ? (fprintf(stderr, "clrun op gemm: %s\n", clrun_last_error(ctx)), EXIT_USAGE) : cli_fail("op", ctx, st);
@@ -220,9 +220,10 @@ static const char *op_help =
     "  --ta, --tb          gemm: use A, B transposed\n"
     "  --beta Y -c C0.npy  gemm: add Y times C0 (default beta 0, and then C0 is not needed)\n"
     "  --backend NAME      gemm: auto (default: the tuning file's fastest for the shape, see clrun tune),\n"
-    "                      clrun (clrun's kernel for the device), gpu (the GPU-shaped kernel), cpu (the\n"
-    "                      CPU-shaped one), clblast (f32 only), tensor (NVIDIA tensor cores: f16/bf16,\n"
-    "                      and 3xTF32 for f32; auto takes them for f16/bf16 where they are)\n"
+    "                      kernel (clrun's kernel for the device), gpu-kernel (the GPU-shaped kernel),\n"
+    "                      cpu-kernel (the CPU-shaped one), clblast (f32 only), tensor (NVIDIA tensor\n"
+    "                      cores: f16/bf16, and 3xTF32 for f32; auto takes them for f16/bf16 where they\n"
+    "                      are); clrun, gpu and cpu are deprecated aliases of kernel, gpu-kernel, cpu-kernel\n"
     "  --bf16              gemm: A and B are uint16 arrays of bf16 patterns (as clrun op cast writes)\n"
     "  --fast              gemm: one running sum per element (as a plain loop, a few % faster) instead\n"
     "                      of per-slice partial sums (about 3x more accurate)\n"
@@ -258,27 +259,28 @@ static int cmd_op_cast(int argc, char **argv)
     if (argc - optind != 1) return cli_usage_error("op cast", "cast takes one input file, %d given", argc - optind);
     if (!to) return cli_usage_error("op cast", "no target type (--to f16, bf16 or f32)");
     if (!out) return cli_usage_error("op cast", "no output file (-o OUT.npy)");
-    clrun_cast_type tt;
-    if (!strcmp(to, "f16") || !strcmp(to, "float16")) tt = CLRUN_CAST_F16;
-    else if (!strcmp(to, "bf16") || !strcmp(to, "bfloat16")) tt = CLRUN_CAST_BF16;
-    else if (!strcmp(to, "f32") || !strcmp(to, "float32")) tt = CLRUN_CAST_F32;
+    clrun_dtype tt;
+    if (!strcmp(to, "f16") || !strcmp(to, "float16")) tt = CLRUN_F16;
+    else if (!strcmp(to, "bf16") || !strcmp(to, "bfloat16")) tt = CLRUN_BF16;
+    else if (!strcmp(to, "f32") || !strcmp(to, "float32")) tt = CLRUN_F32;
     else return cli_usage_error("op cast", "--to wants f16, bf16 or f32, not '%s'", to);
     clrun_array in = {0}, res = {0};
     if (clrun_npy_read(argv[optind], &in) != CLRUN_OK) {
         fprintf(stderr, "clrun op cast: %s\n", clrun_last_error(NULL));
         return EXIT_USAGE;
     }
-    clrun_cast_type ft = in.dtype == CLRUN_F32 ? CLRUN_CAST_F32 : in.dtype == CLRUN_F16 ? CLRUN_CAST_F16 : CLRUN_CAST_BF16;
-    if ((in.dtype != CLRUN_F32 && in.dtype != CLRUN_F16 && in.dtype != CLRUN_U16) || (ft == CLRUN_CAST_F32) == (tt == CLRUN_CAST_F32)) {
+    const clrun_dtype ft = in.dtype == CLRUN_U16 ? CLRUN_BF16 : in.dtype; /* .npy carries bf16 as uint16 */
+    if ((in.dtype != CLRUN_F32 && in.dtype != CLRUN_F16 && in.dtype != CLRUN_U16) || (ft == CLRUN_F32) == (tt == CLRUN_F32)) {
+        const clrun_dtype have = in.dtype; /* clrun_array_free clears it */
         clrun_array_free(&in);
         return cli_usage_error("op cast", "%s converts float32 to f16 or bf16, and float16 or uint16 (bf16) to f32; the input is %s",
-                               argv[optind], clrun_dtype_name(in.dtype));
+                               argv[optind], clrun_dtype_name(have));
     }
     clrun_ctx *ctx = NULL;
     clrun_buf *a = NULL, *b = NULL;
     clrun_status st = CLRUN_OK;
     int rc = cli_open("op cast", spec, &ctx);
-    if (!rc && (st = clrun_array_new(&res, tt == CLRUN_CAST_F32 ? CLRUN_F32 : tt == CLRUN_CAST_F16 ? CLRUN_F16 : CLRUN_U16, in.ndim, in.shape)))
+    if (!rc && (st = clrun_array_new(&res, tt == CLRUN_BF16 ? CLRUN_U16 : tt, in.ndim, in.shape)))
         rc = cli_fail("op cast", NULL, st);
     if (!rc && in.count &&
         ((st = clrun_buf_new(ctx, in.bytes, 0, &a)) || (st = clrun_buf_new(ctx, res.bytes, 0, &b)) ||
@@ -322,13 +324,8 @@ int cmd_op(int argc, char **argv)
             g.beta = strtof(optarg, &end);
             if (!*optarg || *end) return cli_usage_error("op", "--beta wants a number, not '%s'", optarg);
         } else if (c == 'K') {
-            if (!strcmp(optarg, "auto")) g.backend = CLRUN_GEMM_AUTO;
-            else if (!strcmp(optarg, "clrun")) g.backend = CLRUN_GEMM_KERNEL;
-            else if (!strcmp(optarg, "gpu")) g.backend = CLRUN_GEMM_GPU_KERNEL;
-            else if (!strcmp(optarg, "cpu")) g.backend = CLRUN_GEMM_CPU_KERNEL;
-            else if (!strcmp(optarg, "clblast")) g.backend = CLRUN_GEMM_CLBLAST;
-            else if (!strcmp(optarg, "tensor")) g.backend = CLRUN_GEMM_TENSOR;
-            else return cli_usage_error("op", "--backend wants auto, clrun, gpu, cpu, clblast or tensor, not '%s'", optarg);
+            if (clrun_gemm_backend_parse(optarg, &g.backend) != CLRUN_OK)
+                return cli_usage_error("op", "--backend wants auto, kernel, gpu-kernel, cpu-kernel, clblast or tensor, not '%s'", optarg);
         }
         else if (c == 'a') {
             o.alpha = strtof(optarg, &end);

@@ -112,7 +112,7 @@ int cmd_tune(int argc, char **argv)
     char line[4][96] = {"", "", "", ""};
     for (int cls = 3; cls >= 0 && rc == 0; cls--) {
         size_t n = cls & 1 ? (size_t)size : (size_t)size / 4;
-        clrun_gemm_desc d = {0, 0, n, n, n, 1.0f, 0.0f, NULL, 0, n, 0, NULL, 0, n, 0, NULL, 0, n, 0, 1, CLRUN_GEMM_GPU_KERNEL, cls >> 1, CLRUN_CAST_F32};
+        clrun_gemm_desc d = {0, 0, n, n, n, 1.0f, 0.0f, NULL, 0, n, 0, NULL, 0, n, 0, NULL, 0, n, 0, 1, CLRUN_GEMM_GPU_KERNEL, cls >> 1, CLRUN_F32};
         float *h = malloc(n * n * 4), *ref = malloc(n * n * 4), *out = malloc(n * n * 4);
         clrun_status st = CLRUN_OK;
         uint64_t seed = 99;

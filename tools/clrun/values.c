@@ -14,6 +14,7 @@ int parse_value(clrun_dtype t, const char *s, void *out, int hex)
     errno = 0;
     switch (t) {
     case CLRUN_F16:
+    case CLRUN_BF16:
     case CLRUN_F32:
     case CLRUN_F64: {
         double d = strtod(s, &end);
@@ -24,7 +25,7 @@ int parse_value(clrun_dtype t, const char *s, void *out, int hex)
             if (isinf(f) && !isinf(d)) return -1;
             memcpy(out, &f, 4);
         } else {
-            uint16_t h = clrun_f32_to_f16((float)d);
+            uint16_t h = t == CLRUN_F16 ? clrun_f32_to_f16((float)d) : clrun_f32_to_bf16((float)d);
             memcpy(out, &h, 2);
         }
         return 0;
@@ -70,6 +71,7 @@ double value_as_double(clrun_dtype t, const void *p)
 {
     switch (t) {
     case CLRUN_F16: { uint16_t h; memcpy(&h, p, 2); return clrun_f16_to_f32(h); }
+    case CLRUN_BF16: { uint16_t h; memcpy(&h, p, 2); return clrun_bf16_to_f32(h); }
     case CLRUN_F32: { float f; memcpy(&f, p, 4); return f; }
     case CLRUN_F64: { double d; memcpy(&d, p, 8); return d; }
     case CLRUN_I8: return *(const int8_t *)p;
@@ -89,6 +91,7 @@ void value_from_double(clrun_dtype t, double d, void *p)
 {
     switch (t) {
     case CLRUN_F16: { uint16_t h = clrun_f32_to_f16((float)d); memcpy(p, &h, 2); break; }
+    case CLRUN_BF16: { uint16_t h = clrun_f32_to_bf16((float)d); memcpy(p, &h, 2); break; }
     case CLRUN_F32: { float f = (float)d; memcpy(p, &f, 4); break; }
     case CLRUN_F64: memcpy(p, &d, 8); break;
     case CLRUN_I8: *(int8_t *)p = (int8_t)d; break;
@@ -109,6 +112,6 @@ void value_print(FILE *f, clrun_dtype t, const void *p)
     double d = value_as_double(t, p);
     if (t == CLRUN_I64) { int64_t v; memcpy(&v, p, 8); fprintf(f, "%lld", (long long)v); }
     else if (t == CLRUN_U64) { uint64_t v; memcpy(&v, p, 8); fprintf(f, "%llu", (unsigned long long)v); }
-    else if (t == CLRUN_F16 || t == CLRUN_F32 || t == CLRUN_F64) fprintf(f, "%.9g", d);
+    else if (t == CLRUN_F16 || t == CLRUN_BF16 || t == CLRUN_F32 || t == CLRUN_F64) fprintf(f, "%.9g", d);
     else fprintf(f, "%.0f", d);
 }

@@ -1,0 +1,103 @@
+/* op.h — the seam between libclrun's core and its kernel library (lib/ops/); not installed.
+ *
+ * An op is lib/ops/NAME.c, cl/NAME*.cl, tests/test_NAME.c and tools/clrun's file for it. Its host
+ * code includes this header and clrun.h only: it sees handles through the public getters
+ * (clrun_ctx_device, clrun_buf_size, ...), never the core's structs, and asks the core for the
+ * services below. A launch reads as: pick the kernel, bind its arguments in one typed list that reads
+ * like the kernel's signature, launch:
+ *
+ *     clrun_kernel *k;
+ *     if ((st = clrun__lib_kernel(ctx, "vector", opts, "clrun_mul_f32", &k))) return st;
+ *     return clrun__run(k, CLRUN__GRID1(n), ARG_BUF(dst), ARG_U64(off), ARG_F32(alpha), ARG_U64(n));
+ *
+ * Settings (lib/settings.h) are read through their typed getters, never getenv. */
+#ifndef CLRUN_OP_H
+#define CLRUN_OP_H
+
+#include "clrun.h"
+
+#include "../settings.h"
+
+#include <stdio.h>
+
+/* ---- errors ------------------------------------------------------------------------------------ */
+
+/* Record the context's last error (printf style) and return st. ctx NULL: the thread's record. */
+clrun_status clrun__fail(clrun_ctx *ctx, clrun_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* As clrun__fail, naming an OpenCL call and its error: "<what>: <call> failed with CL_...". */
+clrun_status clrun__fail_cl(clrun_ctx *ctx, cl_int err, const char *call, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* ---- library kernels and scratch -------------------------------------------------------------- */
+
+/* A kernel of the embedded library, built once per context with these options and kept until
+ * clrun_close. Borrowed: do not free. */
+clrun_status clrun__lib_kernel(clrun_ctx *ctx, const char *file, const char *options, const char *name, clrun_kernel **out);
+/* The context's scratch buffer, at least `bytes` long (its contents are not kept when it grows).
+ * Borrowed; one op's call owns it from one call to the next. */
+clrun_status clrun__scratch(clrun_ctx *ctx, size_t bytes, clrun_buf **out);
+
+/* Per-op state hanging off the context: the first call with `key` (the address of an object of the
+ * op's, which names the slot) allocates `size` zeroed bytes; later calls return the same memory. At
+ * clrun_close, release(state) (when not NULL) runs, then the memory is freed. NULL when out of
+ * memory (the context's error says so). */
+void *clrun__op_state(clrun_ctx *ctx, const void *key, size_t size, void (*release)(clrun_ctx *ctx, void *state));
+
+/* ---- typed bind and launch -------------------------------------------------------------------- */
+
+typedef enum clrun__arg_kind { CLRUN__A_BUF, CLRUN__A_LOCAL, CLRUN__A_I32, CLRUN__A_U32, CLRUN__A_U64, CLRUN__A_F32 } clrun__arg_kind;
+
+/* One kernel argument: its kind and value. Build them with the ARG_* macros. */
+typedef struct clrun__arg {
+    clrun__arg_kind kind;
+    union {
+        clrun_buf *buf;
+        size_t local; /* bytes of __local memory */
+        int32_t i32;
+        uint32_t u32;
+        uint64_t u64;
+        float f32;
+    } v;
+} clrun__arg;
+
+#define ARG_BUF(x) ((clrun__arg){CLRUN__A_BUF, {.buf = (x)}})
+#define ARG_LOCAL(bytes) ((clrun__arg){CLRUN__A_LOCAL, {.local = (bytes)}})
+#define ARG_I32(x) ((clrun__arg){CLRUN__A_I32, {.i32 = (int32_t)(x)}})
+#define ARG_U32(x) ((clrun__arg){CLRUN__A_U32, {.u32 = (uint32_t)(x)}})
+#define ARG_U64(x) ((clrun__arg){CLRUN__A_U64, {.u64 = (uint64_t)(x)}})
+#define ARG_F32(x) ((clrun__arg){CLRUN__A_F32, {.f32 = (float)(x)}})
+
+/* Launch geometry: dims (1-3), global size per dimension, local size per dimension or all 0 to let
+ * clrun choose (clrun_launch's rules). */
+typedef struct clrun__grid {
+    unsigned dims;
+    size_t global[3], local[3];
+} clrun__grid;
+
+#define CLRUN__GRID1(n) ((clrun__grid){1, {(n), 1, 1}, {0, 0, 0}})
+
+/* Bind args[0 .. n) to the kernel's arguments 0 .. n-1, each checked as clrun_arg_* checks it; n
+ * must be the kernel's argument count (CLRUN_ARG_MISMATCH otherwise: an argument list that no longer
+ * reads like the signature is a bug). */
+clrun_status clrun__bind(clrun_kernel *k, const clrun__arg *args, size_t n);
+/* Bind, then launch over g. */
+clrun_status clrun__launch(clrun_kernel *k, clrun__grid g, const clrun__arg *args, size_t n);
+
+#define CLRUN__ARGS(...) (const clrun__arg[]){__VA_ARGS__}, sizeof((const clrun__arg[]){__VA_ARGS__}) / sizeof(clrun__arg)
+/* clrun__run(k, grid, ARG_..., ...): bind the list and launch, one call. */
+#define clrun__run(k, grid, ...) clrun__launch((k), (grid), CLRUN__ARGS(__VA_ARGS__))
+/* clrun__bind_args(k, ARG_..., ...): bind only (kernels launched more than once with one list). */
+#define clrun__bind_args(k, ...) clrun__bind((k), CLRUN__ARGS(__VA_ARGS__))
+
+/* ---- element types ---------------------------------------------------------------------------- */
+
+/* The kernels' code for an element type of A/B in GEMM, gradients and casts (-DABT, the amp type
+ * bits): f32 0, f16 1, bf16 2; -1 for any other type. */
+static inline int clrun__float_code(clrun_dtype t) { return t == CLRUN_F32 ? 0 : t == CLRUN_F16 ? 1 : t == CLRUN_BF16 ? 2 : -1; }
+
+/* ---- ops reached by tests ----------------------------------------------------------------------- */
+
+/* Runs the Canny hysteresis of the device's shape (CLRUN_CANNY_SHAPE overrides it) on a W×H map of
+ * 0, 1 (weak) and 2 (strong) bytes, rows packed; dst gets the edges (255 or 0). */
+clrun_status clrun__canny_map(clrun_ctx *ctx, clrun_buf *map, int W, int H, clrun_buf *dst);
+
+#endif

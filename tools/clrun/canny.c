@@ -47,9 +47,9 @@ int cmd_op_canny(int argc, char **argv)
                                          {"blur", required_argument, NULL, 'B'},   {"help", no_argument, NULL, 'h'},
                                          {0}};
     int c;
-    optind = 2; /* argv[1] is "canny" */
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "o:d:h", opts, NULL)) != -1) {
+    struct cli_opts opt = {.sub = "op canny", .help = canny_help, .first = 2};
+    while ((c = cli_next_opt(&opt, argc, argv, "o:d:h", opts)) != CLI_OPTS_END) {
+        if (c == CLI_OPTS_EXIT) return opt.rc;
         char *end = NULL;
         if (c == 'o') out = optarg;
         else if (c == 'd') spec = optarg;
@@ -69,9 +69,7 @@ int cmd_op_canny(int argc, char **argv)
             if (!*optarg || *end || (k != 1 && k != 3 && k != 5 && k != 7) || !(sigma >= 0))
                 return cli_usage_error("op canny", "--blur wants K or K,SIGMA with K 3, 5 or 7, not '%s'", optarg);
             p.blur = (int)k, p.blur_sigma = sigma;
-        } else if (c == 'h') return fputs(canny_help, stdout), EXIT_OK;
-        else if (optopt) return cli_usage_error("op canny", "option -%c needs a value", optopt);
-        else return cli_usage_error("op canny", "unknown option '%s'", argv[optind - 1]);
+        }
     }
     int nin = argc - optind;
     if (nin < 1) return cli_usage_error("op canny", "no input image");

@@ -4,6 +4,7 @@
 
 #include <clrun.h>
 
+#include <getopt.h>
 #include <stdio.h>
 
 /* Exit codes: each means one thing. */
@@ -15,6 +16,27 @@ enum {
     EXIT_BUILD = 4,    /* kernel build failure */
     EXIT_CHECK = 5     /* --check mismatch */
 };
+
+/* The getopt_long loop every subcommand shares:
+ *
+ *     struct cli_opts opt = {.sub = "bench", .help = bench_help, .first = 1};
+ *     while ((c = cli_next_opt(&opt, argc, argv, "d:h", opts)) != CLI_OPTS_END) {
+ *         if (c == CLI_OPTS_EXIT) return opt.rc;
+ *         ... the subcommand's own options ...
+ *     }
+ *
+ * It resets getopt on the first call (options from argv[first]; 0 means 1), answers --help (-h) by
+ * printing `help` (when help is NULL, 'h' goes to the caller), and reports a missing value or an
+ * unknown option as a usage error: then it returns CLI_OPTS_EXIT with rc set. CLI_OPTS_END: the
+ * options are done, optind is at the operands. */
+struct cli_opts {
+    const char *sub, *help;
+    int first;
+    int rc;      /* exit code, with CLI_OPTS_EXIT */
+    int started;
+};
+enum { CLI_OPTS_END = -1, CLI_OPTS_EXIT = -2 };
+int cli_next_opt(struct cli_opts *p, int argc, char **argv, const char *shortopts, const struct option *longopts);
 
 /* Exit code for a library status. */
 int cli_exit_code(clrun_status st);

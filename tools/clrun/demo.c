@@ -1,5 +1,6 @@
 /* demo.c — `clrun demo`: the seed examples on the default device, each checked against the CPU. */
 #include "cli.h"
+#include "mlp.h" /* examples/mlp: mixed-precision training of a small MLP */
 
 #include <getopt.h>
 #include <math.h>
@@ -7,8 +8,6 @@
 #include <string.h>
 #include <time.h>
 
-/* examples/mlp.c, built into the CLI with -DMLP_NO_MAIN: mixed-precision training of a small MLP */
-int mlp_train(clrun_ctx *ctx, int steps, int every);
 
 /* The seed's PyCUDA kernel, as a string like its SourceModule. */
 static const char multiply_src[] =
@@ -160,14 +159,11 @@ int cmd_demo(int argc, char **argv)
     static const struct option opts[] = {{"device", required_argument, NULL, 'd'}, {"edges", required_argument, NULL, 'e'},
                                          {"help", no_argument, NULL, 'h'}, {0}};
     int c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "d:h", opts, NULL)) != -1) {
+    struct cli_opts opt = {.sub = "demo", .help = demo_help, .first = 1};
+    while ((c = cli_next_opt(&opt, argc, argv, "d:h", opts)) != CLI_OPTS_END) {
+        if (c == CLI_OPTS_EXIT) return opt.rc;
         if (c == 'd') spec = optarg;
         else if (c == 'e') edges = optarg;
-        else if (c == 'h') return fputs(demo_help, stdout), EXIT_OK;
-        else if (optopt) return cli_usage_error("demo", "option -%c needs a value", optopt);
-        else return cli_usage_error("demo", "unknown option '%s'", argv[optind - 1]);
     }
     if (optind < argc) return cli_usage_error("demo", "unexpected argument '%s'", argv[optind]);
     clrun_ctx *ctx = NULL;

@@ -58,12 +58,10 @@ int cmd_devices(int argc, char **argv)
 {
     int json = 0, c;
     static const struct option opts[] = {{"json", no_argument, NULL, 'j'}, {"help", no_argument, NULL, 'h'}, {0}};
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    struct cli_opts opt = {.sub = "devices", .help = devices_help, .first = 1};
+    while ((c = cli_next_opt(&opt, argc, argv, "h", opts)) != CLI_OPTS_END) {
+        if (c == CLI_OPTS_EXIT) return opt.rc;
         if (c == 'j') json = 1;
-        else if (c == 'h') return fputs(devices_help, stdout), EXIT_OK;
-        else return cli_usage_error("devices", "unknown option '%s'", argv[optind - 1]);
     }
     if (optind < argc) return cli_usage_error("devices", "unexpected argument '%s'", argv[optind]);
     unsigned n = 0, def = 0;
@@ -124,14 +122,11 @@ int cmd_info(int argc, char **argv)
     const char *spec = NULL;
     static const struct option opts[] = {{"device", required_argument, NULL, 'd'}, {"json", no_argument, NULL, 'j'},
                                          {"help", no_argument, NULL, 'h'}, {0}};
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "d:h", opts, NULL)) != -1) {
+    struct cli_opts opt = {.sub = "info", .help = info_help, .first = 1};
+    while ((c = cli_next_opt(&opt, argc, argv, "d:h", opts)) != CLI_OPTS_END) {
+        if (c == CLI_OPTS_EXIT) return opt.rc;
         if (c == 'd') spec = optarg;
         else if (c == 'j') json = 1;
-        else if (c == 'h') return fputs(info_help, stdout), EXIT_OK;
-        else if (c == '?' && optopt) return cli_usage_error("info", "option -%c needs a value", optopt);
-        else return cli_usage_error("info", "unknown option '%s'", argv[optind - 1]);
     }
     if (optind < argc) return cli_usage_error("info", "unexpected argument '%s'", argv[optind]);
     clrun_ctx *ctx = NULL;

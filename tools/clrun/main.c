@@ -35,6 +35,34 @@ int cli_usage_error(const char *sub, const char *fmt, ...)
     return EXIT_USAGE;
 }
 
+int cli_next_opt(struct cli_opts *p, int argc, char **argv, const char *shortopts, const struct option *longopts)
+{
+    if (!p->started) {
+        optind = p->first ? p->first : 1;
+        opterr = 0;
+        p->started = 1;
+    }
+    const int c = getopt_long(argc, argv, shortopts, longopts, NULL);
+    if (c == -1) return CLI_OPTS_END;
+    if (c == 'h' && p->help) {
+        fputs(p->help, stdout);
+        p->rc = EXIT_OK;
+        return CLI_OPTS_EXIT;
+    }
+    if (c == '?' || c == ':') {
+        /* getopt sets optopt for a known option that lacks its value, and for an unknown short one */
+        int takes_value = 0;
+        const char *s = optopt > 0 ? strchr(shortopts, optopt) : NULL;
+        if (s && s[1] == ':') takes_value = 1;
+        for (const struct option *o = longopts; optopt > 0 && o->name; o++)
+            if (o->val == optopt && o->has_arg == required_argument) takes_value = 1;
+        p->rc = takes_value ? cli_usage_error(p->sub, "option -%c needs a value", optopt)
+                            : cli_usage_error(p->sub, "unknown option '%s'", argv[optind - 1]);
+        return CLI_OPTS_EXIT;
+    }
+    return c;
+}
+
 int cli_open(const char *sub, const char *spec, clrun_ctx **ctx)
 {
     clrun_status st = clrun_open(ctx, spec);

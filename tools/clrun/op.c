@@ -246,15 +246,12 @@ static int cmd_op_cast(int argc, char **argv)
     static const struct option opts[] = {{"output", required_argument, NULL, 'o'}, {"device", required_argument, NULL, 'd'},
                                          {"to", required_argument, NULL, 't'},     {"help", no_argument, NULL, 'h'}, {0}};
     int c;
-    optind = 2;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "o:d:h", opts, NULL)) != -1) {
+    struct cli_opts opt = {.sub = "op cast", .help = cast_help, .first = 2};
+    while ((c = cli_next_opt(&opt, argc, argv, "o:d:h", opts)) != CLI_OPTS_END) {
+        if (c == CLI_OPTS_EXIT) return opt.rc;
         if (c == 'o') out = optarg;
         else if (c == 'd') spec = optarg;
         else if (c == 't') to = optarg;
-        else if (c == 'h') return fputs(cast_help, stdout), EXIT_OK;
-        else if (optopt) return cli_usage_error("op cast", "option -%c needs a value", optopt);
-        else return cli_usage_error("op cast", "unknown option '%s'", argv[optind - 1]);
     }
     if (argc - optind != 1) return cli_usage_error("op cast", "cast takes one input file, %d given", argc - optind);
     if (!to) return cli_usage_error("op cast", "no target type (--to f16, bf16 or f32)");
@@ -309,9 +306,9 @@ int cmd_op(int argc, char **argv)
                                          {"fast", no_argument, NULL, 'F'},         {"bf16", no_argument, NULL, 'H'},
                                          {"help", no_argument, NULL, 'h'},         {0}};
     int c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "o:d:c:h", opts, NULL)) != -1) {
+    struct cli_opts opt = {.sub = "op", .help = NULL, .first = 1};
+    while ((c = cli_next_opt(&opt, argc, argv, "o:d:c:h", opts)) != CLI_OPTS_END) {
+        if (c == CLI_OPTS_EXIT) return opt.rc;
         char *end = NULL;
         if (c == 'o') o.out = optarg;
         else if (c == 'j') o.json = 1;
@@ -336,8 +333,7 @@ int cmd_op(int argc, char **argv)
             fputs(op_help, stdout);
             list_ops(stdout);
             return EXIT_OK;
-        } else if (optopt) return cli_usage_error("op", "option -%c needs a value", optopt);
-        else return cli_usage_error("op", "unknown option '%s'", argv[optind - 1]);
+        }
     }
     if (optind >= argc) {
         fprintf(stderr, "clrun op: which op?\n");

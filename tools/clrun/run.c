@@ -716,9 +716,9 @@ int cmd_run(int argc, char **argv)
         {"help", no_argument, NULL, 'h'},         {0}};
     int c, rc;
     size_t dlen = 0;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "k:g:l:D:O:d:h", opts, NULL)) != -1) {
+    struct cli_opts opt = {.sub = "run", .help = run_help, .first = 1};
+    while ((c = cli_next_opt(&opt, argc, argv, "k:g:l:D:O:d:h", opts)) != CLI_OPTS_END) {
+        if (c == CLI_OPTS_EXIT) return opt.rc;
         char *end = NULL;
         switch (c) {
         case 'k': o.kernel = optarg; break;
@@ -759,10 +759,7 @@ int cmd_run(int argc, char **argv)
             break;
         case 's': o.sim = optarg; break;
         case 'j': o.json = 1; break;
-        case 'h': fputs(run_help, stdout); return EXIT_OK;
-        default:
-            if (optopt && strchr("kglDOdrbcRAs", optopt)) return usage_error("option -%c needs a value (see --help)", optopt);
-            return usage_error("unknown option '%s' (see clrun run --help)", argv[optind - 1]);
+        default: break;
         }
     }
     if (o.build_opts) {

@@ -60,9 +60,9 @@ int cmd_tune(int argc, char **argv)
     static const struct option opts[] = {{"device", required_argument, NULL, 'd'}, {"size", required_argument, NULL, 's'},
                                          {"quick", no_argument, NULL, 'q'},        {"dry-run", no_argument, NULL, 'n'},
                                          {"help", no_argument, NULL, 'h'},         {0}};
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "d:h", opts, NULL)) != -1) {
+    struct cli_opts opt = {.sub = "tune", .help = tune_help, .first = 1};
+    while ((c = cli_next_opt(&opt, argc, argv, "d:h", opts)) != CLI_OPTS_END) {
+        if (c == CLI_OPTS_EXIT) return opt.rc;
         char *end = NULL;
         if (c == 'd') spec = optarg;
         else if (c == 'q') quick = 1;
@@ -70,9 +70,7 @@ int cmd_tune(int argc, char **argv)
         else if (c == 's') {
             size = strtol(optarg, &end, 10);
             if (!*optarg || *end || size < 16 || size > 65536) return cli_usage_error("tune", "--size wants 16..65536, not '%s'", optarg);
-        } else if (c == 'h') return fputs(tune_help, stdout), EXIT_OK;
-        else if (optopt) return cli_usage_error("tune", "option -%c needs a value", optopt);
-        else return cli_usage_error("tune", "unknown option '%s'", argv[optind - 1]);
+        }
     }
     if (optind >= argc) return cli_usage_error("tune", "what to tune? gemm");
     if (strcmp(argv[optind], "gemm") != 0) return cli_usage_error("tune", "unknown tuning target '%s'; there is: gemm", argv[optind]);

@@ -1,4 +1,4 @@
-/* mlp.c — mixed-precision training in C: a two-layer perceptron (32 → 64 → 8, ReLU, softmax
+/* mlp.c — mixed-precision training in C (the library behind examples/mlp/main.c and `clrun demo`): a two-layer perceptron (32 → 64 → 8, ReLU, softmax
  * cross-entropy) learns to tell 8 Gaussian clusters apart, by full-batch gradient descent on 4096
  * generated points. The recipe of PyTorch's automatic mixed precision:
  *   - master weights in f32; each step casts them to f16 (clrun_cast);
@@ -10,12 +10,8 @@
  *     backs off (clrun_scaler_update: GradScaler's semantics).
  * The scale grows every 10 clean steps here (PyTorch's default is 2000) so that a short run shows
  * it climbing until f16 overflows, the step being skipped and the scale halving.
- *
- *   usage: mlp [STEPS]          (default 300)
- *   exit:  0 when the loss fell to below a quarter of its start and accuracy passed 90%; 1 when
- *          it did not or on a runtime failure; 3 with no device.
- * Built with -DMLP_NO_MAIN, this file gives `clrun demo` its mlp_train(). */
-#include <clrun.h>
+ */
+#include "mlp.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -195,24 +191,3 @@ done:
     free(centre), free(w1), free(w2), free(x), free(label);
     return rc;
 }
-
-#ifndef MLP_NO_MAIN
-int main(int argc, char **argv)
-{
-    int steps = argc > 1 ? atoi(argv[1]) : 300;
-    if (steps < 1) {
-        fprintf(stderr, "usage: mlp [STEPS]   (STEPS ≥ 1, default 300)\n");
-        return 1;
-    }
-    clrun_ctx *ctx = NULL;
-    clrun_status st = clrun_open(&ctx, NULL);
-    if (st) {
-        fprintf(stderr, "mlp: %s\n", clrun_last_error(NULL));
-        return st == CLRUN_NO_PLATFORM || st == CLRUN_NO_DEVICE ? 3 : 1;
-    }
-    printf("device: %s (%s)\n", clrun_ctx_device(ctx)->name, clrun_ctx_device(ctx)->platform_name);
-    int rc = mlp_train(ctx, steps, 25);
-    clrun_close(ctx);
-    return rc;
-}
-#endif

@@ -1,0 +1,124 @@
+/* gemm.c — `clrun bench gemm`: f32 GEMM against CLBlast and, on CPUs, OpenBLAS; the shape list and
+ * the timing shared with `clrun bench mixed`. */
+#include "bench.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#ifdef CLRUN_HAVE_OPENBLAS
+#include <cblas.h>
+#endif
+
+void gemm_record(const struct bench_opts *o, const char *impl, size_t m, size_t n, size_t k, double ms)
+{
+    double gf = 2.0 * m * n * k / ms / 1e6;
+    if (o->json)
+        printf("{\"op\": \"gemm\", \"impl\": \"%s\", \"m\": %zu, \"n\": %zu, \"k\": %zu, \"median_ms\": %.6f, \"gflops\": %.3f}\n", impl, m, n,
+               k, ms, gf);
+    else
+        printf("%-30s %6zu %6zu %6zu %12.4f %10.1f\n", impl, m, n, k, ms, gf);
+}
+
+/* "MxNxK[,MxNxK...]" into at most 16 shapes; 0 when the list is malformed or has a zero. */
+int parse_shapes(const char *list, size_t shapes[16][3], size_t *ns)
+{
+    *ns = 0;
+    for (const char *p = list; *p && *ns < 16;) {
+        unsigned long long m, n, k;
+        int used = 0;
+        if (sscanf(p, "%llux%llux%llu%n", &m, &n, &k, &used) != 3 || !m || !n || !k) return 0;
+        shapes[*ns][0] = m, shapes[*ns][1] = n, shapes[*ns][2] = k, ++*ns;
+        p += used;
+        if (*p == ',') p++;
+    }
+    return 1;
+}
+
+/* Median wall time of clrun_gemm + clrun_finish (backend be), after one warm-up call. */
+clrun_status time_gemm(clrun_ctx *ctx, clrun_gemm_desc *d, clrun_gemm_backend be, int reps, double *ms)
+{
+    double t[64];
+    clrun_status st = CLRUN_OK;
+    d->backend = be;
+    for (int r = -1; r < reps && st == CLRUN_OK; r++) {
+        double t0 = cli_now();
+        if ((st = clrun_gemm(ctx, d)) == CLRUN_OK) st = clrun_finish(ctx);
+        if (r >= 0) t[r] = (cli_now() - t0) * 1e3;
+    }
+    if (st == CLRUN_OK) *ms = cli_median(t, reps);
+    return st;
+}
+
+int bench_gemm(const struct bench_opts *o)
+{
+    clrun_ctx *ctx = NULL;
+    int rc = cli_open("bench", o->spec, &ctx);
+    if (rc) return rc;
+    const clrun_device_info *in = clrun_ctx_device(ctx);
+    int gpu = in->type == CLRUN_DEVICE_GPU;
+    size_t shapes[16][3], ns = 0;
+    const char *list = o->shapes ? o->shapes
+                       : gpu    ? "1024x1024x1024,4096x4096x4096,8192x8192x8192,4095x4097x1000,127x8191x64,8191x127x4096"
+                                : "256x256x256,512x512x512,1024x1024x1024";
+    if (!parse_shapes(list, shapes, &ns)) {
+        clrun_close(ctx);
+        return cli_usage_error("bench", "--shapes wants MxNxK[,MxNxK...], not '%s'", list);
+    }
+    int reps = o->repeat > 64 ? 64 : o->repeat;
+    if (!o->json) {
+        printf("gemm benchmark on %s: f32 row-major NN, GFLOP/s = 2·M·N·K / time, wall clock around the call and clFinish,\n"
+               "median of %d after a warm-up\n%-30s %6s %6s %6s %12s %10s\n", in->name, reps, "impl", "M", "N", "K", "median_ms", "GFLOP/s");
+    }
+    for (size_t si = 0; si < ns && rc == 0; si++) {
+        size_t m = shapes[si][0], n = shapes[si][1], k = shapes[si][2];
+        float *ha = malloc(m * k * 4), *hb = malloc(k * n * 4), *hc = malloc(m * n * 4);
+        clrun_gemm_desc d = {0, 0, m, n, k, 1.0f, 0.0f, NULL, 0, k, 0, NULL, 0, n, 0, NULL, 0, n, 0, 1, CLRUN_GEMM_AUTO, 0, CLRUN_F32};
+        clrun_status st = CLRUN_OK;
+        uint64_t seed = 7 + si;
+        if (!ha || !hb || !hc) rc = (fprintf(stderr, "clrun bench: out of host memory\n"), EXIT_RUNTIME);
+        for (size_t i = 0; rc == 0 && i < m * k; i++) ha[i] = (float)((seed = seed * 6364136223846793005ull + 1) >> 40) / 16777216.0f - 0.5f;
+        for (size_t i = 0; rc == 0 && i < k * n; i++) hb[i] = (float)((seed = seed * 6364136223846793005ull + 1) >> 40) / 16777216.0f - 0.5f;
+        if (rc == 0 && ((st = clrun_buf_new(ctx, m * k * 4, 0, &d.a)) || (st = clrun_buf_new(ctx, k * n * 4, 0, &d.b)) ||
+                        (st = clrun_buf_new(ctx, m * n * 4, 0, &d.c)) || (st = clrun_upload(d.a, 0, ha, m * k * 4)) ||
+                        (st = clrun_upload(d.b, 0, hb, k * n * 4))))
+            rc = cli_fail("bench", ctx, st);
+        double ms = 0;
+        if (rc == 0) {
+            if ((st = time_gemm(ctx, &d, CLRUN_GEMM_KERNEL, reps, &ms))) rc = cli_fail("bench", ctx, st);
+            else gemm_record(o, "clrun", m, n, k, ms);
+        }
+        if (rc == 0) { /* one running sum per element: a plain loop's accuracy */
+            d.fast = 1;
+            if ((st = time_gemm(ctx, &d, CLRUN_GEMM_KERNEL, reps, &ms))) rc = cli_fail("bench", ctx, st);
+            else gemm_record(o, "clrun fast", m, n, k, ms);
+            d.fast = 0;
+        }
+        if (rc == 0 && clrun_have_clblast()) {
+            if ((st = time_gemm(ctx, &d, CLRUN_GEMM_CLBLAST, reps, &ms))) fprintf(stderr, "clrun bench: CLBlast: %s\n", clrun_last_error(ctx));
+            else gemm_record(o, "CLBlast", m, n, k, ms);
+        }
+        clrun_buf_free(d.a), clrun_buf_free(d.b), clrun_buf_free(d.c);
+        free(ha), free(hb), free(hc);
+    }
+#ifdef CLRUN_HAVE_OPENBLAS
+    /* the CPU peer, on the host's cores, after every device measurement: OpenBLAS's threads keep
+     * spinning for a while after a call and would slow PoCL down */
+    for (size_t si = 0; si < ns && rc == 0 && !gpu; si++) {
+        size_t m = shapes[si][0], n = shapes[si][1], k = shapes[si][2];
+        float *ha = calloc(m * k, 4), *hb = calloc(k * n, 4), *hc = calloc(m * n, 4);
+        double t[64];
+        for (size_t i = 0; ha && i < m * k; i++) ha[i] = (float)(i % 17) * 0.25f - 2.0f;
+        for (size_t i = 0; hb && i < k * n; i++) hb[i] = (float)(i % 13) * 0.5f - 3.0f;
+        for (int r = -1; ha && hb && hc && r < reps; r++) {
+            double t0 = cli_now();
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n, (int)k, 1.0f, ha, (int)k, hb, (int)n, 0.0f, hc, (int)n);
+            if (r >= 0) t[r] = (cli_now() - t0) * 1e3;
+        }
+        if (ha && hb && hc) gemm_record(o, "OpenBLAS cblas_sgemm (host)", m, n, k, cli_median(t, reps));
+        free(ha), free(hb), free(hc);
+    }
+#endif
+    clrun_close(ctx);
+    return rc;
+}
+

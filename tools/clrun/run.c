@@ -169,6 +169,165 @@ static int fields(char *s, char **f, int n)
     return k;
 }
 
+/* ---- argument forms: one parser per FORM:... (the table below), each taking the colon-separated
+ * fields f[0..nf) of the argument (f[0] the form's name) ---- */
+
+static int form_local(struct rarg *r, char **f, int nf, const char *spec, const char *buf)
+{
+    (void)buf;
+    char *end;
+    errno = 0;
+    unsigned long long v = nf == 2 ? strtoull(f[1], &end, 0) : 0;
+    if (nf != 2 || *end || end == f[1] || v == 0 || errno || f[1][0] == '-') return usage_error("argument '%s': want local:BYTES with BYTES > 0", spec);
+    if (r->save) return usage_error("argument '%s': local memory cannot be saved", spec);
+    r->kind = R_LOCAL;
+    r->local = (size_t)v;
+    return 0;
+}
+
+static int form_raw(struct rarg *r, char **f, int nf, const char *spec, const char *buf)
+{
+    clrun_dtype t;
+    int rc;
+    if (nf < 3) return usage_error("argument '%s': want raw:TYPE:FILE", spec);
+    if ((rc = parse_type(f[1], &t, spec))) return rc;
+    const char *path = spec + (f[2] - buf); /* the path may contain ':' */
+    char pathbuf[1024];
+    snprintf(pathbuf, sizeof pathbuf, "%s", path);
+    if (r->save) pathbuf[strlen(pathbuf) - strlen(r->save) - 1] = 0;
+    FILE *fp = fopen(pathbuf, "rb");
+    if (!fp) return usage_error("argument '%s': cannot open %s: %s", spec, pathbuf, strerror(errno));
+    fseek(fp, 0, SEEK_END);
+    long n = ftell(fp);
+    fseek(fp, 0, SEEK_SET);
+    size_t es = clrun_dtype_size(t);
+    if (n <= 0 || n % (long)es) {
+        fclose(fp);
+        return usage_error("argument '%s': %s has %ld bytes, not a positive multiple of %zu (%s)", spec, pathbuf, n, es, clrun_dtype_name(t));
+    }
+    size_t shape[1] = {(size_t)n / es};
+    if (clrun_array_new(&r->a, t, 1, shape) != CLRUN_OK || fread(r->a.data, 1, (size_t)n, fp) != (size_t)n) {
+        fclose(fp);
+        return usage_error("argument '%s': cannot read %s", spec, pathbuf);
+    }
+    fclose(fp);
+    return 0;
+}
+
+/* out:like=INDEX[:TYPE] */
+static int form_out_like(struct rarg *r, char **f, int nf, const char *spec)
+{
+    char *end;
+    int rc;
+    long v = strtol(f[1] + 5, &end, 10);
+    if (*end || end == f[1] + 5 || v < 0 || v >= MAX_ARGS || nf > 3) return usage_error("argument '%s': want out:like=INDEX[:TYPE]", spec);
+    r->like = (int)v;
+    if (nf == 3) {
+        if ((rc = parse_type(f[2], &r->like_type, spec))) return rc;
+        r->like_type_set = 1;
+    }
+    return 0;
+}
+
+/* The generated buffers: FORM:TYPE:SHAPE, then the form's own fields. */
+static int generated(struct rarg *r, char **f, int nf, const char *spec, clrun_dtype *t)
+{
+    int rc;
+    if (nf < 3) return usage_error("argument '%s': want %s:TYPE:SHAPE...", spec, f[0]);
+    if ((rc = parse_type(f[1], t, spec)) || (rc = parse_shape(f[2], &r->a, *t, spec))) return rc;
+    return 0;
+}
+
+static int form_zeros(struct rarg *r, char **f, int nf, const char *spec, const char *buf)
+{
+    (void)buf;
+    clrun_dtype t;
+    if (!strcmp(f[0], "out") && nf >= 2 && strncmp(f[1], "like=", 5) == 0) return form_out_like(r, f, nf, spec);
+    int rc = generated(r, f, nf, spec, &t);
+    if (!rc && nf != 3) return usage_error("argument '%s': want %s:TYPE:SHAPE", spec, f[0]);
+    return rc; /* clrun_array_new zeroed it */
+}
+
+static int form_fill(struct rarg *r, char **f, int nf, const char *spec, const char *buf)
+{
+    (void)buf;
+    clrun_dtype t;
+    int rc = generated(r, f, nf, spec, &t);
+    if (rc) return rc;
+    const size_t es = clrun_dtype_size(t);
+    unsigned char *d = r->a.data;
+    if (nf != 4 || parse_value(t, f[3], d, 0))
+        return usage_error("argument '%s': want fill:TYPE:SHAPE:VALUE with a %s value", spec, clrun_dtype_name(t));
+    for (size_t i = 1; i < r->a.count; i++) memcpy(d + i * es, d, es);
+    return 0;
+}
+
+static int form_range(struct rarg *r, char **f, int nf, const char *spec, const char *buf)
+{
+    (void)buf;
+    clrun_dtype t;
+    int rc = generated(r, f, nf, spec, &t);
+    if (rc) return rc;
+    const size_t es = clrun_dtype_size(t);
+    unsigned char *d = r->a.data, v0[8], v1[8];
+    double start = 0, step = 1;
+    if (nf > 5) return usage_error("argument '%s': want range:TYPE:SHAPE[:START[:STEP]]", spec);
+    if (nf >= 4) {
+        if (parse_value(t, f[3], v0, 0)) return usage_error("argument '%s': bad START '%s'", spec, f[3]);
+        start = value_as_double(t, v0);
+    }
+    if (nf >= 5) {
+        if (parse_value(t, f[4], v1, 0)) return usage_error("argument '%s': bad STEP '%s'", spec, f[4]);
+        step = value_as_double(t, v1);
+    }
+    for (size_t i = 0; i < r->a.count; i++) value_from_double(t, start + step * (double)i, d + i * es);
+    return 0;
+}
+
+static int form_rand(struct rarg *r, char **f, int nf, const char *spec, const char *buf)
+{
+    (void)buf;
+    clrun_dtype t;
+    int rc = generated(r, f, nf, spec, &t);
+    if (rc) return rc;
+    const size_t es = clrun_dtype_size(t);
+    unsigned char *d = r->a.data;
+    uint64_t seed = 1;
+    double lo = 0, hi = 1;
+    const int integer = t != CLRUN_F16 && t != CLRUN_BF16 && t != CLRUN_F32 && t != CLRUN_F64;
+    if (nf == 5 || nf > 6) return usage_error("argument '%s': want rand:TYPE:SHAPE[:SEED[:LO:HI]]", spec);
+    if (nf >= 4) {
+        char *end;
+        seed = strtoull(f[3], &end, 0);
+        if (*end || end == f[3]) return usage_error("argument '%s': bad SEED '%s'", spec, f[3]);
+    }
+    if (nf == 6) {
+        char *e1, *e2;
+        lo = strtod(f[4], &e1);
+        hi = strtod(f[5], &e2);
+        if (*e1 || *e2 || e1 == f[4] || e2 == f[5] || !(hi > lo)) return usage_error("argument '%s': want LO < HI", spec);
+    } else if (integer) {
+        lo = 0, hi = t == CLRUN_BOOL ? 2 : 100;
+    }
+    for (size_t i = 0; i < r->a.count; i++) {
+        double u = (double)(splitmix(&seed) >> 11) * (1.0 / 9007199254740992.0);
+        double v = lo + (hi - lo) * u;
+        value_from_double(t, integer ? floor(v) : v, d + i * es);
+    }
+    return 0;
+}
+
+/* FORM:... arguments: the form's name, the kind of argument it makes, its parser. */
+static const struct form {
+    const char *name;
+    enum rkind kind;
+    int (*parse)(struct rarg *r, char **f, int nf, const char *spec, const char *buf);
+} forms[] = {
+    {"local", R_LOCAL, form_local}, {"raw", R_BUF, form_raw},     {"zeros", R_BUF, form_zeros}, {"out", R_BUF, form_zeros},
+    {"fill", R_BUF, form_fill},     {"range", R_BUF, form_range}, {"rand", R_BUF, form_rand},
+};
+
+/* One kernel argument from its text: [FORM:...|TYPE:VALUE|FILE.npy|NUMBER|null][@SAVE.npy]. */
 static int parse_arg(const char *spec, struct rarg *r)
 {
     char buf[1024];
@@ -183,8 +342,7 @@ static int parse_arg(const char *spec, struct rarg *r)
         if (!at[1]) return usage_error("argument '%s': nothing after '@' (want @OUT.npy)", spec);
         r->save = spec + (at - buf) + 1;
     }
-    size_t len = strlen(buf);
-    char *f[6];
+    const size_t len = strlen(buf);
     if (strcmp(buf, "null") == 0) {
         if (r->save) return usage_error("argument '%s': a null buffer cannot be saved", spec);
         r->kind = R_NULL;
@@ -206,110 +364,15 @@ static int parse_arg(const char *spec, struct rarg *r)
             return usage_error("argument '%s' is neither a file.npy nor a number nor one of the forms in --help", spec);
         return 0;
     }
-    int nf = fields(buf, f, 6);
-    const char *form = f[0];
-    clrun_dtype t;
-    int rc;
-    if (strcmp(form, "local") == 0) {
-        char *end;
-        errno = 0;
-        unsigned long long v = nf == 2 ? strtoull(f[1], &end, 0) : 0;
-        if (nf != 2 || *end || end == f[1] || v == 0 || errno || f[1][0] == '-') return usage_error("argument '%s': want local:BYTES with BYTES > 0", spec);
-        if (r->save) return usage_error("argument '%s': local memory cannot be saved", spec);
-        r->kind = R_LOCAL;
-        r->local = (size_t)v;
-        return 0;
-    }
-    r->kind = R_BUF;
-    if (strcmp(form, "raw") == 0) {
-        if (nf < 3) return usage_error("argument '%s': want raw:TYPE:FILE", spec);
-        if ((rc = parse_type(f[1], &t, spec))) return rc;
-        const char *path = spec + (f[2] - buf); /* the path may contain ':' */
-        char pathbuf[1024];
-        snprintf(pathbuf, sizeof pathbuf, "%s", path);
-        if (r->save) pathbuf[strlen(pathbuf) - strlen(r->save) - 1] = 0;
-        FILE *fp = fopen(pathbuf, "rb");
-        if (!fp) return usage_error("argument '%s': cannot open %s: %s", spec, pathbuf, strerror(errno));
-        fseek(fp, 0, SEEK_END);
-        long n = ftell(fp);
-        fseek(fp, 0, SEEK_SET);
-        size_t es = clrun_dtype_size(t);
-        if (n <= 0 || n % (long)es) {
-            fclose(fp);
-            return usage_error("argument '%s': %s has %ld bytes, not a positive multiple of %zu (%s)", spec, pathbuf, n, es, clrun_dtype_name(t));
+    char *f[6];
+    const int nf = fields(buf, f, 6);
+    for (size_t i = 0; i < sizeof forms / sizeof *forms; i++)
+        if (strcmp(f[0], forms[i].name) == 0) {
+            r->kind = forms[i].kind;
+            return forms[i].parse(r, f, nf, spec, buf);
         }
-        size_t shape[1] = {(size_t)n / es};
-        if (clrun_array_new(&r->a, t, 1, shape) != CLRUN_OK || fread(r->a.data, 1, (size_t)n, fp) != (size_t)n) {
-            fclose(fp);
-            return usage_error("argument '%s': cannot read %s", spec, pathbuf);
-        }
-        fclose(fp);
-        return 0;
-    }
-    if (strcmp(form, "out") == 0 && nf >= 2 && strncmp(f[1], "like=", 5) == 0) {
-        char *end;
-        long v = strtol(f[1] + 5, &end, 10);
-        if (*end || end == f[1] + 5 || v < 0 || v >= MAX_ARGS) return usage_error("argument '%s': want out:like=INDEX[:TYPE]", spec);
-        r->like = (int)v;
-        if (nf >= 3) {
-            if ((rc = parse_type(f[2], &r->like_type, spec))) return rc;
-            r->like_type_set = 1;
-        }
-        if (nf > 3) return usage_error("argument '%s': want out:like=INDEX[:TYPE]", spec);
-        return 0;
-    }
-    if (!strcmp(form, "zeros") || !strcmp(form, "fill") || !strcmp(form, "range") || !strcmp(form, "rand") || !strcmp(form, "out")) {
-        if (nf < 3) return usage_error("argument '%s': want %s:TYPE:SHAPE...", spec, form);
-        if ((rc = parse_type(f[1], &t, spec)) || (rc = parse_shape(f[2], &r->a, t, spec))) return rc;
-        size_t es = clrun_dtype_size(t);
-        unsigned char *d = r->a.data;
-        if (!strcmp(form, "zeros") || !strcmp(form, "out")) {
-            if (nf != 3) return usage_error("argument '%s': want %s:TYPE:SHAPE", spec, form);
-        } else if (!strcmp(form, "fill")) {
-            if (nf != 4 || parse_value(t, f[3], d, 0))
-                return usage_error("argument '%s': want fill:TYPE:SHAPE:VALUE with a %s value", spec, clrun_dtype_name(t));
-            for (size_t i = 1; i < r->a.count; i++) memcpy(d + i * es, d, es);
-        } else if (!strcmp(form, "range")) {
-            unsigned char v0[8], v1[8];
-            double start = 0, step = 1;
-            if (nf > 5) return usage_error("argument '%s': want range:TYPE:SHAPE[:START[:STEP]]", spec);
-            if (nf >= 4) {
-                if (parse_value(t, f[3], v0, 0)) return usage_error("argument '%s': bad START '%s'", spec, f[3]);
-                start = value_as_double(t, v0);
-            }
-            if (nf >= 5) {
-                if (parse_value(t, f[4], v1, 0)) return usage_error("argument '%s': bad STEP '%s'", spec, f[4]);
-                step = value_as_double(t, v1);
-            }
-            for (size_t i = 0; i < r->a.count; i++) value_from_double(t, start + step * (double)i, d + i * es);
-        } else {
-            uint64_t seed = 1;
-            double lo = 0, hi = 1;
-            if (nf == 5 || nf > 6) return usage_error("argument '%s': want rand:TYPE:SHAPE[:SEED[:LO:HI]]", spec);
-            if (nf >= 4) {
-                char *end;
-                seed = strtoull(f[3], &end, 0);
-                if (*end || end == f[3]) return usage_error("argument '%s': bad SEED '%s'", spec, f[3]);
-            }
-            if (nf == 6) {
-                char *e1, *e2;
-                lo = strtod(f[4], &e1);
-                hi = strtod(f[5], &e2);
-                if (*e1 || *e2 || e1 == f[4] || e2 == f[5] || !(hi > lo)) return usage_error("argument '%s': want LO < HI", spec);
-            } else if (t != CLRUN_F16 && t != CLRUN_F32 && t != CLRUN_F64) {
-                lo = 0, hi = t == CLRUN_BOOL ? 2 : 100;
-            }
-            int integer = t != CLRUN_F16 && t != CLRUN_F32 && t != CLRUN_F64;
-            for (size_t i = 0; i < r->a.count; i++) {
-                double u = (double)(splitmix(&seed) >> 11) * (1.0 / 9007199254740992.0);
-                double v = lo + (hi - lo) * u;
-                value_from_double(t, integer ? floor(v) : v, d + i * es);
-            }
-        }
-        return 0;
-    }
-    /* TYPE:VALUE */
-    if (nf == 2 && clrun_dtype_parse(form, &t) == CLRUN_OK) {
+    clrun_dtype t; /* TYPE:VALUE */
+    if (nf == 2 && clrun_dtype_parse(f[0], &t) == CLRUN_OK) {
         if (r->save) return usage_error("argument '%s': only buffers can be saved", spec);
         r->kind = R_SCALAR;
         size_t one[1] = {1};
@@ -317,7 +380,7 @@ static int parse_arg(const char *spec, struct rarg *r)
         if (parse_value(t, f[1], r->a.data, 0)) return usage_error("argument '%s': '%s' is not a valid %s value", spec, f[1], clrun_dtype_name(t));
         return 0;
     }
-    return usage_error("argument '%s': unknown form '%s' (see clrun run --help)", spec, form);
+    return usage_error("argument '%s': unknown form '%s' (see clrun run --help)", spec, f[0]);
 }
 
 /* The scalar element type of a signature type ("float*" -> float, "uint4*" -> uint); 0 if unknown. */

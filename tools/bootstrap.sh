@@ -28,11 +28,11 @@ install_deps() {
     apt-get install -y -q --no-install-recommends $missing
 }
 
-setup() { # setup DIR [meson options...]
+setup() { # setup DIR [meson options...]: the Debian packages only, never a downloaded fallback
     dir=$1
     shift
     if [ -f "$dir/build.ninja" ]; then return 0; fi
-    meson setup "$dir" "$@"
+    meson setup --wrap-mode=nofallback "$dir" "$@"
 }
 
 build() {

@@ -33,6 +33,8 @@ const char *clrun_status_text(clrun_status st)
 
 /* Every error code of the Khronos headers (cl.h's error section and the extension headers), by
  * value; where two extensions share a value, the KHR name is given. */
+/* a packed table, kept as written: */
+/* clang-format off */
 #define CLRUN__CL_ERRORS(X)                                                                        \
     X(0, CL_SUCCESS) X(-1, CL_DEVICE_NOT_FOUND) X(-2, CL_DEVICE_NOT_AVAILABLE)                     \
     X(-3, CL_COMPILER_NOT_AVAILABLE) X(-4, CL_MEM_OBJECT_ALLOCATION_FAILURE)                       \
@@ -82,6 +84,7 @@ const char *clrun_status_text(clrun_status st)
     X(-1138, CL_INVALID_COMMAND_BUFFER_KHR) X(-1139, CL_INVALID_SYNC_POINT_WAIT_LIST_KHR)          \
     X(-1140, CL_INCOMPATIBLE_COMMAND_QUEUE_KHR) X(-1141, CL_INVALID_MUTABLE_COMMAND_KHR)           \
     X(-1142, CL_INVALID_SEMAPHORE_KHR)
+/* clang-format on */
 
 const char *clrun_cl_error_name(cl_int err)
 {

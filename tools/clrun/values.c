@@ -7,6 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* one line per type, kept as written: */
+/* clang-format off */
+
 int parse_value(clrun_dtype t, const char *s, void *out, int hex)
 {
     char *end = NULL;
@@ -115,3 +118,4 @@ void value_print(FILE *f, clrun_dtype t, const void *p)
     else if (t == CLRUN_F16 || t == CLRUN_BF16 || t == CLRUN_F32 || t == CLRUN_F64) fprintf(f, "%.9g", d);
     else fprintf(f, "%.0f", d);
 }
+/* clang-format on */

@@ -17,10 +17,7 @@
 
 #define N 400
 
-static int exit_code(clrun_status st)
-{
-    return st == CLRUN_NO_PLATFORM || st == CLRUN_NO_DEVICE ? 3 : st == CLRUN_BUILD_FAILED ? 4 : 1;
-}
+static int exit_code(clrun_status st) { return st == CLRUN_NO_PLATFORM || st == CLRUN_NO_DEVICE ? 3 : st == CLRUN_BUILD_FAILED ? 4 : 1; }
 
 int main(int argc, char **argv)
 {
@@ -47,12 +44,10 @@ int main(int argc, char **argv)
     printf("device: %s (%s)\n", clrun_ctx_device(ctx)->name, clrun_ctx_device(ctx)->platform_name);
     size_t bytes = sizeof a, global = N, local = N;
     if ((st = clrun_prog_file(ctx, path, NULL, &prog)) || (st = clrun_kernel_new(prog, "multiply_them", &k)) ||
-        (st = clrun_buf_new(ctx, bytes, CLRUN_BUF_WRITE_ONLY, &bd)) ||
-        (st = clrun_buf_new(ctx, bytes, CLRUN_BUF_READ_ONLY, &ba)) ||
+        (st = clrun_buf_new(ctx, bytes, CLRUN_BUF_WRITE_ONLY, &bd)) || (st = clrun_buf_new(ctx, bytes, CLRUN_BUF_READ_ONLY, &ba)) ||
         (st = clrun_buf_new(ctx, bytes, CLRUN_BUF_READ_ONLY, &bb)) || (st = clrun_upload(ba, 0, a, bytes)) ||
         (st = clrun_upload(bb, 0, b, bytes)) || (st = clrun_arg_buf(k, 0, bd)) || (st = clrun_arg_buf(k, 1, ba)) ||
-        (st = clrun_arg_buf(k, 2, bb)) || (st = clrun_launch_ev(k, 1, &global, &local, &ev)) ||
-        (st = clrun_download(bd, 0, dest, bytes))) {
+        (st = clrun_arg_buf(k, 2, bb)) || (st = clrun_launch_ev(k, 1, &global, &local, &ev)) || (st = clrun_download(bd, 0, dest, bytes))) {
         fprintf(stderr, "multiply: %s\n", clrun_last_error(ctx));
         rc = exit_code(st);
         goto done;
@@ -62,8 +57,7 @@ int main(int argc, char **argv)
         if (dest[i] != a[i] * b[i]) { /* one IEEE multiply: exact on every conforming device */
             if (bad++ < 5) fprintf(stderr, "multiply: dest[%d] = %.9g, expected %.9g\n", i, dest[i], a[i] * b[i]);
         }
-    printf("multiply_them: %d floats, kernel %.3f ms, %s\n", N, clrun_event_ms(ev),
-           bad ? "MISMATCH" : "matches the CPU");
+    printf("multiply_them: %d floats, kernel %.3f ms, %s\n", N, clrun_event_ms(ev), bad ? "MISMATCH" : "matches the CPU");
     rc = bad ? 1 : 0;
 done:
     clrun_event_free(ev);

@@ -63,19 +63,19 @@ CLRUN_API const char *clrun_version(void);
  * ----------------------------------------------------------------------------------------------*/
 
 /* X(NAME, value, short description). The one table from which the enum and clrun_status_str come. */
-#define CLRUN_STATUS_MAP(X)                                                                        \
-    X(OK, 0, "success")                                                                            \
-    X(INVALID_ARG, 1, "invalid argument")                                                          \
-    X(NO_PLATFORM, 2, "no OpenCL platform found")                                                  \
-    X(NO_DEVICE, 3, "no OpenCL device matches")                                                    \
-    X(HOST_OUT_OF_MEMORY, 4, "out of host memory")                                                 \
-    X(DEVICE_OUT_OF_MEMORY, 5, "out of device memory")                                             \
-    X(BUILD_FAILED, 6, "kernel build failed")                                                      \
-    X(IO_ERROR, 7, "file input/output error")                                                      \
-    X(NOT_FOUND, 8, "not found")                                                                   \
-    X(ARG_MISMATCH, 9, "kernel argument mismatch")                                                 \
-    X(CL_ERROR, 10, "OpenCL call failed")                                                          \
-    X(UNSUPPORTED, 11, "not supported by this device")                                             \
+#define CLRUN_STATUS_MAP(X)                            \
+    X(OK, 0, "success")                                \
+    X(INVALID_ARG, 1, "invalid argument")              \
+    X(NO_PLATFORM, 2, "no OpenCL platform found")      \
+    X(NO_DEVICE, 3, "no OpenCL device matches")        \
+    X(HOST_OUT_OF_MEMORY, 4, "out of host memory")     \
+    X(DEVICE_OUT_OF_MEMORY, 5, "out of device memory") \
+    X(BUILD_FAILED, 6, "kernel build failed")          \
+    X(IO_ERROR, 7, "file input/output error")          \
+    X(NOT_FOUND, 8, "not found")                       \
+    X(ARG_MISMATCH, 9, "kernel argument mismatch")     \
+    X(CL_ERROR, 10, "OpenCL call failed")              \
+    X(UNSUPPORTED, 11, "not supported by this device") \
     X(FORMAT_ERROR, 12, "malformed input data")
 
 typedef enum clrun_status {
@@ -110,31 +110,31 @@ typedef enum clrun_device_type {
 
 /** Capabilities of one device, probed once and cached. Strings are NUL-terminated, truncated to fit. */
 typedef struct clrun_device_info {
-    unsigned index;             /* position in the process-wide list */
-    unsigned platform_index;    /* position of its platform among platforms */
-    unsigned device_index;      /* position among its platform's devices */
+    unsigned index;          /* position in the process-wide list */
+    unsigned platform_index; /* position of its platform among platforms */
+    unsigned device_index;   /* position among its platform's devices */
     clrun_device_type type;
     char platform_name[128];
     char platform_version[128];
-    char platform_vendor[128];  /* e.g. "The pocl project", "NVIDIA Corporation" */
+    char platform_vendor[128]; /* e.g. "The pocl project", "NVIDIA Corporation" */
     char name[128];
     char vendor[128];
-    char version[128];          /* CL_DEVICE_VERSION, e.g. "OpenCL 3.0 CUDA" */
-    char driver_version[128];   /* CL_DRIVER_VERSION */
-    char c_version[64];         /* CL_DEVICE_OPENCL_C_VERSION, e.g. "OpenCL C 1.2 " */
+    char version[128];                    /* CL_DEVICE_VERSION, e.g. "OpenCL 3.0 CUDA" */
+    char driver_version[128];             /* CL_DRIVER_VERSION */
+    char c_version[64];                   /* CL_DEVICE_OPENCL_C_VERSION, e.g. "OpenCL C 1.2 " */
     int c_version_major, c_version_minor; /* parsed from c_version */
-    uint64_t global_mem;        /* bytes */
-    uint64_t max_alloc;         /* CL_DEVICE_MAX_MEM_ALLOC_SIZE, bytes */
-    uint64_t local_mem;         /* bytes per work-group */
+    uint64_t global_mem;                  /* bytes */
+    uint64_t max_alloc;                   /* CL_DEVICE_MAX_MEM_ALLOC_SIZE, bytes */
+    uint64_t local_mem;                   /* bytes per work-group */
     unsigned compute_units;
-    size_t max_work_group;      /* CL_DEVICE_MAX_WORK_GROUP_SIZE */
-    size_t max_work_item[3];    /* CL_DEVICE_MAX_WORK_ITEM_SIZES */
-    size_t preferred_multiple;  /* preferred work-group size multiple (probed with a tiny kernel) */
-    unsigned mem_base_align;    /* CL_DEVICE_MEM_BASE_ADDR_ALIGN in bytes: sub-buffer offset alignment */
-    int fp64;                   /* cl_khr_fp64 or double support */
-    int fp16;                   /* cl_khr_fp16 */
-    int subgroups;              /* cl_khr_subgroups */
-    int host_unified;           /* CL_DEVICE_HOST_UNIFIED_MEMORY */
+    size_t max_work_group;     /* CL_DEVICE_MAX_WORK_GROUP_SIZE */
+    size_t max_work_item[3];   /* CL_DEVICE_MAX_WORK_ITEM_SIZES */
+    size_t preferred_multiple; /* preferred work-group size multiple (probed with a tiny kernel) */
+    unsigned mem_base_align;   /* CL_DEVICE_MEM_BASE_ADDR_ALIGN in bytes: sub-buffer offset alignment */
+    int fp64;                  /* cl_khr_fp64 or double support */
+    int fp16;                  /* cl_khr_fp16 */
+    int subgroups;             /* cl_khr_subgroups */
+    int host_unified;          /* CL_DEVICE_HOST_UNIFIED_MEMORY */
 } clrun_device_info;
 
 /** Number of devices in the process-wide list. CLRUN_NO_PLATFORM when the loader finds no platform
@@ -235,23 +235,19 @@ CLRUN_API clrun_status clrun_download(clrun_buf *b, size_t offset, void *dst, si
 
 /** Non-blocking upload: queues the copy and returns. src must stay valid and unchanged until the
  *  copy finishes: wait on *ev (when ev is not NULL; free it with clrun_event_free) or clrun_finish. */
-CLRUN_API clrun_status clrun_upload_async(clrun_buf *b, size_t offset, const void *src, size_t bytes,
-                                clrun_event **ev);
+CLRUN_API clrun_status clrun_upload_async(clrun_buf *b, size_t offset, const void *src, size_t bytes, clrun_event **ev);
 
 /** Non-blocking download; dst is valid only after *ev completes or clrun_finish. */
-CLRUN_API clrun_status clrun_download_async(clrun_buf *b, size_t offset, void *dst, size_t bytes,
-                                  clrun_event **ev);
+CLRUN_API clrun_status clrun_download_async(clrun_buf *b, size_t offset, void *dst, size_t bytes, clrun_event **ev);
 
 /** Fill bytes [offset, offset+bytes) with a repeated pattern of pattern_size bytes (1, 2, 4, 8, 16,
  *  32, 64 or 128); offset and bytes must be multiples of pattern_size. Queued (non-blocking); the
  *  pattern is copied during the call. */
-CLRUN_API clrun_status clrun_buf_fill(clrun_buf *b, const void *pattern, size_t pattern_size, size_t offset,
-                            size_t bytes);
+CLRUN_API clrun_status clrun_buf_fill(clrun_buf *b, const void *pattern, size_t pattern_size, size_t offset, size_t bytes);
 
 /** Copy `bytes` from src at src_offset to dst at dst_offset, on the device. Queued (non-blocking).
  *  Overlapping ranges of one buffer are an error. */
-CLRUN_API clrun_status clrun_buf_copy(clrun_buf *dst, size_t dst_offset, clrun_buf *src, size_t src_offset,
-                            size_t bytes);
+CLRUN_API clrun_status clrun_buf_copy(clrun_buf *dst, size_t dst_offset, clrun_buf *src, size_t src_offset, size_t bytes);
 
 /** Allocate `bytes` of pinned (page-locked, device-mapped) host memory: a CL_MEM_ALLOC_HOST_PTR
  *  buffer mapped for reading and writing. Uploads from and downloads into it run at DMA speed. The
@@ -278,19 +274,16 @@ CLRUN_API clrun_status clrun_host_free(clrun_ctx *ctx, void *ptr);
 /** Build a program from a .cl file. options: extra build options (may be NULL). A build failure is
  *  CLRUN_BUILD_FAILED, and clrun_last_error(ctx) holds the file, the options and the whole build
  *  log. A missing file is CLRUN_IO_ERROR. Free with clrun_prog_free. */
-CLRUN_API clrun_status clrun_prog_file(clrun_ctx *ctx, const char *path, const char *options,
-                             clrun_prog **out);
+CLRUN_API clrun_status clrun_prog_file(clrun_ctx *ctx, const char *path, const char *options, clrun_prog **out);
 
 /** Build a program from source text. name labels it in messages (may be NULL: "<string>");
  *  relative includes resolve against the current directory. */
-CLRUN_API clrun_status clrun_prog_source(clrun_ctx *ctx, const char *source, const char *name,
-                               const char *options, clrun_prog **out);
+CLRUN_API clrun_status clrun_prog_source(clrun_ctx *ctx, const char *source, const char *name, const char *options, clrun_prog **out);
 
 /** Build one of the kernel library's embedded sources by name ("vector" or "vector.cl"). When
  *  $CLRUN_KERNEL_DIR is set, the file is read from that folder instead (for kernel development).
  *  An unknown name is CLRUN_NOT_FOUND with the list of embedded names. */
-CLRUN_API clrun_status clrun_prog_builtin(clrun_ctx *ctx, const char *name, const char *options,
-                                clrun_prog **out);
+CLRUN_API clrun_status clrun_prog_builtin(clrun_ctx *ctx, const char *name, const char *options, clrun_prog **out);
 
 /** Free a program. Kernels made from it must be freed first. NULL is ignored. */
 CLRUN_API void clrun_prog_free(clrun_prog *p);
@@ -374,8 +367,7 @@ CLRUN_API cl_kernel clrun_kernel_cl(const clrun_kernel *k);
 CLRUN_API clrun_status clrun_launch(clrun_kernel *k, unsigned dims, const size_t *global, const size_t *local);
 
 /** As clrun_launch, and *ev receives an event for the launch (free with clrun_event_free). */
-CLRUN_API clrun_status clrun_launch_ev(clrun_kernel *k, unsigned dims, const size_t *global,
-                             const size_t *local, clrun_event **ev);
+CLRUN_API clrun_status clrun_launch_ev(clrun_kernel *k, unsigned dims, const size_t *global, const size_t *local, clrun_event **ev);
 
 /** Block until the event's command has finished; a failed command gives CLRUN_CL_ERROR. */
 CLRUN_API clrun_status clrun_event_wait(clrun_event *ev);
@@ -433,9 +425,18 @@ CLRUN_API void clrun_profile_stop(clrun_ctx *ctx);
  * top half of an f32, see the conversions below); NumPy has no bf16 dtype, so .npy files carry
  * bf16 data as u2 (uint16). */
 typedef enum clrun_dtype {
-    CLRUN_F32 = 0, CLRUN_F16, CLRUN_BF16, CLRUN_F64,
-    CLRUN_I8, CLRUN_I16, CLRUN_I32, CLRUN_I64,
-    CLRUN_U8, CLRUN_U16, CLRUN_U32, CLRUN_U64,
+    CLRUN_F32 = 0,
+    CLRUN_F16,
+    CLRUN_BF16,
+    CLRUN_F64,
+    CLRUN_I8,
+    CLRUN_I16,
+    CLRUN_I32,
+    CLRUN_I64,
+    CLRUN_U8,
+    CLRUN_U16,
+    CLRUN_U32,
+    CLRUN_U64,
     CLRUN_BOOL,
     CLRUN_DTYPE_COUNT
 } clrun_dtype;
@@ -443,10 +444,10 @@ typedef enum clrun_dtype {
 /** An n-dimensional array in host memory, C order. data is malloc'd and owned by the array. */
 typedef struct clrun_array {
     clrun_dtype dtype;
-    unsigned ndim;                 /* 0 for a scalar (count 1) */
+    unsigned ndim; /* 0 for a scalar (count 1) */
     size_t shape[CLRUN_MAX_DIMS];
-    size_t count;                  /* product of the shape */
-    size_t bytes;                  /* count * element size */
+    size_t count; /* product of the shape */
+    size_t bytes; /* count * element size */
     void *data;
 } clrun_array;
 
@@ -482,7 +483,6 @@ CLRUN_API clrun_status clrun_npy_read(const char *path, clrun_array *out);
 /** Write an array as a version 1.0 .npy file (temporary file + rename: no partial output). */
 CLRUN_API clrun_status clrun_npy_write(const char *path, const clrun_array *a);
 
-
 /* ------------------------------------------------------------------------------------------------
  * Vector ops (lib/ops/vector.c, cl/vector.cl)
  *
@@ -505,9 +505,8 @@ typedef enum clrun_vec_op {
 } clrun_vec_op;
 
 /** One element-wise op. Operands an op does not use (b for SCALE, c except for FMA) may be NULL. */
-CLRUN_API clrun_status clrun_vec(clrun_ctx *ctx, clrun_vec_op op, clrun_dtype t, size_t n, float alpha, clrun_buf *dst,
-                       size_t dst_off, clrun_buf *a, size_t a_off, clrun_buf *b, size_t b_off, clrun_buf *c,
-                       size_t c_off);
+CLRUN_API clrun_status clrun_vec(clrun_ctx *ctx, clrun_vec_op op, clrun_dtype t, size_t n, float alpha, clrun_buf *dst, size_t dst_off,
+                                 clrun_buf *a, size_t a_off, clrun_buf *b, size_t b_off, clrun_buf *c, size_t c_off);
 
 /** Name of an op ("mul", "axpy", ...), or NULL. */
 CLRUN_API const char *clrun_vec_op_name(clrun_vec_op op);
@@ -535,7 +534,7 @@ CLRUN_API clrun_status clrun_axpy(clrun_ctx *ctx, clrun_dtype t, size_t n, float
 
 CLRUN_API clrun_status clrun_sum(clrun_ctx *ctx, clrun_dtype t, clrun_buf *x, size_t off, size_t n, double *result);
 CLRUN_API clrun_status clrun_dot(clrun_ctx *ctx, clrun_dtype t, clrun_buf *x, size_t x_off, clrun_buf *y, size_t y_off, size_t n,
-                       double *result);
+                                 double *result);
 CLRUN_API clrun_status clrun_norm2(clrun_ctx *ctx, clrun_dtype t, clrun_buf *x, size_t off, size_t n, double *result);
 CLRUN_API clrun_status clrun_max(clrun_ctx *ctx, clrun_dtype t, clrun_buf *x, size_t off, size_t n, float *result);
 CLRUN_API clrun_status clrun_min(clrun_ctx *ctx, clrun_dtype t, clrun_buf *x, size_t off, size_t n, float *result);
@@ -564,8 +563,7 @@ typedef clrun_dtype clrun_cast_type;
  *  dst_off) on the device: f32 -> f16, f16 -> f32, f32 -> bf16, bf16 -> f32 (others are
  *  CLRUN_UNSUPPORTED), with the host converters' results bit for bit. Asynchronous. */
 CLRUN_API clrun_status clrun_cast(clrun_ctx *ctx, clrun_buf *src, size_t src_off, clrun_dtype from, clrun_buf *dst, size_t dst_off,
-                        clrun_dtype to, size_t n);
-
+                                  clrun_dtype to, size_t n);
 
 /* ------------------------------------------------------------------------------------------------
  * Matrix multiply (lib/ops/gemm.c, cl/gemm.cl, cl/gemm_cpu.cl)
@@ -579,7 +577,7 @@ CLRUN_API clrun_status clrun_cast(clrun_ctx *ctx, clrun_buf *src, size_t src_off
  * ----------------------------------------------------------------------------------------------*/
 
 typedef enum clrun_gemm_backend {
-    CLRUN_GEMM_AUTO = 0,  /* the tuning file's fastest backend for the shape class (clrun tune gemm);
+    CLRUN_GEMM_AUTO = 0,   /* the tuning file's fastest backend for the shape class (clrun tune gemm);
                            without one, clrun's kernel for the device class (GPU- or CPU-shaped) */
     CLRUN_GEMM_GPU_KERNEL, /* cl/gemm.cl: local-memory tiles, register blocks */
     CLRUN_GEMM_CPU_KERNEL, /* cl/gemm_cpu.cl: no local memory, wide vectors, large blocks */
@@ -603,14 +601,14 @@ typedef struct clrun_gemm_desc {
     size_t b_off, ldb, stride_b;
     clrun_buf *c;
     size_t c_off, ldc, stride_c;
-    size_t batch;                /* 0 or 1: one product */
+    size_t batch; /* 0 or 1: one product */
     clrun_gemm_backend backend;
-    int fast; /* 0 (default): clrun's kernels sum each slice of K apart and then into the result,
+    int fast;         /* 0 (default): clrun's kernels sum each slice of K apart and then into the result,
                * about three times more accurate than a plain f32 loop (max relative error against
                * fp64); 1: one running sum per element, as a plain loop (with fma) but faster (about
                * 7% on the H200, 10% on AVX-512 CPUs). CLBlast and the tensor-core kernel
                * ignore it. */
-    clrun_dtype type;     /* element type of A and B: CLRUN_F32 (0, the default), CLRUN_F16
+    clrun_dtype type; /* element type of A and B: CLRUN_F32 (0, the default), CLRUN_F16
                            * or CLRUN_BF16 (offsets, leading dimensions and strides count their
                            * elements); C is f32 whatever the type. CLBlast takes f32 only. */
 } clrun_gemm_desc;
@@ -729,10 +727,10 @@ CLRUN_API clrun_status clrun_image_read(const char *path, clrun_image *out);
 CLRUN_API clrun_status clrun_image_write(const char *path, const clrun_image *img);
 
 typedef struct clrun_canny_params {
-    double low, high; /* hysteresis thresholds (swapped when low > high) */
-    int l2;           /* 1: magnitude sqrt(dx²+dy²) (compared squared), 0: |dx|+|dy| */
-    int aperture;     /* Sobel aperture: 3, 5 or 7 (0 means 3) */
-    int blur;         /* Gaussian pre-blur of blur×blur, 0 or 1: none; 3, 5, 7 as cv2.GaussianBlur(img,
+    double low, high;  /* hysteresis thresholds (swapped when low > high) */
+    int l2;            /* 1: magnitude sqrt(dx²+dy²) (compared squared), 0: |dx|+|dy| */
+    int aperture;      /* Sobel aperture: 3, 5 or 7 (0 means 3) */
+    int blur;          /* Gaussian pre-blur of blur×blur, 0 or 1: none; 3, 5, 7 as cv2.GaussianBlur(img,
                        * (blur, blur), blur_sigma), reflected borders, OpenCV's 8.8 fixed-point kernel */
     double blur_sigma; /* > 0: the Gaussian's sigma; <= 0: OpenCV's fixed kernel for the size; NaN refused */
 } clrun_canny_params;
@@ -748,7 +746,7 @@ typedef struct clrun_canny_params {
  *  Works in the context's scratch memory (4 bytes per pixel and a little more for the tiles'
  *  borders, plus the image when it overlaps the edges or when blurred). */
 CLRUN_API clrun_status clrun_canny(clrun_ctx *ctx, clrun_buf *src, size_t src_off, size_t src_stride, size_t width, size_t height,
-                         unsigned channels, clrun_buf *dst, size_t dst_off, size_t dst_stride, const clrun_canny_params *p);
+                                   unsigned channels, clrun_buf *dst, size_t dst_off, size_t dst_stride, const clrun_canny_params *p);
 
 /** clrun_canny on a host image: upload, edges, download into *out (a new 1-channel image). */
 CLRUN_API clrun_status clrun_canny_image(clrun_ctx *ctx, const clrun_image *in, const clrun_canny_params *p, clrun_image *out);

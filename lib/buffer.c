@@ -6,16 +6,15 @@
 #include <string.h>
 #include <unistd.h>
 
-#define STAGE_CHUNK ((size_t)32 << 20)     /* bytes per staging buffer (two of them) */
-#define STAGE_MIN ((size_t)16 << 20)       /* smaller transfers go straight to the driver */
+#define STAGE_CHUNK ((size_t)32 << 20) /* bytes per staging buffer (two of them) */
+#define STAGE_MIN ((size_t)16 << 20)   /* smaller transfers go straight to the driver */
 #define STAGE_MAX_THREADS 8
 
 static clrun_status check_range(clrun_buf *b, size_t offset, size_t bytes, const char *what)
 {
     if (offset > b->bytes || bytes > b->bytes - offset)
-        return clrun__fail(b->ctx, CLRUN_INVALID_ARG,
-                           "%s: range [%zu, %zu + %zu) is outside the buffer of %zu bytes", what,
-                           offset, offset, bytes, b->bytes);
+        return clrun__fail(b->ctx, CLRUN_INVALID_ARG, "%s: range [%zu, %zu + %zu) is outside the buffer of %zu bytes", what, offset, offset,
+                           bytes, b->bytes);
     return CLRUN_OK;
 }
 
@@ -35,8 +34,7 @@ static clrun_status too_big(clrun_ctx *ctx, size_t bytes, cl_int err)
     return clrun__fail(ctx, CLRUN_DEVICE_OUT_OF_MEMORY,
                        "cannot allocate %zu bytes (%s) on %s: the device has %s of global memory and "
                        "allows at most %s in one buffer%s%s",
-                       bytes, ask, ctx->info.name, mem, alloc, err ? "; the driver said " : "",
-                       err ? clrun_cl_error_name(err) : "");
+                       bytes, ask, ctx->info.name, mem, alloc, err ? "; the driver said " : "", err ? clrun_cl_error_name(err) : "");
 }
 
 static clrun_status wrap(clrun_ctx *ctx, cl_mem mem, size_t bytes, clrun_buf **out)
@@ -195,8 +193,7 @@ static void parallel_copy(void *dst, const void *src, size_t n)
         parts[i].src = (const char *)src + off;
         parts[i].n = off >= n ? 0 : (n - off < per ? n - off : per);
     }
-    for (int i = 1; i < t; i++)
-        started[i] = parts[i].n && pthread_create(&tid[i], NULL, copy_thread, &parts[i]) == 0;
+    for (int i = 1; i < t; i++) started[i] = parts[i].n && pthread_create(&tid[i], NULL, copy_thread, &parts[i]) == 0;
     copy_thread(&parts[0]);
     for (int i = 1; i < t; i++) {
         if (started[i]) pthread_join(tid[i], NULL);
@@ -222,8 +219,8 @@ static clrun_status stage_init(clrun_ctx *ctx)
         if (ctx->stage_mem[i]) continue;
         ctx->stage_mem[i] = clCreateBuffer(ctx->context, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, STAGE_CHUNK, NULL, &err);
         if (!ctx->stage_mem[i]) return clrun__fail_cl(ctx, err, "clCreateBuffer", "allocating the staging area");
-        ctx->stage_ptr[i] = clEnqueueMapBuffer(ctx->queue, ctx->stage_mem[i], CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0,
-                                               STAGE_CHUNK, 0, NULL, NULL, &err);
+        ctx->stage_ptr[i] =
+            clEnqueueMapBuffer(ctx->queue, ctx->stage_mem[i], CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, STAGE_CHUNK, 0, NULL, NULL, &err);
         if (!ctx->stage_ptr[i]) {
             clReleaseMemObject(ctx->stage_mem[i]);
             ctx->stage_mem[i] = NULL;
@@ -285,8 +282,7 @@ static clrun_status staged_download(clrun_buf *b, size_t offset, char *dst, size
             err = clWaitForEvents(1, e);
             clReleaseEvent(*e);
             *e = NULL;
-            if (err != CL_SUCCESS && st == CLRUN_OK)
-                st = clrun__fail_cl(ctx, err, "clEnqueueReadBuffer", "downloading %zu bytes", bytes);
+            if (err != CL_SUCCESS && st == CLRUN_OK) st = clrun__fail_cl(ctx, err, "clEnqueueReadBuffer", "downloading %zu bytes", bytes);
             if (st == CLRUN_OK) parallel_copy(dst + off, ctx->stage_ptr[j & 1], n);
         }
     }
@@ -298,8 +294,7 @@ static clrun_status staged_download(clrun_buf *b, size_t offset, char *dst, size
 
 /* ---- transfers ----------------------------------------------------------------------------- */
 
-static clrun_status transfer(clrun_buf *b, size_t offset, void *host, size_t bytes, int up, int blocking,
-                             clrun_event **ev)
+static clrun_status transfer(clrun_buf *b, size_t offset, void *host, size_t bytes, int up, int blocking, clrun_event **ev)
 {
     clrun_ctx *ctx = b->ctx;
     const char *what = up ? "upload" : "download";
@@ -317,12 +312,11 @@ static clrun_status transfer(clrun_buf *b, size_t offset, void *host, size_t byt
     }
     if (blocking && staging_wanted(ctx, host, bytes))
         return up ? staged_upload(b, offset, host, bytes) : staged_download(b, offset, host, bytes);
-    if (up)
-        err = clEnqueueWriteBuffer(ctx->queue, b->mem, blocking ? CL_TRUE : CL_FALSE, offset, bytes, host, 0, NULL, ev ? &e : NULL);
-    else
-        err = clEnqueueReadBuffer(ctx->queue, b->mem, blocking ? CL_TRUE : CL_FALSE, offset, bytes, host, 0, NULL, ev ? &e : NULL);
+    if (up) err = clEnqueueWriteBuffer(ctx->queue, b->mem, blocking ? CL_TRUE : CL_FALSE, offset, bytes, host, 0, NULL, ev ? &e : NULL);
+    else err = clEnqueueReadBuffer(ctx->queue, b->mem, blocking ? CL_TRUE : CL_FALSE, offset, bytes, host, 0, NULL, ev ? &e : NULL);
     if (err != CL_SUCCESS)
-        return clrun__fail_cl(ctx, err, up ? "clEnqueueWriteBuffer" : "clEnqueueReadBuffer", "%s of %zu bytes at offset %zu", what, bytes, offset);
+        return clrun__fail_cl(ctx, err, up ? "clEnqueueWriteBuffer" : "clEnqueueReadBuffer", "%s of %zu bytes at offset %zu", what, bytes,
+                              offset);
     return clrun__event_wrap(ctx, e, ev);
 }
 
@@ -331,10 +325,7 @@ clrun_status clrun_upload(clrun_buf *b, size_t offset, const void *src, size_t b
     return transfer(b, offset, (void *)src, bytes, 1, 1, NULL);
 }
 
-clrun_status clrun_download(clrun_buf *b, size_t offset, void *dst, size_t bytes)
-{
-    return transfer(b, offset, dst, bytes, 0, 1, NULL);
-}
+clrun_status clrun_download(clrun_buf *b, size_t offset, void *dst, size_t bytes) { return transfer(b, offset, dst, bytes, 0, 1, NULL); }
 
 clrun_status clrun_upload_async(clrun_buf *b, size_t offset, const void *src, size_t bytes, clrun_event **ev)
 {
@@ -353,7 +344,8 @@ clrun_status clrun_buf_fill(clrun_buf *b, const void *pattern, size_t pattern_si
     if (!pattern || pattern_size == 0 || pattern_size > 128 || (pattern_size & (pattern_size - 1)))
         return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_buf_fill: pattern size %zu is not 1, 2, 4, ... 128", pattern_size);
     if (offset % pattern_size || bytes % pattern_size)
-        return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_buf_fill: offset %zu and size %zu must be multiples of the pattern size %zu", offset, bytes, pattern_size);
+        return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_buf_fill: offset %zu and size %zu must be multiples of the pattern size %zu",
+                           offset, bytes, pattern_size);
     if ((st = check_range(b, offset, bytes, "clrun_buf_fill")) != CLRUN_OK) return st;
     if (bytes == 0) return CLRUN_OK;
     cl_int err = clEnqueueFillBuffer(ctx->queue, b->mem, pattern, pattern_size, offset, bytes, 0, NULL, NULL);
@@ -370,7 +362,8 @@ clrun_status clrun_buf_copy(clrun_buf *dst, size_t dst_offset, clrun_buf *src, s
     if ((st = check_range(src, src_offset, bytes, "clrun_buf_copy (source)")) != CLRUN_OK) return st;
     if (bytes == 0) return CLRUN_OK;
     if (src->mem == dst->mem && src_offset < dst_offset + bytes && dst_offset < src_offset + bytes)
-        return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_buf_copy: source [%zu, +%zu) and destination [%zu, +%zu) overlap", src_offset, bytes, dst_offset, bytes);
+        return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_buf_copy: source [%zu, +%zu) and destination [%zu, +%zu) overlap", src_offset,
+                           bytes, dst_offset, bytes);
     cl_int err = clEnqueueCopyBuffer(ctx->queue, src->mem, dst->mem, src_offset, dst_offset, bytes, 0, NULL, NULL);
     if (err != CL_SUCCESS) return clrun__fail_cl(ctx, err, "clEnqueueCopyBuffer", "copying %zu bytes", bytes);
     return CLRUN_OK;

@@ -60,15 +60,14 @@ static void hash_part(XXH3_state_t *s, const void *p, size_t n)
     XXH3_128bits_update(s, p, n);
 }
 
-clrun_status clrun__cache_key(const clrun_ctx *ctx, const char *source, size_t len, const char *options,
-                              unsigned char key[16])
+clrun_status clrun__cache_key(const clrun_ctx *ctx, const char *source, size_t len, const char *options, unsigned char key[16])
 {
     XXH3_state_t *s = XXH3_createState();
     if (!s) return CLRUN_HOST_OUT_OF_MEMORY;
     XXH3_128bits_reset(s);
     const clrun_device_info *in = &ctx->info;
-    const char *parts[] = {options ? options : "", in->platform_name, in->platform_version, in->name,
-                           in->version, in->driver_version, CLRUN_VERSION_STRING};
+    const char *parts[] = {options ? options : "", in->platform_name,   in->platform_version, in->name, in->version,
+                           in->driver_version,     CLRUN_VERSION_STRING};
     hash_part(s, source, len);
     for (size_t i = 0; i < sizeof parts / sizeof *parts; i++) hash_part(s, parts[i], strlen(parts[i]));
     XXH128_hash_t h = XXH3_128bits_digest(s);
@@ -87,9 +86,8 @@ unsigned char *clrun__cache_load(const unsigned char key[16], size_t *len)
     if (entry_path(key, path, sizeof path)) return NULL;
     if (clrun__read_file(path, &data, &n)) return NULL;
     const unsigned char *u = (const unsigned char *)data;
-    if (n < HEADER || memcmp(u, MAGIC, 8) != 0 || memcmp(u + 8, key, 16) != 0 ||
-        get64(u + 24) != n - HEADER || get64(u + 32) != XXH3_64bits(u + HEADER, n - HEADER) ||
-        n == HEADER) {
+    if (n < HEADER || memcmp(u, MAGIC, 8) != 0 || memcmp(u + 8, key, 16) != 0 || get64(u + 24) != n - HEADER ||
+        get64(u + 32) != XXH3_64bits(u + HEADER, n - HEADER) || n == HEADER) {
         if (clrun__verbose()) fprintf(stderr, "clrun: cache entry %s is corrupt; rebuilding\n", path);
         free(data);
         return NULL;

@@ -14,8 +14,8 @@ static void probe_multiple(clrun_ctx *ctx)
     size_t m = 0;
     if (clrun_prog_source(ctx, src, "<probe>", NULL, &p) != CLRUN_OK) goto done;
     if (clrun_kernel_new(p, "clrun_probe", &k) != CLRUN_OK) goto done;
-    if (clGetKernelWorkGroupInfo(k->kernel, ctx->device, CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE,
-                                 sizeof m, &m, NULL) == CL_SUCCESS && m > 0)
+    if (clGetKernelWorkGroupInfo(k->kernel, ctx->device, CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE, sizeof m, &m, NULL) == CL_SUCCESS &&
+        m > 0)
         ctx->info.preferred_multiple = m;
 done:
     clrun_kernel_free(k);
@@ -80,8 +80,7 @@ void clrun_close(clrun_ctx *ctx)
     clrun_buf_free(ctx->scratch);
     for (int i = 0; i < 2; i++) {
         if (ctx->stage_mem[i]) {
-            if (ctx->stage_ptr[i])
-                clEnqueueUnmapMemObject(ctx->queue, ctx->stage_mem[i], ctx->stage_ptr[i], 0, NULL, NULL);
+            if (ctx->stage_ptr[i]) clEnqueueUnmapMemObject(ctx->queue, ctx->stage_mem[i], ctx->stage_ptr[i], 0, NULL, NULL);
             clReleaseMemObject(ctx->stage_mem[i]);
         }
     }

@@ -76,8 +76,7 @@ static void probe(struct entry *e)
     if (clGetDeviceInfo(d, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof ui, &ui, NULL) == CL_SUCCESS)
         in->mem_base_align = ui / 8; /* reported in bits */
     if (in->mem_base_align == 0) in->mem_base_align = 128;
-    if (clGetDeviceInfo(d, CL_DEVICE_HOST_UNIFIED_MEMORY, sizeof b, &b, NULL) == CL_SUCCESS)
-        in->host_unified = b == CL_TRUE;
+    if (clGetDeviceInfo(d, CL_DEVICE_HOST_UNIFIED_MEMORY, sizeof b, &b, NULL) == CL_SUCCESS) in->host_unified = b == CL_TRUE;
 
     size_t elen = 0;
     if (clGetDeviceInfo(d, CL_DEVICE_EXTENSIONS, 0, NULL, &elen) == CL_SUCCESS && elen > 0) {
@@ -91,8 +90,7 @@ static void probe(struct entry *e)
         free(exts);
     }
     cl_device_fp_config fp = 0;
-    if (!in->fp64 && clGetDeviceInfo(d, CL_DEVICE_DOUBLE_FP_CONFIG, sizeof fp, &fp, NULL) == CL_SUCCESS)
-        in->fp64 = fp != 0;
+    if (!in->fp64 && clGetDeviceInfo(d, CL_DEVICE_DOUBLE_FP_CONFIG, sizeof fp, &fp, NULL) == CL_SUCCESS) in->fp64 = fp != 0;
     in->preferred_multiple = guess_multiple(in);
 }
 
@@ -108,16 +106,14 @@ static void build_list(void)
                  "Debian or Ubuntu `apt-get install pocl-opencl-icd` for the CPU, or your GPU "
                  "vendor's OpenCL package. The ICD loader reads the drivers listed in "
                  "/etc/OpenCL/vendors/*.icd, or in the folder named by $OCL_ICD_VENDORS%s%s%s.",
-                 clrun_cl_error_name(err == CL_SUCCESS ? -1001 : err),
-                 getenv("OCL_ICD_VENDORS") ? " (now: " : "",
-                 getenv("OCL_ICD_VENDORS") ? getenv("OCL_ICD_VENDORS") : "",
-                 getenv("OCL_ICD_VENDORS") ? ")" : "");
+                 clrun_cl_error_name(err == CL_SUCCESS ? -1001 : err), getenv("OCL_ICD_VENDORS") ? " (now: " : "",
+                 getenv("OCL_ICD_VENDORS") ? getenv("OCL_ICD_VENDORS") : "", getenv("OCL_ICD_VENDORS") ? ")" : "");
         return;
     }
     if (err != CL_SUCCESS) {
         list_status = clrun__cl_status(err);
-        snprintf(list_err, sizeof list_err, "listing OpenCL platforms: clGetPlatformIDs failed with %s (%d)",
-                 clrun_cl_error_name(err), (int)err);
+        snprintf(list_err, sizeof list_err, "listing OpenCL platforms: clGetPlatformIDs failed with %s (%d)", clrun_cl_error_name(err),
+                 (int)err);
         return;
     }
     plats = calloc(np, sizeof *plats);
@@ -164,7 +160,8 @@ static void build_list(void)
         list_status = CLRUN_NO_DEVICE;
         snprintf(list_err, sizeof list_err,
                  "%u OpenCL platform(s) found, but none has a device. Check the driver's installation "
-                 "(`clinfo` lists what the loader sees).", (unsigned)np);
+                 "(`clinfo` lists what the loader sees).",
+                 (unsigned)np);
     }
 done:
     free(plats);
@@ -191,8 +188,7 @@ clrun_status clrun_device_get(unsigned index, clrun_device_info *out)
     clrun_status st = ensure_list();
     if (st != CLRUN_OK) return st;
     if (!out) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_device_get: out is NULL");
-    if (index >= list_n)
-        return clrun__fail(NULL, CLRUN_NO_DEVICE, "device index %u is out of range (%u devices)", index, list_n);
+    if (index >= list_n) return clrun__fail(NULL, CLRUN_NO_DEVICE, "device index %u is out of range (%u devices)", index, list_n);
     *out = list[index].info;
     return CLRUN_OK;
 }
@@ -223,8 +219,8 @@ void clrun__device_list_text(char *buf, size_t size)
     buf[0] = 0;
     for (unsigned i = 0; i < list_n && off < size; i++) {
         const clrun_device_info *in = &list[i].info;
-        int n = snprintf(buf + off, size - off, "\n  %u:%u  %s (%s, %s)", in->platform_index,
-                         in->device_index, in->name, type_word(in->type), in->platform_name);
+        int n = snprintf(buf + off, size - off, "\n  %u:%u  %s (%s, %s)", in->platform_index, in->device_index, in->name,
+                         type_word(in->type), in->platform_name);
         if (n < 0) break;
         off += (size_t)n;
     }
@@ -281,8 +277,7 @@ static long match(const char *spec)
         if (want) {
             long best = -1;
             for (unsigned i = 0; i < list_n; i++)
-                if (list[i].info.type == want && (best < 0 || ranks_before(&list[i].info, &list[best].info)))
-                    best = i;
+                if (list[i].info.type == want && (best < 0 || ranks_before(&list[i].info, &list[best].info))) best = i;
             return best;
         }
     }
@@ -300,11 +295,11 @@ static long match(const char *spec)
     size_t pl = (size_t)(colon - spec), dl = len - pl - 1;
     for (unsigned i = 0; i < list_n; i++) {
         const clrun_device_info *in = &list[i].info;
-        int pok = pl == 0 ? in->platform_index == 0
+        int pok = pl == 0              ? in->platform_index == 0
                   : all_digits(pp, pl) ? in->platform_index == strtoul(pp, NULL, 10)
                                        : icontains(in->platform_name, pp, pl) || icontains(in->platform_vendor, pp, pl);
         if (!pok) continue;
-        int dok = dl == 0 ? in->device_index == 0
+        int dok = dl == 0              ? in->device_index == 0
                   : all_digits(dp, dl) ? in->device_index == strtoul(dp, NULL, 10)
                                        : icontains(in->name, dp, dl);
         if (dok) return i;

@@ -43,7 +43,7 @@ struct clrun_ctx {
     size_t stage_bytes;
     struct clrun__kentry *kcache; /* grows: one entry per (source, options, kernel) used */
     int nkcache, capkcache;
-    clrun_buf *scratch;             /* the ops' scratch memory (grows) */
+    clrun_buf *scratch;              /* the ops' scratch memory (grows) */
     struct clrun__op_slot *op_state; /* per-op state (clrun__op_state), newest first */
     struct clrun__profile *profile;  /* kernel times while profiling (profile.c), else NULL */
 };
@@ -74,7 +74,7 @@ struct clrun_kernel {
     cl_kernel kernel;
     char *name;
     unsigned nargs;
-    unsigned char *set;     /* per argument: 1 once set */
+    unsigned char *set; /* per argument: 1 once set */
     int have_arg_info;
 };
 
@@ -93,8 +93,7 @@ clrun_status clrun__device_handles(unsigned index, cl_platform_id *platform, cl_
 void clrun__device_list_text(char *buf, size_t size);
 
 /* Programs (program.c / cache.c). */
-clrun_status clrun__cache_key(const clrun_ctx *ctx, const char *source, size_t len,
-                              const char *options, unsigned char key[16]);
+clrun_status clrun__cache_key(const clrun_ctx *ctx, const char *source, size_t len, const char *options, unsigned char key[16]);
 /* Load a cached binary: returns malloc'd bytes or NULL on a miss (any corruption is a miss). */
 unsigned char *clrun__cache_load(const unsigned char key[16], size_t *len);
 /* Store a binary; failures are silent (the cache is an optimisation). Returns 0 on success. */

@@ -67,8 +67,7 @@ clrun_status clrun_kernel_arg_info(clrun_kernel *k, unsigned i, clrun_arg_info *
     memset(out, 0, sizeof *out);
     if (i >= k->nargs)
         return clrun__fail(ctx, CLRUN_ARG_MISMATCH, "kernel %s takes %u arguments; there is no argument %u", k->name, k->nargs, i);
-    if (!k->have_arg_info ||
-        clGetKernelArgInfo(k->kernel, i, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof aq, &aq, NULL) != CL_SUCCESS)
+    if (!k->have_arg_info || clGetKernelArgInfo(k->kernel, i, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof aq, &aq, NULL) != CL_SUCCESS)
         return clrun__fail(ctx, CLRUN_UNSUPPORTED, "the driver reports no argument info for kernel %s", k->name);
     out->kind = aq == CL_KERNEL_ARG_ADDRESS_GLOBAL     ? CLRUN_ARG_GLOBAL
                 : aq == CL_KERNEL_ARG_ADDRESS_CONSTANT ? CLRUN_ARG_CONSTANT
@@ -97,8 +96,8 @@ enum kind { K_GLOBAL, K_LOCAL, K_VALUE };
 /* Normalise "unsigned int" to "uint" and so on; returns 1 if the result is an OpenCL scalar name. */
 static int scalar_name(const char *in, char *out, size_t size)
 {
-    static const char *const scalars[] = {"char", "uchar", "short", "ushort", "int", "uint", "long", "ulong",
-                                          "float", "double", "half", "bool", NULL};
+    static const char *const scalars[] = {"char",  "uchar", "short",  "ushort", "int",  "uint", "long",
+                                          "ulong", "float", "double", "half",   "bool", NULL};
     char t[128];
     size_t n = 0;
     while (*in == ' ') in++;
@@ -119,24 +118,24 @@ static clrun_status check_arg(clrun_kernel *k, unsigned i, enum kind kind, const
     clrun_ctx *ctx = k->prog->ctx;
     char desc[400];
     if (i >= k->nargs)
-        return clrun__fail(ctx, CLRUN_ARG_MISMATCH, "%s: kernel %s takes %u argument%s; there is no argument %u", setter,
-                           k->name, k->nargs, k->nargs == 1 ? "" : "s", i);
+        return clrun__fail(ctx, CLRUN_ARG_MISMATCH, "%s: kernel %s takes %u argument%s; there is no argument %u", setter, k->name, k->nargs,
+                           k->nargs == 1 ? "" : "s", i);
     if (!k->have_arg_info) return CLRUN_OK;
     cl_kernel_arg_address_qualifier aq = 0;
     if (clGetKernelArgInfo(k->kernel, i, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof aq, &aq, NULL) != CL_SUCCESS) return CLRUN_OK;
     enum kind have = (aq == CL_KERNEL_ARG_ADDRESS_GLOBAL || aq == CL_KERNEL_ARG_ADDRESS_CONSTANT) ? K_GLOBAL
-                     : aq == CL_KERNEL_ARG_ADDRESS_LOCAL                                         ? K_LOCAL
-                                                                                                 : K_VALUE;
+                     : aq == CL_KERNEL_ARG_ADDRESS_LOCAL                                          ? K_LOCAL
+                                                                                                  : K_VALUE;
     static const char *const kinds[] = {"a __global or __constant buffer", "__local memory", "a value"};
     if (have != kind)
-        return clrun__fail(ctx, CLRUN_ARG_MISMATCH, "%s: %s expects %s, not %s", setter, arg_desc(k, i, desc, sizeof desc),
-                           kinds[have], kinds[kind]);
+        return clrun__fail(ctx, CLRUN_ARG_MISMATCH, "%s: %s expects %s, not %s", setter, arg_desc(k, i, desc, sizeof desc), kinds[have],
+                           kinds[kind]);
     if (kind == K_VALUE && want) {
         char type[128] = "", norm[128];
         clGetKernelArgInfo(k->kernel, i, CL_KERNEL_ARG_TYPE_NAME, sizeof type - 1, type, NULL);
         if (scalar_name(type, norm, sizeof norm) && strcmp(norm, want) != 0)
-            return clrun__fail(ctx, CLRUN_ARG_MISMATCH, "%s: %s is of type %s, not %s", setter,
-                               arg_desc(k, i, desc, sizeof desc), type, want);
+            return clrun__fail(ctx, CLRUN_ARG_MISMATCH, "%s: %s is of type %s, not %s", setter, arg_desc(k, i, desc, sizeof desc), type,
+                               want);
     }
     return CLRUN_OK;
 }
@@ -167,11 +166,11 @@ clrun_status clrun_arg_local(clrun_kernel *k, unsigned i, size_t bytes)
     return set(k, i, bytes, NULL, "clrun_arg_local");
 }
 
-#define CLRUN__SCALAR(suffix, ctype, clname)                                                       \
-    clrun_status clrun_arg_##suffix(clrun_kernel *k, unsigned i, ctype v)                          \
-    {                                                                                              \
-        clrun_status st = check_arg(k, i, K_VALUE, clname, "clrun_arg_" #suffix);                  \
-        return st != CLRUN_OK ? st : set(k, i, sizeof v, &v, "clrun_arg_" #suffix);                \
+#define CLRUN__SCALAR(suffix, ctype, clname)                                        \
+    clrun_status clrun_arg_##suffix(clrun_kernel *k, unsigned i, ctype v)           \
+    {                                                                               \
+        clrun_status st = check_arg(k, i, K_VALUE, clname, "clrun_arg_" #suffix);   \
+        return st != CLRUN_OK ? st : set(k, i, sizeof v, &v, "clrun_arg_" #suffix); \
     }
 CLRUN__SCALAR(i8, int8_t, "char")
 CLRUN__SCALAR(u8, uint8_t, "uchar")
@@ -199,7 +198,9 @@ static void choose_local(clrun_kernel *k, unsigned dims, const size_t *global, s
 {
     clrun_ctx *ctx = k->prog->ctx;
     size_t pref = 0, maxwg = 0;
-    if (clGetKernelWorkGroupInfo(k->kernel, ctx->device, CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE, sizeof pref, &pref, NULL) != CL_SUCCESS || pref == 0)
+    if (clGetKernelWorkGroupInfo(k->kernel, ctx->device, CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE, sizeof pref, &pref, NULL) !=
+            CL_SUCCESS ||
+        pref == 0)
         pref = ctx->info.preferred_multiple ? ctx->info.preferred_multiple : 1;
     if (clGetKernelWorkGroupInfo(k->kernel, ctx->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof maxwg, &maxwg, NULL) != CL_SUCCESS || maxwg == 0)
         maxwg = ctx->info.max_work_group ? ctx->info.max_work_group : 1;
@@ -233,7 +234,9 @@ clrun_status clrun_launch_ev(clrun_kernel *k, unsigned dims, const size_t *globa
     for (unsigned d = 0; d < dims; d++)
         if (global[d] == 0) return clrun__fail(ctx, CLRUN_INVALID_ARG, "launching %s: global size %u is 0", k->name, d);
     for (unsigned i = 0; i < k->nargs; i++)
-        if (!k->set[i]) return clrun__fail(ctx, CLRUN_ARG_MISMATCH, "launching %s: %s was never set (the kernel takes %u arguments)", k->name, arg_desc(k, i, desc, sizeof desc), k->nargs);
+        if (!k->set[i])
+            return clrun__fail(ctx, CLRUN_ARG_MISMATCH, "launching %s: %s was never set (the kernel takes %u arguments)", k->name,
+                               arg_desc(k, i, desc, sizeof desc), k->nargs);
     if (local) {
         for (unsigned d = 0; d < dims; d++) {
             if (local[d] == 0) return clrun__fail(ctx, CLRUN_INVALID_ARG, "launching %s: local size %u is 0", k->name, d);
@@ -274,7 +277,8 @@ clrun_status clrun__bind(clrun_kernel *k, const clrun__arg *args, size_t n)
 {
     clrun_status st = CLRUN_OK;
     if (n != k->nargs)
-        return clrun__fail(k->prog->ctx, CLRUN_ARG_MISMATCH, "kernel %s takes %u arguments; its argument list has %zu", k->name, k->nargs, n);
+        return clrun__fail(k->prog->ctx, CLRUN_ARG_MISMATCH, "kernel %s takes %u arguments; its argument list has %zu", k->name, k->nargs,
+                           n);
     for (unsigned i = 0; i < n && st == CLRUN_OK; i++) {
         const clrun__arg *a = &args[i];
         switch (a->kind) {

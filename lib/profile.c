@@ -61,7 +61,8 @@ clrun_status clrun_profile_start(clrun_ctx *ctx)
 {
     if (!ctx) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_profile_start: ctx is NULL");
     clrun_profile_stop(ctx);
-    if (!(ctx->profile = calloc(1, sizeof *ctx->profile))) return clrun__fail(ctx, CLRUN_HOST_OUT_OF_MEMORY, "profiling: out of host memory");
+    if (!(ctx->profile = calloc(1, sizeof *ctx->profile)))
+        return clrun__fail(ctx, CLRUN_HOST_OUT_OF_MEMORY, "profiling: out of host memory");
     return CLRUN_OK;
 }
 
@@ -136,8 +137,9 @@ void clrun__profile_close(clrun_ctx *ctx)
         fprintf(stderr, "clrun profile: device time per kernel on %s\n%-36s %9s %11s %10s %10s %10s %6s\n", ctx->info.name, "kernel",
                 "launches", "total ms", "mean ms", "min ms", "max ms", "share");
         for (size_t i = 0; i < n; i++)
-            fprintf(stderr, "%-36s %9llu %11.4f %10.4f %10.4f %10.4f %5.1f%%\n", e[i].kernel, (unsigned long long)e[i].launches, e[i].total_ms,
-                    e[i].total_ms / (double)(e[i].launches ? e[i].launches : 1), e[i].min_ms, e[i].max_ms, all > 0 ? 100 * e[i].total_ms / all : 0.0);
+            fprintf(stderr, "%-36s %9llu %11.4f %10.4f %10.4f %10.4f %5.1f%%\n", e[i].kernel, (unsigned long long)e[i].launches,
+                    e[i].total_ms, e[i].total_ms / (double)(e[i].launches ? e[i].launches : 1), e[i].min_ms, e[i].max_ms,
+                    all > 0 ? 100 * e[i].total_ms / all : 0.0);
     }
     release(ctx);
 }

@@ -22,7 +22,10 @@ static void sb_add(struct sbuf *b, const char *s, size_t n)
         size_t cap = b->cap ? b->cap : 4096;
         while (cap < b->n + n + 1) cap *= 2;
         char *p = realloc(b->p, cap);
-        if (!p) { b->oom = 1; return; }
+        if (!p) {
+            b->oom = 1;
+            return;
+        }
         b->p = p;
         b->cap = cap;
     }
@@ -71,8 +74,7 @@ static int include_line(const char *line, size_t len, char *out, size_t size)
 
 /* Append `text` (from `label`, in folder `dir`; dir NULL means the embedded set) to out, replacing
  * each #include "x" line by the resolved file. */
-static clrun_status resolve(clrun_ctx *ctx, const char *text, size_t len, const char *label, const char *dir,
-                            int depth, struct sbuf *out)
+static clrun_status resolve(clrun_ctx *ctx, const char *text, size_t len, const char *label, const char *dir, int depth, struct sbuf *out)
 {
     if (depth > MAX_INCLUDE_DEPTH)
         return clrun__fail(ctx, CLRUN_INVALID_ARG, "%s: includes nest deeper than %d levels (an include cycle?)", label, MAX_INCLUDE_DEPTH);
@@ -91,14 +93,17 @@ static clrun_status resolve(clrun_ctx *ctx, const char *text, size_t len, const 
             clrun_status st;
             if (!dir) {
                 const struct clrun__embedded *e = find_embedded(name);
-                if (!e) return clrun__fail(ctx, CLRUN_IO_ERROR, "%s:%u: included file \"%s\" is not among the embedded kernel sources", label, lineno, name);
+                if (!e)
+                    return clrun__fail(ctx, CLRUN_IO_ERROR, "%s:%u: included file \"%s\" is not among the embedded kernel sources", label,
+                                       lineno, name);
                 sb_printf(out, "#line 1 \"%s\"\n", name);
                 st = resolve(ctx, e->data, e->len, name, NULL, depth + 1, out);
             } else {
                 if (name[0] == '/') snprintf(path, sizeof path, "%s", name);
                 else snprintf(path, sizeof path, "%s/%s", dir, name);
                 int rc = clrun__read_file(path, &data, &dlen);
-                if (rc) return clrun__fail(ctx, CLRUN_IO_ERROR, "%s:%u: cannot open included file %s: %s", label, lineno, path, strerror(rc));
+                if (rc)
+                    return clrun__fail(ctx, CLRUN_IO_ERROR, "%s:%u: cannot open included file %s: %s", label, lineno, path, strerror(rc));
                 char sub[4096];
                 snprintf(sub, sizeof sub, "%s", path);
                 char *slash = strrchr(sub, '/');
@@ -150,8 +155,7 @@ static unsigned char *program_binary(clrun_ctx *ctx, cl_program program, size_t 
     return bin;
 }
 
-static clrun_status build(clrun_ctx *ctx, const char *label, const char *source, size_t len, const char *user_options,
-                          clrun_prog **out)
+static clrun_status build(clrun_ctx *ctx, const char *label, const char *source, size_t len, const char *user_options, clrun_prog **out)
 {
     clrun_status st = CLRUN_OK;
     cl_int err = CL_SUCCESS;
@@ -192,8 +196,8 @@ static clrun_status build(clrun_ctx *ctx, const char *label, const char *source,
         }
         err = clBuildProgram(program, 1, &ctx->device, opts.p, NULL, NULL);
         if (err != CL_SUCCESS) {
-            clrun__fail(ctx, CLRUN_BUILD_FAILED, "building %s with options \"%s\" for %s failed (%s)", label,
-                        opts.p, ctx->info.name, clrun_cl_error_name(err));
+            clrun__fail(ctx, CLRUN_BUILD_FAILED, "building %s with options \"%s\" for %s failed (%s)", label, opts.p, ctx->info.name,
+                        clrun_cl_error_name(err));
             build_log(ctx, program);
             st = CLRUN_BUILD_FAILED;
             goto done;
@@ -221,8 +225,8 @@ done:
 }
 
 /* Resolve includes, then build. dir NULL: embedded. */
-static clrun_status load(clrun_ctx *ctx, const char *text, size_t len, const char *label, const char *dir,
-                         const char *options, clrun_prog **out)
+static clrun_status load(clrun_ctx *ctx, const char *text, size_t len, const char *label, const char *dir, const char *options,
+                         clrun_prog **out)
 {
     if (!out) return clrun__fail(ctx, CLRUN_INVALID_ARG, "%s: out is NULL", label);
     *out = NULL;
@@ -249,8 +253,7 @@ clrun_status clrun_prog_file(clrun_ctx *ctx, const char *path, const char *optio
     return st;
 }
 
-clrun_status clrun_prog_source(clrun_ctx *ctx, const char *source, const char *name, const char *options,
-                               clrun_prog **out)
+clrun_status clrun_prog_source(clrun_ctx *ctx, const char *source, const char *name, const char *options, clrun_prog **out)
 {
     if (!source) return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_prog_source: source is NULL");
     return load(ctx, source, strlen(source), name ? name : "<string>", ".", options, out);
@@ -259,10 +262,8 @@ clrun_status clrun_prog_source(clrun_ctx *ctx, const char *source, const char *n
 static const char *builtin_file(const char *name, char *buf, size_t size)
 {
     size_t n = strlen(name);
-    if (n > 3 && (strcmp(name + n - 3, ".cl") == 0 || strcmp(name + n - 2, ".h") == 0))
-        snprintf(buf, size, "%s", name);
-    else
-        snprintf(buf, size, "%s.cl", name);
+    if (n > 3 && (strcmp(name + n - 3, ".cl") == 0 || strcmp(name + n - 2, ".h") == 0)) snprintf(buf, size, "%s", name);
+    else snprintf(buf, size, "%s.cl", name);
     return buf;
 }
 

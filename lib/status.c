@@ -10,9 +10,8 @@ const char *clrun_version(void) { return CLRUN_VERSION_STRING; }
 const char *clrun_status_str(clrun_status st)
 {
     switch (st) {
-#define CLRUN__NAME(name, value, text)                                                             \
-    case CLRUN_##name:                                                                             \
-        return "CLRUN_" #name;
+#define CLRUN__NAME(name, value, text) \
+    case CLRUN_##name: return "CLRUN_" #name;
         CLRUN_STATUS_MAP(CLRUN__NAME)
 #undef CLRUN__NAME
     }
@@ -22,9 +21,8 @@ const char *clrun_status_str(clrun_status st)
 const char *clrun_status_text(clrun_status st)
 {
     switch (st) {
-#define CLRUN__TEXT(name, value, text)                                                             \
-    case CLRUN_##name:                                                                             \
-        return text;
+#define CLRUN__TEXT(name, value, text) \
+    case CLRUN_##name: return text;
         CLRUN_STATUS_MAP(CLRUN__TEXT)
 #undef CLRUN__TEXT
     }
@@ -89,9 +87,8 @@ const char *clrun_status_text(clrun_status st)
 const char *clrun_cl_error_name(cl_int err)
 {
     switch (err) {
-#define CLRUN__CLNAME(value, name)                                                                 \
-    case value:                                                                                    \
-        return #name;
+#define CLRUN__CLNAME(value, name) \
+    case value: return #name;
         CLRUN__CL_ERRORS(CLRUN__CLNAME)
 #undef CLRUN__CLNAME
     }
@@ -157,8 +154,7 @@ clrun_status clrun__fail_cl(clrun_ctx *ctx, cl_int err, const char *call, const 
     va_start(ap, fmt);
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
-    return clrun__fail(ctx, clrun__cl_status(err), "%s: %s failed with %s (%d)", what, call,
-                       clrun_cl_error_name(err), (int)err);
+    return clrun__fail(ctx, clrun__cl_status(err), "%s: %s failed with %s (%d)", what, call, clrun_cl_error_name(err), (int)err);
 }
 
 void clrun__append(clrun_ctx *ctx, const char *text)
@@ -183,10 +179,7 @@ const char *clrun_last_error(const clrun_ctx *ctx)
     return ctx->err ? ctx->err : "";
 }
 
-int clrun__verbose(void)
-{
-    return clrun__setting_on(CLRUN__SET_VERBOSE);
-}
+int clrun__verbose(void) { return clrun__setting_on(CLRUN__SET_VERBOSE); }
 
 char *clrun__strdup(const char *s)
 {
@@ -208,7 +201,10 @@ int clrun__read_file(const char *path, char **data, size_t *len)
         if (n + 4096 + 1 > cap) {
             size_t ncap = cap ? cap * 2 : 65536;
             char *p = realloc(buf, ncap);
-            if (!p) { rc = ENOMEM; goto done; }
+            if (!p) {
+                rc = ENOMEM;
+                goto done;
+            }
             buf = p;
             cap = ncap;
         }
@@ -216,7 +212,10 @@ int clrun__read_file(const char *path, char **data, size_t *len)
         n += got;
         if (got == 0) break;
     }
-    if (ferror(f)) { rc = errno ? errno : EIO; goto done; }
+    if (ferror(f)) {
+        rc = errno ? errno : EIO;
+        goto done;
+    }
     buf[n] = 0;
     *data = buf;
     *len = n;

@@ -16,17 +16,18 @@
 #include <cmocka.h>
 
 /* Assert a clrun call succeeded; on failure print the context's last error. */
-#define CHECK_OK(ctx, call)                                                                        \
-    do {                                                                                           \
-        clrun_status st_ = (call);                                                                 \
+#define CHECK_OK(ctx, call)                                                                                 \
+    do {                                                                                                    \
+        clrun_status st_ = (call);                                                                          \
         if (st_ != CLRUN_OK) fail_msg("%s -> %s: %s", #call, clrun_status_str(st_), clrun_last_error(ctx)); \
     } while (0)
 
 /* Assert a clrun call failed with `want`, and its text contains `needle`. */
-#define CHECK_FAIL(ctx, call, want, needle)                                                        \
-    do {                                                                                           \
-        clrun_status st_ = (call);                                                                 \
-        if (st_ != (want)) fail_msg("%s -> %s, expected %s (%s)", #call, clrun_status_str(st_), clrun_status_str(want), clrun_last_error(ctx)); \
+#define CHECK_FAIL(ctx, call, want, needle)                                                                                             \
+    do {                                                                                                                                \
+        clrun_status st_ = (call);                                                                                                      \
+        if (st_ != (want))                                                                                                              \
+            fail_msg("%s -> %s, expected %s (%s)", #call, clrun_status_str(st_), clrun_status_str(want), clrun_last_error(ctx));        \
         if (!strstr(clrun_last_error(ctx), (needle))) fail_msg("%s: text \"%s\" lacks \"%s\"", #call, clrun_last_error(ctx), (needle)); \
     } while (0)
 

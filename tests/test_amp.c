@@ -153,7 +153,8 @@ static void replay_sequences(void **state)
             ref_update(&r, overflow, cases[c].growth, cases[c].backoff, cases[c].interval);
             assert_int_equal(found, overflow);
             if (bits(sc.scale) != bits(r.scale) || sc.growth_tracker != r.tracker)
-                fail_msg("case %zu step %d: scale %a tracker %d, GradScaler has %a and %d", c, step, sc.scale, sc.growth_tracker, r.scale, r.tracker);
+                fail_msg("case %zu step %d: scale %a tracker %d, GradScaler has %a and %d", c, step, sc.scale, sc.growth_tracker, r.scale,
+                         r.tracker);
         }
         if (c == 3) assert_true(sc.scale == 2.5e38f); /* growing would overflow f32: never grew */
         clrun_scaler_free(&sc);
@@ -200,6 +201,7 @@ static void refusals(void **state)
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(unscale_matches_reference), cmocka_unit_test(replay_sequences), cmocka_unit_test(refusals)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(unscale_matches_reference), cmocka_unit_test(replay_sequences),
+                                       cmocka_unit_test(refusals)};
     return cmocka_run_group_tests(tests, ctx_setup, ctx_teardown);
 }

@@ -215,9 +215,8 @@ static void pinned_host_memory(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(blocking_round_trips),   cmocka_unit_test(staged_round_trip),
-        cmocka_unit_test(async_transfers_with_events), cmocka_unit_test(fill_copy_and_offsets),
-        cmocka_unit_test(sub_buffers),            cmocka_unit_test(zero_and_oversized),
+        cmocka_unit_test(blocking_round_trips),  cmocka_unit_test(staged_round_trip), cmocka_unit_test(async_transfers_with_events),
+        cmocka_unit_test(fill_copy_and_offsets), cmocka_unit_test(sub_buffers),       cmocka_unit_test(zero_and_oversized),
         cmocka_unit_test(pinned_host_memory),
     };
     return cmocka_run_group_tests(tests, ctx_setup, ctx_teardown);

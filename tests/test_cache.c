@@ -17,7 +17,8 @@ static const char *source(char *buf, size_t size, unsigned v)
 {
     snprintf(buf, size,
              "__kernel void twice(__global int *p, const uint n)\n"
-             "{ size_t i = get_global_id(0); if (i < n) p[i] = 2 * p[i] + %u; }\n", v);
+             "{ size_t i = get_global_id(0); if (i < n) p[i] = 2 * p[i] + %u; }\n",
+             v);
     return buf;
 }
 
@@ -147,10 +148,10 @@ static void corrupt_and_truncated_entries_are_rebuilt(void **state)
         unsigned v = ++variant;
         assert_int_equal(build_and_run(ctx, v), 0);
         assert_int_equal(entries(path, sizeof path, NULL), 1);
-        if (cuts[c] == -2) rewrite_entry(path, -1, 1);  /* flipped payload byte: checksum mismatch */
-        else rewrite_entry(path, cuts[c], 0);           /* truncated */
-        assert_int_equal(build_and_run(ctx, v), 0);      /* a miss, rebuilt ... */
-        assert_int_equal(build_and_run(ctx, v), 1);      /* ... and replaced by a whole entry */
+        if (cuts[c] == -2) rewrite_entry(path, -1, 1); /* flipped payload byte: checksum mismatch */
+        else rewrite_entry(path, cuts[c], 0);          /* truncated */
+        assert_int_equal(build_and_run(ctx, v), 0);    /* a miss, rebuilt ... */
+        assert_int_equal(build_and_run(ctx, v), 1);    /* ... and replaced by a whole entry */
     }
 }
 

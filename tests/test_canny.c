@@ -45,8 +45,8 @@ static void goldens_in(clrun_ctx *ctx, const char *shape, int step)
             for (size_t x = 0; x < got.width; x++)
                 if (got.data[y * got.stride + x] != want.data[y * want.stride + x])
                     fail_msg("%s shape, %s (low %g, high %g, %s, aperture %d, blur %d, sigma %g): pixel (%zu, %zu) is %d, OpenCV has %d",
-                             shape, in, low, high, l2 ? "L2" : "L1", aperture, blur, sigma, x, y,
-                             got.data[y * got.stride + x], want.data[y * want.stride + x]);
+                             shape, in, low, high, l2 ? "L2" : "L1", aperture, blur, sigma, x, y, got.data[y * got.stride + x],
+                             want.data[y * want.stride + x]);
         clrun_image_free(&img), clrun_image_free(&want), clrun_image_free(&got);
         n++;
     }
@@ -368,9 +368,14 @@ static void image_files(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(goldens),        cmocka_unit_test(strides_and_offsets),
-        cmocka_unit_test(in_place), cmocka_unit_test(hysteresis_hostile_maps),
-        cmocka_unit_test(gray_as_three_channels), cmocka_unit_test(bad_arguments), cmocka_unit_test(other_tiles),       cmocka_unit_test(image_files),
+        cmocka_unit_test(goldens),
+        cmocka_unit_test(strides_and_offsets),
+        cmocka_unit_test(in_place),
+        cmocka_unit_test(hysteresis_hostile_maps),
+        cmocka_unit_test(gray_as_three_channels),
+        cmocka_unit_test(bad_arguments),
+        cmocka_unit_test(other_tiles),
+        cmocka_unit_test(image_files),
     };
     return cmocka_run_group_tests(tests, ctx_setup, ctx_teardown);
 }

@@ -55,13 +55,13 @@ static int cli(const char *first, ...)
     return WEXITSTATUS(status);
 }
 
-#define EXPECT(code, needle, ...)                                                                  \
-    do {                                                                                           \
-        const char *nd_ = (needle);                                                                \
-        int rc_ = cli(__VA_ARGS__, NULL);                                                          \
+#define EXPECT(code, needle, ...)                                                                                     \
+    do {                                                                                                              \
+        const char *nd_ = (needle);                                                                                   \
+        int rc_ = cli(__VA_ARGS__, NULL);                                                                             \
         if (rc_ != (code)) fail_msg("exit %d, expected %d\nstdout: %s\nstderr: %s", rc_, (code), out_text, err_text); \
-        if (nd_ && !strstr(out_text, nd_) && !strstr(err_text, nd_))                               \
-            fail_msg("output lacks \"%s\"\nstdout: %s\nstderr: %s", nd_, out_text, err_text);        \
+        if (nd_ && !strstr(out_text, nd_) && !strstr(err_text, nd_))                                                  \
+            fail_msg("output lacks \"%s\"\nstdout: %s\nstderr: %s", nd_, out_text, err_text);                         \
     } while (0)
 
 static const char *path(const char *name)
@@ -184,8 +184,8 @@ static void run_generated_forms(void **state)
     const char *dest = path("dest.npy");
     char o1[4300];
     snprintf(o1, sizeof o1, "out:f32:400@%s", dest);
-    EXPECT(0, "wrote", "run", TEST_DATA_DIR "/../../examples/multiply.cl", "-k", "multiply_them", "-g", "400", o1,
-           "rand:f32:400:11", "rand:f32:400:12:-2:2");
+    EXPECT(0, "wrote", "run", TEST_DATA_DIR "/../../examples/multiply.cl", "-k", "multiply_them", "-g", "400", o1, "rand:f32:400:11",
+           "rand:f32:400:12:-2:2");
     clrun_array d;
     CHECK_OK(NULL, clrun_npy_read(dest, &d));
     assert_int_equal(d.dtype, CLRUN_F32);
@@ -218,7 +218,8 @@ static void run_generated_forms(void **state)
     snprintf(rng, sizeof rng, "fill:f32:%u:0.5", n);
     EXPECT(5, "expected", "run", KDIR "/cli.cl", "-k", "axpb", "-g", N, outspec, rng, "f32:0", "0", N, "--check", exp);
     /* timing */
-    EXPECT(0, "median", "run", KDIR "/cli.cl", "-k", "axpb", "-g", N, "-l", "1", outspec, rng, "2", "1", N, "--repeat", "5", "--bytes", "1000");
+    EXPECT(0, "median", "run", KDIR "/cli.cl", "-k", "axpb", "-g", N, "-l", "1", outspec, rng, "2", "1", N, "--repeat", "5", "--bytes",
+           "1000");
     assert_non_null(strstr(out_text, "GB/s"));
     EXPECT(0, "\"median_ms\"", "run", KDIR "/cli.cl", "-k", "axpb", "-g", N, outspec, rng, "2", "1", N, "--repeat", "3", "--json");
 }
@@ -279,17 +280,24 @@ static void run_scalars_local_and_2d(void **state)
            "i32:-2147483648", "u32:4294967295", "i64:-4611686018427387904", "u64:0x4000000000000000", "f32:-2.5", "f64:1e300");
     clrun_array a;
     CHECK_OK(NULL, clrun_npy_read(path("scalars.npy"), &a));
-    const double want[10] = {-128, 255, -32768, 65535, -2147483648.0, 4294967295.0, -4611686018427387904.0, 4611686018427387904.0, -2.5, 1e300};
+    const double want[10] = {-128, 255,  -32768, 65535, -2147483648.0, 4294967295.0, -4611686018427387904.0, 4611686018427387904.0,
+                             -2.5, 1e300};
     for (int i = 0; i < 10; i++) assert_true(((double *)a.data)[i] == want[i]);
     clrun_array_free(&a);
     /* untyped values take the signature's type */
-    EXPECT(0, "wrote", "run", KDIR "/cli.cl", "-k", "scalars", "-g", "1", out, "--", "-5", "5", "-5", "5", "-5", "5", "-5", "5", "0.25", "0.125");
+    EXPECT(0, "wrote", "run", KDIR "/cli.cl", "-k", "scalars", "-g", "1", out, "--", "-5", "5", "-5", "5", "-5", "5", "-5", "5", "0.25",
+           "0.125");
     /* out-of-range and mistyped scalars */
-    EXPECT(2, "not a valid i8", "run", KDIR "/cli.cl", "-k", "scalars", "-g", "1", out, "i8:128", "u8:1", "i16:1", "u16:1", "i32:1", "u32:1", "i64:1", "u64:1", "f32:1", "f64:1");
-    EXPECT(2, "of type uchar, not char", "run", KDIR "/cli.cl", "-k", "scalars", "-g", "1", out, "i8:1", "i8:1", "i16:1", "u16:1", "i32:1", "u32:1", "i64:1", "u64:1", "f32:1", "f64:1");
-    EXPECT(2, "unknown option '-1'", "run", KDIR "/cli.cl", "-k", "scalars", "-g", "1", out, "1", "-1", "1", "1", "1", "1", "1", "1", "1", "1");
-    EXPECT(2, "not a valid uchar", "run", KDIR "/cli.cl", "-k", "scalars", "-g", "1", "--", out, "1", "-1", "1", "1", "1", "1", "1", "1", "1", "1");
-    EXPECT(2, "not a valid u8", "run", KDIR "/cli.cl", "-k", "scalars", "-g", "1", out, "1", "u8:abc", "1", "1", "1", "1", "1", "1", "1", "1");
+    EXPECT(2, "not a valid i8", "run", KDIR "/cli.cl", "-k", "scalars", "-g", "1", out, "i8:128", "u8:1", "i16:1", "u16:1", "i32:1",
+           "u32:1", "i64:1", "u64:1", "f32:1", "f64:1");
+    EXPECT(2, "of type uchar, not char", "run", KDIR "/cli.cl", "-k", "scalars", "-g", "1", out, "i8:1", "i8:1", "i16:1", "u16:1", "i32:1",
+           "u32:1", "i64:1", "u64:1", "f32:1", "f64:1");
+    EXPECT(2, "unknown option '-1'", "run", KDIR "/cli.cl", "-k", "scalars", "-g", "1", out, "1", "-1", "1", "1", "1", "1", "1", "1", "1",
+           "1");
+    EXPECT(2, "not a valid uchar", "run", KDIR "/cli.cl", "-k", "scalars", "-g", "1", "--", out, "1", "-1", "1", "1", "1", "1", "1", "1",
+           "1", "1");
+    EXPECT(2, "not a valid u8", "run", KDIR "/cli.cl", "-k", "scalars", "-g", "1", out, "1", "u8:abc", "1", "1", "1", "1", "1", "1", "1",
+           "1");
     /* local memory */
     char sums[4300];
     snprintf(sums, sizeof sums, "out:f32:4@%s", path("sums.npy"));
@@ -297,9 +305,11 @@ static void run_scalars_local_and_2d(void **state)
     CHECK_OK(NULL, clrun_npy_read(path("sums.npy"), &a));
     for (int i = 0; i < 4; i++) assert_true(((float *)a.data)[i] == 4.0f);
     clrun_array_free(&a);
-    EXPECT(2, "expects __local memory", "run", KDIR "/cli.cl", "-k", "group_sums", "-g", "32", "-l", "8", sums, "fill:f32:32:0.5", "zeros:f32:8");
+    EXPECT(2, "expects __local memory", "run", KDIR "/cli.cl", "-k", "group_sums", "-g", "32", "-l", "8", sums, "fill:f32:32:0.5",
+           "zeros:f32:8");
     EXPECT(2, "local:BYTES", "run", KDIR "/cli.cl", "-k", "group_sums", "-g", "32", sums, "fill:f32:32:0.5", "local:0");
-    EXPECT(2, "must divide the global size", "run", KDIR "/cli.cl", "-k", "group_sums", "-g", "32", "-l", "7", sums, "fill:f32:32:0.5", "local:28");
+    EXPECT(2, "must divide the global size", "run", KDIR "/cli.cl", "-k", "group_sums", "-g", "32", "-l", "7", sums, "fill:f32:32:0.5",
+           "local:28");
     /* 2-D */
     char ids[4300];
     snprintf(ids, sizeof ids, "out:i32:5x7@%s", path("ids.npy"));
@@ -393,7 +403,8 @@ static void op_gemm(void **state)
                 assert_true(((float *)r.data)[bt * 15 + i * 3 + j] == 2 * want);
             }
     /* beta with C0, the transposes, and the backends */
-    EXPECT(0, "wrote", "op", "gemm", path("ga.npy"), path("gb.npy"), "-o", path("gd.npy"), "--beta", "-1", "-c", path("gc.npy"), "--backend", "cpu");
+    EXPECT(0, "wrote", "op", "gemm", path("ga.npy"), path("gb.npy"), "-o", path("gd.npy"), "--beta", "-1", "-c", path("gc.npy"),
+           "--backend", "cpu");
     clrun_array r2;
     CHECK_OK(NULL, clrun_npy_read(path("gd.npy"), &r2));
     for (size_t i = 0; i < r2.count; i++) assert_true(((float *)r2.data)[i] == -((float *)r.data)[i] / 2);
@@ -578,7 +589,8 @@ static void run_bad_command_lines(void **state)
     EXPECT(2, "nothing after '@'", "run", cl, "-k", "axpb", "-g", "4", "out:f32:4@", "zeros:f32:4", "1", "1", "4");
     EXPECT(2, "only buffers can be saved", "run", cl, "-k", "axpb", "-g", "4", "out:f32:4", "zeros:f32:4", "f32:1@x.npy", "1", "4");
     EXPECT(2, "--check wants ARG=EXPECTED.npy", "run", cl, "-k", "axpb", "-g", "4", "--check", "dst", "out:f32:4");
-    EXPECT(2, "no argument of kernel axpb", "run", cl, "-k", "axpb", "-g", "4", "--check", "zz=a.npy", "out:f32:4", "zeros:f32:4", "1", "1", "4");
+    EXPECT(2, "no argument of kernel axpb", "run", cl, "-k", "axpb", "-g", "4", "--check", "zz=a.npy", "out:f32:4", "zeros:f32:4", "1", "1",
+           "4");
     EXPECT(2, "is not a buffer", "run", cl, "-k", "axpb", "-g", "4", "--check", "a=a.npy", "out:f32:4", "zeros:f32:4", "1", "1", "4");
     EXPECT(2, "--repeat wants", "run", cl, "-k", "axpb", "-g", "4", "--repeat", "x", "out:f32:4");
     EXPECT(2, "needs a value", "run", cl, "-k");
@@ -624,7 +636,8 @@ static void op_canny(void **state)
     assert_memory_equal(got.data, want.data, got.width * got.height);
     clrun_image_free(&got), clrun_image_free(&want);
     EXPECT(2, "--blur wants", "op", "canny", TEST_DATA_DIR "/canny/one.png", "-o", path("x.png"), "--blur", "4");
-    EXPECT(0, "wrote", "op", "canny", TEST_DATA_DIR "/canny/frame.png", "-o", path("s.png"), "--low", "20", "--high", "60", "--blur", "5,1.4");
+    EXPECT(0, "wrote", "op", "canny", TEST_DATA_DIR "/canny/frame.png", "-o", path("s.png"), "--low", "20", "--high", "60", "--blur",
+           "5,1.4");
     CHECK_OK(NULL, clrun_image_read(path("s.png"), &got));
     CHECK_OK(NULL, clrun_image_read(TEST_DATA_DIR "/canny/golden/frame.b5s1.4-l1-20-60.png", &want));
     assert_memory_equal(got.data, want.data, got.width * got.height);
@@ -687,10 +700,19 @@ static void op_cast(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(top_level_and_help),      cmocka_unit_test(devices_and_info),
-        cmocka_unit_test(demo_and_bench),          cmocka_unit_test(run_generated_forms),
-        cmocka_unit_test(run_every_dtype_round_trip), cmocka_unit_test(run_scalars_local_and_2d),
-        cmocka_unit_test(run_sim_files), cmocka_unit_test(op_mul), cmocka_unit_test(op_gemm), cmocka_unit_test(tune_gemm), cmocka_unit_test(op_canny), cmocka_unit_test(op_cast),           cmocka_unit_test(run_bad_npy_files),
+        cmocka_unit_test(top_level_and_help),
+        cmocka_unit_test(devices_and_info),
+        cmocka_unit_test(demo_and_bench),
+        cmocka_unit_test(run_generated_forms),
+        cmocka_unit_test(run_every_dtype_round_trip),
+        cmocka_unit_test(run_scalars_local_and_2d),
+        cmocka_unit_test(run_sim_files),
+        cmocka_unit_test(op_mul),
+        cmocka_unit_test(op_gemm),
+        cmocka_unit_test(tune_gemm),
+        cmocka_unit_test(op_canny),
+        cmocka_unit_test(op_cast),
+        cmocka_unit_test(run_bad_npy_files),
         cmocka_unit_test(run_bad_command_lines),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -60,7 +60,8 @@ static void host_bf16_all_patterns(void **state)
     for (uint64_t b = 0; b <= 0xFFFFFFFFull; b++) {
         const uint32_t u = (uint32_t)b;
         if ((u & 0x7F800000u) == 0x7F800000u && (u & 0x7FFFFFu)) { /* NaN */
-            if (clrun_f32_to_bf16(bits_f(u)) != 0x7FC0u) fail_msg("f32 %08x (NaN) -> bf16 %04x, want 7fc0", u, clrun_f32_to_bf16(bits_f(u)));
+            if (clrun_f32_to_bf16(bits_f(u)) != 0x7FC0u)
+                fail_msg("f32 %08x (NaN) -> bf16 %04x, want 7fc0", u, clrun_f32_to_bf16(bits_f(u)));
             continue;
         }
         const uint16_t got = clrun_f32_to_bf16(bits_f(u)), want = bf16_reference(u);
@@ -120,7 +121,8 @@ static void device_casts(void **state)
             CHECK_OK(ctx, clrun_download(b32, 0, back, nb * 4));
             for (uint32_t h = 0; h < nb; h++) {
                 const float want = bf ? clrun_bf16_to_f32((uint16_t)h) : clrun_f16_to_f32((uint16_t)h), got = bits_f(back[h]);
-                if (isnan(want) ? !isnan(got) : memcmp(&got, &want, 4) != 0) fail_msg("device %s %04x -> f32 %08x", bf ? "bf16" : "f16", h, back[h]);
+                if (isnan(want) ? !isnan(got) : memcmp(&got, &want, 4) != 0)
+                    fail_msg("device %s %04x -> f32 %08x", bf ? "bf16" : "f16", h, back[h]);
             }
             CHECK_OK(ctx, clrun_upload(b32, off * 4, in, n * 4));
         }

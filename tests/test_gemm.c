@@ -99,7 +99,7 @@ static void shapes_transposes_kernels(void **state)
 {
     clrun_ctx *ctx = *state;
     uint64_t s = test_seed();
-    const size_t dims[][3] = {{1, 1, 1}, {1, 7, 3}, {5, 1, 9}, {3, 4, 0}, {0, 5, 3}, {4, 0, 2}, {17, 13, 31},
+    const size_t dims[][3] = {{1, 1, 1},     {1, 7, 3},     {5, 1, 9},      {3, 4, 0},  {0, 5, 3},   {4, 0, 2},   {17, 13, 31},
                               {67, 129, 17}, {128, 64, 16}, {130, 131, 33}, {6, 16, 5}, {7, 17, 64}, {193, 61, 2}};
     const clrun_gemm_backend backs[] = {CLRUN_GEMM_GPU_KERNEL, CLRUN_GEMM_CPU_KERNEL, CLRUN_GEMM_AUTO};
     for (size_t t = 0; t < sizeof dims / sizeof *dims; t++)
@@ -286,8 +286,9 @@ static void auto_follows_tuning(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(shapes_transposes_kernels), cmocka_unit_test(tile_variants), cmocka_unit_test(batches), cmocka_unit_test(accuracy_vs_plain_loop),
-        cmocka_unit_test(clblast_agrees),            cmocka_unit_test(bad_descriptors), cmocka_unit_test(auto_follows_tuning),
+        cmocka_unit_test(shapes_transposes_kernels), cmocka_unit_test(tile_variants),  cmocka_unit_test(batches),
+        cmocka_unit_test(accuracy_vs_plain_loop),    cmocka_unit_test(clblast_agrees), cmocka_unit_test(bad_descriptors),
+        cmocka_unit_test(auto_follows_tuning),
     };
     return cmocka_run_group_tests(tests, ctx_setup, ctx_teardown);
 }

@@ -195,8 +195,7 @@ static void launches_in_one_two_three_dims(void **state)
         CHECK_OK(ctx, clrun_download(b, 0, out, n * 4 + 64));
         for (size_t z = 0; z < sh[2]; z++)
             for (size_t y = 0; y < sh[1]; y++)
-                for (size_t x = 0; x < sh[0]; x++)
-                    assert_int_equal(out[(z * sh[1] + y) * sh[0] + x], x + 1000 * y + 1000000 * z);
+                for (size_t x = 0; x < sh[0]; x++) assert_int_equal(out[(z * sh[1] + y) * sh[0] + x], x + 1000 * y + 1000000 * z);
         for (size_t i = n; i < n + 16; i++) assert_int_equal(out[i], 0xDEADBEEF); /* guarded tail */
         free(out);
         clrun_buf_free(b);

@@ -20,8 +20,8 @@ static uint16_t narrow(clrun_dtype t, float x) { return t == CLRUN_F16 ? clrun_f
 
 /* A random problem; align > 1 keeps leading dimensions, offsets and strides multiples of it (what
  * the tensor-core kernel needs), align 1 makes them anything. */
-static void make(clrun_ctx *ctx, struct problem *p, clrun_dtype t, int ta, int tb, size_t m, size_t n, size_t k, size_t batch,
-                 size_t align, uint64_t *s)
+static void make(clrun_ctx *ctx, struct problem *p, clrun_dtype t, int ta, int tb, size_t m, size_t n, size_t k, size_t batch, size_t align,
+                 uint64_t *s)
 {
     memset(p, 0, sizeof *p);
     clrun_gemm_desc *d = &p->d;
@@ -83,11 +83,12 @@ static void run_check(clrun_ctx *ctx, struct problem *p, clrun_gemm_backend be)
                 double want = d.alpha * ref + d.beta * c0, scale = fabs(d.alpha) * mag + fabs(d.beta * c0) + 1e-30;
                 if (!(fabs(got[ci] - want) / scale <= 4.0 * (d.k + 2) / 16777216.0))
                     fail_msg("%s %s %s%s %zux%zux%zu batch %zu: C[%zu][%zu] of batch %zu = %.9g, want %.9g", clrun_gemm_backend_name(be),
-                             d.type == CLRUN_F16 ? "f16" : "bf16", d.trans_a ? "T" : "N", d.trans_b ? "T" : "N", d.m, d.n, d.k, batch, i,
-                             j, bt, got[ci], want);
+                             d.type == CLRUN_F16 ? "f16" : "bf16", d.trans_a ? "T" : "N", d.trans_b ? "T" : "N", d.m, d.n, d.k, batch, i, j,
+                             bt, got[ci], want);
             }
     for (size_t ci = 0; ci < p->nc; ci++)
-        if (!inside[ci] && memcmp(&got[ci], &p->c[ci], 4) != 0) fail_msg("%s: C element %zu outside the matrices was written", clrun_gemm_backend_name(be), ci);
+        if (!inside[ci] && memcmp(&got[ci], &p->c[ci], 4) != 0)
+            fail_msg("%s: C element %zu outside the matrices was written", clrun_gemm_backend_name(be), ci);
     free(inside);
     free(got);
 }
@@ -167,7 +168,8 @@ static void large_product(void **state)
                 ref += x * y, mag += fabs(x * y);
             }
             double err = fabs(got[d.c_off + i * d.ldc + j] - d.alpha * ref) / (fabs(d.alpha) * mag + 1e-30);
-            if (!(err <= 4.0 * (d.k + 2) / 16777216.0)) fail_msg("%s: C[%zu][%zu] off by %.3g", clrun_gemm_backend_name(clrun_gemm_resolve(ctx, &d)), i, j, err);
+            if (!(err <= 4.0 * (d.k + 2) / 16777216.0))
+                fail_msg("%s: C[%zu][%zu] off by %.3g", clrun_gemm_backend_name(clrun_gemm_resolve(ctx, &d)), i, j, err);
         }
     free(got);
     drop(&p);
@@ -248,8 +250,11 @@ static void refusals(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(shapes_types_transposes), cmocka_unit_test(unaligned_and_batches), cmocka_unit_test(large_product),
-        cmocka_unit_test(tf32x3_accuracy),         cmocka_unit_test(refusals),
+        cmocka_unit_test(shapes_types_transposes),
+        cmocka_unit_test(unaligned_and_batches),
+        cmocka_unit_test(large_product),
+        cmocka_unit_test(tf32x3_accuracy),
+        cmocka_unit_test(refusals),
     };
     return cmocka_run_group_tests(tests, ctx_setup, ctx_teardown);
 }

@@ -99,7 +99,7 @@ static void build_failure_has_log(void **state)
     CHECK_FAIL(ctx, clrun_prog_file(ctx, KDIR "/broken.cl", "-DSOMETHING=1", &p), CLRUN_BUILD_FAILED, "broken.cl");
     assert_null(p);
     const char *e = clrun_last_error(ctx);
-    assert_non_null(strstr(e, "-DSOMETHING=1"));   /* the options */
+    assert_non_null(strstr(e, "-DSOMETHING=1")); /* the options */
     assert_non_null(strstr(e, "build log"));
     assert_non_null(strstr(e, "undeclared_identifier_xyz")); /* the compiler's own words */
     CHECK_FAIL(ctx, clrun_prog_source(ctx, "__kernel void k(__global int *p) { p[0] = 1; }", "opts", "-bogus-option-zz", &p),
@@ -122,8 +122,10 @@ static void missing_files_and_includes(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(from_file_with_includes), cmocka_unit_test(from_string),
-        cmocka_unit_test(embedded_set),            cmocka_unit_test(build_failure_has_log),
+        cmocka_unit_test(from_file_with_includes),
+        cmocka_unit_test(from_string),
+        cmocka_unit_test(embedded_set),
+        cmocka_unit_test(build_failure_has_log),
         cmocka_unit_test(missing_files_and_includes),
     };
     return cmocka_run_group_tests(tests, ctx_setup, ctx_teardown);

@@ -61,11 +61,13 @@ static void sums_within_bound(void **state)
                 }
                 double got;
                 CHECK_OK(ctx, clrun_sum(ctx, t, bx, off, n, &got));
-                if (fabs(got - sum) > bound(sabs, n)) fail_msg("sum %s %s n=%zu off=%zu: %.17g vs %.17g", shapes[sh], half ? "f16" : "f32", n, off, got, sum);
+                if (fabs(got - sum) > bound(sabs, n))
+                    fail_msg("sum %s %s n=%zu off=%zu: %.17g vs %.17g", shapes[sh], half ? "f16" : "f32", n, off, got, sum);
                 CHECK_OK(ctx, clrun_dot(ctx, t, bx, off, by, off + 1, n, &got));
                 if (fabs(got - dot) > bound(dabs, n)) fail_msg("dot %s n=%zu: %.17g vs %.17g", shapes[sh], n, got, dot);
                 CHECK_OK(ctx, clrun_norm2(ctx, t, bx, off, n, &got));
-                if (fabs(got * got - sq) > bound(sq, n) + 4 * U * sq) fail_msg("norm2 %s n=%zu: %.17g vs %.17g", shapes[sh], n, got, sqrt(sq));
+                if (fabs(got * got - sq) > bound(sq, n) + 4 * U * sq)
+                    fail_msg("norm2 %s n=%zu: %.17g vs %.17g", shapes[sh], n, got, sqrt(sq));
                 clrun_buf_free(bx);
                 clrun_buf_free(by);
                 free(x);
@@ -143,7 +145,8 @@ static void extremes_and_nan_rules(void **state)
                     if (first_nan < n) assert_true(isnan(got));
                     else if (got != mn) fail_msg("min %s n=%zu: %g vs %g", shapes[sh], n, got, mn);
                     CHECK_OK(ctx, clrun_argmax(ctx, t, b, off, n, &gi));
-                    if (gi != ai) fail_msg("argmax %s %s n=%zu variant %d: %zu vs %zu", shapes[sh], half ? "f16" : "f32", n, variant, gi, ai);
+                    if (gi != ai)
+                        fail_msg("argmax %s %s n=%zu variant %d: %zu vs %zu", shapes[sh], half ? "f16" : "f32", n, variant, gi, ai);
                     clrun_buf_free(b);
                     free(x);
                 }

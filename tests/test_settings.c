@@ -128,8 +128,8 @@ static void uint_lists(void **state)
     assert_int_equal(n, 7);
     assert_int_equal(v[0], 64);
     assert_int_equal(v[6], 2);
-    static const char *const bad[] = {"64,128,16,8", "64,128,16,8,8,1,2,3", "64,,16,8,8", "64,128,16,8,8,", "-64,128,16,8,8",
-                                      "64, 128,16,8,8", "0x40,128,16,8,8", "64x128x16x8x8", "99999999999,1,1,1,1", "a,b,c,d,e"};
+    static const char *const bad[] = {"64,128,16,8",    "64,128,16,8,8,1,2,3", "64,,16,8,8",    "64,128,16,8,8,",      "-64,128,16,8,8",
+                                      "64, 128,16,8,8", "0x40,128,16,8,8",     "64x128x16x8x8", "99999999999,1,1,1,1", "a,b,c,d,e"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         setenv("CLRUN_GEMM_PARAMS", bad[i], 1);
         CHECK_FAIL(NULL, clrun__setting_uints(NULL, CLRUN__SET_GEMM_PARAMS, v, &n), CLRUN_INVALID_ARG, "CLRUN_GEMM_PARAMS");
@@ -153,8 +153,11 @@ static void uint_lists(void **state)
 static void open_and_ops_refuse(void **state)
 {
     (void)state;
-    static const char *const vars[][2] = {{"CLRUN_NO_CACHE", "maybe"}, {"CLRUN_GEMM_CPU_PARAMS", "8"}, {"CLRUN_REDUCE_SHAPE", "fpga"},
-                                          {"CLRUN_PROFILE", "2"}, {"CLRUN_CANNY_TILE", "32x8"}};
+    static const char *const vars[][2] = {{"CLRUN_NO_CACHE", "maybe"},
+                                          {"CLRUN_GEMM_CPU_PARAMS", "8"},
+                                          {"CLRUN_REDUCE_SHAPE", "fpga"},
+                                          {"CLRUN_PROFILE", "2"},
+                                          {"CLRUN_CANNY_TILE", "32x8"}};
     for (size_t i = 0; i < sizeof vars / sizeof *vars; i++) {
         clrun_ctx *ctx = (clrun_ctx *)1;
         setenv(vars[i][0], vars[i][1], 1);
@@ -230,8 +233,8 @@ static void one_home(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(readme_table), cmocka_unit_test(flags),    cmocka_unit_test(choices),
-        cmocka_unit_test(uint_lists),   cmocka_unit_test(open_and_ops_refuse), cmocka_unit_test(one_home),
+        cmocka_unit_test(readme_table),        cmocka_unit_test(flags),    cmocka_unit_test(choices), cmocka_unit_test(uint_lists),
+        cmocka_unit_test(open_and_ops_refuse), cmocka_unit_test(one_home),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -32,8 +32,9 @@ static void status_names(void **state)
 static void cl_error_names_match_headers(void **state)
 {
     (void)state;
-    static const char *const headers[] = {"cl.h", "cl_ext.h", "cl_gl.h", "cl_egl.h", "cl_d3d10.h", "cl_d3d11.h",
-                                          "cl_dx9_media_sharing.h", "cl_va_api_media_sharing_intel.h", NULL};
+    static const char *const headers[] = {
+        "cl.h", "cl_ext.h", "cl_gl.h", "cl_egl.h", "cl_d3d10.h", "cl_d3d11.h", "cl_dx9_media_sharing.h", "cl_va_api_media_sharing_intel.h",
+        NULL};
     int checked = 0;
     for (int h = 0; headers[h]; h++) {
         char path[256];

@@ -23,8 +23,8 @@ static int same(float a, float b) { return (isnan(a) && isnan(b)) || memcmp(&a, 
 
 /* Run op over n elements at the given offsets; compare with the reference, and check that nothing
  * outside [d_off, d_off + n) of dst changed. */
-static void check_op(clrun_ctx *ctx, clrun_vec_op op, clrun_dtype t, size_t n, size_t d_off, size_t a_off, size_t b_off,
-                     size_t c_off, uint64_t *s)
+static void check_op(clrun_ctx *ctx, clrun_vec_op op, clrun_dtype t, size_t n, size_t d_off, size_t a_off, size_t b_off, size_t c_off,
+                     uint64_t *s)
 {
     size_t es = clrun_dtype_size(t), cap = n + 16;
     float *x = malloc(cap * 4), *y = malloc(cap * 4), *z = malloc(cap * 4), *d = malloc(cap * 4);
@@ -32,7 +32,7 @@ static void check_op(clrun_ctx *ctx, clrun_vec_op op, clrun_dtype t, size_t n, s
     float alpha = rng_float(s) * 3.0f;
     for (size_t i = 0; i < cap; i++) {
         x[i] = rng_float(s) * 100.0f, y[i] = rng_float(s) * 100.0f, z[i] = rng_float(s), d[i] = -12345.0f;
-        if (i % 97 == 5) y[i] = 0.0f;   /* division by zero: inf, nan */
+        if (i % 97 == 5) y[i] = 0.0f; /* division by zero: inf, nan */
         if (i % 89 == 7) x[i] = INFINITY;
         if (i % 83 == 3) x[i] = NAN;
         if (i % 79 == 11) x[i] = 1e-41f; /* subnormal */
@@ -58,7 +58,8 @@ static void check_op(clrun_ctx *ctx, clrun_vec_op op, clrun_dtype t, size_t n, s
         float got = t == CLRUN_F16 ? clrun_f16_to_f32(((uint16_t *)out)[i]) : ((float *)out)[i];
         if (!inside) {
             float was = t == CLRUN_F16 ? clrun_f16_to_f32(0x7E00u) : -12345.0f;
-            if (!same(got, was)) fail_msg("%s %s n=%zu: dst[%zu] outside the range was written", clrun_vec_op_name(op), clrun_dtype_name(t), n, i);
+            if (!same(got, was))
+                fail_msg("%s %s n=%zu: dst[%zu] outside the range was written", clrun_vec_op_name(op), clrun_dtype_name(t), n, i);
             continue;
         }
         size_t j = i - d_off;
@@ -66,8 +67,8 @@ static void check_op(clrun_ctx *ctx, clrun_vec_op op, clrun_dtype t, size_t n, s
         if (t == CLRUN_F16) want = clrun_f16_to_f32(clrun_f32_to_f16(want));
         if (!same(got, want))
             fail_msg("%s %s n=%zu offsets %zu/%zu/%zu/%zu: [%zu] got %.9g want %.9g (x %.9g y %.9g z %.9g alpha %.9g)",
-                     clrun_vec_op_name(op), clrun_dtype_name(t), n, d_off, a_off, b_off, c_off, j, got, want, x[a_off + j],
-                     y[b_off + j], z[c_off + j], alpha);
+                     clrun_vec_op_name(op), clrun_dtype_name(t), n, d_off, a_off, b_off, c_off, j, got, want, x[a_off + j], y[b_off + j],
+                     z[c_off + j], alpha);
     }
     free(out);
     free(x), free(y), free(z), free(d), free(hx), free(hy), free(hz), free(hd);
@@ -84,9 +85,9 @@ static void every_op_sizes_offsets(void **state)
         for (int t = 0; t < 2; t++)
             for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
                 size_t n = sizes[k];
-                check_op(ctx, (clrun_vec_op)op, types[t], n, 0, 0, 0, 0, &s);           /* vector kernel */
-                check_op(ctx, (clrun_vec_op)op, types[t], n, 4, 8, 12, 0, &s);          /* offsets of 4 */
-                check_op(ctx, (clrun_vec_op)op, types[t], n, 8, 16, 0, 8, &s);          /* offsets of 8 */
+                check_op(ctx, (clrun_vec_op)op, types[t], n, 0, 0, 0, 0, &s);                                   /* vector kernel */
+                check_op(ctx, (clrun_vec_op)op, types[t], n, 4, 8, 12, 0, &s);                                  /* offsets of 4 */
+                check_op(ctx, (clrun_vec_op)op, types[t], n, 8, 16, 0, 8, &s);                                  /* offsets of 8 */
                 check_op(ctx, (clrun_vec_op)op, types[t], n, 1 + rng_next(&s) % 5, rng_next(&s) % 7, 3, 5, &s); /* unaligned */
             }
 }

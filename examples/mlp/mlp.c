@@ -72,7 +72,10 @@ static const char mlp_src[] =
     "    db[j] = s;\n"
     "}\n";
 
-static double uniform(uint64_t *s) { return (double)((*s = *s * 6364136223846793005ull + 1442695040888963407ull) >> 11) / 9007199254740992.0; }
+static double uniform(uint64_t *s)
+{
+    return (double)((*s = *s * 6364136223846793005ull + 1442695040888963407ull) >> 11) / 9007199254740992.0;
+}
 static double gauss(uint64_t *s) { return sqrt(-2 * log(1 - uniform(s))) * cos(6.283185307179586 * uniform(s)); }
 
 /* The run's buffers: f32 masters and gradients, f16 copies for the GEMMs. */
@@ -81,8 +84,19 @@ enum { X16, Y, W1, B1, W2, B2, W1H, W2H, Z1, H16, Z2, D2, D2H, DH, DZ1, DZ1H, GW
 static clrun_status gemm16(clrun_ctx *ctx, int ta, int tb, size_t m, size_t n, size_t k, clrun_buf *a, size_t lda, clrun_buf *b, size_t ldb,
                            clrun_buf *c, size_t ldc)
 {
-    clrun_gemm_desc d = {.trans_a = ta, .trans_b = tb, .m = m, .n = n, .k = k, .alpha = 1, .a = a, .lda = lda, .b = b, .ldb = ldb, .c = c,
-                         .ldc = ldc, .type = CLRUN_F16};
+    clrun_gemm_desc d = {.trans_a = ta,
+                         .trans_b = tb,
+                         .m = m,
+                         .n = n,
+                         .k = k,
+                         .alpha = 1,
+                         .a = a,
+                         .lda = lda,
+                         .b = b,
+                         .ldb = ldb,
+                         .c = c,
+                         .ldc = ldc,
+                         .type = CLRUN_F16};
     return clrun_gemm(ctx, &d);
 }
 
@@ -90,9 +104,9 @@ static clrun_status gemm16(clrun_ctx *ctx, int ta, int tb, size_t m, size_t n, s
  * quarter of its start and accuracy passed 90%, 1 otherwise or on failure (the error on stderr). */
 int mlp_train(clrun_ctx *ctx, int steps, int every)
 {
-    static const size_t bytes[NBUF] = {N * D * 2, N * 4,  D * HID * 4, HID * 4, HID * C * 4, C * 4,       D * HID * 2, HID * C * 2,
-                                       N * HID * 4, N * HID * 2, N * C * 4, N * C * 4, N * C * 2, N * HID * 4, N * HID * 4, N * HID * 2,
-                                       D * HID * 4, HID * 4, HID * C * 4, C * 4, N * 4, N * 4};
+    static const size_t bytes[NBUF] = {N * D * 2,   N * 4,       D * HID * 4, HID * 4,   HID * C * 4, C * 4,       D * HID * 2, HID * C * 2,
+                                       N * HID * 4, N * HID * 2, N * C * 4,   N * C * 4, N * C * 2,   N * HID * 4, N * HID * 4, N * HID * 2,
+                                       D * HID * 4, HID * 4,     HID * C * 4, C * 4,     N * 4,       N * 4};
     clrun_buf *b[NBUF] = {0};
     clrun_prog *prog = NULL;
     clrun_kernel *k_relu = NULL, *k_xent = NULL, *k_back = NULL, *k_sum = NULL;
@@ -159,8 +173,8 @@ int mlp_train(clrun_ctx *ctx, int steps, int every)
                 (st = clrun_launch(k_sum, 1, &ncols[l], NULL)))
                 goto fail;
         /* unscale the four gradients in one launch; skip the step when one overflowed */
-        const clrun_grad g[4] = {{b[GW1], 0, D * HID, CLRUN_F32}, {b[GB1], 0, HID, CLRUN_F32},
-                                 {b[GW2], 0, HID * C, CLRUN_F32}, {b[GB2], 0, C, CLRUN_F32}};
+        const clrun_grad g[4] = {
+            {b[GW1], 0, D * HID, CLRUN_F32}, {b[GB1], 0, HID, CLRUN_F32}, {b[GW2], 0, HID * C, CLRUN_F32}, {b[GB2], 0, C, CLRUN_F32}};
         const float scale = sc.scale;
         int found = 0;
         if ((st = clrun_scaler_unscale(ctx, &sc, g, 4)) || (st = clrun_scaler_update(ctx, &sc, &found))) goto fail;

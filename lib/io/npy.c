@@ -12,13 +12,13 @@ static const struct {
     const char *name, *cl, *npy; /* short name, OpenCL C type, NumPy kind+size */
     size_t size;
 } dtypes[CLRUN_DTYPE_COUNT] = {
-    [CLRUN_F16] = {"f16", "half", "f2", 2},   [CLRUN_F32] = {"f32", "float", "f4", 4},
+    [CLRUN_F16] = {"f16", "half", "f2", 2},     [CLRUN_F32] = {"f32", "float", "f4", 4},
     [CLRUN_BF16] = {"bf16", "ushort", NULL, 2}, /* stored as ushort; no NumPy dtype */
-    [CLRUN_F64] = {"f64", "double", "f8", 8}, [CLRUN_I8] = {"i8", "char", "i1", 1},
-    [CLRUN_I16] = {"i16", "short", "i2", 2},  [CLRUN_I32] = {"i32", "int", "i4", 4},
-    [CLRUN_I64] = {"i64", "long", "i8", 8},   [CLRUN_U8] = {"u8", "uchar", "u1", 1},
-    [CLRUN_U16] = {"u16", "ushort", "u2", 2}, [CLRUN_U32] = {"u32", "uint", "u4", 4},
-    [CLRUN_U64] = {"u64", "ulong", "u8", 8},  [CLRUN_BOOL] = {"bool", "bool", "b1", 1},
+    [CLRUN_F64] = {"f64", "double", "f8", 8},   [CLRUN_I8] = {"i8", "char", "i1", 1},
+    [CLRUN_I16] = {"i16", "short", "i2", 2},    [CLRUN_I32] = {"i32", "int", "i4", 4},
+    [CLRUN_I64] = {"i64", "long", "i8", 8},     [CLRUN_U8] = {"u8", "uchar", "u1", 1},
+    [CLRUN_U16] = {"u16", "ushort", "u2", 2},   [CLRUN_U32] = {"u32", "uint", "u4", 4},
+    [CLRUN_U64] = {"u64", "ulong", "u8", 8},    [CLRUN_BOOL] = {"bool", "bool", "b1", 1},
 };
 
 size_t clrun_dtype_size(clrun_dtype t) { return (unsigned)t < CLRUN_DTYPE_COUNT ? dtypes[t].size : 0; }
@@ -31,16 +31,18 @@ clrun_status clrun_dtype_parse(const char *name, clrun_dtype *out)
         const char *alias;
         clrun_dtype t;
     } aliases[] = {{"bfloat16", CLRUN_BF16}, {"float16", CLRUN_F16}, {"float32", CLRUN_F32}, {"float64", CLRUN_F64}, {"int8", CLRUN_I8},
-                   {"int16", CLRUN_I16},   {"int32", CLRUN_I32},   {"int64", CLRUN_I64},   {"uint8", CLRUN_U8},
-                   {"uint16", CLRUN_U16},  {"uint32", CLRUN_U32},  {"uint64", CLRUN_U64},  {"bool_", CLRUN_BOOL}};
+                   {"int16", CLRUN_I16},     {"int32", CLRUN_I32},   {"int64", CLRUN_I64},   {"uint8", CLRUN_U8},    {"uint16", CLRUN_U16},
+                   {"uint32", CLRUN_U32},    {"uint64", CLRUN_U64},  {"bool_", CLRUN_BOOL}};
     if (!name || !out) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_dtype_parse: NULL argument");
     for (int t = 0; t < CLRUN_DTYPE_COUNT; t++)
-        if (strcmp(name, dtypes[t].name) == 0 || (t != CLRUN_BF16 && strcmp(name, dtypes[t].cl) == 0)) return *out = (clrun_dtype)t, CLRUN_OK;
+        if (strcmp(name, dtypes[t].name) == 0 || (t != CLRUN_BF16 && strcmp(name, dtypes[t].cl) == 0))
+            return *out = (clrun_dtype)t, CLRUN_OK;
     for (size_t i = 0; i < sizeof aliases / sizeof *aliases; i++)
         if (strcmp(name, aliases[i].alias) == 0) return *out = aliases[i].t, CLRUN_OK;
     return clrun__fail(NULL, CLRUN_INVALID_ARG,
                        "unknown type '%s' (types: f16 bf16 f32 f64 i8 i16 i32 i64 u8 u16 u32 u64 bool, or the NumPy "
-                       "and OpenCL names of these)", name);
+                       "and OpenCL names of these)",
+                       name);
 }
 
 clrun_status clrun_array_new(clrun_array *a, clrun_dtype t, unsigned ndim, const size_t *shape)
@@ -50,8 +52,7 @@ clrun_status clrun_array_new(clrun_array *a, clrun_dtype t, unsigned ndim, const
     memset(a, 0, sizeof *a);
     size_t count = 1, esize = dtypes[t].size;
     for (unsigned i = 0; i < ndim; i++) {
-        if (shape[i] && count > SIZE_MAX / shape[i])
-            return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_array_new: the shape overflows");
+        if (shape[i] && count > SIZE_MAX / shape[i]) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_array_new: the shape overflows");
         count *= shape[i];
         a->shape[i] = shape[i];
     }
@@ -130,13 +131,11 @@ static clrun_status parse_header(const char *text, size_t len, clrun_dtype *dtyp
                 if (vl != 3 || !dtypes[t].npy || strcmp(val + 1, dtypes[t].npy) != 0) continue;
                 if (val[0] == '>' && dtypes[t].size > 1)
                     return FMT("big-endian data ('%s') is not supported; convert with arr.astype(arr.dtype.newbyteorder('<'))", val);
-                if (val[0] != '<' && val[0] != '|' && val[0] != '=' && val[0] != '>')
-                    return FMT("unsupported dtype '%s'", val);
+                if (val[0] != '<' && val[0] != '|' && val[0] != '=' && val[0] != '>') return FMT("unsupported dtype '%s'", val);
                 *dtype = (clrun_dtype)t;
                 found = 1;
             }
-            if (!found)
-                return FMT("unsupported dtype '%s' (supported: f2 f4 f8 i1 i2 i4 i8 u1 u2 u4 u8 b1, little-endian)", val);
+            if (!found) return FMT("unsupported dtype '%s' (supported: f2 f4 f8 i1 i2 i4 i8 u1 u2 u4 u8 b1, little-endian)", val);
         } else if (strcmp(key, "fortran_order") == 0) {
             if (have_order++) return FMT("header: 'fortran_order' given twice");
             skip_ws(&h);
@@ -238,8 +237,8 @@ clrun_status clrun_npy_write(const char *path, const clrun_array *a)
     int n;
     if (!path || !a || (unsigned)a->dtype >= CLRUN_DTYPE_COUNT || a->ndim > CLRUN_MAX_DIMS || (a->bytes && !a->data))
         return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_npy_write: bad arguments");
-    n = snprintf(dict, sizeof dict, "{'descr': '%c%s', 'fortran_order': False, 'shape': (",
-                 dtypes[a->dtype].size == 1 ? '|' : '<', dtypes[a->dtype].npy ? dtypes[a->dtype].npy : "u2"); /* bf16 as uint16 */
+    n = snprintf(dict, sizeof dict, "{'descr': '%c%s', 'fortran_order': False, 'shape': (", dtypes[a->dtype].size == 1 ? '|' : '<',
+                 dtypes[a->dtype].npy ? dtypes[a->dtype].npy : "u2"); /* bf16 as uint16 */
     for (unsigned i = 0; i < a->ndim; i++)
         n += snprintf(dict + n, sizeof dict - (size_t)n, "%zu%s", a->shape[i], a->ndim == 1 ? "," : i + 1 < a->ndim ? ", " : "");
     n += snprintf(dict + n, sizeof dict - (size_t)n, "), }");

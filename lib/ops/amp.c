@@ -40,15 +40,17 @@ clrun_status clrun_scaler_unscale(clrun_ctx *ctx, clrun_scaler *s, const clrun_g
     if (count && !grads) return clrun__fail(ctx, CLRUN_INVALID_ARG, "scaler: %zu gradients but the array is NULL", count);
     for (size_t i = 0; i < count; i++) {
         const clrun_grad *g = &grads[i];
-        if (clrun__float_code(g->type) < 0) return clrun__fail(ctx, CLRUN_INVALID_ARG, "scaler: gradient %zu has unknown type %d", i, (int)g->type);
+        if (clrun__float_code(g->type) < 0)
+            return clrun__fail(ctx, CLRUN_INVALID_ARG, "scaler: gradient %zu has unknown type %d", i, (int)g->type);
         if (g->n == 0) continue;
         if (!g->buf) return clrun__fail(ctx, CLRUN_INVALID_ARG, "scaler: gradient %zu has no buffer", i);
         const size_t es = clrun_dtype_size(g->type);
         if (g->off > SIZE_MAX / es - g->n || (g->off + g->n) * es > clrun_buf_size(g->buf))
-            return clrun__fail(ctx, CLRUN_INVALID_ARG, "scaler: gradient %zu (%zu elements from element %zu) runs past its buffer of %zu bytes", i,
-                               g->n, g->off, clrun_buf_size(g->buf));
+            return clrun__fail(ctx, CLRUN_INVALID_ARG,
+                               "scaler: gradient %zu (%zu elements from element %zu) runs past its buffer of %zu bytes", i, g->n, g->off,
+                               clrun_buf_size(g->buf));
     }
-    if ((st = flag(ctx, s))) return st; /* cleared by update: it collects every unscale since */
+    if ((st = flag(ctx, s))) return st;                /* cleared by update: it collects every unscale since */
     const float inv = (float)(1.0 / (double)s->scale); /* as PyTorch: the reciprocal in double, then f32 */
     clrun_kernel *k;
     if ((st = clrun__lib_kernel(ctx, "amp", NULL, "clrun_unscale", &k))) return st;

@@ -69,8 +69,8 @@ static int threshold(double t, int l2)
     return t < -2147483648.0 ? INT32_MIN : t > 2147483647.0 ? INT32_MAX : (int)t;
 }
 
-clrun_status clrun_canny(clrun_ctx *ctx, clrun_buf *src, size_t src_off, size_t src_stride, size_t width, size_t height,
-                         unsigned channels, clrun_buf *dst, size_t dst_off, size_t dst_stride, const clrun_canny_params *p)
+clrun_status clrun_canny(clrun_ctx *ctx, clrun_buf *src, size_t src_off, size_t src_stride, size_t width, size_t height, unsigned channels,
+                         clrun_buf *dst, size_t dst_off, size_t dst_stride, const clrun_canny_params *p)
 {
     if (!p || !src || !dst) return clrun__fail(ctx, CLRUN_INVALID_ARG, "canny: NULL argument");
     if (channels != 1 && channels != 3) return clrun__fail(ctx, CLRUN_INVALID_ARG, "canny: images have 1 or 3 channels, not %u", channels);
@@ -83,26 +83,29 @@ clrun_status clrun_canny(clrun_ctx *ctx, clrun_buf *src, size_t src_off, size_t 
     const int blur = p->blur > 1 ? p->blur : 0;
     if (isnan(p->blur_sigma)) return clrun__fail(ctx, CLRUN_INVALID_ARG, "canny: the blur sigma is NaN");
     if (width == 0 || height == 0) return CLRUN_OK;
-    if (width > INT32_MAX || height > INT32_MAX || width * height >= ((size_t)1 << 31) || src_stride > UINT32_MAX || dst_stride > UINT32_MAX)
+    if (width > INT32_MAX || height > INT32_MAX || width * height >= ((size_t)1 << 31) || src_stride > UINT32_MAX ||
+        dst_stride > UINT32_MAX)
         return clrun__fail(ctx, CLRUN_INVALID_ARG, "canny: image of %zu×%zu is too large (fewer than 2^31 pixels)", width, height);
     if (src_stride < width * channels || dst_stride < width)
         return clrun__fail(ctx, CLRUN_INVALID_ARG, "canny: a row stride (%zu, %zu) is smaller than the row (%zu, %zu bytes)", src_stride,
                            dst_stride, width * channels, width);
     size_t src_end = src_off + (height - 1) * src_stride + width * channels, dst_end = dst_off + (height - 1) * dst_stride + width;
     if (src_end > clrun_buf_size(src) || src_end < src_off)
-        return clrun__fail(ctx, CLRUN_INVALID_ARG, "canny: the source image (%zu rows of stride %zu from byte %zu) runs past its buffer of %zu bytes",
-                           height, src_stride, src_off, clrun_buf_size(src));
+        return clrun__fail(ctx, CLRUN_INVALID_ARG,
+                           "canny: the source image (%zu rows of stride %zu from byte %zu) runs past its buffer of %zu bytes", height,
+                           src_stride, src_off, clrun_buf_size(src));
     if (dst_end > clrun_buf_size(dst) || dst_end < dst_off)
-        return clrun__fail(ctx, CLRUN_INVALID_ARG, "canny: the edge image (%zu rows of stride %zu from byte %zu) runs past its buffer of %zu bytes",
-                           height, dst_stride, dst_off, clrun_buf_size(dst));
+        return clrun__fail(ctx, CLRUN_INVALID_ARG,
+                           "canny: the edge image (%zu rows of stride %zu from byte %zu) runs past its buffer of %zu bytes", height,
+                           dst_stride, dst_off, clrun_buf_size(dst));
     double lo = p->low, hi = p->high;
     if (aperture == 7) lo /= 16, hi /= 16; /* as OpenCV: its aperture-7 gradients are scaled by 1/16 */
     if (lo > hi) {
         const double t = lo;
         lo = hi, hi = t;
     }
-    return run(ctx, (struct job){src, src_off, src_stride, dst, dst_off, dst_stride, (int)width, (int)height, channels, threshold(lo, p->l2),
-                                 threshold(hi, p->l2), p->l2 != 0, aperture, blur, p->blur_sigma, 0});
+    return run(ctx, (struct job){src, src_off, src_stride, dst, dst_off, dst_stride, (int)width, (int)height, channels,
+                                 threshold(lo, p->l2), threshold(hi, p->l2), p->l2 != 0, aperture, blur, p->blur_sigma, 0});
 }
 
 /* Tests: the hysteresis (both shapes' own kernels, after their classification) on a W×H map of 0, 1
@@ -128,7 +131,8 @@ static clrun_status read_shape(clrun_ctx *ctx, struct shape *s)
     clrun_status st;
     int forced;
     unsigned t[3] = {32, 8, 4}, n = 0;
-    if ((st = clrun__setting_choice(ctx, CLRUN__SET_CANNY_SHAPE, &forced)) || (st = clrun__setting_uints(ctx, CLRUN__SET_CANNY_TILE, t, &n)))
+    if ((st = clrun__setting_choice(ctx, CLRUN__SET_CANNY_SHAPE, &forced)) ||
+        (st = clrun__setting_uints(ctx, CLRUN__SET_CANNY_TILE, t, &n)))
         return st;
     if (n && (t[0] < 1 || t[1] < 1 || t[2] < 1 || t[0] * t[1] > 1024 || t[2] > 16))
         return clrun__setting_refuse(ctx, CLRUN__SET_CANNY_TILE, "BX, BY and PY at least 1, BX·BY at most 1024, PY at most 16");
@@ -157,8 +161,8 @@ static clrun_status run(clrun_ctx *ctx, struct job j)
     const size_t rd_off = j.blur || copy ? base : j.src_off, rd_stride = j.blur ? width * j.channels : j.src_stride;
     const int align4 = !cpu && j.channels == 1 && sh.bx % 4 == 0 && rd_off % 4 == 0 && rd_stride % 4 == 0;
     char opts[192];
-    snprintf(opts, sizeof opts, "-DCN=%u -DL2=%d -DR=%d -DBX=%d -DBY=%d -DPY=%d -DCW=%d -DRB=%d -DKB=%d -DMAP_IN=%d -DALIGN4=%d", j.channels,
-             j.l2, j.aperture / 2, sh.bx, sh.by, sh.py, CW, RB, j.blur ? j.blur : 3, j.map_in, align4);
+    snprintf(opts, sizeof opts, "-DCN=%u -DL2=%d -DR=%d -DBX=%d -DBY=%d -DPY=%d -DCW=%d -DRB=%d -DKB=%d -DMAP_IN=%d -DALIGN4=%d",
+             j.channels, j.l2, j.aperture / 2, sh.bx, sh.by, sh.py, CW, RB, j.blur ? j.blur : 3, j.map_in, align4);
     /* the tiles or blocks, the join, the fix */
     clrun_kernel *k[3] = {NULL};
     static const char *const names[2][3] = {{"clrun_canny_tile", "clrun_canny_join", "clrun_canny_fix"},
@@ -194,7 +198,8 @@ static clrun_status run(clrun_ctx *ctx, struct job j)
         const clrun__grid rows = {1, {blocks.global[1], 1, 1}, {1, 1, 1}};
         if ((st = clrun_launch(k[0], blocks.dims, blocks.global, blocks.local))) return st;
         for (int i = 1; i < 3; i++)
-            if ((st = clrun__run(k[i], rows, ARG_I32(W), ARG_I32(H), ARG_BUF(scratch), ARG_BUF(j.dst), ARG_U64(j.dst_off), ARG_U32(j.dst_stride))))
+            if ((st = clrun__run(k[i], rows, ARG_I32(W), ARG_I32(H), ARG_BUF(scratch), ARG_BUF(j.dst), ARG_U64(j.dst_off),
+                                 ARG_U32(j.dst_stride))))
                 return st;
         return CLRUN_OK;
     }

@@ -1,8 +1,8 @@
 /* convert.c — clrun_cast: f32 <-> f16 and f32 <-> bf16 on the device (cl/convert.cl). */
 #include "op.h"
 
-clrun_status clrun_cast(clrun_ctx *ctx, clrun_buf *src, size_t src_off, clrun_dtype from, clrun_buf *dst, size_t dst_off,
-                        clrun_dtype to, size_t n)
+clrun_status clrun_cast(clrun_ctx *ctx, clrun_buf *src, size_t src_off, clrun_dtype from, clrun_buf *dst, size_t dst_off, clrun_dtype to,
+                        size_t n)
 {
     const char *kname = NULL;
     if (clrun__float_code(from) < 0 || clrun__float_code(to) < 0)
@@ -11,7 +11,9 @@ clrun_status clrun_cast(clrun_ctx *ctx, clrun_buf *src, size_t src_off, clrun_dt
     else if (from == CLRUN_F16 && to == CLRUN_F32) kname = "clrun_f16_to_f32";
     else if (from == CLRUN_F32 && to == CLRUN_BF16) kname = "clrun_f32_to_bf16";
     else if (from == CLRUN_BF16 && to == CLRUN_F32) kname = "clrun_bf16_to_f32";
-    else return clrun__fail(ctx, CLRUN_UNSUPPORTED, "cast: %s to %s is not a conversion clrun has (f32 <-> f16, f32 <-> bf16)", clrun_dtype_name(from), clrun_dtype_name(to));
+    else
+        return clrun__fail(ctx, CLRUN_UNSUPPORTED, "cast: %s to %s is not a conversion clrun has (f32 <-> f16, f32 <-> bf16)",
+                           clrun_dtype_name(from), clrun_dtype_name(to));
     if (n == 0) return CLRUN_OK;
     if (!src || !dst) return clrun__fail(ctx, CLRUN_INVALID_ARG, "cast: NULL buffer");
     const size_t ss = clrun_dtype_size(from), ds = clrun_dtype_size(to);

@@ -21,11 +21,11 @@ int clrun_have_clblast(void)
 /* GEMM's state on a context (clrun__op_state): the tuning file as read, the CPU kernel's vector
  * width, the tensor-core probe's verdict. */
 struct gemm_state {
-    int tuned;              /* 0 not read yet, 1 read (found or not) */
-    unsigned params[4][7];  /* GPU kernel tiles per class (small, large, small-fast, large-fast); [0] == 0: none */
-    int backend[4];         /* backend per class; 0 (auto): none */
-    unsigned vw;            /* CPU kernel's vector width (0: not asked yet) */
-    int tensor;             /* tensor-core GEMM: 0 not probed yet, 1 works, -1 not here */
+    int tuned;             /* 0 not read yet, 1 read (found or not) */
+    unsigned params[4][7]; /* GPU kernel tiles per class (small, large, small-fast, large-fast); [0] == 0: none */
+    int backend[4];        /* backend per class; 0 (auto): none */
+    unsigned vw;           /* CPU kernel's vector width (0: not asked yet) */
+    int tensor;            /* tensor-core GEMM: 0 not probed yet, 1 works, -1 not here */
 };
 
 static const char state_key = 0; /* names GEMM's slot */
@@ -107,7 +107,8 @@ static void read_tuning(clrun_ctx *ctx, struct gemm_state *gs)
         if (got < 8 || c < 0) continue;
         if (params_ok(clrun_ctx_device(ctx), v)) memcpy(gs->params[c], v, sizeof v);
         for (int b = 1; b < 4 && got == 9; b++)
-            if (strcmp(be, clrun_gemm_backend_name((clrun_gemm_backend)b)) == 0 && (b != CLRUN_GEMM_CLBLAST || clrun_have_clblast())) gs->backend[c] = b;
+            if (strcmp(be, clrun_gemm_backend_name((clrun_gemm_backend)b)) == 0 && (b != CLRUN_GEMM_CLBLAST || clrun_have_clblast()))
+                gs->backend[c] = b;
     }
     fclose(f);
 }
@@ -146,7 +147,9 @@ static clrun_status gpu_params(clrun_ctx *ctx, const clrun_gemm_desc *d, struct 
     if (!gs) return CLRUN_HOST_OUT_OF_MEMORY;
     if ((st = clrun__setting_uints(ctx, CLRUN__SET_GEMM_PARAMS, v, &n))) return st;
     if (n && !params_ok(in, v)) /* VEC and DB, when left out, are 0 */
-        return clrun__setting_refuse(ctx, CLRUN__SET_GEMM_PARAMS, "tiles this device cannot run (they must divide as cl/gemm.cl says and fit its work-group and local memory)");
+        return clrun__setting_refuse(
+            ctx, CLRUN__SET_GEMM_PARAMS,
+            "tiles this device cannot run (they must divide as cl/gemm.cl says and fit its work-group and local memory)");
     *g = (struct gpu_params){64, 64, 16, 4, 4, 1, 1};
     const unsigned *t = in->type != CLRUN_DEVICE_CPU && params_ok(in, builtin[cls]) ? builtin[cls] : NULL;
     if (gs->params[cls][0]) t = gs->params[cls];
@@ -214,9 +217,10 @@ static clrun_status run_cpu(clrun_ctx *ctx, const clrun_gemm_desc *d, size_t bat
      * faster on AVX-512 (within this machine's noise), so f32 reads A in place */
     const int pa = d->k && d->type != CLRUN_F32;
     size_t stride_p = 0, bytes = 0, stride_pa = 0, abytes = 0;
-    if (d->k && (__builtin_mul_overflow(panels * nr, d->k, &stride_p) || __builtin_mul_overflow(stride_p, batch * sizeof(float), &bytes) ||
-                 (pa && (__builtin_mul_overflow(apanels * rm, d->k, &stride_pa) ||
-                         __builtin_mul_overflow(stride_pa, batch * sizeof(float), &abytes) || __builtin_add_overflow(bytes, abytes, &abytes)))))
+    if (d->k &&
+        (__builtin_mul_overflow(panels * nr, d->k, &stride_p) || __builtin_mul_overflow(stride_p, batch * sizeof(float), &bytes) ||
+         (pa && (__builtin_mul_overflow(apanels * rm, d->k, &stride_pa) ||
+                 __builtin_mul_overflow(stride_pa, batch * sizeof(float), &abytes) || __builtin_add_overflow(bytes, abytes, &abytes)))))
         return clrun__fail(ctx, CLRUN_INVALID_ARG, "gemm: the packed panels of %zu×%zu×%zu in %zu batches overflow the address space", d->m,
                            d->n, d->k, batch);
     snprintf(opts, sizeof opts, "-DVW=%u -DRM=%u -DTA=%d -DTB=%d -DPSUM=%d -DABT=%d", vw, rm, d->trans_a != 0, d->trans_b != 0, !d->fast,
@@ -230,22 +234,22 @@ static clrun_status run_cpu(clrun_ctx *ctx, const clrun_gemm_desc *d, size_t bat
         const clrun__grid gb = {3, {d->k, panels, batch}, {0}};
         if ((st = clrun__lib_kernel(ctx, "gemm_cpu", opts, "clrun_gemm_pack_b", &pack)) ||
             (st = clrun__scratch(ctx, pa ? abytes : bytes, &packed)) ||
-            (st = clrun__run(pack, gb, ARG_U32(d->n), ARG_U32(d->k), ARG_BUF(d->b), ARG_U64(d->b_off), ARG_U32(d->ldb), ARG_U64(d->stride_b),
-                             ARG_BUF(packed), ARG_U64(stride_p))))
+            (st = clrun__run(pack, gb, ARG_U32(d->n), ARG_U32(d->k), ARG_BUF(d->b), ARG_U64(d->b_off), ARG_U32(d->ldb),
+                             ARG_U64(d->stride_b), ARG_BUF(packed), ARG_U64(stride_p))))
             return st;
         if (pa) { /* op(A) in panels of RM rows after B's panels */
             const clrun__grid ga = {3, {d->k, apanels, batch}, {0}};
             a = packed, a_off = bytes / sizeof(float), stride_a = stride_pa;
             if ((st = clrun__lib_kernel(ctx, "gemm_cpu", opts, "clrun_gemm_pack_a", &packa)) ||
-                (st = clrun__run(packa, ga, ARG_U32(d->m), ARG_U32(d->k), ARG_BUF(d->a), ARG_U64(d->a_off), ARG_U32(d->lda), ARG_U64(d->stride_a),
-                                 ARG_BUF(packed), ARG_U64(a_off), ARG_U64(stride_a))))
+                (st = clrun__run(packa, ga, ARG_U32(d->m), ARG_U32(d->k), ARG_BUF(d->a), ARG_U64(d->a_off), ARG_U32(d->lda),
+                                 ARG_U64(d->stride_a), ARG_BUF(packed), ARG_U64(a_off), ARG_U64(stride_a))))
                 return st;
         }
     }
     const clrun__grid grid = {3, {((d->m + rm - 1) / rm + 7) / 8 * 8, panels, batch}, {8, 1, 1}};
     return clrun__run(k, grid, ARG_U32(d->m), ARG_U32(d->n), ARG_U32(d->k), ARG_F32(d->alpha), ARG_F32(d->beta), ARG_BUF(a), ARG_U64(a_off),
-                      ARG_U32(lda), ARG_U64(stride_a), ARG_BUF(packed), ARG_U64(stride_p), ARG_BUF(d->c), ARG_U64(d->c_off), ARG_U32(d->ldc),
-                      ARG_U64(d->stride_c));
+                      ARG_U32(lda), ARG_U64(stride_a), ARG_BUF(packed), ARG_U64(stride_p), ARG_BUF(d->c), ARG_U64(d->c_off),
+                      ARG_U32(d->ldc), ARG_U64(d->stride_c));
 }
 
 /* Bind the argument list the GPU-shaped kernels share (cl/gemm.cl, cl/gemm_mma_nv.cl) and launch:
@@ -271,8 +275,8 @@ static clrun_status run_gpu(clrun_ctx *ctx, const clrun_gemm_desc *d, size_t bat
     int gw4 = g.tk % 4 == 0 && g.tm % 4 == 0 && g.tn % 4 == 0 && d->lda % 4 == 0 && d->ldb % 4 == 0 && d->a_off % 4 == 0 &&
               d->b_off % 4 == 0 && d->stride_a % 4 == 0 && d->stride_b % 4 == 0 && (d->trans_a ? d->m : d->k) % 4 == 0 &&
               (d->trans_b ? d->k : d->n) % 4 == 0;
-    snprintf(opts, sizeof opts, "-DTM=%u -DTN=%u -DTK=%u -DWM=%u -DWN=%u -DVEC=%u -DDB=%u -DTA=%d -DTB=%d -DGW=%d -DPSUM=%d -DABT=%d",
-             g.tm, g.tn, g.tk, g.wm, g.wn, g.vec, g.db, d->trans_a != 0, d->trans_b != 0, gw4 ? 4 : 1, !d->fast, clrun__float_code(d->type));
+    snprintf(opts, sizeof opts, "-DTM=%u -DTN=%u -DTK=%u -DWM=%u -DWN=%u -DVEC=%u -DDB=%u -DTA=%d -DTB=%d -DGW=%d -DPSUM=%d -DABT=%d", g.tm,
+             g.tn, g.tk, g.wm, g.wn, g.vec, g.db, d->trans_a != 0, d->trans_b != 0, gw4 ? 4 : 1, !d->fast, clrun__float_code(d->type));
     if ((st = clrun__lib_kernel(ctx, "gemm", opts, "clrun_gemm", &k))) return st;
     const size_t lx = g.tn / g.wn, ly = g.tm / g.wm;
     const clrun__grid grid = {3, {(d->n + g.tn - 1) / g.tn * lx, (d->m + g.tm - 1) / g.tm * ly, batch}, {lx, ly, 1}};
@@ -394,15 +398,16 @@ static clrun_status run_clblast(clrun_ctx *ctx, const clrun_gemm_desc *d, size_t
 {
 #ifdef CLRUN_HAVE_CLBLAST
     if (d->type != CLRUN_F32)
-        return clrun__fail(ctx, CLRUN_UNSUPPORTED, "gemm: CLBlast has no GEMM with f16 or bf16 inputs and f32 results; use another backend");
+        return clrun__fail(ctx, CLRUN_UNSUPPORTED,
+                           "gemm: CLBlast has no GEMM with f16 or bf16 inputs and f32 results; use another backend");
     cl_command_queue q = clrun_ctx_cl_queue(ctx);
     CLBlastStatusCode s;
     CLBlastTranspose ta = d->trans_a ? CLBlastTransposeYes : CLBlastTransposeNo, tb = d->trans_b ? CLBlastTransposeYes : CLBlastTransposeNo;
     cl_mem a = clrun_buf_cl_mem(d->a ? d->a : d->c), b = clrun_buf_cl_mem(d->b ? d->b : d->c), c = clrun_buf_cl_mem(d->c);
     size_t lda = d->lda ? d->lda : 1, ldb = d->ldb ? d->ldb : 1;
     if (batch == 1)
-        s = CLBlastSgemm(CLBlastLayoutRowMajor, ta, tb, d->m, d->n, d->k, d->alpha, a, d->a_off, lda, b, d->b_off, ldb, d->beta,
-                         c, d->c_off, d->ldc, &q, NULL);
+        s = CLBlastSgemm(CLBlastLayoutRowMajor, ta, tb, d->m, d->n, d->k, d->alpha, a, d->a_off, lda, b, d->b_off, ldb, d->beta, c,
+                         d->c_off, d->ldc, &q, NULL);
     else
         s = CLBlastSgemmStridedBatched(CLBlastLayoutRowMajor, ta, tb, d->m, d->n, d->k, d->alpha, a, d->a_off, lda, d->stride_a, b,
                                        d->b_off, ldb, d->stride_b, d->beta, c, d->c_off, d->ldc, d->stride_c, batch, &q, NULL);
@@ -448,7 +453,8 @@ clrun_status clrun_gemm(clrun_ctx *ctx, const clrun_gemm_desc *d)
     if (!d->c) return clrun__fail(ctx, CLRUN_INVALID_ARG, "gemm: matrix C is NULL");
     if (d->k > UINT32_MAX) return clrun__fail(ctx, CLRUN_INVALID_ARG, "gemm: K is larger than 2^32-1");
     if (clrun__float_code(d->type) < 0)
-        return clrun__fail(ctx, CLRUN_INVALID_ARG, "gemm: unknown element type %s (%d) for A and B: f32, f16 or bf16", clrun_dtype_name(d->type), (int)d->type);
+        return clrun__fail(ctx, CLRUN_INVALID_ARG, "gemm: unknown element type %s (%d) for A and B: f32, f16 or bf16",
+                           clrun_dtype_name(d->type), (int)d->type);
     const size_t es = clrun_dtype_size(d->type);
     if ((st = check_matrix(ctx, "A", d->a, es, d->a_off, d->lda, d->stride_a, ar, ac, batch)) ||
         (st = check_matrix(ctx, "B", d->b, es, d->b_off, d->ldb, d->stride_b, br, bc, batch)) ||
@@ -463,7 +469,8 @@ clrun_status clrun_gemm(clrun_ctx *ctx, const clrun_gemm_desc *d)
     case CLRUN_GEMM_CPU_KERNEL: return run_cpu(ctx, d, batch);
     case CLRUN_GEMM_TENSOR:
         if (!clrun_gemm_tensor_cores(ctx))
-            return clrun__fail(ctx, CLRUN_UNSUPPORTED, "gemm: no tensor-core kernel on %s (it needs NVIDIA's OpenCL and a GPU that runs mma.sync)",
+            return clrun__fail(ctx, CLRUN_UNSUPPORTED,
+                               "gemm: no tensor-core kernel on %s (it needs NVIDIA's OpenCL and a GPU that runs mma.sync)",
                                clrun_ctx_device(ctx)->name);
         return run_tensor(ctx, d, batch);
     default: return clrun__fail(ctx, CLRUN_INVALID_ARG, "gemm: unknown backend %d", (int)d->backend);

@@ -9,17 +9,17 @@
 #define GPU_LOCAL 256
 
 struct plan {
-    int cpu;          /* chunked CPU shape */
-    size_t groups;    /* partial results */
-    size_t local;     /* work-group size */
-    size_t chunk;     /* elements per work-item (CPU shape) */
+    int cpu;       /* chunked CPU shape */
+    size_t groups; /* partial results */
+    size_t local;  /* work-group size */
+    size_t chunk;  /* elements per work-item (CPU shape) */
     unsigned vw;
 };
 
 static clrun_status make_plan(clrun_ctx *ctx, size_t n, struct plan *p)
 {
     const clrun_device_info *in = clrun_ctx_device(ctx);
-    int shape; /* CLRUN_REDUCE_SHAPE: gpu (0) or cpu (1) forces a shape (tests) */
+    int shape;                   /* CLRUN_REDUCE_SHAPE: gpu (0) or cpu (1) forces a shape (tests) */
     unsigned per_cu = 8, ng = 0; /* CLRUN_REDUCE_GROUPS: work-groups per compute unit (tuning) */
     clrun_status st;
     if ((st = clrun__setting_choice(ctx, CLRUN__SET_REDUCE_SHAPE, &shape)) ||
@@ -55,14 +55,15 @@ static clrun_status check_input(clrun_ctx *ctx, const char *what, clrun_dtype t,
     if (!x) return clrun__fail(ctx, CLRUN_INVALID_ARG, "%s: buffer is NULL", what);
     size_t cap = clrun_buf_size(x) / clrun_dtype_size(t);
     if (off > cap || n > cap - off)
-        return clrun__fail(ctx, CLRUN_INVALID_ARG, "%s: elements [%zu, %zu + %zu) are outside the buffer's %zu elements", what, off, off, n, cap);
+        return clrun__fail(ctx, CLRUN_INVALID_ARG, "%s: elements [%zu, %zu + %zu) are outside the buffer's %zu elements", what, off, off, n,
+                           cap);
     return CLRUN_OK;
 }
 
 /* Launch kernel `name` of reduce.cl over (x, y) and download the partials into host: the values
  * (two floats per group for sums, one for extremes), then for extremes the indices. */
-static clrun_status run(clrun_ctx *ctx, const char *name, clrun_dtype t, clrun_buf *x, size_t xo, clrun_buf *y, size_t yo,
-                        size_t n, int extreme, struct plan *p, void **host)
+static clrun_status run(clrun_ctx *ctx, const char *name, clrun_dtype t, clrun_buf *x, size_t xo, clrun_buf *y, size_t yo, size_t n,
+                        int extreme, struct plan *p, void **host)
 {
     char opts[160];
     clrun_status st;
@@ -105,8 +106,8 @@ done:
     return st;
 }
 
-static clrun_status sumlike(clrun_ctx *ctx, const char *what, const char *kname, clrun_dtype t, clrun_buf *x, size_t xo,
-                            clrun_buf *y, size_t yo, size_t n, double *result)
+static clrun_status sumlike(clrun_ctx *ctx, const char *what, const char *kname, clrun_dtype t, clrun_buf *x, size_t xo, clrun_buf *y,
+                            size_t yo, size_t n, double *result)
 {
     clrun_status st;
     struct plan p;
@@ -168,8 +169,7 @@ static clrun_status extreme(clrun_ctx *ctx, const char *what, int gt, clrun_dtyp
         float v = vals[g];
         cl_ulong vi = idx[g];
         if (vi == (cl_ulong)-1) continue;
-        int beats = mi == (cl_ulong)-1 ||
-                    (isnan(m) ? (isnan(v) && vi < mi) : (isnan(v) || (gt ? v > m : v < m) || (v == m && vi < mi)));
+        int beats = mi == (cl_ulong)-1 || (isnan(m) ? (isnan(v) && vi < mi) : (isnan(v) || (gt ? v > m : v < m) || (v == m && vi < mi)));
         if (beats) m = v, mi = vi;
     }
     free(idx);

@@ -6,10 +6,7 @@
 static const char *const op_names[] = {"mul", "add", "sub", "div", "axpy", "scale", "fma"};
 static const char vec_options[] = "-cl-fp32-correctly-rounded-divide-sqrt";
 
-const char *clrun_vec_op_name(clrun_vec_op op)
-{
-    return (unsigned)op < sizeof op_names / sizeof *op_names ? op_names[op] : NULL;
-}
+const char *clrun_vec_op_name(clrun_vec_op op) { return (unsigned)op < sizeof op_names / sizeof *op_names ? op_names[op] : NULL; }
 
 static clrun_status check_operand(clrun_ctx *ctx, const char *what, clrun_buf *b, size_t off, size_t n, size_t esize)
 {
@@ -17,13 +14,13 @@ static clrun_status check_operand(clrun_ctx *ctx, const char *what, clrun_buf *b
     if (clrun_buf_context(b) != ctx) return clrun__fail(ctx, CLRUN_INVALID_ARG, "vector op: operand %s belongs to another context", what);
     size_t cap = clrun_buf_size(b) / esize;
     if (off > cap || n > cap - off)
-        return clrun__fail(ctx, CLRUN_INVALID_ARG, "vector op: operand %s: elements [%zu, %zu + %zu) are outside its %zu elements",
-                           what, off, off, n, cap);
+        return clrun__fail(ctx, CLRUN_INVALID_ARG, "vector op: operand %s: elements [%zu, %zu + %zu) are outside its %zu elements", what,
+                           off, off, n, cap);
     return CLRUN_OK;
 }
 
-clrun_status clrun_vec(clrun_ctx *ctx, clrun_vec_op op, clrun_dtype t, size_t n, float alpha, clrun_buf *dst, size_t dst_off,
-                       clrun_buf *a, size_t a_off, clrun_buf *b, size_t b_off, clrun_buf *c, size_t c_off)
+clrun_status clrun_vec(clrun_ctx *ctx, clrun_vec_op op, clrun_dtype t, size_t n, float alpha, clrun_buf *dst, size_t dst_off, clrun_buf *a,
+                       size_t a_off, clrun_buf *b, size_t b_off, clrun_buf *c, size_t c_off)
 {
     clrun_status st;
     const char *name = clrun_vec_op_name(op);

@@ -8,24 +8,23 @@
 #include <string.h>
 #include <sys/stat.h>
 
-static const char *canny_help =
-    "usage: clrun op canny IN.png... -o OUT [--low T] [--high T] [--l2] [--aperture 3|5|7]\n"
-    "                     [--blur K[,SIGMA]] [-d SPEC]\n\n"
-    "Canny edges of 8-bit images, equal byte for byte to OpenCV's cv2.Canny(img, low, high,\n"
-    "apertureSize, L2gradient) on the image cv2.imread gives (PNG of any bit depth, 16-bit and\n"
-    "alpha reduced as imread does; binary PGM/PPM). Color images use, per pixel, the channel with the\n"
-    "largest gradient. Edges are written as 8-bit gray (0 or 255): PNG, or PGM when OUT ends in .pgm.\n"
-    "With one input OUT is the output file; with several, OUT is a folder (created when missing) that\n"
-    "gets NAME.png for each input NAME.ext.\n\n"
-    "  -o, --output OUT    output file, or folder for several inputs\n"
-    "  --low T, --high T   hysteresis thresholds (default 50 and 100; swapped when low > high)\n"
-    "  --l2                gradient magnitude sqrt(dx²+dy²) instead of |dx|+|dy|\n"
-    "  --aperture N        Sobel aperture: 3 (default), 5 or 7\n"
-    "  --blur K[,SIGMA]    Gaussian pre-blur, as cv2.GaussianBlur(img, (K, K), SIGMA) first: K 3, 5 or 7;\n"
-    "                      SIGMA 0 (the default) is OpenCV's own kernel for K; off by default, as in OpenCV\n"
-    "  -d, --device SPEC   device (default: $CLRUN_DEVICE, else the best)\n"
-    "  --help              this text\n\n"
-    "Exit codes: 0; 1 runtime failure; 2 bad command line or input file; 3 no device.\n";
+static const char *canny_help = "usage: clrun op canny IN.png... -o OUT [--low T] [--high T] [--l2] [--aperture 3|5|7]\n"
+                                "                     [--blur K[,SIGMA]] [-d SPEC]\n\n"
+                                "Canny edges of 8-bit images, equal byte for byte to OpenCV's cv2.Canny(img, low, high,\n"
+                                "apertureSize, L2gradient) on the image cv2.imread gives (PNG of any bit depth, 16-bit and\n"
+                                "alpha reduced as imread does; binary PGM/PPM). Color images use, per pixel, the channel with the\n"
+                                "largest gradient. Edges are written as 8-bit gray (0 or 255): PNG, or PGM when OUT ends in .pgm.\n"
+                                "With one input OUT is the output file; with several, OUT is a folder (created when missing) that\n"
+                                "gets NAME.png for each input NAME.ext.\n\n"
+                                "  -o, --output OUT    output file, or folder for several inputs\n"
+                                "  --low T, --high T   hysteresis thresholds (default 50 and 100; swapped when low > high)\n"
+                                "  --l2                gradient magnitude sqrt(dx²+dy²) instead of |dx|+|dy|\n"
+                                "  --aperture N        Sobel aperture: 3 (default), 5 or 7\n"
+                                "  --blur K[,SIGMA]    Gaussian pre-blur, as cv2.GaussianBlur(img, (K, K), SIGMA) first: K 3, 5 or 7;\n"
+                                "                      SIGMA 0 (the default) is OpenCV's own kernel for K; off by default, as in OpenCV\n"
+                                "  -d, --device SPEC   device (default: $CLRUN_DEVICE, else the best)\n"
+                                "  --help              this text\n\n"
+                                "Exit codes: 0; 1 runtime failure; 2 bad command line or input file; 3 no device.\n";
 
 /* OUT/NAME.png for input path in */
 static void out_path(char *buf, size_t size, const char *dir, const char *in)
@@ -41,11 +40,10 @@ int cmd_op_canny(int argc, char **argv)
 {
     const char *spec = NULL, *out = NULL;
     clrun_canny_params p = {50.0, 100.0, 0, 3, 0, 0.0};
-    static const struct option opts[] = {{"output", required_argument, NULL, 'o'}, {"device", required_argument, NULL, 'd'},
-                                         {"low", required_argument, NULL, 'L'},    {"high", required_argument, NULL, 'H'},
-                                         {"l2", no_argument, NULL, '2'},           {"aperture", required_argument, NULL, 'A'},
-                                         {"blur", required_argument, NULL, 'B'},   {"help", no_argument, NULL, 'h'},
-                                         {0}};
+    static const struct option opts[] = {
+        {"output", required_argument, NULL, 'o'}, {"device", required_argument, NULL, 'd'}, {"low", required_argument, NULL, 'L'},
+        {"high", required_argument, NULL, 'H'},   {"l2", no_argument, NULL, '2'},           {"aperture", required_argument, NULL, 'A'},
+        {"blur", required_argument, NULL, 'B'},   {"help", no_argument, NULL, 'h'},         {0}};
     int c;
     struct cli_opts opt = {.sub = "op canny", .help = canny_help, .first = 2};
     while ((c = cli_next_opt(&opt, argc, argv, "o:d:h", opts)) != CLI_OPTS_END) {
@@ -56,11 +54,13 @@ int cmd_op_canny(int argc, char **argv)
         else if (c == '2') p.l2 = 1;
         else if (c == 'L' || c == 'H') {
             double v = strtod(optarg, &end);
-            if (!*optarg || *end || !isfinite(v)) return cli_usage_error("op canny", "--%s wants a number, not '%s'", c == 'L' ? "low" : "high", optarg);
+            if (!*optarg || *end || !isfinite(v))
+                return cli_usage_error("op canny", "--%s wants a number, not '%s'", c == 'L' ? "low" : "high", optarg);
             *(c == 'L' ? &p.low : &p.high) = v;
         } else if (c == 'A') {
             long v = strtol(optarg, &end, 10);
-            if (!*optarg || *end || (v != 3 && v != 5 && v != 7)) return cli_usage_error("op canny", "--aperture wants 3, 5 or 7, not '%s'", optarg);
+            if (!*optarg || *end || (v != 3 && v != 5 && v != 7))
+                return cli_usage_error("op canny", "--aperture wants 3, 5 or 7, not '%s'", optarg);
             p.aperture = (int)v;
         } else if (c == 'B') {
             long k = strtol(optarg, &end, 10);

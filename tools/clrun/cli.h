@@ -32,7 +32,7 @@ enum {
 struct cli_opts {
     const char *sub, *help;
     int first;
-    int rc;      /* exit code, with CLI_OPTS_EXIT */
+    int rc; /* exit code, with CLI_OPTS_EXIT */
     int started;
 };
 enum { CLI_OPTS_END = -1, CLI_OPTS_EXIT = -2 };

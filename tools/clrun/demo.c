@@ -8,11 +8,9 @@
 #include <string.h>
 #include <time.h>
 
-
 /* The seed's PyCUDA kernel, as a string like its SourceModule. */
-static const char multiply_src[] =
-    "__kernel void multiply_them(__global float *dest, __global const float *a, __global const float *b)\n"
-    "{ const size_t i = get_global_id(0); dest[i] = a[i] * b[i]; }\n";
+static const char multiply_src[] = "__kernel void multiply_them(__global float *dest, __global const float *a, __global const float *b)\n"
+                                   "{ const size_t i = get_global_id(0); dest[i] = a[i] * b[i]; }\n";
 
 static int demo_multiply(clrun_ctx *ctx)
 {
@@ -25,14 +23,15 @@ static int demo_multiply(clrun_ctx *ctx)
     clrun_status st;
     int rc = EXIT_OK;
     srand((unsigned)time(NULL));
-    for (int i = 0; i < N; i++) a[i] = (float)(rand() / (RAND_MAX + 1.0) - 0.5), b[i] = (float)(rand() / (RAND_MAX + 1.0) - 0.5), d[i] = NAN;
+    for (int i = 0; i < N; i++)
+        a[i] = (float)(rand() / (RAND_MAX + 1.0) - 0.5), b[i] = (float)(rand() / (RAND_MAX + 1.0) - 0.5), d[i] = NAN;
     double t0 = cli_now();
     size_t g = N, l = N, bytes = sizeof a;
     if ((st = clrun_prog_source(ctx, multiply_src, "multiply", NULL, &p)) || (st = clrun_kernel_new(p, "multiply_them", &k)) ||
-        (st = clrun_buf_new(ctx, bytes, 0, &bd)) || (st = clrun_buf_new(ctx, bytes, 0, &ba)) ||
-        (st = clrun_buf_new(ctx, bytes, 0, &bb)) || (st = clrun_upload(ba, 0, a, bytes)) || (st = clrun_upload(bb, 0, b, bytes)) ||
-        (st = clrun_arg_buf(k, 0, bd)) || (st = clrun_arg_buf(k, 1, ba)) || (st = clrun_arg_buf(k, 2, bb)) ||
-        (st = clrun_launch_ev(k, 1, &g, &l, &ev)) || (st = clrun_download(bd, 0, d, bytes))) {
+        (st = clrun_buf_new(ctx, bytes, 0, &bd)) || (st = clrun_buf_new(ctx, bytes, 0, &ba)) || (st = clrun_buf_new(ctx, bytes, 0, &bb)) ||
+        (st = clrun_upload(ba, 0, a, bytes)) || (st = clrun_upload(bb, 0, b, bytes)) || (st = clrun_arg_buf(k, 0, bd)) ||
+        (st = clrun_arg_buf(k, 1, ba)) || (st = clrun_arg_buf(k, 2, bb)) || (st = clrun_launch_ev(k, 1, &g, &l, &ev)) ||
+        (st = clrun_download(bd, 0, d, bytes))) {
         rc = cli_fail("demo", ctx, st);
         goto done;
     }
@@ -112,7 +111,7 @@ static int demo_canny(clrun_ctx *ctx, const char *edges_path)
     if (st) return cli_fail("demo", NULL, st);
     for (size_t y = 0; y < h; y++)
         for (size_t x = 0; x < w; x++) {
-            double v = 60 + 0.15 * x + 0.1 * y + (rand() % 9) - 4;                          /* shading and noise */
+            double v = 60 + 0.15 * x + 0.1 * y + (rand() % 9) - 4;                              /* shading and noise */
             if ((x - 200.0) * (x - 200.0) + (y - 220.0) * (y - 220.0) < 110.0 * 110.0) v += 90; /* a disc */
             if (x > 380 && x < 580 && y > 90 && y < 300) v -= 50;                               /* a rectangle */
             if (y > 350 && y < 440 && (x / 40) % 2 == 0) v += 70;                               /* bars */
@@ -156,8 +155,8 @@ static const char *demo_help =
 int cmd_demo(int argc, char **argv)
 {
     const char *spec = NULL, *edges = "clrun-demo-edges.png";
-    static const struct option opts[] = {{"device", required_argument, NULL, 'd'}, {"edges", required_argument, NULL, 'e'},
-                                         {"help", no_argument, NULL, 'h'}, {0}};
+    static const struct option opts[] = {
+        {"device", required_argument, NULL, 'd'}, {"edges", required_argument, NULL, 'e'}, {"help", no_argument, NULL, 'h'}, {0}};
     int c;
     struct cli_opts opt = {.sub = "demo", .help = demo_help, .first = 1};
     while ((c = cli_next_opt(&opt, argc, argv, "d:h", opts)) != CLI_OPTS_END) {

@@ -14,8 +14,8 @@ static void mem(char *out, size_t size, uint64_t bytes)
 
 static void json_info(FILE *f, const clrun_device_info *in, int is_default, const char *why)
 {
-    fprintf(f, "{\"index\": %u, \"platform_index\": %u, \"device_index\": %u, \"spec\": \"%u:%u\", \"type\": \"%s\", \"name\": ",
-            in->index, in->platform_index, in->device_index, in->platform_index, in->device_index, cli_type_name(in->type));
+    fprintf(f, "{\"index\": %u, \"platform_index\": %u, \"device_index\": %u, \"spec\": \"%u:%u\", \"type\": \"%s\", \"name\": ", in->index,
+            in->platform_index, in->device_index, in->platform_index, in->device_index, cli_type_name(in->type));
     cli_json_str(f, in->name);
     fprintf(f, ", \"vendor\": ");
     cli_json_str(f, in->vendor);
@@ -29,14 +29,15 @@ static void json_info(FILE *f, const clrun_device_info *in, int is_default, cons
     cli_json_str(f, in->driver_version);
     fprintf(f, ", \"opencl_c_version\": ");
     cli_json_str(f, in->c_version);
-    fprintf(f, ", \"global_mem\": %llu, \"max_alloc\": %llu, \"local_mem\": %llu, \"compute_units\": %u, "
-               "\"max_work_group\": %zu, \"max_work_item\": [%zu, %zu, %zu], \"preferred_multiple\": %zu, "
-               "\"mem_base_align\": %u, \"fp16\": %s, \"fp64\": %s, \"subgroups\": %s, \"host_unified\": %s, "
-               "\"default\": %s",
-            (unsigned long long)in->global_mem, (unsigned long long)in->max_alloc, (unsigned long long)in->local_mem,
-            in->compute_units, in->max_work_group, in->max_work_item[0], in->max_work_item[1], in->max_work_item[2],
-            in->preferred_multiple, in->mem_base_align, in->fp16 ? "true" : "false", in->fp64 ? "true" : "false",
-            in->subgroups ? "true" : "false", in->host_unified ? "true" : "false", is_default ? "true" : "false");
+    fprintf(f,
+            ", \"global_mem\": %llu, \"max_alloc\": %llu, \"local_mem\": %llu, \"compute_units\": %u, "
+            "\"max_work_group\": %zu, \"max_work_item\": [%zu, %zu, %zu], \"preferred_multiple\": %zu, "
+            "\"mem_base_align\": %u, \"fp16\": %s, \"fp64\": %s, \"subgroups\": %s, \"host_unified\": %s, "
+            "\"default\": %s",
+            (unsigned long long)in->global_mem, (unsigned long long)in->max_alloc, (unsigned long long)in->local_mem, in->compute_units,
+            in->max_work_group, in->max_work_item[0], in->max_work_item[1], in->max_work_item[2], in->preferred_multiple,
+            in->mem_base_align, in->fp16 ? "true" : "false", in->fp64 ? "true" : "false", in->subgroups ? "true" : "false",
+            in->host_unified ? "true" : "false", is_default ? "true" : "false");
     if (is_default) {
         fprintf(f, ", \"default_reason\": ");
         cli_json_str(f, why);
@@ -44,15 +45,14 @@ static void json_info(FILE *f, const clrun_device_info *in, int is_default, cons
     fprintf(f, "}");
 }
 
-static const char *devices_help =
-    "usage: clrun devices [--json]\n\n"
-    "Lists every OpenCL platform and device the ICD loader finds: the selection spec (PLATFORM:DEVICE),\n"
-    "type, name, vendor, OpenCL and driver versions, global memory, compute units, max work-group size,\n"
-    "fp16 and fp64 support. The default device is marked with '*', with the reason ($CLRUN_DEVICE or\n"
-    "ranking: GPU, then accelerator, then CPU, more memory first).\n\n"
-    "  --json    one JSON object with a \"devices\" array\n"
-    "  --help    this text\n\n"
-    "Exit codes: 0, or 3 when there is no OpenCL platform or device (the message says how to install one).\n";
+static const char *devices_help = "usage: clrun devices [--json]\n\n"
+                                  "Lists every OpenCL platform and device the ICD loader finds: the selection spec (PLATFORM:DEVICE),\n"
+                                  "type, name, vendor, OpenCL and driver versions, global memory, compute units, max work-group size,\n"
+                                  "fp16 and fp64 support. The default device is marked with '*', with the reason ($CLRUN_DEVICE or\n"
+                                  "ranking: GPU, then accelerator, then CPU, more memory first).\n\n"
+                                  "  --json    one JSON object with a \"devices\" array\n"
+                                  "  --help    this text\n\n"
+                                  "Exit codes: 0, or 3 when there is no OpenCL platform or device (the message says how to install one).\n";
 
 int cmd_devices(int argc, char **argv)
 {
@@ -88,8 +88,8 @@ int cmd_devices(int argc, char **argv)
         printf("%s %u:%u  %-4s %s\n", i == def ? "*" : " ", in.platform_index, in.device_index, cli_type_name(in.type), in.name);
         printf("        platform %s (%s); vendor %s\n", in.platform_name, in.platform_vendor, in.vendor);
         printf("        %s, driver %s, %s\n", in.version, in.driver_version, in.c_version);
-        printf("        %s global memory, %u compute units, work-groups up to %zu, fp16 %s, fp64 %s\n", gm,
-               in.compute_units, in.max_work_group, in.fp16 ? "yes" : "no", in.fp64 ? "yes" : "no");
+        printf("        %s global memory, %u compute units, work-groups up to %zu, fp16 %s, fp64 %s\n", gm, in.compute_units,
+               in.max_work_group, in.fp16 ? "yes" : "no", in.fp64 ? "yes" : "no");
     }
     if (json) {
         printf("]");
@@ -107,21 +107,20 @@ int cmd_devices(int argc, char **argv)
     return bad_env ? EXIT_NODEVICE : EXIT_OK;
 }
 
-static const char *info_help =
-    "usage: clrun info [-d SPEC] [--json]\n\n"
-    "Every capability clrun probes on one device (default: $CLRUN_DEVICE, else the best device).\n\n"
-    "  -d, --device SPEC   PLATFORM:DEVICE (index or name substring each), an index, a name substring,\n"
-    "                      or gpu, cpu, accelerator\n"
-    "  --json              one JSON object\n"
-    "  --help              this text\n\n"
-    "Exit codes: 0; 3 when the spec matches nothing (the devices are listed) or there is no platform.\n";
+static const char *info_help = "usage: clrun info [-d SPEC] [--json]\n\n"
+                               "Every capability clrun probes on one device (default: $CLRUN_DEVICE, else the best device).\n\n"
+                               "  -d, --device SPEC   PLATFORM:DEVICE (index or name substring each), an index, a name substring,\n"
+                               "                      or gpu, cpu, accelerator\n"
+                               "  --json              one JSON object\n"
+                               "  --help              this text\n\n"
+                               "Exit codes: 0; 3 when the spec matches nothing (the devices are listed) or there is no platform.\n";
 
 int cmd_info(int argc, char **argv)
 {
     int json = 0, c;
     const char *spec = NULL;
-    static const struct option opts[] = {{"device", required_argument, NULL, 'd'}, {"json", no_argument, NULL, 'j'},
-                                         {"help", no_argument, NULL, 'h'}, {0}};
+    static const struct option opts[] = {
+        {"device", required_argument, NULL, 'd'}, {"json", no_argument, NULL, 'j'}, {"help", no_argument, NULL, 'h'}, {0}};
     struct cli_opts opt = {.sub = "info", .help = info_help, .first = 1};
     while ((c = cli_next_opt(&opt, argc, argv, "d:h", opts)) != CLI_OPTS_END) {
         if (c == CLI_OPTS_EXIT) return opt.rc;
@@ -154,8 +153,8 @@ int cmd_info(int argc, char **argv)
         printf("largest buffer    %s\n", ma);
         printf("local memory      %s per work-group\n", lm);
         printf("compute units     %u\n", in->compute_units);
-        printf("work-group        up to %zu items (%zu x %zu x %zu); preferred multiple %zu\n", in->max_work_group,
-               in->max_work_item[0], in->max_work_item[1], in->max_work_item[2], in->preferred_multiple);
+        printf("work-group        up to %zu items (%zu x %zu x %zu); preferred multiple %zu\n", in->max_work_group, in->max_work_item[0],
+               in->max_work_item[1], in->max_work_item[2], in->preferred_multiple);
         printf("sub-buffer align  %u bytes\n", in->mem_base_align);
         printf("fp16 / fp64       %s / %s\n", in->fp16 ? "yes" : "no", in->fp64 ? "yes" : "no");
         printf("subgroups         %s\n", in->subgroups ? "yes" : "no");

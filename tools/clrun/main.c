@@ -128,8 +128,7 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: clrun [--version] [--help] COMMAND [ARGS]\n\n"
                "clrun runs OpenCL kernels and the clrun kernel library from the shell.\n\ncommands:\n");
-    for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
-        fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].what);
+    for (size_t i = 0; i < sizeof commands / sizeof *commands; i++) fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].what);
     fprintf(f, "\n'clrun COMMAND --help' describes one command.\n"
                "Exit codes: 0 success, 1 runtime failure, 2 usage error, 3 no OpenCL platform or device,\n"
                "4 kernel build failure, 5 --check mismatch.\n"

@@ -9,8 +9,8 @@
 struct op {
     const char *name, *what;
     int nin;
-    int kind;          /* 0 element-wise, 1 reduction */
-    clrun_vec_op vop;  /* element-wise */
+    int kind;         /* 0 element-wise, 1 reduction */
+    clrun_vec_op vop; /* element-wise */
 };
 
 struct op_opts {
@@ -34,7 +34,8 @@ static int op_run(clrun_ctx *ctx, const struct op *op, clrun_array *in, int nin,
     clrun_dtype t = in[0].dtype;
     for (int i = 0; i < nin; i++) {
         if (in[i].dtype != CLRUN_F32 && in[i].dtype != CLRUN_F16) {
-            fprintf(stderr, "clrun op %s: input %d is %s; ops take float32 or float16 arrays\n", op->name, i + 1, clrun_dtype_name(in[i].dtype));
+            fprintf(stderr, "clrun op %s: input %d is %s; ops take float32 or float16 arrays\n", op->name, i + 1,
+                    clrun_dtype_name(in[i].dtype));
             return EXIT_USAGE;
         }
         if (in[i].dtype != t) {
@@ -82,7 +83,8 @@ static int op_run(clrun_ctx *ctx, const struct op *op, clrun_array *in, int nin,
     else if (!strcmp(name, "min")) st = clrun_min(ctx, t, b[0], 0, n, &f), d = f;
     else st = clrun_argmax(ctx, t, b[0], 0, n, &idx);
     if (st != CLRUN_OK) {
-        rc = st == CLRUN_INVALID_ARG ? (fprintf(stderr, "clrun op %s: %s\n", name, clrun_last_error(ctx)), EXIT_USAGE) : cli_fail("op", ctx, st);
+        rc = st == CLRUN_INVALID_ARG ? (fprintf(stderr, "clrun op %s: %s\n", name, clrun_last_error(ctx)), EXIT_USAGE)
+                                     : cli_fail("op", ctx, st);
         goto done;
     }
     if (!strcmp(name, "argmax")) {
@@ -100,7 +102,6 @@ done:
     clrun_array_free(&r);
     return rc;
 }
-
 
 /* gemm: A (M×K, or K×M with --ta; a leading batch dimension makes it a batch), B likewise. */
 struct gemm_opts {
@@ -125,12 +126,13 @@ static int op_gemm(clrun_ctx *ctx, clrun_array *in, const struct op_opts *o, con
             fprintf(stderr, "clrun op gemm: with --bf16, A and B must be uint16 arrays of bf16 patterns (they are %s and %s)\n",
                     clrun_dtype_name(A->dtype), clrun_dtype_name(B->dtype));
         else
-            fprintf(stderr, "clrun op gemm: A and B must both be float32 or both float16 (they are %s and %s)\n", clrun_dtype_name(A->dtype),
-                    clrun_dtype_name(B->dtype));
+            fprintf(stderr, "clrun op gemm: A and B must both be float32 or both float16 (they are %s and %s)\n",
+                    clrun_dtype_name(A->dtype), clrun_dtype_name(B->dtype));
         return EXIT_USAGE;
     }
     if (A->ndim < 2 || A->ndim > 3 || B->ndim != A->ndim) {
-        fprintf(stderr, "clrun op gemm: A and B must both be 2-D matrices or both 3-D batches (they have %u and %u dimensions)\n", A->ndim, B->ndim);
+        fprintf(stderr, "clrun op gemm: A and B must both be 2-D matrices or both 3-D batches (they have %u and %u dimensions)\n", A->ndim,
+                B->ndim);
         return EXIT_USAGE;
     }
     size_t batch = A->ndim == 3 ? A->shape[0] : 1, o3 = A->ndim == 3;
@@ -152,7 +154,8 @@ static int op_gemm(clrun_ctx *ctx, clrun_array *in, const struct op_opts *o, con
             goto done;
         }
         if (C0.dtype != CLRUN_F32 || C0.count != R.count || C0.ndim != R.ndim) {
-            rc = (fprintf(stderr, "clrun op gemm: -c %s must be float32 of shape %s%zu×%zu\n", g->c0, o3 ? "batch×" : "", M, N), EXIT_USAGE);
+            rc =
+                (fprintf(stderr, "clrun op gemm: -c %s must be float32 of shape %s%zu×%zu\n", g->c0, o3 ? "batch×" : "", M, N), EXIT_USAGE);
             goto done;
         }
         memcpy(R.data, C0.data, R.bytes);
@@ -160,8 +163,8 @@ static int op_gemm(clrun_ctx *ctx, clrun_array *in, const struct op_opts *o, con
         rc = (fprintf(stderr, "clrun op gemm: --beta needs the C to scale (-c C0.npy)\n"), EXIT_USAGE);
         goto done;
     }
-    clrun_gemm_desc d = {g->ta, g->tb, M, N, K, g->alpha, g->beta, NULL, 0, ac, ar * ac, NULL, 0, bcn, br * bcn,
-                         NULL, 0, N, M * N, batch, g->backend, g->fast, type};
+    clrun_gemm_desc d = {g->ta, g->tb, M,        N,    K, g->alpha, g->beta, NULL,  0,          ac,      ar * ac, NULL,
+                         0,     bcn,   br * bcn, NULL, 0, N,        M * N,   batch, g->backend, g->fast, type};
     if (R.count) {
         if ((st = clrun_buf_new(ctx, R.bytes, 0, &bc)) || (st = clrun_upload(bc, 0, R.data, R.bytes))) goto fail;
         if (A->count && ((st = clrun_buf_new(ctx, A->bytes, 0, &ba)) || (st = clrun_upload(ba, 0, A->data, A->bytes)))) goto fail;
@@ -174,7 +177,9 @@ static int op_gemm(clrun_ctx *ctx, clrun_array *in, const struct op_opts *o, con
         goto done;
     }
     printf("wrote %s (f32, %s%zu×%zu%s)\n", o->out, o3 ? "batch × " : "", M, N,
-           type == CLRUN_F32 ? "" : type == CLRUN_F16 ? ", from f16 inputs" : ", from bf16 inputs");
+           type == CLRUN_F32   ? ""
+           : type == CLRUN_F16 ? ", from f16 inputs"
+                               : ", from bf16 inputs");
     goto done;
 fail:
     rc = st == CLRUN_UNSUPPORTED ? (fprintf(stderr, "clrun op gemm: %s\n", clrun_last_error(ctx)), EXIT_USAGE) : cli_fail("op", ctx, st);
@@ -198,8 +203,10 @@ static const struct op ops[] = {
     {"max", "largest element; NaN if any is NaN (printed)", 1, 1, CLRUN_MUL},
     {"min", "smallest element; NaN if any is NaN (printed)", 1, 1, CLRUN_MUL},
     {"argmax", "index of the first largest element, or of the first NaN (printed)", 1, 1, CLRUN_MUL},
-    {"gemm", "alpha * op(A) @ op(B) + beta * C0 in float32, A and B float32 or float16 (or bf16 with --bf16);\n"
-             "             3-D inputs are batches (--ta --tb --beta -c)", 2, 2, CLRUN_MUL},
+    {"gemm",
+     "alpha * op(A) @ op(B) + beta * C0 in float32, A and B float32 or float16 (or bf16 with --bf16);\n"
+     "             3-D inputs are batches (--ta --tb --beta -c)",
+     2, 2, CLRUN_MUL},
 };
 
 static void list_ops(FILE *f)
@@ -211,40 +218,41 @@ static void list_ops(FILE *f)
     fprintf(f, "  %-8s float32 <-> float16 / bfloat16 (--to; clrun op cast --help; name it first)\n", "cast");
 }
 
-static const char *op_help =
-    "usage: clrun op NAME IN.npy... [-o OUT.npy] [--alpha X] [--json] [-d SPEC]\n\n"
-    "Runs one of the kernel library's ops on NumPy files.\n\n"
-    "  -o, --output FILE   where an element-wise result goes (.npy)\n"
-    "  --alpha X           the scalar of axpy and scale (default 1)\n"
-    "  --json              reductions: print {\"op\", \"n\", \"value\"} (or \"index\")\n"
-    "  --ta, --tb          gemm: use A, B transposed\n"
-    "  --beta Y -c C0.npy  gemm: add Y times C0 (default beta 0, and then C0 is not needed)\n"
-    "  --backend NAME      gemm: auto (default: the tuning file's fastest for the shape, see clrun tune),\n"
-    "                      kernel (clrun's kernel for the device), gpu-kernel (the GPU-shaped kernel),\n"
-    "                      cpu-kernel (the CPU-shaped one), clblast (f32 only), tensor (NVIDIA tensor\n"
-    "                      cores: f16/bf16, and 3xTF32 for f32; auto takes them for f16/bf16 where they\n"
-    "                      are); clrun, gpu and cpu are deprecated aliases of kernel, gpu-kernel, cpu-kernel\n"
-    "  --bf16              gemm: A and B are uint16 arrays of bf16 patterns (as clrun op cast writes)\n"
-    "  --fast              gemm: one running sum per element (as a plain loop, a few % faster) instead\n"
-    "                      of per-slice partial sums (about 3x more accurate)\n"
-    "  -d, --device SPEC   device (default: $CLRUN_DEVICE, else the best)\n"
-    "  --help              this text\n\n"
-    "Exit codes: 0; 1 runtime failure; 2 bad command line or input file; 3 no device.\n\n";
+static const char *op_help = "usage: clrun op NAME IN.npy... [-o OUT.npy] [--alpha X] [--json] [-d SPEC]\n\n"
+                             "Runs one of the kernel library's ops on NumPy files.\n\n"
+                             "  -o, --output FILE   where an element-wise result goes (.npy)\n"
+                             "  --alpha X           the scalar of axpy and scale (default 1)\n"
+                             "  --json              reductions: print {\"op\", \"n\", \"value\"} (or \"index\")\n"
+                             "  --ta, --tb          gemm: use A, B transposed\n"
+                             "  --beta Y -c C0.npy  gemm: add Y times C0 (default beta 0, and then C0 is not needed)\n"
+                             "  --backend NAME      gemm: auto (default: the tuning file's fastest for the shape, see clrun tune),\n"
+                             "                      kernel (clrun's kernel for the device), gpu-kernel (the GPU-shaped kernel),\n"
+                             "                      cpu-kernel (the CPU-shaped one), clblast (f32 only), tensor (NVIDIA tensor\n"
+                             "                      cores: f16/bf16, and 3xTF32 for f32; auto takes them for f16/bf16 where they\n"
+                             "                      are); clrun, gpu and cpu are deprecated aliases of kernel, gpu-kernel, cpu-kernel\n"
+                             "  --bf16              gemm: A and B are uint16 arrays of bf16 patterns (as clrun op cast writes)\n"
+                             "  --fast              gemm: one running sum per element (as a plain loop, a few % faster) instead\n"
+                             "                      of per-slice partial sums (about 3x more accurate)\n"
+                             "  -d, --device SPEC   device (default: $CLRUN_DEVICE, else the best)\n"
+                             "  --help              this text\n\n"
+                             "Exit codes: 0; 1 runtime failure; 2 bad command line or input file; 3 no device.\n\n";
 
-static const char *cast_help =
-    "usage: clrun op cast IN.npy --to f16|bf16|f32 -o OUT.npy [-d SPEC]\n\n"
-    "Converts on the device, rounding to nearest even: float32 to float16 (IEEE binary16; |x| >= 65520\n"
-    "becomes inf, NaN stays NaN) or to bfloat16 (any NaN becomes 0x7FC0, as PyTorch), and back to\n"
-    "float32. NumPy has no bfloat16: bf16 data is stored as uint16 .npy (the top half of each float32\n"
-    "pattern), and a uint16 input to --to f32 is read as bf16. The shape is kept.\n\n"
-    "Exit codes: 0; 1 runtime failure; 2 bad command line or input file; 3 no device.\n";
+static const char *cast_help = "usage: clrun op cast IN.npy --to f16|bf16|f32 -o OUT.npy [-d SPEC]\n\n"
+                               "Converts on the device, rounding to nearest even: float32 to float16 (IEEE binary16; |x| >= 65520\n"
+                               "becomes inf, NaN stays NaN) or to bfloat16 (any NaN becomes 0x7FC0, as PyTorch), and back to\n"
+                               "float32. NumPy has no bfloat16: bf16 data is stored as uint16 .npy (the top half of each float32\n"
+                               "pattern), and a uint16 input to --to f32 is read as bf16. The shape is kept.\n\n"
+                               "Exit codes: 0; 1 runtime failure; 2 bad command line or input file; 3 no device.\n";
 
 /* `clrun op cast`: argv[1] is "cast". */
 static int cmd_op_cast(int argc, char **argv)
 {
     const char *spec = NULL, *out = NULL, *to = NULL;
-    static const struct option opts[] = {{"output", required_argument, NULL, 'o'}, {"device", required_argument, NULL, 'd'},
-                                         {"to", required_argument, NULL, 't'},     {"help", no_argument, NULL, 'h'}, {0}};
+    static const struct option opts[] = {{"output", required_argument, NULL, 'o'},
+                                         {"device", required_argument, NULL, 'd'},
+                                         {"to", required_argument, NULL, 't'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {0}};
     int c;
     struct cli_opts opt = {.sub = "op cast", .help = cast_help, .first = 2};
     while ((c = cli_next_opt(&opt, argc, argv, "o:d:h", opts)) != CLI_OPTS_END) {
@@ -277,8 +285,7 @@ static int cmd_op_cast(int argc, char **argv)
     clrun_buf *a = NULL, *b = NULL;
     clrun_status st = CLRUN_OK;
     int rc = cli_open("op cast", spec, &ctx);
-    if (!rc && (st = clrun_array_new(&res, tt == CLRUN_BF16 ? CLRUN_U16 : tt, in.ndim, in.shape)))
-        rc = cli_fail("op cast", NULL, st);
+    if (!rc && (st = clrun_array_new(&res, tt == CLRUN_BF16 ? CLRUN_U16 : tt, in.ndim, in.shape))) rc = cli_fail("op cast", NULL, st);
     if (!rc && in.count &&
         ((st = clrun_buf_new(ctx, in.bytes, 0, &a)) || (st = clrun_buf_new(ctx, res.bytes, 0, &b)) ||
          (st = clrun_upload(a, 0, in.data, in.bytes)) || (st = clrun_cast(ctx, a, 0, ft, b, 0, tt, in.count)) ||
@@ -323,12 +330,10 @@ int cmd_op(int argc, char **argv)
         } else if (c == 'K') {
             if (clrun_gemm_backend_parse(optarg, &g.backend) != CLRUN_OK)
                 return cli_usage_error("op", "--backend wants auto, kernel, gpu-kernel, cpu-kernel, clblast or tensor, not '%s'", optarg);
-        }
-        else if (c == 'a') {
+        } else if (c == 'a') {
             o.alpha = strtof(optarg, &end);
             if (!*optarg || *end) return cli_usage_error("op", "--alpha wants a number, not '%s'", optarg);
-        }
-        else if (c == 'd') spec = optarg;
+        } else if (c == 'd') spec = optarg;
         else if (c == 'h') {
             fputs(op_help, stdout);
             list_ops(stdout);
@@ -357,7 +362,8 @@ int cmd_op(int argc, char **argv)
     memset(in, 0, sizeof in);
     int rc = 0;
     for (int i = 0; i < nin && !rc; i++)
-        if (clrun_npy_read(argv[optind + i], &in[i]) != CLRUN_OK) rc = (fprintf(stderr, "clrun op %s: %s\n", name, clrun_last_error(NULL)), EXIT_USAGE);
+        if (clrun_npy_read(argv[optind + i], &in[i]) != CLRUN_OK)
+            rc = (fprintf(stderr, "clrun op %s: %s\n", name, clrun_last_error(NULL)), EXIT_USAGE);
     clrun_ctx *ctx = NULL;
     if (!rc) rc = cli_open("op", spec, &ctx);
     g.alpha = o.alpha;

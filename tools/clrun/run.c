@@ -19,16 +19,16 @@ enum rkind { R_BUF, R_SCALAR, R_LOCAL, R_NULL, R_BARE };
 
 struct rarg {
     enum rkind kind;
-    clrun_array a;      /* buffer contents or the scalar (count 1) */
-    const char *bare;   /* untyped scalar text, typed from the kernel's signature */
-    size_t local;       /* __local bytes */
-    const char *save;   /* .npy path written after the run */
-    int like;           /* out:like=N: index of the model argument, else -1 */
+    clrun_array a;    /* buffer contents or the scalar (count 1) */
+    const char *bare; /* untyped scalar text, typed from the kernel's signature */
+    size_t local;     /* __local bytes */
+    const char *save; /* .npy path written after the run */
+    int like;         /* out:like=N: index of the model argument, else -1 */
     int like_type_set;
     clrun_dtype like_type;
-    int dump;           /* .sim: print after the run */
+    int dump; /* .sim: print after the run */
     unsigned flags;
-    const char *spec;   /* the text it came from */
+    const char *spec; /* the text it came from */
     clrun_buf *buf;
 };
 
@@ -49,48 +49,47 @@ struct run_opts {
     int nchecks;
 };
 
-static const char *run_help =
-    "usage: clrun run FILE.cl -k KERNEL -g X[,Y[,Z]] [options] ARG...\n"
-    "       clrun run --sim FILE.sim [options]\n\n"
-    "Builds FILE.cl, binds one ARG per kernel argument in order, launches, and saves outputs.\n\n"
-    "ARG forms (TYPE: f16 f32 f64 i8 i16 i32 i64 u8 u16 u32 u64 bool, or float, int, uint, ...;\n"
-    "SHAPE: a count like 400 or dimensions like 20x20):\n"
-    "  FILE.npy                       input buffer from a NumPy file (type and shape from its header)\n"
-    "  raw:TYPE:FILE                  input buffer from a raw little-endian file of TYPE elements\n"
-    "  zeros:TYPE:SHAPE               buffer of zeros\n"
-    "  fill:TYPE:SHAPE:VALUE          buffer of one repeated value\n"
-    "  range:TYPE:SHAPE[:START[:STEP]]  START, START+STEP, ... (default 0 and 1)\n"
-    "  rand:TYPE:SHAPE[:SEED[:LO:HI]]   uniform random numbers in [LO, HI) (default seed 1, [0, 1))\n"
-    "  out:TYPE:SHAPE                 output buffer (zeroed before the run)\n"
-    "  out:like=N[:TYPE]              output buffer with the shape (and type) of argument N\n"
-    "  BUFFER@OUT.npy                 any buffer form above, saved to OUT.npy after the run (in-out)\n"
-    "  null                           a NULL buffer pointer\n"
-    "  TYPE:VALUE                     a scalar of that type (i32:400, f32:2.5, u64:0x10, f16:1.5)\n"
-    "  VALUE                          a scalar typed from the kernel's signature (400, 2.5; a negative\n"
-    "                                 one after --, or as TYPE:VALUE)\n"
-    "  local:BYTES                    __local memory\n\n"
-    "Options:\n"
-    "  -k, --kernel NAME       kernel to run (required without --sim)\n"
-    "  -g, --global X[,Y[,Z]]  global work size, 1-3 dimensions (required without --sim)\n"
-    "  -l, --local X[,Y[,Z]]   work-group size (default: the driver chooses; the global size is exact)\n"
-    "  -D NAME[=VAL]           preprocessor definition, repeatable\n"
-    "  -O, --options OPTS      more build options, e.g. \"-cl-fast-relaxed-math\"\n"
-    "  -d, --device SPEC       device (default: $CLRUN_DEVICE, else the best)\n"
-    "  --repeat N              N timed launches after a warm-up launch: min / median / max kernel time\n"
-    "                          (outputs are those of the last launch; in-out buffers see every launch)\n"
-    "  --bytes B               bytes the kernel moves per launch: also print GB/s\n"
-    "  --check ARG=EXPECTED.npy  compare argument ARG (its name or index) after the run; repeatable\n"
-    "  --rtol R, --atol A      tolerance |got - expected| <= A + R*|expected| (default 1e-5 and 1e-8 for\n"
-    "                          floating-point data; integers must match exactly unless --atol is given)\n"
-    "  --sim FILE.sim          run an Oclgrind simulation file (program, kernel, NDRange, work-group\n"
-    "                          size, one <size=... > header per argument); 'dump' arguments are printed\n"
-    "  --json                  one JSON object on stdout\n"
-    "  --help                  this text\n\n"
-    "Exit codes: 0 success; 1 runtime failure; 2 bad command line or input file; 3 no device;\n"
-    "4 kernel build failure; 5 --check mismatch.\n\n"
-    "Example (the seed's PyCUDA multiply):\n"
-    "  clrun run examples/multiply.cl -k multiply_them -g 400 out:f32:400@dest.npy \\\n"
-    "      rand:f32:400:1 rand:f32:400:2\n";
+static const char *run_help = "usage: clrun run FILE.cl -k KERNEL -g X[,Y[,Z]] [options] ARG...\n"
+                              "       clrun run --sim FILE.sim [options]\n\n"
+                              "Builds FILE.cl, binds one ARG per kernel argument in order, launches, and saves outputs.\n\n"
+                              "ARG forms (TYPE: f16 f32 f64 i8 i16 i32 i64 u8 u16 u32 u64 bool, or float, int, uint, ...;\n"
+                              "SHAPE: a count like 400 or dimensions like 20x20):\n"
+                              "  FILE.npy                       input buffer from a NumPy file (type and shape from its header)\n"
+                              "  raw:TYPE:FILE                  input buffer from a raw little-endian file of TYPE elements\n"
+                              "  zeros:TYPE:SHAPE               buffer of zeros\n"
+                              "  fill:TYPE:SHAPE:VALUE          buffer of one repeated value\n"
+                              "  range:TYPE:SHAPE[:START[:STEP]]  START, START+STEP, ... (default 0 and 1)\n"
+                              "  rand:TYPE:SHAPE[:SEED[:LO:HI]]   uniform random numbers in [LO, HI) (default seed 1, [0, 1))\n"
+                              "  out:TYPE:SHAPE                 output buffer (zeroed before the run)\n"
+                              "  out:like=N[:TYPE]              output buffer with the shape (and type) of argument N\n"
+                              "  BUFFER@OUT.npy                 any buffer form above, saved to OUT.npy after the run (in-out)\n"
+                              "  null                           a NULL buffer pointer\n"
+                              "  TYPE:VALUE                     a scalar of that type (i32:400, f32:2.5, u64:0x10, f16:1.5)\n"
+                              "  VALUE                          a scalar typed from the kernel's signature (400, 2.5; a negative\n"
+                              "                                 one after --, or as TYPE:VALUE)\n"
+                              "  local:BYTES                    __local memory\n\n"
+                              "Options:\n"
+                              "  -k, --kernel NAME       kernel to run (required without --sim)\n"
+                              "  -g, --global X[,Y[,Z]]  global work size, 1-3 dimensions (required without --sim)\n"
+                              "  -l, --local X[,Y[,Z]]   work-group size (default: the driver chooses; the global size is exact)\n"
+                              "  -D NAME[=VAL]           preprocessor definition, repeatable\n"
+                              "  -O, --options OPTS      more build options, e.g. \"-cl-fast-relaxed-math\"\n"
+                              "  -d, --device SPEC       device (default: $CLRUN_DEVICE, else the best)\n"
+                              "  --repeat N              N timed launches after a warm-up launch: min / median / max kernel time\n"
+                              "                          (outputs are those of the last launch; in-out buffers see every launch)\n"
+                              "  --bytes B               bytes the kernel moves per launch: also print GB/s\n"
+                              "  --check ARG=EXPECTED.npy  compare argument ARG (its name or index) after the run; repeatable\n"
+                              "  --rtol R, --atol A      tolerance |got - expected| <= A + R*|expected| (default 1e-5 and 1e-8 for\n"
+                              "                          floating-point data; integers must match exactly unless --atol is given)\n"
+                              "  --sim FILE.sim          run an Oclgrind simulation file (program, kernel, NDRange, work-group\n"
+                              "                          size, one <size=... > header per argument); 'dump' arguments are printed\n"
+                              "  --json                  one JSON object on stdout\n"
+                              "  --help                  this text\n\n"
+                              "Exit codes: 0 success; 1 runtime failure; 2 bad command line or input file; 3 no device;\n"
+                              "4 kernel build failure; 5 --check mismatch.\n\n"
+                              "Example (the seed's PyCUDA multiply):\n"
+                              "  clrun run examples/multiply.cl -k multiply_them -g 400 out:f32:400@dest.npy \\\n"
+                              "      rand:f32:400:1 rand:f32:400:2\n";
 
 static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int usage_error(const char *fmt, ...)
@@ -178,7 +177,8 @@ static int form_local(struct rarg *r, char **f, int nf, const char *spec, const 
     char *end;
     errno = 0;
     unsigned long long v = nf == 2 ? strtoull(f[1], &end, 0) : 0;
-    if (nf != 2 || *end || end == f[1] || v == 0 || errno || f[1][0] == '-') return usage_error("argument '%s': want local:BYTES with BYTES > 0", spec);
+    if (nf != 2 || *end || end == f[1] || v == 0 || errno || f[1][0] == '-')
+        return usage_error("argument '%s': want local:BYTES with BYTES > 0", spec);
     if (r->save) return usage_error("argument '%s': local memory cannot be saved", spec);
     r->kind = R_LOCAL;
     r->local = (size_t)v;
@@ -203,7 +203,8 @@ static int form_raw(struct rarg *r, char **f, int nf, const char *spec, const ch
     size_t es = clrun_dtype_size(t);
     if (n <= 0 || n % (long)es) {
         fclose(fp);
-        return usage_error("argument '%s': %s has %ld bytes, not a positive multiple of %zu (%s)", spec, pathbuf, n, es, clrun_dtype_name(t));
+        return usage_error("argument '%s': %s has %ld bytes, not a positive multiple of %zu (%s)", spec, pathbuf, n, es,
+                           clrun_dtype_name(t));
     }
     size_t shape[1] = {(size_t)n / es};
     if (clrun_array_new(&r->a, t, 1, shape) != CLRUN_OK || fread(r->a.data, 1, (size_t)n, fp) != (size_t)n) {
@@ -360,8 +361,7 @@ static int parse_arg(const char *spec, struct rarg *r)
         r->bare = spec;
         char *end;
         strtod(buf, &end);
-        if (*end || end == buf)
-            return usage_error("argument '%s' is neither a file.npy nor a number nor one of the forms in --help", spec);
+        if (*end || end == buf) return usage_error("argument '%s' is neither a file.npy nor a number nor one of the forms in --help", spec);
         return 0;
     }
     char *f[6];
@@ -377,7 +377,8 @@ static int parse_arg(const char *spec, struct rarg *r)
         r->kind = R_SCALAR;
         size_t one[1] = {1};
         clrun_array_new(&r->a, t, 0, one);
-        if (parse_value(t, f[1], r->a.data, 0)) return usage_error("argument '%s': '%s' is not a valid %s value", spec, f[1], clrun_dtype_name(t));
+        if (parse_value(t, f[1], r->a.data, 0))
+            return usage_error("argument '%s': '%s' is not a valid %s value", spec, f[1], clrun_dtype_name(t));
         return 0;
     }
     return usage_error("argument '%s': unknown form '%s' (see clrun run --help)", spec, f[0]);
@@ -386,12 +387,12 @@ static int parse_arg(const char *spec, struct rarg *r)
 /* The scalar element type of a signature type ("float*" -> float, "uint4*" -> uint); 0 if unknown. */
 static int base_type(const char *type, char *out, size_t size)
 {
-    static const char *const names[] = {"uchar", "char", "ushort", "short", "uint", "int", "ulong", "long", "float", "double", "half", "bool", NULL};
+    static const char *const names[] = {"uchar", "char",  "ushort", "short", "uint", "int", "ulong",
+                                        "long",  "float", "double", "half",  "bool", NULL};
     const char *s = type;
     if (strncmp(s, "unsigned ", 9) == 0) {
         snprintf(out, size, "u%s", s + 9);
-    } else
-        snprintf(out, size, "%s", s);
+    } else snprintf(out, size, "%s", s);
     size_t n = strlen(out);
     while (n > 0 && (out[n - 1] == '*' || out[n - 1] == ' ')) out[--n] = 0;
     while (n > 0 && out[n - 1] >= '0' && out[n - 1] <= '9') out[--n] = 0; /* vector width */
@@ -434,7 +435,8 @@ static int bind_arg(clrun_ctx *ctx, clrun_kernel *k, struct rarg *args, int narg
         if (!have_info) return usage_error("%s '%s': this driver reports no argument types; write TYPE:VALUE", desc, r->spec);
         if (info.kind != CLRUN_ARG_VALUE) return usage_error("%s expects a buffer or local memory, not the number '%s'", desc, r->spec);
         if (!base_type(info.type, base, sizeof base) || strcmp(base, info.type) != 0 || clrun_dtype_parse(base, &t) != CLRUN_OK)
-            return usage_error("%s: cannot infer a value of type %s from '%s'; write TYPE:VALUE or use clrun_arg_bytes", desc, info.type, r->spec);
+            return usage_error("%s: cannot infer a value of type %s from '%s'; write TYPE:VALUE or use clrun_arg_bytes", desc, info.type,
+                               r->spec);
         size_t one[1] = {1};
         clrun_array_new(&r->a, t, 0, one);
         if (parse_value(t, r->bare, r->a.data, 0)) return usage_error("%s: '%s' is not a valid %s", desc, r->spec, info.type);
@@ -444,20 +446,21 @@ static int bind_arg(clrun_ctx *ctx, clrun_kernel *k, struct rarg *args, int narg
         char base[64];
         const char *want = clrun_dtype_cl_name(r->a.dtype);
         if (r->a.dtype == CLRUN_BOOL) want = "uchar";
-        if (base_type(info.type, base, sizeof base) && strcmp(base, want) != 0 &&
-            !(r->a.dtype == CLRUN_BOOL && strcmp(base, "char") == 0))
+        if (base_type(info.type, base, sizeof base) && strcmp(base, want) != 0 && !(r->a.dtype == CLRUN_BOOL && strcmp(base, "char") == 0))
             return usage_error("%s gets %s data from '%s'; the kernel wants %s", desc, clrun_dtype_name(r->a.dtype), r->spec, base);
     }
     switch (r->kind) {
     case R_BUF:
-        if ((st = clrun_buf_new(ctx, r->a.bytes, r->flags, &r->buf)) == CLRUN_OK && (st = clrun_upload(r->buf, 0, r->a.data, r->a.bytes)) == CLRUN_OK)
+        if ((st = clrun_buf_new(ctx, r->a.bytes, r->flags, &r->buf)) == CLRUN_OK &&
+            (st = clrun_upload(r->buf, 0, r->a.data, r->a.bytes)) == CLRUN_OK)
             st = clrun_arg_buf(k, (unsigned)i, r->buf);
         break;
     case R_NULL: st = clrun_arg_buf(k, (unsigned)i, NULL); break;
     case R_LOCAL: st = clrun_arg_local(k, (unsigned)i, r->local); break;
     case R_SCALAR:
         if (have_info && info.kind != CLRUN_ARG_VALUE)
-            return usage_error("%s expects %s, not the scalar '%s'", desc, info.kind == CLRUN_ARG_LOCAL ? "local:BYTES" : "a buffer", r->spec);
+            return usage_error("%s expects %s, not the scalar '%s'", desc, info.kind == CLRUN_ARG_LOCAL ? "local:BYTES" : "a buffer",
+                               r->spec);
         switch (r->a.dtype) { /* the typed setters check the signature */
         case CLRUN_F16: st = clrun_arg_f16(k, (unsigned)i, *(uint16_t *)r->a.data); break;
         case CLRUN_F32: st = clrun_arg_f32(k, (unsigned)i, *(float *)r->a.data); break;
@@ -488,7 +491,8 @@ static int do_check(const struct run_opts *o, const struct check *c, const struc
     if (clrun_npy_read(c->path, &e) != CLRUN_OK) return usage_error("--check %s: %s", c->target, clrun_last_error(NULL));
     int rc = 0;
     if (e.count != r->a.count) {
-        fprintf(stderr, "clrun run: --check %s: argument %d has %zu elements, %s has %zu\n", c->target, index, r->a.count, c->path, e.count);
+        fprintf(stderr, "clrun run: --check %s: argument %d has %zu elements, %s has %zu\n", c->target, index, r->a.count, c->path,
+                e.count);
         clrun_array_free(&e);
         return EXIT_CHECK;
     }
@@ -499,7 +503,8 @@ static int do_check(const struct run_opts *o, const struct check *c, const struc
     double worst_excess = -1;
     size_t ge = clrun_dtype_size(r->a.dtype), ee = clrun_dtype_size(e.dtype);
     for (size_t i = 0; i < e.count; i++) {
-        double g = value_as_double(r->a.dtype, (const char *)r->a.data + i * ge), x = value_as_double(e.dtype, (const char *)e.data + i * ee);
+        double g = value_as_double(r->a.dtype, (const char *)r->a.data + i * ge),
+               x = value_as_double(e.dtype, (const char *)e.data + i * ee);
         double diff = fabs(g - x), lim = atol + rtol * fabs(x);
         int ok = (isnan(g) && isnan(x)) || (isinf(x) && g == x) || diff <= lim;
         if (!ok) {
@@ -507,9 +512,11 @@ static int do_check(const struct run_opts *o, const struct check *c, const struc
             if (bad++ == 0 || excess > worst_excess) worst_excess = excess, worst = i;
         }
     }
-    double g = value_as_double(r->a.dtype, (const char *)r->a.data + worst * ge), x = value_as_double(e.dtype, (const char *)e.data + worst * ee);
+    double g = value_as_double(r->a.dtype, (const char *)r->a.data + worst * ge),
+           x = value_as_double(e.dtype, (const char *)e.data + worst * ee);
     if (bad) {
-        fprintf(stderr, "clrun run: --check %s: %zu of %zu elements differ from %s (rtol %g, atol %g); worst at [%zu]: got %.9g, expected %.9g\n",
+        fprintf(stderr,
+                "clrun run: --check %s: %zu of %zu elements differ from %s (rtol %g, atol %g); worst at [%zu]: got %.9g, expected %.9g\n",
                 c->target, bad, e.count, c->path, rtol, atol, worst, g, x);
         rc = EXIT_CHECK;
     } else if (!o->json) {
@@ -563,7 +570,8 @@ static int execute(struct run_opts *o, clrun_ctx *ctx, clrun_kernel *k, struct r
     for (int i = 0; i < nargs; i++) /* out:like after their models */
         if (args[i].like >= 0 && (rc = bind_arg(ctx, k, args, nargs, i))) return rc;
     for (int c = 0; c < o->nchecks; c++)
-        if (args[check_idx[c]].kind != R_BUF) return usage_error("--check %s: argument %d is not a buffer", o->checks[c].target, check_idx[c]);
+        if (args[check_idx[c]].kind != R_BUF)
+            return usage_error("--check %s: argument %d is not a buffer", o->checks[c].target, check_idx[c]);
 
     /* launches: raw enqueue so that without -l the driver picks the work-group size and the global
      * size stays exact (kernels like the seed's multiply_them have no tail guard) */
@@ -601,7 +609,8 @@ static int execute(struct run_opts *o, clrun_ctx *ctx, clrun_kernel *k, struct r
         if (!wanted || r->kind != R_BUF) continue;
         clrun_status st = clrun_download(r->buf, 0, r->a.data, r->a.bytes);
         if (st != CLRUN_OK) return cli_fail("run", ctx, st);
-        if (r->save && clrun_npy_write(r->save, &r->a) != CLRUN_OK) return fprintf(stderr, "clrun run: %s\n", clrun_last_error(NULL)), EXIT_RUNTIME;
+        if (r->save && clrun_npy_write(r->save, &r->a) != CLRUN_OK)
+            return fprintf(stderr, "clrun run: %s\n", clrun_last_error(NULL)), EXIT_RUNTIME;
     }
     FILE *js = o->json ? stdout : NULL;
     if (js) {
@@ -712,7 +721,8 @@ static int run_sim(struct run_opts *o)
     if ((rc = cli_open("run", o->spec, &ctx))) goto done;
     clrun_status st;
     if ((st = clrun_prog_file(ctx, path, o->defines[0] ? o->defines : NULL, &prog)) || (st = clrun_kernel_new(prog, h.kernel, &k))) {
-        rc = st == CLRUN_IO_ERROR ? (fprintf(stderr, "clrun run: %s: %s\n", o->sim, clrun_last_error(ctx)), EXIT_USAGE) : cli_fail("run", ctx, st);
+        rc = st == CLRUN_IO_ERROR ? (fprintf(stderr, "clrun run: %s: %s\n", o->sim, clrun_last_error(ctx)), EXIT_USAGE)
+                                  : cli_fail("run", ctx, st);
         goto done;
     }
     unsigned n = clrun_kernel_nargs(k);
@@ -741,7 +751,8 @@ static int run_sim(struct run_opts *o)
         r->local = sa.size;
         r->a = sa.data; /* ownership moves */
         if (sa.kind == SIM_VALUE && sa.size != clrun_dtype_size(sa.type)) {
-            rc = usage_error("%s: argument %u (%s %s) is %zu bytes in the file; only scalars are supported by value", o->sim, i, info.type, info.name, sa.size);
+            rc = usage_error("%s: argument %u (%s %s) is %zu bytes in the file; only scalars are supported by value", o->sim, i, info.type,
+                             info.name, sa.size);
             goto done;
         }
     }
@@ -769,14 +780,13 @@ int cmd_run(int argc, char **argv)
     struct run_opts o;
     memset(&o, 0, sizeof o);
     o.rtol = -1;
-    static const struct option opts[] = {
-        {"kernel", required_argument, NULL, 'k'}, {"global", required_argument, NULL, 'g'},
-        {"local", required_argument, NULL, 'l'},  {"options", required_argument, NULL, 'O'},
-        {"device", required_argument, NULL, 'd'}, {"repeat", required_argument, NULL, 'r'},
-        {"bytes", required_argument, NULL, 'b'},  {"check", required_argument, NULL, 'c'},
-        {"rtol", required_argument, NULL, 'R'},   {"atol", required_argument, NULL, 'A'},
-        {"sim", required_argument, NULL, 's'},    {"json", no_argument, NULL, 'j'},
-        {"help", no_argument, NULL, 'h'},         {0}};
+    static const struct option opts[] = {{"kernel", required_argument, NULL, 'k'}, {"global", required_argument, NULL, 'g'},
+                                         {"local", required_argument, NULL, 'l'},  {"options", required_argument, NULL, 'O'},
+                                         {"device", required_argument, NULL, 'd'}, {"repeat", required_argument, NULL, 'r'},
+                                         {"bytes", required_argument, NULL, 'b'},  {"check", required_argument, NULL, 'c'},
+                                         {"rtol", required_argument, NULL, 'R'},   {"atol", required_argument, NULL, 'A'},
+                                         {"sim", required_argument, NULL, 's'},    {"json", no_argument, NULL, 'j'},
+                                         {"help", no_argument, NULL, 'h'},         {0}};
     int c, rc;
     size_t dlen = 0;
     struct cli_opts opt = {.sub = "run", .help = run_help, .first = 1};
@@ -785,10 +795,15 @@ int cmd_run(int argc, char **argv)
         char *end = NULL;
         switch (c) {
         case 'k': o.kernel = optarg; break;
-        case 'g': if ((rc = parse_sizes(optarg, o.global, &o.dims, "-g"))) return rc; break;
-        case 'l': if ((rc = parse_sizes(optarg, o.local, &o.ldims, "-l"))) return rc; break;
+        case 'g':
+            if ((rc = parse_sizes(optarg, o.global, &o.dims, "-g"))) return rc;
+            break;
+        case 'l':
+            if ((rc = parse_sizes(optarg, o.local, &o.ldims, "-l"))) return rc;
+            break;
         case 'D':
-            if (!*optarg || strchr(optarg, ' ') || strchr(optarg, '"')) return usage_error("-D '%s': want NAME or NAME=VALUE without spaces", optarg);
+            if (!*optarg || strchr(optarg, ' ') || strchr(optarg, '"'))
+                return usage_error("-D '%s': want NAME or NAME=VALUE without spaces", optarg);
             dlen += (size_t)snprintf(o.defines + dlen, sizeof o.defines - dlen, "%s-D%s", dlen ? " " : "", optarg);
             if (dlen >= sizeof o.defines) return usage_error("too many -D options");
             break;

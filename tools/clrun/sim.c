@@ -48,8 +48,7 @@ static int size3(struct sim_parser *p, size_t v[3], const char *what)
         if (token(p, tok, sizeof tok, what)) return -1;
         char *end;
         unsigned long long x = strtoull(tok, &end, 10);
-        if (*end || tok[0] == '-' || x == 0 || x > (1ULL << 40))
-            return fail(p, "%s: '%s' is not a positive integer", what, tok);
+        if (*end || tok[0] == '-' || x == 0 || x > (1ULL << 40)) return fail(p, "%s: '%s' is not a positive integer", what, tok);
         v[i] = (size_t)x;
     }
     return 0;
@@ -86,9 +85,9 @@ static int type_from_signature(const char *type, clrun_dtype *t)
     static const struct {
         const char *prefix;
         clrun_dtype t;
-    } map[] = {{"uchar", CLRUN_U8},   {"char", CLRUN_I8},   {"ushort", CLRUN_U16}, {"short", CLRUN_I16},
-               {"uint", CLRUN_U32},   {"int", CLRUN_I32},   {"ulong", CLRUN_U64},  {"long", CLRUN_I64},
-               {"float", CLRUN_F32},  {"double", CLRUN_F64}, {"void*", CLRUN_U8},  {"unsigned char", CLRUN_U8},
+    } map[] = {{"uchar", CLRUN_U8},           {"char", CLRUN_I8},          {"ushort", CLRUN_U16},       {"short", CLRUN_I16},
+               {"uint", CLRUN_U32},           {"int", CLRUN_I32},          {"ulong", CLRUN_U64},        {"long", CLRUN_I64},
+               {"float", CLRUN_F32},          {"double", CLRUN_F64},       {"void*", CLRUN_U8},         {"unsigned char", CLRUN_U8},
                {"unsigned short", CLRUN_U16}, {"unsigned int", CLRUN_U32}, {"unsigned long", CLRUN_U64}};
     for (size_t i = 0; i < sizeof map / sizeof *map; i++)
         if (strncmp(type, map[i].prefix, strlen(map[i].prefix)) == 0) return *t = map[i].t, 0;
@@ -125,9 +124,8 @@ int sim_next_arg(struct sim_parser *p, unsigned index, const clrun_arg_info *inf
             char *end;
             size = strtoll(tok + 5, &end, 10);
             if (*end || end == tok + 5 || size < 0 || size > (1LL << 40)) return fail(p, "argument %u: invalid size '%s'", index, tok + 5);
-        } else if (strcmp(tok, "char") && strcmp(tok, "uchar") && strcmp(tok, "short") && strcmp(tok, "ushort") &&
-                   strcmp(tok, "int") && strcmp(tok, "uint") && strcmp(tok, "long") && strcmp(tok, "ulong") &&
-                   strcmp(tok, "float") && strcmp(tok, "double")) {
+        } else if (strcmp(tok, "char") && strcmp(tok, "uchar") && strcmp(tok, "short") && strcmp(tok, "ushort") && strcmp(tok, "int") &&
+                   strcmp(tok, "uint") && strcmp(tok, "long") && strcmp(tok, "ulong") && strcmp(tok, "float") && strcmp(tok, "double")) {
             return fail(p, "argument %u: unrecognised header token '%s'", index, tok);
         } else {
             if (have_type++) return fail(p, "argument %u: the type is given twice", index);
@@ -155,10 +153,13 @@ int sim_next_arg(struct sim_parser *p, unsigned index, const clrun_arg_info *inf
         return fail(p, "argument %u (%s %s): give its type in the header", index, info->type, info->name);
     a->kind = is_buf ? SIM_BUFFER : SIM_VALUE;
     size_t es = clrun_dtype_size(a->type), n = a->size / es;
-    if (a->size % es) return fail(p, "argument %u: size %zu is not a multiple of the %s size %zu", index, a->size, clrun_dtype_cl_name(a->type), es);
-    if (a->size > SIM_MAX_BYTES) return fail(p, "argument %u: size %zu is over the %d MiB a .sim argument may hold", index, a->size, SIM_MAX_BYTES >> 20);
+    if (a->size % es)
+        return fail(p, "argument %u: size %zu is not a multiple of the %s size %zu", index, a->size, clrun_dtype_cl_name(a->type), es);
+    if (a->size > SIM_MAX_BYTES)
+        return fail(p, "argument %u: size %zu is over the %d MiB a .sim argument may hold", index, a->size, SIM_MAX_BYTES >> 20);
     if (!fillv[0] && !rangev[0] && !noinit && n > (p->len - p->pos) / 2 + 1) /* each value takes 2 characters or more */
-        return fail(p, "argument %u: size %zu wants %zu values, more than the %zu bytes left in the file can hold", index, a->size, n, p->len - p->pos);
+        return fail(p, "argument %u: size %zu wants %zu values, more than the %zu bytes left in the file can hold", index, a->size, n,
+                    p->len - p->pos);
     size_t shape[1] = {n};
     if (clrun_array_new(&a->data, a->type, 1, shape) != CLRUN_OK) return fail(p, "argument %u: out of memory", index);
     unsigned char *d = a->data.data;

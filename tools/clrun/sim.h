@@ -29,10 +29,10 @@ struct sim_arg {
     /* Largest argument a .sim file may declare (bytes); larger buffers come from `clrun run`'s forms. */
 #define SIM_MAX_BYTES (1 << 30)
 
-enum sim_kind kind;
+    enum sim_kind kind;
     clrun_dtype type;
-    size_t size;       /* bytes */
-    clrun_array data;  /* contents for buffers and values (bytes == size); empty otherwise */
+    size_t size;      /* bytes */
+    clrun_array data; /* contents for buffers and values (bytes == size); empty otherwise */
     int dump, ro, wo;
 };
 

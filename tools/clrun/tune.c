@@ -10,21 +10,20 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static const char *tune_help =
-    "usage: clrun tune gemm [-d SPEC] [--size N] [--quick] [--dry-run]\n\n"
-    "Times the GPU-shaped GEMM kernel (cl/gemm.cl) over a space of tile parameters on the device, for\n"
-    "a large square product (N, default 4096 on GPUs, 256 otherwise) and a small one (N/4), each in\n"
-    "the default and the fast mode (clrun_gemm_desc.fast), checking each candidate's result against\n"
-    "the first one's; then times the CPU-shaped kernel and CLBlast (when built with it) on the same\n"
-    "products. It stores, per class, the fastest tiles and the fastest backend in the device's tuning\n"
-    "file (its path is printed): clrun_gemm uses them from then on (the backend when asked for auto).\n"
-    "A product is large when it has at least two 128×128 tiles per compute unit. $CLRUN_GEMM_PARAMS\n"
-    "still overrides the tiles.\n\n"
-    "  -d, --device SPEC   device (default: $CLRUN_DEVICE, else the best)\n"
-    "  --size N            the large size (the small one is N/4)\n"
-    "  --quick             a handful of candidates instead of the whole space\n"
-    "  --dry-run           measure and report, but store nothing\n"
-    "  --help              this text\n";
+static const char *tune_help = "usage: clrun tune gemm [-d SPEC] [--size N] [--quick] [--dry-run]\n\n"
+                               "Times the GPU-shaped GEMM kernel (cl/gemm.cl) over a space of tile parameters on the device, for\n"
+                               "a large square product (N, default 4096 on GPUs, 256 otherwise) and a small one (N/4), each in\n"
+                               "the default and the fast mode (clrun_gemm_desc.fast), checking each candidate's result against\n"
+                               "the first one's; then times the CPU-shaped kernel and CLBlast (when built with it) on the same\n"
+                               "products. It stores, per class, the fastest tiles and the fastest backend in the device's tuning\n"
+                               "file (its path is printed): clrun_gemm uses them from then on (the backend when asked for auto).\n"
+                               "A product is large when it has at least two 128×128 tiles per compute unit. $CLRUN_GEMM_PARAMS\n"
+                               "still overrides the tiles.\n\n"
+                               "  -d, --device SPEC   device (default: $CLRUN_DEVICE, else the best)\n"
+                               "  --size N            the large size (the small one is N/4)\n"
+                               "  --quick             a handful of candidates instead of the whole space\n"
+                               "  --dry-run           measure and report, but store nothing\n"
+                               "  --help              this text\n";
 
 struct cand {
     unsigned v[7];
@@ -110,13 +109,15 @@ int cmd_tune(int argc, char **argv)
     char line[4][96] = {"", "", "", ""};
     for (int cls = 3; cls >= 0 && rc == 0; cls--) {
         size_t n = cls & 1 ? (size_t)size : (size_t)size / 4;
-        clrun_gemm_desc d = {0, 0, n, n, n, 1.0f, 0.0f, NULL, 0, n, 0, NULL, 0, n, 0, NULL, 0, n, 0, 1, CLRUN_GEMM_GPU_KERNEL, cls >> 1, CLRUN_F32};
+        clrun_gemm_desc d = {0,        0,        n, n, n, 1.0f, 0.0f, NULL, 0, n, 0, NULL, 0, n, 0, NULL, 0, n, 0, 1, CLRUN_GEMM_GPU_KERNEL,
+                             cls >> 1, CLRUN_F32};
         float *h = malloc(n * n * 4), *ref = malloc(n * n * 4), *out = malloc(n * n * 4);
         clrun_status st = CLRUN_OK;
         uint64_t seed = 99;
         for (size_t i = 0; h && i < n * n; i++) h[i] = (float)((seed = seed * 6364136223846793005ull + 1) >> 40) / 16777216.0f - 0.5f;
         if (!h || !ref || !out || (st = clrun_buf_new(ctx, n * n * 4, 0, &d.a)) || (st = clrun_buf_new(ctx, n * n * 4, 0, &d.b)) ||
-            (st = clrun_buf_new(ctx, n * n * 4, 0, &d.c)) || (st = clrun_upload(d.a, 0, h, n * n * 4)) || (st = clrun_upload(d.b, 0, h, n * n * 4)))
+            (st = clrun_buf_new(ctx, n * n * 4, 0, &d.c)) || (st = clrun_upload(d.a, 0, h, n * n * 4)) ||
+            (st = clrun_upload(d.b, 0, h, n * n * 4)))
             rc = h && ref && out ? cli_fail("tune", ctx, st) : EXIT_RUNTIME;
         double best = 0;
         size_t bi = 0;
@@ -175,8 +176,9 @@ int cmd_tune(int argc, char **argv)
                 }
             mkdir(dir, 0755);
             FILE *f = fopen(tmp, "w");
-            if (!f || fprintf(f, "# clrun tune gemm on %s (%s)\n%s\n%s\n%s\n%s\n", in->name, in->driver_version, line[0], line[1], line[2],
-                              line[3]) < 0 ||
+            if (!f ||
+                fprintf(f, "# clrun tune gemm on %s (%s)\n%s\n%s\n%s\n%s\n", in->name, in->driver_version, line[0], line[1], line[2],
+                        line[3]) < 0 ||
                 fclose(f) != 0 || rename(tmp, path) != 0) {
                 fprintf(stderr, "clrun tune: cannot write %s\n", path);
                 rc = EXIT_RUNTIME;

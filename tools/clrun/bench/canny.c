@@ -72,10 +72,9 @@ static int opencv_canny(const char *png, const char *edges_path, int reps, doubl
 static void canny_record(const struct bench_opts *o, const char *impl, size_t w, size_t h, double ms)
 {
     if (o->json)
-        printf("{\"op\": \"canny\", \"impl\": \"%s\", \"width\": %zu, \"height\": %zu, \"median_ms\": %.6f, \"mpix_s\": %.1f}\n", impl, w, h, ms,
-               (double)w * h / ms / 1e3);
-    else
-        printf("%-44s %5zux%-5zu %10.4f %10.1f\n", impl, w, h, ms, (double)w * h / ms / 1e3);
+        printf("{\"op\": \"canny\", \"impl\": \"%s\", \"width\": %zu, \"height\": %zu, \"median_ms\": %.6f, \"mpix_s\": %.1f}\n", impl, w,
+               h, ms, (double)w * h / ms / 1e3);
+    else printf("%-44s %5zux%-5zu %10.4f %10.1f\n", impl, w, h, ms, (double)w * h / ms / 1e3);
 }
 
 int bench_canny(const struct bench_opts *o)
@@ -89,7 +88,8 @@ int bench_canny(const struct bench_opts *o)
     enum { WARM = 3 }; /* untimed runs first: the first one builds or loads the kernels, the next ones wake the driver's threads */
     if (!o->json)
         printf("canny benchmark on %s: 8-bit gray frames, L1, thresholds 50/100; wall clock, median of %d after %d untimed runs\n"
-               "%-44s %11s %10s %10s\n", in->name, reps, WARM, "impl", "size", "median_ms", "Mpixel/s");
+               "%-44s %11s %10s %10s\n",
+               in->name, reps, WARM, "impl", "size", "median_ms", "Mpixel/s");
     int have_cv = -1;
     for (int si = 0; si < 2 && rc == 0; si++) {
         const size_t w = sizes[si][0], h = sizes[si][1], n = w * h;

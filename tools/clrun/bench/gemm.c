@@ -13,10 +13,9 @@ void gemm_record(const struct bench_opts *o, const char *impl, size_t m, size_t 
 {
     double gf = 2.0 * m * n * k / ms / 1e6;
     if (o->json)
-        printf("{\"op\": \"gemm\", \"impl\": \"%s\", \"m\": %zu, \"n\": %zu, \"k\": %zu, \"median_ms\": %.6f, \"gflops\": %.3f}\n", impl, m, n,
-               k, ms, gf);
-    else
-        printf("%-30s %6zu %6zu %6zu %12.4f %10.1f\n", impl, m, n, k, ms, gf);
+        printf("{\"op\": \"gemm\", \"impl\": \"%s\", \"m\": %zu, \"n\": %zu, \"k\": %zu, \"median_ms\": %.6f, \"gflops\": %.3f}\n", impl, m,
+               n, k, ms, gf);
+    else printf("%-30s %6zu %6zu %6zu %12.4f %10.1f\n", impl, m, n, k, ms, gf);
 }
 
 /* "MxNxK[,MxNxK...]" into at most 16 shapes; 0 when the list is malformed or has a zero. */
@@ -58,8 +57,8 @@ int bench_gemm(const struct bench_opts *o)
     int gpu = in->type == CLRUN_DEVICE_GPU;
     size_t shapes[16][3], ns = 0;
     const char *list = o->shapes ? o->shapes
-                       : gpu    ? "1024x1024x1024,4096x4096x4096,8192x8192x8192,4095x4097x1000,127x8191x64,8191x127x4096"
-                                : "256x256x256,512x512x512,1024x1024x1024";
+                       : gpu     ? "1024x1024x1024,4096x4096x4096,8192x8192x8192,4095x4097x1000,127x8191x64,8191x127x4096"
+                                 : "256x256x256,512x512x512,1024x1024x1024";
     if (!parse_shapes(list, shapes, &ns)) {
         clrun_close(ctx);
         return cli_usage_error("bench", "--shapes wants MxNxK[,MxNxK...], not '%s'", list);
@@ -67,7 +66,8 @@ int bench_gemm(const struct bench_opts *o)
     int reps = o->repeat > 64 ? 64 : o->repeat;
     if (!o->json) {
         printf("gemm benchmark on %s: f32 row-major NN, GFLOP/s = 2·M·N·K / time, wall clock around the call and clFinish,\n"
-               "median of %d after a warm-up\n%-30s %6s %6s %6s %12s %10s\n", in->name, reps, "impl", "M", "N", "K", "median_ms", "GFLOP/s");
+               "median of %d after a warm-up\n%-30s %6s %6s %6s %12s %10s\n",
+               in->name, reps, "impl", "M", "N", "K", "median_ms", "GFLOP/s");
     }
     for (size_t si = 0; si < ns && rc == 0; si++) {
         size_t m = shapes[si][0], n = shapes[si][1], k = shapes[si][2];
@@ -76,8 +76,10 @@ int bench_gemm(const struct bench_opts *o)
         clrun_status st = CLRUN_OK;
         uint64_t seed = 7 + si;
         if (!ha || !hb || !hc) rc = (fprintf(stderr, "clrun bench: out of host memory\n"), EXIT_RUNTIME);
-        for (size_t i = 0; rc == 0 && i < m * k; i++) ha[i] = (float)((seed = seed * 6364136223846793005ull + 1) >> 40) / 16777216.0f - 0.5f;
-        for (size_t i = 0; rc == 0 && i < k * n; i++) hb[i] = (float)((seed = seed * 6364136223846793005ull + 1) >> 40) / 16777216.0f - 0.5f;
+        for (size_t i = 0; rc == 0 && i < m * k; i++)
+            ha[i] = (float)((seed = seed * 6364136223846793005ull + 1) >> 40) / 16777216.0f - 0.5f;
+        for (size_t i = 0; rc == 0 && i < k * n; i++)
+            hb[i] = (float)((seed = seed * 6364136223846793005ull + 1) >> 40) / 16777216.0f - 0.5f;
         if (rc == 0 && ((st = clrun_buf_new(ctx, m * k * 4, 0, &d.a)) || (st = clrun_buf_new(ctx, k * n * 4, 0, &d.b)) ||
                         (st = clrun_buf_new(ctx, m * n * 4, 0, &d.c)) || (st = clrun_upload(d.a, 0, ha, m * k * 4)) ||
                         (st = clrun_upload(d.b, 0, hb, k * n * 4))))
@@ -94,7 +96,8 @@ int bench_gemm(const struct bench_opts *o)
             d.fast = 0;
         }
         if (rc == 0 && clrun_have_clblast()) {
-            if ((st = time_gemm(ctx, &d, CLRUN_GEMM_CLBLAST, reps, &ms))) fprintf(stderr, "clrun bench: CLBlast: %s\n", clrun_last_error(ctx));
+            if ((st = time_gemm(ctx, &d, CLRUN_GEMM_CLBLAST, reps, &ms)))
+                fprintf(stderr, "clrun bench: CLBlast: %s\n", clrun_last_error(ctx));
             else gemm_record(o, "CLBlast", m, n, k, ms);
         }
         clrun_buf_free(d.a), clrun_buf_free(d.b), clrun_buf_free(d.c);
@@ -121,4 +124,3 @@ int bench_gemm(const struct bench_opts *o)
     clrun_close(ctx);
     return rc;
 }
-

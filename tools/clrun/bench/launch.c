@@ -54,10 +54,9 @@ int bench_launch(const struct bench_opts *o)
     }
     double r = cli_median(raw, batches), c = cli_median(lib, batches);
     if (!o->json) {
-        printf("launch + finish round trip on %s (%d batches of %d, median per launch)\n", clrun_ctx_device(ctx)->name,
-               batches, iters);
-        printf("%-34s %10.2f us\n%-34s %10.2f us\n%-34s %+10.2f us\n", "raw OpenCL (baseline)", r,
-               "clrun_launch + clrun_finish", c, "clrun overhead", c - r);
+        printf("launch + finish round trip on %s (%d batches of %d, median per launch)\n", clrun_ctx_device(ctx)->name, batches, iters);
+        printf("%-34s %10.2f us\n%-34s %10.2f us\n%-34s %+10.2f us\n", "raw OpenCL (baseline)", r, "clrun_launch + clrun_finish", c,
+               "clrun overhead", c - r);
     } else {
         char extra[64];
         snprintf(extra, sizeof extra, "\"median_us\": %.3f", r);
@@ -72,5 +71,3 @@ done:
     clrun_close(ctx);
     return rc;
 }
-
-

@@ -12,10 +12,9 @@
 void record(const struct bench_opts *o, const char *op, const char *impl, size_t size, double ms, double gbps, const char *extra)
 {
     if (o->json)
-        printf("{\"op\": \"%s\", \"impl\": \"%s\", \"size\": %zu, \"median_ms\": %.6f, \"gbps\": %.3f%s%s}\n", op, impl, size,
-               ms, gbps, extra ? ", " : "", extra ? extra : "");
-    else
-        printf("%-10s %-28s %12zu %12.4f %10.2f\n", op, impl, size, ms, gbps);
+        printf("{\"op\": \"%s\", \"impl\": \"%s\", \"size\": %zu, \"median_ms\": %.6f, \"gbps\": %.3f%s%s}\n", op, impl, size, ms, gbps,
+               extra ? ", " : "", extra ? extra : "");
+    else printf("%-10s %-28s %12zu %12.4f %10.2f\n", op, impl, size, ms, gbps);
 }
 
 /* The peer script's path: the source tree's tools/peers (a build tree's clrun), else the installed
@@ -71,8 +70,7 @@ static int run_peer(const char *python, const char *path, const char *const *arg
         close(fd[0]);
     }
     int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
     return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? found : -1;
 }
 
@@ -88,39 +86,41 @@ int bench_peer(const char *script, const char *const *args, const char *const *k
     return -1;
 }
 
-static const char *bench_help =
-    "usage: clrun bench NAME [-d SPEC] [--json] [--repeat N] [--size MIB]\n\n"
-    "Benchmarks, each printing the baseline it is judged against in the same run:\n"
-    "  transfer   host<->device from pinned memory (clrun_host_alloc), from ordinary memory through the\n"
-    "             plain driver path (baseline) and through clrun; device-to-device copy for reference\n"
-    "  launch     enqueue + finish round trip of a tiny kernel: raw OpenCL against clrun\n"
-    "  vector     element-wise ops and reductions, f32 and f16 storage, against a plain float4 kernel,\n"
-    "             clEnqueueCopyBuffer and (on CPUs) a plain C loop on two threads\n"
-    "  gemm       f32 matrix multiply: clrun's kernel (default, per-slice partial sums) and its fast\n"
-    "             mode (clrun_gemm_desc.fast) against CLBlast on the same device and, on CPUs, OpenBLAS\n"
-    "             (--shapes MxNxK,... to choose the shapes)\n"
-    "  mixed      GEMM with f16/bf16 inputs and f32 results: the portable kernels and, on NVIDIA, the\n"
-    "             tensor-core kernel (and 3xTF32 for f32), against clrun's f32 kernel and PyTorch's cuBLAS\n"
-    "             (when python3 has torch with CUDA); then f32 <-> f16/bf16 conversion bandwidth (--size Mi\n"
-    "             elements, default 256 on a GPU, 16 otherwise; --shapes MxNxK,...)\n"
-    "  canny      Canny edges of 1080p and 4K gray frames (L1, 50/100), device-resident and with the\n"
-    "             transfers, against OpenCV's cv2.Canny on the host cores and on OpenCL (UMat) when\n"
-    "             python3 with cv2 is installed; checks that the edges are identical and splits the\n"
-    "             device time by kernel (clrun_profile)\n\n"
-    "  -d, --device SPEC   device (default: $CLRUN_DEVICE, else the best)\n"
-    "  --json              one JSON record per line: op, impl, size, median_ms, gbps\n"
-    "  --repeat N          timed repetitions after a warm-up (default 5)\n"
-    "  --size MIB          transfer: MiB (default 1024 on a GPU, 256 otherwise); vector: Mi elements\n"
-    "                      (default 256 on a GPU, 16 otherwise)\n"
-    "  --help              this text\n";
+static const char *bench_help = "usage: clrun bench NAME [-d SPEC] [--json] [--repeat N] [--size MIB]\n\n"
+                                "Benchmarks, each printing the baseline it is judged against in the same run:\n"
+                                "  transfer   host<->device from pinned memory (clrun_host_alloc), from ordinary memory through the\n"
+                                "             plain driver path (baseline) and through clrun; device-to-device copy for reference\n"
+                                "  launch     enqueue + finish round trip of a tiny kernel: raw OpenCL against clrun\n"
+                                "  vector     element-wise ops and reductions, f32 and f16 storage, against a plain float4 kernel,\n"
+                                "             clEnqueueCopyBuffer and (on CPUs) a plain C loop on two threads\n"
+                                "  gemm       f32 matrix multiply: clrun's kernel (default, per-slice partial sums) and its fast\n"
+                                "             mode (clrun_gemm_desc.fast) against CLBlast on the same device and, on CPUs, OpenBLAS\n"
+                                "             (--shapes MxNxK,... to choose the shapes)\n"
+                                "  mixed      GEMM with f16/bf16 inputs and f32 results: the portable kernels and, on NVIDIA, the\n"
+                                "             tensor-core kernel (and 3xTF32 for f32), against clrun's f32 kernel and PyTorch's cuBLAS\n"
+                                "             (when python3 has torch with CUDA); then f32 <-> f16/bf16 conversion bandwidth (--size Mi\n"
+                                "             elements, default 256 on a GPU, 16 otherwise; --shapes MxNxK,...)\n"
+                                "  canny      Canny edges of 1080p and 4K gray frames (L1, 50/100), device-resident and with the\n"
+                                "             transfers, against OpenCV's cv2.Canny on the host cores and on OpenCL (UMat) when\n"
+                                "             python3 with cv2 is installed; checks that the edges are identical and splits the\n"
+                                "             device time by kernel (clrun_profile)\n\n"
+                                "  -d, --device SPEC   device (default: $CLRUN_DEVICE, else the best)\n"
+                                "  --json              one JSON record per line: op, impl, size, median_ms, gbps\n"
+                                "  --repeat N          timed repetitions after a warm-up (default 5)\n"
+                                "  --size MIB          transfer: MiB (default 1024 on a GPU, 256 otherwise); vector: Mi elements\n"
+                                "                      (default 256 on a GPU, 16 otherwise)\n"
+                                "  --help              this text\n";
 
 int cmd_bench(int argc, char **argv)
 {
     struct bench_opts o = {NULL, 0, 5, 0, NULL};
-    static const struct option opts[] = {{"device", required_argument, NULL, 'd'}, {"json", no_argument, NULL, 'j'},
-                                         {"repeat", required_argument, NULL, 'r'}, {"size", required_argument, NULL, 's'},
+    static const struct option opts[] = {{"device", required_argument, NULL, 'd'},
+                                         {"json", no_argument, NULL, 'j'},
+                                         {"repeat", required_argument, NULL, 'r'},
+                                         {"size", required_argument, NULL, 's'},
                                          {"shapes", required_argument, NULL, 'S'},
-                                         {"help", no_argument, NULL, 'h'}, {0}};
+                                         {"help", no_argument, NULL, 'h'},
+                                         {0}};
     int c;
     struct cli_opts opt = {.sub = "bench", .help = bench_help, .first = 1};
     while ((c = cli_next_opt(&opt, argc, argv, "d:h", opts)) != CLI_OPTS_END) {
@@ -131,11 +131,13 @@ int cmd_bench(int argc, char **argv)
         case 'j': o.json = 1; break;
         case 'r':
             o.repeat = (int)strtol(optarg, &end, 10);
-            if (!*optarg || *end || o.repeat < 1 || o.repeat > 1000) return cli_usage_error("bench", "--repeat wants 1..1000, not '%s'", optarg);
+            if (!*optarg || *end || o.repeat < 1 || o.repeat > 1000)
+                return cli_usage_error("bench", "--repeat wants 1..1000, not '%s'", optarg);
             break;
         case 's':
             o.size_mib = strtod(optarg, &end);
-            if (!*optarg || *end || !(o.size_mib > 0) || o.size_mib > 1e6) return cli_usage_error("bench", "--size wants a positive number of MiB, not '%s'", optarg);
+            if (!*optarg || *end || !(o.size_mib > 0) || o.size_mib > 1e6)
+                return cli_usage_error("bench", "--size wants a positive number of MiB, not '%s'", optarg);
             break;
         case 'S': o.shapes = optarg; break;
         }
@@ -151,4 +153,3 @@ int cmd_bench(int argc, char **argv)
     if (strcmp(name, "mixed") == 0) return bench_mixed(&o);
     return cli_usage_error("bench", "unknown benchmark '%s'; there are: transfer, launch, vector, gemm, mixed, canny", name);
 }
-

@@ -50,22 +50,24 @@ int bench_mixed(const struct bench_opts *o)
     if (!o->json)
         printf("mixed-precision benchmark on %s: row-major NN, C in f32, GFLOP/s = 2·M·N·K / time, wall clock around the call\n"
                "and clFinish, median of %d after a warm-up; tensor cores: %s\n%-30s %6s %6s %6s %12s %10s\n",
-               in->name, reps, tc ? "yes (mma.sync through inline PTX)" : "no (the portable kernels run)", "impl", "M", "N", "K", "median_ms",
-               "GFLOP/s");
+               in->name, reps, tc ? "yes (mma.sync through inline PTX)" : "no (the portable kernels run)", "impl", "M", "N", "K",
+               "median_ms", "GFLOP/s");
     static const struct {
         const char *name;
         clrun_dtype t;
         clrun_gemm_backend be;
         int need_tc;
-    } rows[] = {{"clrun f32 (SIMT kernel)", CLRUN_F32, CLRUN_GEMM_KERNEL, 0}, {"clrun f16 portable", CLRUN_F16, CLRUN_GEMM_KERNEL, 0},
-                {"clrun bf16 portable", CLRUN_BF16, CLRUN_GEMM_KERNEL, 0},   {"clrun f16 tensor cores", CLRUN_F16, CLRUN_GEMM_TENSOR, 1},
+    } rows[] = {{"clrun f32 (SIMT kernel)", CLRUN_F32, CLRUN_GEMM_KERNEL, 0},  {"clrun f16 portable", CLRUN_F16, CLRUN_GEMM_KERNEL, 0},
+                {"clrun bf16 portable", CLRUN_BF16, CLRUN_GEMM_KERNEL, 0},     {"clrun f16 tensor cores", CLRUN_F16, CLRUN_GEMM_TENSOR, 1},
                 {"clrun bf16 tensor cores", CLRUN_BF16, CLRUN_GEMM_TENSOR, 1}, {"clrun f32 3xTF32", CLRUN_F32, CLRUN_GEMM_TENSOR, 1}};
     for (size_t si = 0; si < ns && rc == 0; si++) {
         const size_t m = shapes[si][0], n = shapes[si][1], k = shapes[si][2];
         for (size_t r = 0; r < sizeof rows / sizeof *rows && rc == 0; r++) {
             if (rows[r].need_tc && !tc) continue;
             if (rows[r].need_tc && (k % 8 || n % 8)) { /* rows of A and B must start on 16 bytes */
-                if (!o->json) printf("%-30s %6zu %6zu %6zu   (rows of A or B not 16-byte aligned: the tensor kernel does not take them)\n", rows[r].name, m, n, k);
+                if (!o->json)
+                    printf("%-30s %6zu %6zu %6zu   (rows of A or B not 16-byte aligned: the tensor kernel does not take them)\n",
+                           rows[r].name, m, n, k);
                 continue;
             }
             if (gpu && rows[r].be == CLRUN_GEMM_KERNEL && rows[r].t != CLRUN_F32 && tc && m * n * k > (size_t)1 << 36) continue; /* slow */
@@ -96,19 +98,23 @@ int bench_mixed(const struct bench_opts *o)
     const size_t count = (size_t)(o->size_mib > 0 ? o->size_mib : gpu ? 256 : 16) << 20;
     clrun_buf *f = NULL, *h = NULL;
     clrun_status st;
-    if (rc == 0 && ((st = clrun_buf_new(ctx, count * 4, 0, &f)) || (st = clrun_buf_new(ctx, count * 2, 0, &h)))) rc = cli_fail("bench", ctx, st);
+    if (rc == 0 && ((st = clrun_buf_new(ctx, count * 4, 0, &f)) || (st = clrun_buf_new(ctx, count * 2, 0, &h))))
+        rc = cli_fail("bench", ctx, st);
     static const struct {
         const char *name;
         clrun_dtype from, to;
-    } casts[] = {{"cast f32 -> f16", CLRUN_F32, CLRUN_F16}, {"cast f16 -> f32", CLRUN_F16, CLRUN_F32},
-                 {"cast f32 -> bf16", CLRUN_F32, CLRUN_BF16}, {"cast bf16 -> f32", CLRUN_BF16, CLRUN_F32}};
+    } casts[] = {{"cast f32 -> f16", CLRUN_F32, CLRUN_F16},
+                 {"cast f16 -> f32", CLRUN_F16, CLRUN_F32},
+                 {"cast f32 -> bf16", CLRUN_F32, CLRUN_BF16},
+                 {"cast bf16 -> f32", CLRUN_BF16, CLRUN_F32}};
     if (rc == 0 && !o->json) printf("\n%-30s %12s %12s %10s\n", "conversion", "elements", "median_ms", "GB/s");
     for (size_t c = 0; c < sizeof casts / sizeof *casts && rc == 0; c++) {
         double t[64];
         clrun_buf *src = casts[c].from == CLRUN_F32 ? f : h, *dst = src == f ? h : f;
         for (int r = -1; r < reps && rc == 0; r++) {
             double t0 = cli_now();
-            if ((st = clrun_cast(ctx, src, 0, casts[c].from, dst, 0, casts[c].to, count)) || (st = clrun_finish(ctx))) rc = cli_fail("bench", ctx, st);
+            if ((st = clrun_cast(ctx, src, 0, casts[c].from, dst, 0, casts[c].to, count)) || (st = clrun_finish(ctx)))
+                rc = cli_fail("bench", ctx, st);
             if (r >= 0) t[r] = (cli_now() - t0) * 1e3;
         }
         if (rc) break;

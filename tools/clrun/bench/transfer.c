@@ -101,4 +101,3 @@ done:
     clrun_close(ctx);
     return rc;
 }
-

@@ -46,9 +46,8 @@ static double cpu_loop(float *d, const float *a, const float *b, size_t n, int s
     return (cli_now() - t0) * 1e3;
 }
 
-static const char plain_mul_src[] =
-    "__kernel void plain_mul(__global float4 *d, __global const float4 *a, __global const float4 *b)\n"
-    "{ size_t i = get_global_id(0); d[i] = a[i] * b[i]; }\n";
+static const char plain_mul_src[] = "__kernel void plain_mul(__global float4 *d, __global const float4 *a, __global const float4 *b)\n"
+                                    "{ size_t i = get_global_id(0); d[i] = a[i] * b[i]; }\n";
 
 int bench_vector(const struct bench_opts *o)
 {
@@ -138,8 +137,10 @@ int bench_vector(const struct bench_opts *o)
         record(o, "sum", "baseline: C loop, 2 threads", n, cli_median(t, nr), 4.0 * n / cli_median(t, nr) / 1e6, NULL);
     }
     /* clrun element-wise ops: each timed as a batch of launches finished together */
-    static const struct { clrun_vec_op op; int reads; } ew[] = {
-        {CLRUN_MUL, 2}, {CLRUN_ADD, 2}, {CLRUN_SUB, 2}, {CLRUN_DIV, 2}, {CLRUN_AXPY, 2}, {CLRUN_SCALE, 1}, {CLRUN_FMA, 3}};
+    static const struct {
+        clrun_vec_op op;
+        int reads;
+    } ew[] = {{CLRUN_MUL, 2}, {CLRUN_ADD, 2}, {CLRUN_SUB, 2}, {CLRUN_DIV, 2}, {CLRUN_AXPY, 2}, {CLRUN_SCALE, 1}, {CLRUN_FMA, 3}};
     for (int ty = 0; ty < 2; ty++) {
         clrun_dtype dt = ty ? CLRUN_F16 : CLRUN_F32;
         clrun_buf **B = ty ? h : buf;
@@ -198,5 +199,3 @@ done:
     clrun_close(ctx);
     return rc;
 }
-
-

@@ -168,30 +168,39 @@ static int fields(char *s, char **f, int n)
     return k;
 }
 
-/* ---- argument forms: one parser per FORM:... (the table below), each taking the colon-separated
- * fields f[0..nf) of the argument (f[0] the form's name) ---- */
+/* ---- argument forms: one parser per FORM:... (the table below). Each gets the colon-separated
+ * fields f[0..nf) of the argument (f[0] the form's name); a typed form's TYPE:SHAPE has been read
+ * into r->a (zeroed) before its parser runs, and `in` says its type, element size and data. ---- */
 
-static int form_local(struct rarg *r, char **f, int nf, const char *spec, const char *buf)
+struct form_in {
+    char **f;
+    int nf;
+    const char *spec, *buf; /* the argument as given, and the copy f points into */
+    clrun_dtype t;          /* typed forms */
+    size_t es;
+    unsigned char *d;
+};
+
+static int form_local(struct rarg *r, const struct form_in *in)
 {
-    (void)buf;
     char *end;
     errno = 0;
-    unsigned long long v = nf == 2 ? strtoull(f[1], &end, 0) : 0;
-    if (nf != 2 || *end || end == f[1] || v == 0 || errno || f[1][0] == '-')
-        return usage_error("argument '%s': want local:BYTES with BYTES > 0", spec);
-    if (r->save) return usage_error("argument '%s': local memory cannot be saved", spec);
-    r->kind = R_LOCAL;
+    unsigned long long v = in->nf == 2 ? strtoull(in->f[1], &end, 0) : 0;
+    if (in->nf != 2 || *end || end == in->f[1] || v == 0 || errno || in->f[1][0] == '-')
+        return usage_error("argument '%s': want local:BYTES with BYTES > 0", in->spec);
+    if (r->save) return usage_error("argument '%s': local memory cannot be saved", in->spec);
     r->local = (size_t)v;
     return 0;
 }
 
-static int form_raw(struct rarg *r, char **f, int nf, const char *spec, const char *buf)
+static int form_raw(struct rarg *r, const struct form_in *in)
 {
     clrun_dtype t;
     int rc;
-    if (nf < 3) return usage_error("argument '%s': want raw:TYPE:FILE", spec);
-    if ((rc = parse_type(f[1], &t, spec))) return rc;
-    const char *path = spec + (f[2] - buf); /* the path may contain ':' */
+    const char *spec = in->spec;
+    if (in->nf < 3) return usage_error("argument '%s': want raw:TYPE:FILE", spec);
+    if ((rc = parse_type(in->f[1], &t, spec))) return rc;
+    const char *path = spec + (in->f[2] - in->buf); /* the path may contain ':' */
     char pathbuf[1024];
     snprintf(pathbuf, sizeof pathbuf, "%s", path);
     if (r->save) pathbuf[strlen(pathbuf) - strlen(r->save) - 1] = 0;
@@ -203,8 +212,7 @@ static int form_raw(struct rarg *r, char **f, int nf, const char *spec, const ch
     size_t es = clrun_dtype_size(t);
     if (n <= 0 || n % (long)es) {
         fclose(fp);
-        return usage_error("argument '%s': %s has %ld bytes, not a positive multiple of %zu (%s)", spec, pathbuf, n, es,
-                           clrun_dtype_name(t));
+        return usage_error("argument '%s': %s has %ld bytes, not a positive multiple of %zu (%s)", spec, pathbuf, n, es, clrun_dtype_name(t));
     }
     size_t shape[1] = {(size_t)n / es};
     if (clrun_array_new(&r->a, t, 1, shape) != CLRUN_OK || fread(r->a.data, 1, (size_t)n, fp) != (size_t)n) {
@@ -215,117 +223,108 @@ static int form_raw(struct rarg *r, char **f, int nf, const char *spec, const ch
     return 0;
 }
 
-/* out:like=INDEX[:TYPE] */
-static int form_out_like(struct rarg *r, char **f, int nf, const char *spec)
+static int form_zeros(struct rarg *r, const struct form_in *in)
 {
-    char *end;
+    (void)r; /* clrun_array_new zeroed it */
+    if (in->nf != 3) return usage_error("argument '%s': want %s:TYPE:SHAPE", in->spec, in->f[0]);
+    return 0;
+}
+
+/* Read the TYPE:SHAPE of a typed form into r->a and in. */
+static int typed(struct rarg *r, struct form_in *in)
+{
     int rc;
-    long v = strtol(f[1] + 5, &end, 10);
-    if (*end || end == f[1] + 5 || v < 0 || v >= MAX_ARGS || nf > 3) return usage_error("argument '%s': want out:like=INDEX[:TYPE]", spec);
-    r->like = (int)v;
-    if (nf == 3) {
-        if ((rc = parse_type(f[2], &r->like_type, spec))) return rc;
-        r->like_type_set = 1;
+    if (in->nf < 3) return usage_error("argument '%s': want %s:TYPE:SHAPE...", in->spec, in->f[0]);
+    if ((rc = parse_type(in->f[1], &in->t, in->spec)) || (rc = parse_shape(in->f[2], &r->a, in->t, in->spec))) return rc;
+    in->es = clrun_dtype_size(in->t), in->d = r->a.data;
+    return 0;
+}
+
+/* out:like=INDEX[:TYPE], else as zeros */
+static int form_out(struct rarg *r, const struct form_in *in)
+{
+    char **f = in->f;
+    int rc;
+    if (in->nf >= 2 && strncmp(f[1], "like=", 5) == 0) {
+        char *end;
+        long v = strtol(f[1] + 5, &end, 10);
+        if (*end || end == f[1] + 5 || v < 0 || v >= MAX_ARGS || in->nf > 3)
+            return usage_error("argument '%s': want out:like=INDEX[:TYPE]", in->spec);
+        r->like = (int)v;
+        if (in->nf == 3) {
+            if ((rc = parse_type(f[2], &r->like_type, in->spec))) return rc;
+            r->like_type_set = 1;
+        }
+        return 0;
     }
+    struct form_in t = *in;
+    if ((rc = typed(r, &t))) return rc;
+    return form_zeros(r, &t);
+}
+
+static int form_fill(struct rarg *r, const struct form_in *in)
+{
+    if (in->nf != 4 || parse_value(in->t, in->f[3], in->d, 0))
+        return usage_error("argument '%s': want fill:TYPE:SHAPE:VALUE with a %s value", in->spec, clrun_dtype_name(in->t));
+    for (size_t i = 1; i < r->a.count; i++) memcpy(in->d + i * in->es, in->d, in->es);
     return 0;
 }
 
-/* The generated buffers: FORM:TYPE:SHAPE, then the form's own fields. */
-static int generated(struct rarg *r, char **f, int nf, const char *spec, clrun_dtype *t)
+static int form_range(struct rarg *r, const struct form_in *in)
 {
-    int rc;
-    if (nf < 3) return usage_error("argument '%s': want %s:TYPE:SHAPE...", spec, f[0]);
-    if ((rc = parse_type(f[1], t, spec)) || (rc = parse_shape(f[2], &r->a, *t, spec))) return rc;
-    return 0;
-}
-
-static int form_zeros(struct rarg *r, char **f, int nf, const char *spec, const char *buf)
-{
-    (void)buf;
-    clrun_dtype t;
-    if (!strcmp(f[0], "out") && nf >= 2 && strncmp(f[1], "like=", 5) == 0) return form_out_like(r, f, nf, spec);
-    int rc = generated(r, f, nf, spec, &t);
-    if (!rc && nf != 3) return usage_error("argument '%s': want %s:TYPE:SHAPE", spec, f[0]);
-    return rc; /* clrun_array_new zeroed it */
-}
-
-static int form_fill(struct rarg *r, char **f, int nf, const char *spec, const char *buf)
-{
-    (void)buf;
-    clrun_dtype t;
-    int rc = generated(r, f, nf, spec, &t);
-    if (rc) return rc;
-    const size_t es = clrun_dtype_size(t);
-    unsigned char *d = r->a.data;
-    if (nf != 4 || parse_value(t, f[3], d, 0))
-        return usage_error("argument '%s': want fill:TYPE:SHAPE:VALUE with a %s value", spec, clrun_dtype_name(t));
-    for (size_t i = 1; i < r->a.count; i++) memcpy(d + i * es, d, es);
-    return 0;
-}
-
-static int form_range(struct rarg *r, char **f, int nf, const char *spec, const char *buf)
-{
-    (void)buf;
-    clrun_dtype t;
-    int rc = generated(r, f, nf, spec, &t);
-    if (rc) return rc;
-    const size_t es = clrun_dtype_size(t);
-    unsigned char *d = r->a.data, v0[8], v1[8];
+    unsigned char v0[8], v1[8];
     double start = 0, step = 1;
-    if (nf > 5) return usage_error("argument '%s': want range:TYPE:SHAPE[:START[:STEP]]", spec);
-    if (nf >= 4) {
-        if (parse_value(t, f[3], v0, 0)) return usage_error("argument '%s': bad START '%s'", spec, f[3]);
-        start = value_as_double(t, v0);
+    if (in->nf > 5) return usage_error("argument '%s': want range:TYPE:SHAPE[:START[:STEP]]", in->spec);
+    if (in->nf >= 4) {
+        if (parse_value(in->t, in->f[3], v0, 0)) return usage_error("argument '%s': bad START '%s'", in->spec, in->f[3]);
+        start = value_as_double(in->t, v0);
     }
-    if (nf >= 5) {
-        if (parse_value(t, f[4], v1, 0)) return usage_error("argument '%s': bad STEP '%s'", spec, f[4]);
-        step = value_as_double(t, v1);
+    if (in->nf >= 5) {
+        if (parse_value(in->t, in->f[4], v1, 0)) return usage_error("argument '%s': bad STEP '%s'", in->spec, in->f[4]);
+        step = value_as_double(in->t, v1);
     }
-    for (size_t i = 0; i < r->a.count; i++) value_from_double(t, start + step * (double)i, d + i * es);
+    for (size_t i = 0; i < r->a.count; i++) value_from_double(in->t, start + step * (double)i, in->d + i * in->es);
     return 0;
 }
 
-static int form_rand(struct rarg *r, char **f, int nf, const char *spec, const char *buf)
+static int form_rand(struct rarg *r, const struct form_in *in)
 {
-    (void)buf;
-    clrun_dtype t;
-    int rc = generated(r, f, nf, spec, &t);
-    if (rc) return rc;
-    const size_t es = clrun_dtype_size(t);
-    unsigned char *d = r->a.data;
+    const clrun_dtype t = in->t;
     uint64_t seed = 1;
     double lo = 0, hi = 1;
     const int integer = t != CLRUN_F16 && t != CLRUN_BF16 && t != CLRUN_F32 && t != CLRUN_F64;
-    if (nf == 5 || nf > 6) return usage_error("argument '%s': want rand:TYPE:SHAPE[:SEED[:LO:HI]]", spec);
-    if (nf >= 4) {
+    if (in->nf == 5 || in->nf > 6) return usage_error("argument '%s': want rand:TYPE:SHAPE[:SEED[:LO:HI]]", in->spec);
+    if (in->nf >= 4) {
         char *end;
-        seed = strtoull(f[3], &end, 0);
-        if (*end || end == f[3]) return usage_error("argument '%s': bad SEED '%s'", spec, f[3]);
+        seed = strtoull(in->f[3], &end, 0);
+        if (*end || end == in->f[3]) return usage_error("argument '%s': bad SEED '%s'", in->spec, in->f[3]);
     }
-    if (nf == 6) {
+    if (in->nf == 6) {
         char *e1, *e2;
-        lo = strtod(f[4], &e1);
-        hi = strtod(f[5], &e2);
-        if (*e1 || *e2 || e1 == f[4] || e2 == f[5] || !(hi > lo)) return usage_error("argument '%s': want LO < HI", spec);
+        lo = strtod(in->f[4], &e1);
+        hi = strtod(in->f[5], &e2);
+        if (*e1 || *e2 || e1 == in->f[4] || e2 == in->f[5] || !(hi > lo)) return usage_error("argument '%s': want LO < HI", in->spec);
     } else if (integer) {
         lo = 0, hi = t == CLRUN_BOOL ? 2 : 100;
     }
     for (size_t i = 0; i < r->a.count; i++) {
         double u = (double)(splitmix(&seed) >> 11) * (1.0 / 9007199254740992.0);
         double v = lo + (hi - lo) * u;
-        value_from_double(t, integer ? floor(v) : v, d + i * es);
+        value_from_double(t, integer ? floor(v) : v, in->d + i * in->es);
     }
     return 0;
 }
 
-/* FORM:... arguments: the form's name, the kind of argument it makes, its parser. */
+/* FORM:... arguments: the form's name, the kind of argument it makes, whether TYPE:SHAPE follows
+ * the name (read before the parser runs), its parser. */
 static const struct form {
     const char *name;
     enum rkind kind;
-    int (*parse)(struct rarg *r, char **f, int nf, const char *spec, const char *buf);
+    int typed;
+    int (*parse)(struct rarg *r, const struct form_in *in);
 } forms[] = {
-    {"local", R_LOCAL, form_local}, {"raw", R_BUF, form_raw},     {"zeros", R_BUF, form_zeros}, {"out", R_BUF, form_zeros},
-    {"fill", R_BUF, form_fill},     {"range", R_BUF, form_range}, {"rand", R_BUF, form_rand},
+    {"local", R_LOCAL, 0, form_local}, {"raw", R_BUF, 0, form_raw},     {"out", R_BUF, 0, form_out},   {"zeros", R_BUF, 1, form_zeros},
+    {"fill", R_BUF, 1, form_fill},     {"range", R_BUF, 1, form_range}, {"rand", R_BUF, 1, form_rand},
 };
 
 /* One kernel argument from its text: [FORM:...|TYPE:VALUE|FILE.npy|NUMBER|null][@SAVE.npy]. */
@@ -368,8 +367,11 @@ static int parse_arg(const char *spec, struct rarg *r)
     const int nf = fields(buf, f, 6);
     for (size_t i = 0; i < sizeof forms / sizeof *forms; i++)
         if (strcmp(f[0], forms[i].name) == 0) {
+            struct form_in in = {f, nf, spec, buf, CLRUN_F32, 0, NULL};
+            int rc;
             r->kind = forms[i].kind;
-            return forms[i].parse(r, f, nf, spec, buf);
+            if (forms[i].typed && (rc = typed(r, &in))) return rc;
+            return forms[i].parse(r, &in);
         }
     clrun_dtype t; /* TYPE:VALUE */
     if (nf == 2 && clrun_dtype_parse(f[0], &t) == CLRUN_OK) {

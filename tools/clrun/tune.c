@@ -51,6 +51,122 @@ static double try_cand(clrun_ctx *ctx, clrun_gemm_desc *d, const struct cand *c,
     return 2.0 * d->m * d->n * d->k / cli_median(t, 3) / 1e9;
 }
 
+/* The space: tiles, slice depth, work per item, float4 local reads, double buffering; those the
+ * device can run (as clrun's params_ok checks them). --quick: a handful measured best somewhere. */
+static size_t candidates(const clrun_device_info *in, int quick, struct cand cands[256])
+{
+    static const unsigned tiles[][2] = {{64, 64}, {128, 64}, {64, 128}, {128, 128}, {32, 64}};
+    static const unsigned ks[] = {8, 16}, ws[][2] = {{4, 4}, {8, 4}, {4, 8}, {8, 8}};
+    size_t nc = 0;
+    if (quick) {
+        static const unsigned q[][7] = {{128, 128, 8, 8, 8, 1, 1}, {64, 128, 8, 8, 8, 1, 1}, {128, 128, 16, 8, 8, 1, 2},
+                                        {64, 64, 8, 8, 8, 1, 1},   {64, 64, 16, 4, 4, 1, 1}, {128, 128, 8, 8, 8, 0, 1}};
+        for (size_t i = 0; i < sizeof q / sizeof *q; i++) memcpy(cands[nc++].v, q[i], sizeof q[i]);
+        return nc;
+    }
+    for (size_t t = 0; t < 5; t++)
+        for (size_t k = 0; k < 2; k++)
+            for (size_t w = 0; w < 4; w++)
+                for (unsigned vec = 0; vec < 2; vec++)
+                    for (unsigned db = 0; db < 3 && nc < 256; db++) {
+                        unsigned tm = tiles[t][0], tn = tiles[t][1], wm = ws[w][0], wn = ws[w][1];
+                        size_t nt = (size_t)(tm / wm) * (tn / wn), nbuf = db == 2 ? 2 : 1, pad = vec ? 4 : 1;
+                        if (tm % wm || tn % wn || nt < 32 || nt > in->max_work_group) continue;
+                        if (nbuf * ks[k] * (tm + tn + 2 * pad) * 4 > in->local_mem) continue;
+                        if (db && (((size_t)tm * ks[k]) % nt || ((size_t)ks[k] * tn) % nt)) continue;
+                        cands[nc++] = (struct cand){{tm, tn, ks[k], wm, wn, vec, db}};
+                    }
+    return nc;
+}
+
+/* the classes of clrun_gemm_tuning_path: small, large, and the same with desc.fast = 1 */
+static const char *const cnames[] = {"small", "large", "small-fast", "large-fast"};
+
+/* Measure every candidate on an n³ product of class cls, then the other backends with the best
+ * tiles; line gets the tuning file's line for the class. Returns an exit code. */
+static int tune_class(clrun_ctx *ctx, int cls, size_t n, const struct cand *cands, size_t nc, char line[96])
+{
+    clrun_gemm_desc d = {0};
+    d.m = d.n = d.k = n, d.alpha = 1.0f, d.lda = d.ldb = d.ldc = n, d.batch = 1, d.backend = CLRUN_GEMM_GPU_KERNEL, d.fast = cls >> 1;
+    float *h = malloc(n * n * 4), *ref = malloc(n * n * 4), *out = malloc(n * n * 4);
+    clrun_status st = CLRUN_OK;
+    int rc = 0;
+    uint64_t seed = 99;
+    for (size_t i = 0; h && i < n * n; i++) h[i] = (float)((seed = seed * 6364136223846793005ull + 1) >> 40) / 16777216.0f - 0.5f;
+    if (!h || !ref || !out || (st = clrun_buf_new(ctx, n * n * 4, 0, &d.a)) || (st = clrun_buf_new(ctx, n * n * 4, 0, &d.b)) ||
+        (st = clrun_buf_new(ctx, n * n * 4, 0, &d.c)) || (st = clrun_upload(d.a, 0, h, n * n * 4)) || (st = clrun_upload(d.b, 0, h, n * n * 4)))
+        rc = h && ref && out ? cli_fail("tune", ctx, st) : EXIT_RUNTIME;
+    double best = 0;
+    size_t bi = 0;
+    for (size_t i = 0; i < nc && rc == 0; i++) {
+        double gf = try_cand(ctx, &d, &cands[i], i ? ref : NULL, i ? out : ref, n * n);
+        const unsigned *v = cands[i].v;
+        char params[64];
+        snprintf(params, sizeof params, "%u,%u,%u,%u,%u,%u,%u", v[0], v[1], v[2], v[3], v[4], v[5], v[6]);
+        if (gf > 0) printf("[%zu/%zu] %s %-22s %10.1f GFLOP/s\n", i + 1, nc, cnames[cls], params, gf);
+        else printf("[%zu/%zu] %s %-22s %s\n", i + 1, nc, cnames[cls], params, i == 0 ? "failed" : "failed or wrong result");
+        fflush(stdout);
+        if (i == 0 && gf == 0) {
+            fprintf(stderr, "clrun tune: the first candidate failed: %s\n", clrun_last_error(ctx));
+            rc = EXIT_RUNTIME;
+        }
+        if (gf > best) best = gf, bi = i;
+    }
+    if (rc == 0) {
+        /* then the other backends on the same product; the fastest is what auto will use */
+        static const clrun_gemm_backend others[] = {CLRUN_GEMM_CPU_KERNEL, CLRUN_GEMM_CLBLAST};
+        clrun_gemm_backend winner = CLRUN_GEMM_GPU_KERNEL;
+        double best_all = best;
+        for (int o = 0; o < 2; o++) {
+            if (others[o] == CLRUN_GEMM_CLBLAST && !clrun_have_clblast()) continue;
+            d.backend = others[o];
+            double gf = try_cand(ctx, &d, &cands[bi], ref, out, n * n);
+            printf("       %s %-22s %10.1f GFLOP/s%s\n", cnames[cls], clrun_gemm_backend_name(others[o]), gf,
+                   gf ? "" : " (failed or wrong result)");
+            if (gf > best_all) best_all = gf, winner = others[o];
+        }
+        const unsigned *v = cands[bi].v;
+        snprintf(line, 96, "%s %u,%u,%u,%u,%u,%u,%u %s", cnames[cls], v[0], v[1], v[2], v[3], v[4], v[5], v[6],
+                 clrun_gemm_backend_name(winner));
+        printf("best %s: %s (%.1f GFLOP/s)\n", cnames[cls], line + strlen(cnames[cls]) + 1, best_all);
+    }
+    clrun_buf_free(d.a), clrun_buf_free(d.b), clrun_buf_free(d.c);
+    free(h), free(ref), free(out);
+    return rc;
+}
+
+/* Write the four classes' lines to the tuning file (temporary file + rename). */
+static int store(clrun_ctx *ctx, char line[4][96])
+{
+    const clrun_device_info *in = clrun_ctx_device(ctx);
+    char path[4200], tmp[4300], dir[4200];
+    if (!clrun_gemm_tuning_path(ctx, path, sizeof path)) {
+        fprintf(stderr, "clrun tune: the cache is off (CLRUN_NO_CACHE), so there is nowhere to store the result\n");
+        return EXIT_RUNTIME;
+    }
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+    snprintf(dir, sizeof dir, "%s", path);
+    *strrchr(dir, '/') = 0;
+    for (char *q = dir + 1; *q; q++) /* mkdir -p */
+        if (*q == '/') {
+            *q = 0;
+            mkdir(dir, 0755);
+            *q = '/';
+        }
+    mkdir(dir, 0755);
+    FILE *f = fopen(tmp, "w");
+    int ok = f && fprintf(f, "# clrun tune gemm on %s (%s)\n%s\n%s\n%s\n%s\n", in->name, in->driver_version, line[0], line[1], line[2],
+                          line[3]) >= 0;
+    ok = (f && fclose(f) == 0) && ok;
+    if (!ok || rename(tmp, path) != 0) {
+        unlink(tmp);
+        fprintf(stderr, "clrun tune: cannot write %s\n", path);
+        return EXIT_RUNTIME;
+    }
+    printf("stored in %s\n", path);
+    return 0;
+}
+
 int cmd_tune(int argc, char **argv)
 {
     const char *spec = NULL;
@@ -80,113 +196,12 @@ int cmd_tune(int argc, char **argv)
     if (rc) return rc;
     const clrun_device_info *in = clrun_ctx_device(ctx);
     if (!size) size = in->type == CLRUN_DEVICE_GPU ? 4096 : 256;
-    /* the space: tiles, slice depth, work per item, float4 local reads, double buffering */
     struct cand cands[256];
-    size_t nc = 0;
-    static const unsigned tiles[][2] = {{64, 64}, {128, 64}, {64, 128}, {128, 128}, {32, 64}};
-    static const unsigned ks[] = {8, 16}, ws[][2] = {{4, 4}, {8, 4}, {4, 8}, {8, 8}};
-    if (quick) {
-        static const unsigned q[][7] = {{128, 128, 8, 8, 8, 1, 1}, {64, 128, 8, 8, 8, 1, 1}, {128, 128, 16, 8, 8, 1, 2},
-                                        {64, 64, 8, 8, 8, 1, 1},   {64, 64, 16, 4, 4, 1, 1}, {128, 128, 8, 8, 8, 0, 1}};
-        for (size_t i = 0; i < sizeof q / sizeof *q; i++) memcpy(cands[nc++].v, q[i], sizeof q[i]);
-    } else {
-        for (size_t t = 0; t < 5; t++)
-            for (size_t k = 0; k < 2; k++)
-                for (size_t w = 0; w < 4; w++)
-                    for (unsigned vec = 0; vec < 2; vec++)
-                        for (unsigned db = 0; db < 3 && nc < 256; db++) {
-                            unsigned tm = tiles[t][0], tn = tiles[t][1], wm = ws[w][0], wn = ws[w][1];
-                            size_t nt = (size_t)(tm / wm) * (tn / wn), nbuf = db == 2 ? 2 : 1, pad = vec ? 4 : 1;
-                            if (tm % wm || tn % wn || nt < 32 || nt > in->max_work_group) continue;
-                            if (nbuf * ks[k] * (tm + tn + 2 * pad) * 4 > in->local_mem) continue;
-                            if (db && (((size_t)tm * ks[k]) % nt || ((size_t)ks[k] * tn) % nt)) continue;
-                            cands[nc++] = (struct cand){{tm, tn, ks[k], wm, wn, vec, db}};
-                        }
-    }
+    const size_t nc = candidates(in, quick, cands);
     printf("tuning gemm on %s: %zu candidates, sizes %ld³ (large) and %ld³ (small)\n", in->name, nc, size, size / 4);
-    /* the classes of clrun_gemm_tuning_path: small, large, and the same with desc.fast = 1 */
-    static const char *const cnames[] = {"small", "large", "small-fast", "large-fast"};
     char line[4][96] = {"", "", "", ""};
-    for (int cls = 3; cls >= 0 && rc == 0; cls--) {
-        size_t n = cls & 1 ? (size_t)size : (size_t)size / 4;
-        clrun_gemm_desc d = {0,        0,        n, n, n, 1.0f, 0.0f, NULL, 0, n, 0, NULL, 0, n, 0, NULL, 0, n, 0, 1, CLRUN_GEMM_GPU_KERNEL,
-                             cls >> 1, CLRUN_F32};
-        float *h = malloc(n * n * 4), *ref = malloc(n * n * 4), *out = malloc(n * n * 4);
-        clrun_status st = CLRUN_OK;
-        uint64_t seed = 99;
-        for (size_t i = 0; h && i < n * n; i++) h[i] = (float)((seed = seed * 6364136223846793005ull + 1) >> 40) / 16777216.0f - 0.5f;
-        if (!h || !ref || !out || (st = clrun_buf_new(ctx, n * n * 4, 0, &d.a)) || (st = clrun_buf_new(ctx, n * n * 4, 0, &d.b)) ||
-            (st = clrun_buf_new(ctx, n * n * 4, 0, &d.c)) || (st = clrun_upload(d.a, 0, h, n * n * 4)) ||
-            (st = clrun_upload(d.b, 0, h, n * n * 4)))
-            rc = h && ref && out ? cli_fail("tune", ctx, st) : EXIT_RUNTIME;
-        double best = 0;
-        size_t bi = 0;
-        for (size_t i = 0; i < nc && rc == 0; i++) {
-            double gf = try_cand(ctx, &d, &cands[i], i ? ref : NULL, i ? out : ref, n * n);
-            const unsigned *v = cands[i].v;
-            char params[64];
-            snprintf(params, sizeof params, "%u,%u,%u,%u,%u,%u,%u", v[0], v[1], v[2], v[3], v[4], v[5], v[6]);
-            if (gf > 0) printf("[%zu/%zu] %s %-22s %10.1f GFLOP/s\n", i + 1, nc, cnames[cls], params, gf);
-            else printf("[%zu/%zu] %s %-22s %s\n", i + 1, nc, cnames[cls], params, i == 0 ? "failed" : "failed or wrong result");
-            fflush(stdout);
-            if (i == 0 && gf == 0) {
-                fprintf(stderr, "clrun tune: the first candidate failed: %s\n", clrun_last_error(ctx));
-                rc = EXIT_RUNTIME;
-            }
-            if (gf > best) best = gf, bi = i;
-        }
-        if (rc == 0) {
-            /* then the other backends on the same product; the fastest is what auto will use */
-            static const clrun_gemm_backend others[] = {CLRUN_GEMM_CPU_KERNEL, CLRUN_GEMM_CLBLAST};
-            clrun_gemm_backend winner = CLRUN_GEMM_GPU_KERNEL;
-            double best_all = best;
-            for (int o = 0; o < 2; o++) {
-                if (others[o] == CLRUN_GEMM_CLBLAST && !clrun_have_clblast()) continue;
-                d.backend = others[o];
-                double gf = try_cand(ctx, &d, &cands[bi], ref, out, n * n);
-                printf("       %s %-22s %10.1f GFLOP/s%s\n", cnames[cls], clrun_gemm_backend_name(others[o]), gf,
-                       gf ? "" : " (failed or wrong result)");
-                if (gf > best_all) best_all = gf, winner = others[o];
-            }
-            d.backend = CLRUN_GEMM_GPU_KERNEL;
-            const unsigned *v = cands[bi].v;
-            snprintf(line[cls], sizeof line[cls], "%s %u,%u,%u,%u,%u,%u,%u %s", cnames[cls], v[0], v[1], v[2], v[3], v[4], v[5], v[6],
-                     clrun_gemm_backend_name(winner));
-            printf("best %s: %s (%.1f GFLOP/s)\n", cnames[cls], line[cls] + strlen(cnames[cls]) + 1, best_all);
-        }
-        clrun_buf_free(d.a), clrun_buf_free(d.b), clrun_buf_free(d.c);
-        free(h), free(ref), free(out);
-    }
-    char path[4200];
-    if (rc == 0 && !dry) {
-        if (!clrun_gemm_tuning_path(ctx, path, sizeof path)) {
-            fprintf(stderr, "clrun tune: the cache is off (CLRUN_NO_CACHE), so there is nowhere to store the result\n");
-            rc = EXIT_RUNTIME;
-        } else {
-            char tmp[4300];
-            snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-            char dir[4200];
-            snprintf(dir, sizeof dir, "%s", path);
-            *strrchr(dir, '/') = 0;
-            for (char *q = dir + 1; *q; q++) /* mkdir -p */
-                if (*q == '/') {
-                    *q = 0;
-                    mkdir(dir, 0755);
-                    *q = '/';
-                }
-            mkdir(dir, 0755);
-            FILE *f = fopen(tmp, "w");
-            if (!f ||
-                fprintf(f, "# clrun tune gemm on %s (%s)\n%s\n%s\n%s\n%s\n", in->name, in->driver_version, line[0], line[1], line[2],
-                        line[3]) < 0 ||
-                fclose(f) != 0 || rename(tmp, path) != 0) {
-                fprintf(stderr, "clrun tune: cannot write %s\n", path);
-                rc = EXIT_RUNTIME;
-            } else {
-                printf("stored in %s\n", path);
-            }
-        }
-    }
+    for (int cls = 3; cls >= 0 && rc == 0; cls--) rc = tune_class(ctx, cls, cls & 1 ? (size_t)size : (size_t)size / 4, cands, nc, line[cls]);
+    if (rc == 0 && !dry) rc = store(ctx, line);
     clrun_close(ctx);
     return rc;
 }

@@ -183,14 +183,14 @@ static clrun_status run(clrun_ctx *ctx, struct job j)
         int g[4] = {0};
         gauss_taps(j.blur, j.sigma, g);
         if ((st = clrun__lib_kernel(ctx, "canny_blur", opts, cpu ? "clrun_canny_blur_cpu" : "clrun_canny_blur", &bk)) ||
-            (st = clrun__run(bk, bg, ARG_BUF(j.src), ARG_U64(j.src_off), ARG_U32(j.src_stride), ARG_I32(W), ARG_I32(H), ARG_BUF(scratch),
+            (st = CLRUN__RUN(bk, bg, ARG_BUF(j.src), ARG_U64(j.src_off), ARG_U32(j.src_stride), ARG_I32(W), ARG_I32(H), ARG_BUF(scratch),
                              ARG_U64(base), ARG_I32(g[0]), ARG_I32(g[1]), ARG_I32(g[2]), ARG_I32(g[3]))))
             return st;
         j.src = scratch, j.src_off = base, j.src_stride = width * j.channels;
     }
     /* the tiles or blocks: both shapes take (image, thresholds, scratch, edges) */
-    if ((st = clrun__bind_args(k[0], ARG_BUF(j.src), ARG_U64(j.src_off), ARG_U32(j.src_stride), ARG_I32(W), ARG_I32(H), ARG_I32(j.low),
-                               ARG_I32(j.high), ARG_BUF(scratch), ARG_BUF(j.dst), ARG_U64(j.dst_off), ARG_U32(j.dst_stride))))
+    if ((st = CLRUN__BIND(k[0], ARG_BUF(j.src), ARG_U64(j.src_off), ARG_U32(j.src_stride), ARG_I32(W), ARG_I32(H), ARG_I32(j.low),
+                          ARG_I32(j.high), ARG_BUF(scratch), ARG_BUF(j.dst), ARG_U64(j.dst_off), ARG_U32(j.dst_stride))))
         return st;
     if (cpu) {
         /* the blocks; join and fix a work-item per row of blocks, both (W, H, scratch, edges) */
@@ -198,7 +198,7 @@ static clrun_status run(clrun_ctx *ctx, struct job j)
         const clrun__grid rows = {1, {blocks.global[1], 1, 1}, {1, 1, 1}};
         if ((st = clrun_launch(k[0], blocks.dims, blocks.global, blocks.local))) return st;
         for (int i = 1; i < 3; i++)
-            if ((st = clrun__run(k[i], rows, ARG_I32(W), ARG_I32(H), ARG_BUF(scratch), ARG_BUF(j.dst), ARG_U64(j.dst_off),
+            if ((st = CLRUN__RUN(k[i], rows, ARG_I32(W), ARG_I32(H), ARG_BUF(scratch), ARG_BUF(j.dst), ARG_U64(j.dst_off),
                                  ARG_U32(j.dst_stride))))
                 return st;
         return CLRUN_OK;
@@ -208,8 +208,8 @@ static clrun_status run(clrun_ctx *ctx, struct job j)
     const size_t border = (nty - 1) * width + (ntx - 1) * height;
     const clrun__grid join = {1, {(border + 255) / 256 * 256, 1, 1}, {256, 1, 1}};
     if ((st = clrun_launch(k[0], tiles.dims, tiles.global, tiles.local))) return st;
-    if (border && (st = clrun__run(k[1], join, ARG_I32(W), ARG_I32(H), ARG_BUF(scratch)))) return st;
-    return clrun__run(k[2], tiles, ARG_I32(W), ARG_I32(H), ARG_BUF(scratch), ARG_BUF(j.dst), ARG_U64(j.dst_off), ARG_U32(j.dst_stride));
+    if (border && (st = CLRUN__RUN(k[1], join, ARG_I32(W), ARG_I32(H), ARG_BUF(scratch)))) return st;
+    return CLRUN__RUN(k[2], tiles, ARG_I32(W), ARG_I32(H), ARG_BUF(scratch), ARG_BUF(j.dst), ARG_U64(j.dst_off), ARG_U32(j.dst_stride));
 }
 
 clrun_status clrun_canny_image(clrun_ctx *ctx, const clrun_image *in, const clrun_canny_params *p, clrun_image *out)

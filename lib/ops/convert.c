@@ -32,5 +32,5 @@ clrun_status clrun_cast(clrun_ctx *ctx, clrun_buf *src, size_t src_off, clrun_dt
         kname = name4, g = (n + 3) / 4;
     }
     if ((st = clrun__lib_kernel(ctx, "convert", NULL, kname, &k))) return st;
-    return clrun__run(k, CLRUN__GRID1(g), ARG_BUF(src), ARG_U64(src_off), ARG_BUF(dst), ARG_U64(dst_off), ARG_U64(n));
+    return CLRUN__RUN(k, CLRUN__GRID1(g), ARG_BUF(src), ARG_U64(src_off), ARG_BUF(dst), ARG_U64(dst_off), ARG_U64(n));
 }

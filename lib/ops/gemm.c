@@ -234,20 +234,20 @@ static clrun_status run_cpu(clrun_ctx *ctx, const clrun_gemm_desc *d, size_t bat
         const clrun__grid gb = {3, {d->k, panels, batch}, {0}};
         if ((st = clrun__lib_kernel(ctx, "gemm_cpu", opts, "clrun_gemm_pack_b", &pack)) ||
             (st = clrun__scratch(ctx, pa ? abytes : bytes, &packed)) ||
-            (st = clrun__run(pack, gb, ARG_U32(d->n), ARG_U32(d->k), ARG_BUF(d->b), ARG_U64(d->b_off), ARG_U32(d->ldb),
+            (st = CLRUN__RUN(pack, gb, ARG_U32(d->n), ARG_U32(d->k), ARG_BUF(d->b), ARG_U64(d->b_off), ARG_U32(d->ldb),
                              ARG_U64(d->stride_b), ARG_BUF(packed), ARG_U64(stride_p))))
             return st;
         if (pa) { /* op(A) in panels of RM rows after B's panels */
             const clrun__grid ga = {3, {d->k, apanels, batch}, {0}};
             a = packed, a_off = bytes / sizeof(float), stride_a = stride_pa;
             if ((st = clrun__lib_kernel(ctx, "gemm_cpu", opts, "clrun_gemm_pack_a", &packa)) ||
-                (st = clrun__run(packa, ga, ARG_U32(d->m), ARG_U32(d->k), ARG_BUF(d->a), ARG_U64(d->a_off), ARG_U32(d->lda),
+                (st = CLRUN__RUN(packa, ga, ARG_U32(d->m), ARG_U32(d->k), ARG_BUF(d->a), ARG_U64(d->a_off), ARG_U32(d->lda),
                                  ARG_U64(d->stride_a), ARG_BUF(packed), ARG_U64(a_off), ARG_U64(stride_a))))
                 return st;
         }
     }
     const clrun__grid grid = {3, {((d->m + rm - 1) / rm + 7) / 8 * 8, panels, batch}, {8, 1, 1}};
-    return clrun__run(k, grid, ARG_U32(d->m), ARG_U32(d->n), ARG_U32(d->k), ARG_F32(d->alpha), ARG_F32(d->beta), ARG_BUF(a), ARG_U64(a_off),
+    return CLRUN__RUN(k, grid, ARG_U32(d->m), ARG_U32(d->n), ARG_U32(d->k), ARG_F32(d->alpha), ARG_F32(d->beta), ARG_BUF(a), ARG_U64(a_off),
                       ARG_U32(lda), ARG_U64(stride_a), ARG_BUF(packed), ARG_U64(stride_p), ARG_BUF(d->c), ARG_U64(d->c_off),
                       ARG_U32(d->ldc), ARG_U64(d->stride_c));
 }
@@ -259,7 +259,7 @@ static clrun_status run_cpu(clrun_ctx *ctx, const clrun_gemm_desc *d, size_t bat
 static clrun_status launch_gpu_shaped(clrun_kernel *k, clrun__grid g, const clrun_gemm_desc *d, size_t ld0)
 {
     clrun_buf *a = d->a ? d->a : d->c, *b = d->b ? d->b : d->c;
-    return clrun__run(k, g, ARG_U32(d->m), ARG_U32(d->n), ARG_U32(d->k), ARG_F32(d->alpha), ARG_F32(d->beta), ARG_BUF(a), ARG_U64(d->a_off),
+    return CLRUN__RUN(k, g, ARG_U32(d->m), ARG_U32(d->n), ARG_U32(d->k), ARG_F32(d->alpha), ARG_F32(d->beta), ARG_BUF(a), ARG_U64(d->a_off),
                       ARG_U32(d->lda ? d->lda : ld0), ARG_U64(d->stride_a), ARG_BUF(b), ARG_U64(d->b_off), ARG_U32(d->ldb ? d->ldb : ld0),
                       ARG_U64(d->stride_b), ARG_BUF(d->c), ARG_U64(d->c_off), ARG_U32(d->ldc), ARG_U64(d->stride_c));
 }

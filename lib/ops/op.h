@@ -8,7 +8,7 @@
  *
  *     clrun_kernel *k;
  *     if ((st = clrun__lib_kernel(ctx, "vector", opts, "clrun_mul_f32", &k))) return st;
- *     return clrun__run(k, CLRUN__GRID1(n), ARG_BUF(dst), ARG_U64(off), ARG_F32(alpha), ARG_U64(n));
+ *     return CLRUN__RUN(k, CLRUN__GRID1(n), ARG_BUF(dst), ARG_U64(off), ARG_F32(alpha), ARG_U64(n));
  *
  * Settings (lib/settings.h) are read through their typed getters, never getenv. */
 #ifndef CLRUN_OP_H
@@ -59,6 +59,8 @@ typedef struct clrun__arg {
     } v;
 } clrun__arg;
 
+/* Short names on purpose: they appear only in lib/ops/, where they make an argument list read like the
+ * kernel's signature. */
 #define ARG_BUF(x) ((clrun__arg){CLRUN__A_BUF, {.buf = (x)}})
 #define ARG_LOCAL(bytes) ((clrun__arg){CLRUN__A_LOCAL, {.local = (bytes)}})
 #define ARG_I32(x) ((clrun__arg){CLRUN__A_I32, {.i32 = (int32_t)(x)}})
@@ -83,10 +85,10 @@ clrun_status clrun__bind(clrun_kernel *k, const clrun__arg *args, size_t n);
 clrun_status clrun__launch(clrun_kernel *k, clrun__grid g, const clrun__arg *args, size_t n);
 
 #define CLRUN__ARGS(...) (const clrun__arg[]){__VA_ARGS__}, sizeof((const clrun__arg[]){__VA_ARGS__}) / sizeof(clrun__arg)
-/* clrun__run(k, grid, ARG_..., ...): bind the list and launch, one call. */
-#define clrun__run(k, grid, ...) clrun__launch((k), (grid), CLRUN__ARGS(__VA_ARGS__))
-/* clrun__bind_args(k, ARG_..., ...): bind only (kernels launched more than once with one list). */
-#define clrun__bind_args(k, ...) clrun__bind((k), CLRUN__ARGS(__VA_ARGS__))
+/* CLRUN__RUN(k, grid, ARG_..., ...): bind the list and launch, one call. */
+#define CLRUN__RUN(k, grid, ...) clrun__launch((k), (grid), CLRUN__ARGS(__VA_ARGS__))
+/* CLRUN__BIND(k, ARG_..., ...): bind only (kernels launched more than once with one list). */
+#define CLRUN__BIND(k, ...) clrun__bind((k), CLRUN__ARGS(__VA_ARGS__))
 
 /* ---- element types ---------------------------------------------------------------------------- */
 

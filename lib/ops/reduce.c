@@ -85,10 +85,10 @@ static clrun_status run(clrun_ctx *ctx, const char *name, clrun_dtype t, clrun_b
     if (extreme && (st = clrun_buf_sub(scratch, ioff, ibytes, &idxs))) return st;
     const clrun__grid grid = {1, {p->groups * p->local, 1, 1}, {p->local, 1, 1}};
     if (extreme)
-        st = clrun__run(k, grid, ARG_BUF(x), ARG_U64(xo), ARG_BUF(y), ARG_U64(yo), ARG_U64(n), ARG_U64(p->chunk), ARG_BUF(scratch),
+        st = CLRUN__RUN(k, grid, ARG_BUF(x), ARG_U64(xo), ARG_BUF(y), ARG_U64(yo), ARG_U64(n), ARG_U64(p->chunk), ARG_BUF(scratch),
                         ARG_BUF(idxs), ARG_LOCAL(p->local * sizeof(float)), ARG_LOCAL(p->local * sizeof(cl_ulong)));
     else
-        st = clrun__run(k, grid, ARG_BUF(x), ARG_U64(xo), ARG_BUF(y), ARG_U64(yo), ARG_U64(n), ARG_U64(p->chunk), ARG_BUF(scratch),
+        st = CLRUN__RUN(k, grid, ARG_BUF(x), ARG_U64(xo), ARG_BUF(y), ARG_U64(yo), ARG_U64(n), ARG_U64(p->chunk), ARG_BUF(scratch),
                         ARG_LOCAL(p->local * 2 * sizeof(float)));
     if (st) goto done;
     if (!(*host = malloc(vbytes + ibytes + 16))) {

@@ -41,7 +41,7 @@ clrun_status clrun_vec(clrun_ctx *ctx, clrun_vec_op op, clrun_dtype t, size_t n,
     clrun_kernel *k = NULL;
     if ((st = clrun__lib_kernel(ctx, "vector", vec_options, kname, &k)) != CLRUN_OK) return st;
     const size_t global = v4 ? n / 4 + n % 4 : n;
-    return clrun__run(k, CLRUN__GRID1(global), ARG_BUF(dst), ARG_U64(dst_off), ARG_BUF(a), ARG_U64(a_off), ARG_BUF(b), ARG_U64(b_off),
+    return CLRUN__RUN(k, CLRUN__GRID1(global), ARG_BUF(dst), ARG_U64(dst_off), ARG_BUF(a), ARG_U64(a_off), ARG_BUF(b), ARG_U64(b_off),
                       ARG_BUF(c), ARG_U64(c_off), ARG_F32(alpha), ARG_U64(n));
 }
 

@@ -261,7 +261,7 @@ static void other_tiles(void **state)
     clrun_buf *b;
     CHECK_OK(ctx, clrun_buf_new(ctx, 100, 0, &b));
     clrun_canny_params p = {50, 100, 0, 3, 0, 0.0};
-    static const char *const bad[] = {"32x8", "0x8x4", "64x32x1", "32x8x4x", "axbxc", "32x8x17"};
+    static const char *const bad[] = {"32x8", "0x8x4", "64x32x1", "32x8x4x", "axbxc", "32x8x17", "65536x65536x1"};
     for (size_t t = 0; t < sizeof bad / sizeof *bad; t++) {
         setenv("CLRUN_CANNY_TILE", bad[t], 1);
         CHECK_FAIL(ctx, clrun_canny(ctx, b, 0, 10, 10, 10, 1, b, 0, 10, &p), CLRUN_INVALID_ARG, "CLRUN_CANNY_TILE");

@@ -405,6 +405,15 @@ static void op_gemm(void **state)
     /* beta with C0, the transposes, and the backends */
     EXPECT(0, "wrote", "op", "gemm", path("ga.npy"), path("gb.npy"), "-o", path("gd.npy"), "--beta", "-1", "-c", path("gc.npy"),
            "--backend", "cpu");
+    { /* C0 of the right element count but another shape (2×3×5 for a batch of 5×3) is refused */
+        size_t sh[3] = {2, 3, 5};
+        clrun_array w;
+        CHECK_OK(NULL, clrun_array_new(&w, CLRUN_F32, 3, sh));
+        CHECK_OK(NULL, clrun_npy_write(path("gw.npy"), &w));
+        clrun_array_free(&w);
+        EXPECT(2, "must be float32 of shape", "op", "gemm", path("ga.npy"), path("gb.npy"), "-o", path("x.npy"), "--beta", "1", "-c",
+               path("gw.npy"));
+    }
     clrun_array r2;
     CHECK_OK(NULL, clrun_npy_read(path("gd.npy"), &r2));
     for (size_t i = 0; i < r2.count; i++) assert_true(((float *)r2.data)[i] == -((float *)r.data)[i] / 2);
@@ -693,6 +702,7 @@ static void op_cast(void **state)
     EXPECT(2, "--to wants", "op", "cast", path("f32.npy"), "--to", "f8", "-o", path("x.npy"));
     EXPECT(2, "no target type", "op", "cast", path("f32.npy"), "-o", path("x.npy"));
     EXPECT(2, "the input is f16", "op", "cast", path("h.npy"), "--to", "bf16", "-o", path("x.npy"));
+    EXPECT(2, "the input is f32", "op", "cast", path("f32.npy"), "--to", "f32", "-o", path("x.npy")); /* the input's own type */
     EXPECT(0, "usage: clrun op cast", "op", "cast", "--help");
     clrun_array_free(&a);
 }

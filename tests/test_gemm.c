@@ -271,7 +271,7 @@ static void auto_follows_tuning(void **state)
 
     f = fopen(path, "w"); /* damaged lines are skipped */
     assert_non_null(f);
-    fputs("small 64,64,16,4,4,1,1 fftw\nlarge 1,2,3 clblast\nmedium 64,64,16,4,4,1,1 clblast\n", f);
+    fputs("small 64,64,16,4,4,1,1 fftw\n\n   \nlarge 1,2,3 clblast\nmedium 64,64,16,4,4,1,1 clblast\n", f); /* blank lines too */
     fclose(f);
     CHECK_OK(NULL, clrun_open(&ctx, test_device()));
     assert_int_equal(clrun_gemm_resolve(ctx, &small), own);

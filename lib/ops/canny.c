@@ -134,7 +134,7 @@ static clrun_status read_shape(clrun_ctx *ctx, struct shape *s)
     if ((st = clrun__setting_choice(ctx, CLRUN__SET_CANNY_SHAPE, &forced)) ||
         (st = clrun__setting_uints(ctx, CLRUN__SET_CANNY_TILE, t, &n)))
         return st;
-    if (n && (t[0] < 1 || t[1] < 1 || t[2] < 1 || t[0] * t[1] > 1024 || t[2] > 16))
+    if (n && (t[0] < 1 || t[1] < 1 || t[2] < 1 || (uint64_t)t[0] * t[1] > 1024 || t[2] > 16))
         return clrun__setting_refuse(ctx, CLRUN__SET_CANNY_TILE, "BX, BY and PY at least 1, BX·BY at most 1024, PY at most 16");
     *s = (struct shape){forced >= 0 ? forced == 1 : clrun_ctx_device(ctx)->type == CLRUN_DEVICE_CPU, (int)t[0], (int)t[1], (int)t[2]};
     return CLRUN_OK;

@@ -99,7 +99,7 @@ static void read_tuning(clrun_ctx *ctx, struct gemm_state *gs)
     if (!f) return;
     while (fgets(line, sizeof line, f)) {
         unsigned v[7];
-        char cls[16], be[16] = "";
+        char cls[16] = "", be[16] = ""; /* a blank line leaves them empty */
         int got = sscanf(line, "%15s %u,%u,%u,%u,%u,%u,%u %15s", cls, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], be);
         int c = -1;
         for (int i = 0; i < 4; i++)

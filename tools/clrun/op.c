@@ -153,7 +153,7 @@ static int op_gemm(clrun_ctx *ctx, clrun_array *in, const struct op_opts *o, con
             rc = (fprintf(stderr, "clrun op gemm: %s\n", clrun_last_error(NULL)), EXIT_USAGE);
             goto done;
         }
-        if (C0.dtype != CLRUN_F32 || C0.count != R.count || C0.ndim != R.ndim) {
+        if (C0.dtype != CLRUN_F32 || C0.ndim != R.ndim || memcmp(C0.shape, R.shape, R.ndim * sizeof *R.shape) != 0) { /* the shape, not only the count */
             rc =
                 (fprintf(stderr, "clrun op gemm: -c %s must be float32 of shape %s%zu×%zu\n", g->c0, o3 ? "batch×" : "", M, N), EXIT_USAGE);
             goto done;

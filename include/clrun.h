@@ -480,7 +480,8 @@ CLRUN_API clrun_status clrun_npy_parse(const void *buf, size_t len, clrun_array 
 /** Read an .npy file. On success *out owns the data (free with clrun_array_free). */
 CLRUN_API clrun_status clrun_npy_read(const char *path, clrun_array *out);
 
-/** Write an array as a version 1.0 .npy file (temporary file + rename: no partial output). */
+/** Write an array as a version 1.0 .npy file, safely as clrun_image_write says ("-": standard
+ *  output; no partial output; links followed, FIFOs and devices written into, the mode kept). */
 CLRUN_API clrun_status clrun_npy_write(const char *path, const clrun_array *a);
 
 /* ------------------------------------------------------------------------------------------------
@@ -722,8 +723,12 @@ CLRUN_API void clrun_image_free(clrun_image *img);
  *  comes from the file's first bytes. CLRUN_FORMAT_ERROR names what is wrong with a bad file. */
 CLRUN_API clrun_status clrun_image_read(const char *path, clrun_image *out);
 
-/** Write an image as PNG, or as PGM/PPM when path ends in .pgm/.ppm/.pnm (temporary file +
- *  rename: no partial output). */
+/** Write an image as PNG, or as PGM/PPM when path ends in .pgm/.ppm/.pnm. Outputs are written
+ *  safely, for clrun_npy_write and the binary cache alike: "-" is standard output; a symbolic link
+ *  is followed and kept; an existing FIFO or device (/dev/null) is written into, never replaced; a
+ *  regular file is replaced whole (a new temporary file in its folder, made with O_EXCL|O_NOFOLLOW,
+ *  renamed over it) and keeps its mode; a failure leaves the old file as it was and its text names
+ *  the error that happened (e.g. "No space left on device"). */
 CLRUN_API clrun_status clrun_image_write(const char *path, const clrun_image *img);
 
 typedef struct clrun_canny_params {

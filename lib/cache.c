@@ -109,30 +109,34 @@ static int mkdirs(char *path)
     return mkdir(path, 0755) && errno != EEXIST ? -1 : 0;
 }
 
+struct entry_out {
+    const unsigned char *head, *bin;
+    size_t len;
+};
+
+static int write_entry(FILE *f, void *arg)
+{
+    const struct entry_out *o = arg;
+    return fwrite(o->head, 1, HEADER, f) == HEADER && fwrite(o->bin, 1, o->len, f) == o->len ? 0 : -1;
+}
+
 int clrun__cache_store(const unsigned char key[16], const unsigned char *bin, size_t len)
 {
-    static _Atomic unsigned counter;
-    char dir[4096], path[4200], tmp[4300];
+    char dir[4096], path[4200];
     unsigned char head[HEADER];
+    int err;
     if (!clrun_cache_dir(dir, sizeof dir) || entry_path(key, path, sizeof path)) return -1;
     if (mkdirs(dir)) {
         if (clrun__verbose()) fprintf(stderr, "clrun: cannot create cache folder %s: %s\n", dir, strerror(errno));
-        return -1;
-    }
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld.%u", path, (long)getpid(), counter++);
-    FILE *f = fopen(tmp, "wb");
-    if (!f) {
-        if (clrun__verbose()) fprintf(stderr, "clrun: cannot write cache entry %s: %s\n", tmp, strerror(errno));
         return -1;
     }
     memcpy(head, MAGIC, 8);
     memcpy(head + 8, key, 16);
     put64(head + 24, len);
     put64(head + 32, XXH3_64bits(bin, len));
-    int ok = fwrite(head, 1, HEADER, f) == HEADER && fwrite(bin, 1, len, f) == len;
-    ok = (fclose(f) == 0) && ok;
-    if (!ok || rename(tmp, path) != 0) {
-        unlink(tmp);
+    struct entry_out o = {head, bin, len};
+    if (clrun__save(path, write_entry, &o, &err) != 0) {
+        if (clrun__verbose()) fprintf(stderr, "clrun: cannot write cache entry %s: %s\n", path, strerror(err));
         return -1;
     }
     return 0;

@@ -121,6 +121,12 @@ extern const char *const clrun__embedded_names[]; /* NULL-terminated */
 /* Wrap a cl_event into *ev (ev NULL: release it). */
 clrun_status clrun__event_wrap(clrun_ctx *ctx, cl_event e, clrun_event **ev);
 
+/* Write an output file safely (io/save.c: links followed, FIFOs and devices written into, a
+ * temporary file made with O_EXCL|O_NOFOLLOW and renamed into place, the old mode kept; "-" is
+ * stdout). write returns 0, or -1 with errno set, or -2 when it recorded its own error text.
+ * Returns 0, or -1 with *err the errno of the first failure (-1 after a writer's -2). */
+int clrun__save(const char *path, int (*write)(FILE *f, void *arg), void *arg, int *err);
+
 /* Small helpers. */
 char *clrun__strdup(const char *s);
 int clrun__read_file(const char *path, char **data, size_t *len);

@@ -662,6 +662,28 @@ static void op_canny(void **state)
     if (strstr(err_text, "clrun profile")) fail_msg("CLRUN_PROFILE=0 printed a profile: %s", err_text);
     unsetenv("CLRUN_PROFILE");
     EXPECT(2, "cannot open", "op", "canny", path("nothing.png"), "-o", path("x.png"));
+    /* outputs that collide, or land on an input, are refused before anything is written */
+    mkdir(path("d1"), 0755), mkdir(path("d2"), 0755), mkdir(path("outs"), 0755);
+    clrun_image im;
+    CHECK_OK(NULL, clrun_image_read(TEST_DATA_DIR "/canny/one.png", &im));
+    CHECK_OK(NULL, clrun_image_write(path("d1/x.png"), &im));
+    CHECK_OK(NULL, clrun_image_write(path("d2/x.png"), &im));
+    CHECK_OK(NULL, clrun_image_write(path("d1/x.pgm"), &im));
+    clrun_image_free(&im);
+    EXPECT(2, "would both write", "op", "canny", path("d1/x.png"), path("d2/x.png"), "-o", path("outs"));
+    EXPECT(2, "would both write", "op", "canny", path("d1/x.png"), path("d1/x.pgm"), "-o", path("outs"));
+    EXPECT(2, "would replace the input", "op", "canny", path("d1/x.png"), path("d2/x.png"), "-o", path("d1")); /* -o . among the inputs */
+    EXPECT(2, "would replace the input", "op", "canny", path("d1/x.png"), "-o", path("d1/x.png"));
+    CHECK_OK(NULL, clrun_image_read(path("d1/x.png"), &im)); /* untouched: still the photo, not 0/255 edges */
+    int gray = 0;
+    for (size_t i = 0; i < im.width * im.height; i++) gray |= im.data[i] != 0 && im.data[i] != 255;
+    assert_true(gray);
+    clrun_image_free(&im);
+    EXPECT(0, "wrote", "op", "canny", path("d1/x.png"), "-o", path("d1/x.png"), "--overwrite");
+    /* -o -: the PNG on stdout, the note on stderr */
+    EXPECT(0, "wrote -", "op", "canny", TEST_DATA_DIR "/canny/one.png", "-o", "-");
+    if (!strstr(err_text, "wrote -") || memcmp(out_text, "\x89PNG", 4) != 0) fail_msg("stdout should hold the PNG: %.40s", out_text);
+    EXPECT(2, "-o - takes one input", "op", "canny", path("d1/x.png"), path("d2/x.png"), "-o", "-");
     EXPECT(2, "not a PNG", "op", "canny", TEST_DATA_DIR "/canny/MANIFEST", "-o", path("x.png"));
     EXPECT(2, "--low wants a number", "op", "canny", TEST_DATA_DIR "/canny/one.png", "-o", path("x.png"), "--low", "abc");
     EXPECT(2, "--aperture wants 3, 5 or 7", "op", "canny", TEST_DATA_DIR "/canny/one.png", "-o", path("x.png"), "--aperture", "4");
@@ -702,6 +724,16 @@ static void op_cast(void **state)
     EXPECT(2, "--to wants", "op", "cast", path("f32.npy"), "--to", "f8", "-o", path("x.npy"));
     EXPECT(2, "no target type", "op", "cast", path("f32.npy"), "-o", path("x.npy"));
     EXPECT(2, "the input is f16", "op", "cast", path("h.npy"), "--to", "bf16", "-o", path("x.npy"));
+    EXPECT(0, "wrote -", "op", "cast", path("f32.npy"), "--to", "f16", "-o", "-"); /* -o -: the array on stdout */
+    {
+        char outp[4200];
+        clrun_array o;
+        snprintf(outp, sizeof outp, "%s/stdout", tmp);
+        CHECK_OK(NULL, clrun_npy_read(outp, &o));
+        assert_int_equal(o.dtype, CLRUN_F16);
+        assert_int_equal(o.count, a.count);
+        clrun_array_free(&o);
+    }
     EXPECT(2, "the input is f32", "op", "cast", path("f32.npy"), "--to", "f32", "-o", path("x.npy")); /* the input's own type */
     EXPECT(0, "usage: clrun op cast", "op", "cast", "--help");
     clrun_array_free(&a);

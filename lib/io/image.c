@@ -208,27 +208,31 @@ clrun_status clrun_image_read(const char *path, clrun_image *out)
     return st;
 }
 
+struct image_out {
+    const char *path;
+    const clrun_image *img;
+};
+
+static int write_image(FILE *f, void *arg)
+{
+    const struct image_out *o = arg;
+    const clrun_image *img = o->img;
+    if (!(ends_with(o->path, ".pgm") || ends_with(o->path, ".ppm") || ends_with(o->path, ".pnm")))
+        return write_png(o->path, f, img) == CLRUN_OK ? 0 : -2;
+    int ok = fprintf(f, "P%c\n%zu %zu\n255\n", img->channels == 1 ? '5' : '6', img->width, img->height) > 0;
+    for (size_t y = 0; ok && y < img->height; y++)
+        ok = fwrite(img->data + y * img->stride, 1, img->width * img->channels, f) == img->width * img->channels;
+    return ok ? 0 : -1;
+}
+
 clrun_status clrun_image_write(const char *path, const clrun_image *img)
 {
+    int err;
     if (!path || !img || !img->data || (img->channels != 1 && img->channels != 3) || img->stride < img->width * img->channels ||
         img->width > UINT32_MAX || img->height > UINT32_MAX || !img->width || !img->height)
         return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_image_write: bad arguments (1 or 3 channels, width and height ≥ 1)");
-    char tmp[4200];
-    int len = snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-    if (len < 0 || (size_t)len >= sizeof tmp) return clrun__fail(NULL, CLRUN_INVALID_ARG, "path too long: %s", path);
-    FILE *f = fopen(tmp, "wb");
-    if (!f) return clrun__fail(NULL, CLRUN_IO_ERROR, "cannot write %s: %s", path, strerror(errno));
-    clrun_status st = CLRUN_OK;
-    if (ends_with(path, ".pgm") || ends_with(path, ".ppm") || ends_with(path, ".pnm")) {
-        int ok = fprintf(f, "P%c\n%zu %zu\n255\n", img->channels == 1 ? '5' : '6', img->width, img->height) > 0;
-        for (size_t y = 0; ok && y < img->height; y++)
-            ok = fwrite(img->data + y * img->stride, 1, img->width * img->channels, f) == img->width * img->channels;
-        if (!ok) st = clrun__fail(NULL, CLRUN_IO_ERROR, "cannot write %s: %s", path, strerror(errno ? errno : EIO));
-    } else {
-        st = write_png(path, f, img);
-    }
-    if (fclose(f) != 0 && st == CLRUN_OK) st = clrun__fail(NULL, CLRUN_IO_ERROR, "cannot write %s: %s", path, strerror(errno));
-    if (st == CLRUN_OK && rename(tmp, path) != 0) st = clrun__fail(NULL, CLRUN_IO_ERROR, "cannot write %s: %s", path, strerror(errno));
-    if (st != CLRUN_OK) unlink(tmp);
-    return st;
+    struct image_out o = {path, img};
+    if (clrun__save(path, write_image, &o, &err) != 0)
+        return err == -1 ? CLRUN_IO_ERROR : clrun__fail(NULL, CLRUN_IO_ERROR, "cannot write %s: %s", path, strerror(err));
+    return CLRUN_OK;
 }

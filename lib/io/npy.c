@@ -231,10 +231,26 @@ clrun_status clrun_npy_read(const char *path, clrun_array *out)
     return st;
 }
 
+struct npy_out {
+    const unsigned char *head;
+    const char *dict;
+    size_t n, pad;
+    const clrun_array *a;
+};
+
+static int write_npy(FILE *f, void *arg)
+{
+    const struct npy_out *o = arg;
+    int ok = fwrite(o->head, 1, 10, f) == 10 && fwrite(o->dict, 1, o->n, f) == o->n;
+    for (size_t i = 0; i < o->pad && ok; i++) ok = fputc(' ', f) != EOF;
+    ok = ok && fputc('\n', f) != EOF && (o->a->bytes == 0 || fwrite(o->a->data, 1, o->a->bytes, f) == o->a->bytes);
+    return ok ? 0 : -1;
+}
+
 clrun_status clrun_npy_write(const char *path, const clrun_array *a)
 {
-    char dict[512], tmp[4200];
-    int n;
+    char dict[512];
+    int n, err;
     if (!path || !a || (unsigned)a->dtype >= CLRUN_DTYPE_COUNT || a->ndim > CLRUN_MAX_DIMS || (a->bytes && !a->data))
         return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_npy_write: bad arguments");
     n = snprintf(dict, sizeof dict, "{'descr': '%c%s', 'fortran_order': False, 'shape': (", dtypes[a->dtype].size == 1 ? '|' : '<',
@@ -245,18 +261,7 @@ clrun_status clrun_npy_write(const char *path, const clrun_array *a)
     size_t total = 10 + (size_t)n + 1, pad = (64 - total % 64) % 64;
     size_t hlen = (size_t)n + pad + 1;
     unsigned char head[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)(hlen & 0xFF), (unsigned char)(hlen >> 8)};
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "wb");
-    if (!f) return clrun__fail(NULL, CLRUN_IO_ERROR, "cannot write %s: %s", path, strerror(errno));
-    int ok = fwrite(head, 1, 10, f) == 10 && fwrite(dict, 1, (size_t)n, f) == (size_t)n;
-    for (size_t i = 0; i < pad && ok; i++) ok = fputc(' ', f) != EOF;
-    ok = ok && fputc('\n', f) != EOF && (a->bytes == 0 || fwrite(a->data, 1, a->bytes, f) == a->bytes);
-    int err = errno;
-    ok = (fclose(f) == 0) && ok;
-    if (!ok || rename(tmp, path) != 0) {
-        if (ok) err = errno;
-        unlink(tmp);
-        return clrun__fail(NULL, CLRUN_IO_ERROR, "cannot write %s: %s", path, strerror(err ? err : EIO));
-    }
+    struct npy_out o = {head, dict, (size_t)n, pad, a};
+    if (clrun__save(path, write_npy, &o, &err) != 0) return clrun__fail(NULL, CLRUN_IO_ERROR, "cannot write %s: %s", path, strerror(err));
     return CLRUN_OK;
 }

@@ -9,14 +9,17 @@
 #include <sys/stat.h>
 
 static const char *canny_help = "usage: clrun op canny IN.png... -o OUT [--low T] [--high T] [--l2] [--aperture 3|5|7]\n"
-                                "                     [--blur K[,SIGMA]] [-d SPEC]\n\n"
+                                "                     [--blur K[,SIGMA]] [--overwrite] [-d SPEC]\n\n"
                                 "Canny edges of 8-bit images, equal byte for byte to OpenCV's cv2.Canny(img, low, high,\n"
                                 "apertureSize, L2gradient) on the image cv2.imread gives (PNG of any bit depth, 16-bit and\n"
                                 "alpha reduced as imread does; binary PGM/PPM). Color images use, per pixel, the channel with the\n"
                                 "largest gradient. Edges are written as 8-bit gray (0 or 255): PNG, or PGM when OUT ends in .pgm.\n"
                                 "With one input OUT is the output file; with several, OUT is a folder (created when missing) that\n"
-                                "gets NAME.png for each input NAME.ext.\n\n"
+                                "gets NAME.png for each input NAME.ext. Outputs that would collide (two inputs of one NAME) or\n"
+                                "land on an input are refused before anything is written, unless --overwrite allows the latter.\n"
+                                "OUT - writes the edges of one input to standard output (PNG).\n\n"
                                 "  -o, --output OUT    output file, or folder for several inputs\n"
+                                "  --overwrite         an output may replace one of the inputs\n"
                                 "  --low T, --high T   hysteresis thresholds (default 50 and 100; swapped when low > high)\n"
                                 "  --l2                gradient magnitude sqrt(dx²+dy²) instead of |dx|+|dy|\n"
                                 "  --aperture N        Sobel aperture: 3 (default), 5 or 7\n"
@@ -36,11 +39,37 @@ static void out_path(char *buf, size_t size, const char *dir, const char *in)
     snprintf(buf, size, "%s/%.*s.png", dir, len, base);
 }
 
+/* The same file: the same path, or an existing file of the same device and inode. */
+static int same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    if (strcmp(a, b) == 0) return 1;
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+/* Refuse, before anything is written, two outputs of one name and an output that is an input. */
+static int check_outputs(char (*dst)[4400], int nin, char **in, int overwrite)
+{
+    for (int i = 0; i < nin; i++) {
+        if (strcmp(dst[i], "-") == 0) continue;
+        for (int j = 0; j < i; j++)
+            if (same_file(dst[i], dst[j]))
+                return cli_usage_error("op canny", "%s and %s would both write %s; give them different names or run them apart", in[j],
+                                       in[i], dst[i]);
+        for (int j = 0; j < nin && !overwrite; j++)
+            if (same_file(dst[i], in[j]))
+                return cli_usage_error("op canny", "the edges of %s would replace the input %s (--overwrite allows it)", in[i], in[j]);
+    }
+    return 0;
+}
+
 int cmd_op_canny(int argc, char **argv)
 {
     const char *spec = NULL, *out = NULL;
     clrun_canny_params p = {50.0, 100.0, 0, 3, 0, 0.0};
+    int overwrite = 0;
     static const struct option opts[] = {
+        {"overwrite", no_argument, NULL, 'W'},
         {"output", required_argument, NULL, 'o'}, {"device", required_argument, NULL, 'd'}, {"low", required_argument, NULL, 'L'},
         {"high", required_argument, NULL, 'H'},   {"l2", no_argument, NULL, '2'},           {"aperture", required_argument, NULL, 'A'},
         {"blur", required_argument, NULL, 'B'},   {"help", no_argument, NULL, 'h'},         {0}};
@@ -52,6 +81,7 @@ int cmd_op_canny(int argc, char **argv)
         if (c == 'o') out = optarg;
         else if (c == 'd') spec = optarg;
         else if (c == '2') p.l2 = 1;
+        else if (c == 'W') overwrite = 1;
         else if (c == 'L' || c == 'H') {
             double v = strtod(optarg, &end);
             if (!*optarg || *end || !isfinite(v))
@@ -74,17 +104,22 @@ int cmd_op_canny(int argc, char **argv)
     int nin = argc - optind;
     if (nin < 1) return cli_usage_error("op canny", "no input image");
     if (!out) return cli_usage_error("op canny", "no output (-o OUT.png, or -o FOLDER for several inputs)");
-    if (nin > 1 && mkdir(out, 0755) != 0 && errno != EEXIST) {
+    if (nin > 1 && strcmp(out, "-") == 0) return cli_usage_error("op canny", "-o - takes one input; several need a folder");
+    char(*dsts)[4400] = malloc((size_t)nin * sizeof *dsts);
+    if (!dsts) return (fprintf(stderr, "clrun op canny: out of memory\n"), EXIT_RUNTIME);
+    for (int i = 0; i < nin; i++) {
+        if (nin > 1) out_path(dsts[i], sizeof dsts[i], out, argv[optind + i]);
+        else snprintf(dsts[i], sizeof dsts[i], "%s", out);
+    }
+    int rc = check_outputs(dsts, nin, argv + optind, overwrite);
+    if (!rc && nin > 1 && mkdir(out, 0755) != 0 && errno != EEXIST) {
         fprintf(stderr, "clrun op canny: cannot create folder %s: %s\n", out, strerror(errno));
-        return EXIT_RUNTIME;
+        rc = EXIT_RUNTIME;
     }
     clrun_ctx *ctx = NULL;
-    int rc = cli_open("op canny", spec, &ctx);
+    if (!rc) rc = cli_open("op canny", spec, &ctx);
     for (int i = 0; i < nin && !rc; i++) {
-        const char *in = argv[optind + i];
-        char dst[4400];
-        if (nin > 1) out_path(dst, sizeof dst, out, in);
-        else snprintf(dst, sizeof dst, "%s", out);
+        const char *in = argv[optind + i], *dst = dsts[i];
         clrun_image img, edges;
         clrun_status st;
         if ((st = clrun_image_read(in, &img))) {
@@ -107,7 +142,8 @@ int cmd_op_canny(int argc, char **argv)
         }
         if (nin > 1) printf("%s -> %s\n", in, dst);
     }
-    if (!rc && nin == 1) printf("wrote %s\n", out);
+    if (!rc && nin == 1) fprintf(cli_notes(out), "wrote %s\n", out);
     clrun_close(ctx);
+    free(dsts);
     return rc;
 }

@@ -38,6 +38,9 @@ struct cli_opts {
 enum { CLI_OPTS_END = -1, CLI_OPTS_EXIT = -2 };
 int cli_next_opt(struct cli_opts *p, int argc, char **argv, const char *shortopts, const struct option *longopts);
 
+/* Where a command's notes ("wrote OUT") go: stdout, or stderr when the output itself is "-" (stdout). */
+FILE *cli_notes(const char *out);
+
 /* Exit code for a library status. */
 int cli_exit_code(clrun_status st);
 /* Print "clrun SUB: <text of the last error>" and return the exit code for st. */

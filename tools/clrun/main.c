@@ -35,6 +35,8 @@ int cli_usage_error(const char *sub, const char *fmt, ...)
     return EXIT_USAGE;
 }
 
+FILE *cli_notes(const char *out) { return out && strcmp(out, "-") == 0 ? stderr : stdout; }
+
 int cli_next_opt(struct cli_opts *p, int argc, char **argv, const char *shortopts, const struct option *longopts)
 {
     if (!p->started) {

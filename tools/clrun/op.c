@@ -69,7 +69,7 @@ static int op_run(clrun_ctx *ctx, const struct op *op, clrun_array *in, int nin,
             rc = cli_fail("op", NULL, CLRUN_IO_ERROR);
             goto done;
         }
-        printf("wrote %s (%s, %zu elements)\n", o->out, clrun_dtype_name(t), n);
+        fprintf(cli_notes(o->out), "wrote %s (%s, %zu elements)\n", o->out, clrun_dtype_name(t), n);
         goto done;
     }
     double d = 0;
@@ -176,7 +176,7 @@ static int op_gemm(clrun_ctx *ctx, clrun_array *in, const struct op_opts *o, con
         rc = cli_fail("op", NULL, CLRUN_IO_ERROR);
         goto done;
     }
-    printf("wrote %s (f32, %s%zu×%zu%s)\n", o->out, o3 ? "batch × " : "", M, N,
+    fprintf(cli_notes(o->out), "wrote %s (f32, %s%zu×%zu%s)\n", o->out, o3 ? "batch × " : "", M, N,
            type == CLRUN_F32   ? ""
            : type == CLRUN_F16 ? ", from f16 inputs"
                                : ", from bf16 inputs");
@@ -292,7 +292,7 @@ static int cmd_op_cast(int argc, char **argv)
          (st = clrun_download(b, 0, res.data, res.bytes))))
         rc = cli_fail("op cast", ctx, st);
     if (!rc && (st = clrun_npy_write(out, &res))) rc = (fprintf(stderr, "clrun op cast: %s\n", clrun_last_error(NULL)), cli_exit_code(st));
-    if (!rc) printf("wrote %s\n", out);
+    if (!rc) fprintf(cli_notes(out), "wrote %s\n", out);
     clrun_buf_free(a), clrun_buf_free(b);
     clrun_array_free(&in), clrun_array_free(&res);
     clrun_close(ctx);

@@ -1,0 +1,105 @@
+/* save.c — writing an output file without losing or exposing anything (npy, images, the cache).
+ *
+ *  - "-" is standard output.
+ *  - A symbolic link is followed to the file it names (which is written, the link kept).
+ *  - An existing file that is not a regular file (a FIFO, /dev/null, a terminal) is written
+ *    directly: it is never replaced by a regular file.
+ *  - Otherwise the bytes go to a new temporary file in the destination's folder, created with
+ *    O_CREAT|O_EXCL|O_NOFOLLOW under a name no other process can have made for us to follow, with the
+ *    mode of the file it replaces (a new file: 0666 less the umask), and renamed over the
+ *    destination when complete: readers see the old file or the new one, never half of one, and a
+ *    failure leaves the destination as it was.
+ *  - The error is the one that happened (ENOSPC on a full disk, not a later one). */
+#include "../internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+/* target: path with its symbolic links followed (at most 40); a link to nothing names the file the
+ * write creates. */
+static int follow(const char *path, char *target, size_t size)
+{
+    char link[PATH_MAX], next[PATH_MAX * 2];
+    if ((size_t)snprintf(target, size, "%s", path) >= size) return (errno = ENAMETOOLONG), -1;
+    for (int hops = 0; hops < 40; hops++) {
+        struct stat sb;
+        if (lstat(target, &sb) != 0 || !S_ISLNK(sb.st_mode)) return 0;
+        ssize_t n = readlink(target, link, sizeof link - 1);
+        if (n < 0) return -1;
+        link[n] = 0;
+        const char *slash = strrchr(target, '/');
+        if (link[0] == '/' || !slash) snprintf(next, sizeof next, "%s", link);
+        else snprintf(next, sizeof next, "%.*s/%s", (int)(slash - target), target, link);
+        if ((size_t)snprintf(target, size, "%s", next) >= size) return (errno = ENAMETOOLONG), -1;
+    }
+    return (errno = ELOOP), -1;
+}
+
+/* Write through f with the writer; flush; the errno of the first failure, 0 when all went well, or
+ * -1 when the writer failed and recorded its own reason. */
+static int run_writer(FILE *f, int (*write)(FILE *f, void *arg), void *arg)
+{
+    errno = 0;
+    int r = write(f, arg);
+    if (r == -2) return -1;
+    if (r != 0) return errno ? errno : EIO;
+    if (fflush(f) != 0) return errno ? errno : EIO;
+    return 0;
+}
+
+int clrun__save(const char *path, int (*write)(FILE *f, void *arg), void *arg, int *err)
+{
+    static _Atomic unsigned counter;
+    char target[PATH_MAX], tmp[PATH_MAX + 96];
+    struct stat sb;
+    int e = 0, fd = -1;
+    *err = 0;
+    if (strcmp(path, "-") == 0) return (*err = run_writer(stdout, write, arg)) ? -1 : 0;
+    if (follow(path, target, sizeof target) != 0) return (*err = errno), -1;
+    const int have = stat(target, &sb) == 0;
+    if (have && S_ISDIR(sb.st_mode)) return (*err = EISDIR), -1;
+    if (have && !S_ISREG(sb.st_mode)) { /* a FIFO, a device: write into it */
+        if ((fd = open(target, O_WRONLY | O_CLOEXEC)) < 0) return (*err = errno), -1;
+        FILE *f = fdopen(fd, "wb");
+        if (!f) {
+            e = errno;
+            close(fd);
+            return (*err = e), -1;
+        }
+        e = run_writer(f, write, arg);
+        if (fclose(f) != 0 && !e) e = errno;
+        return (*err = e) ? -1 : 0;
+    }
+    const char *slash = strrchr(target, '/');
+    const int dlen = slash ? (int)(slash - target) : 1;
+    const char *dir = slash ? target : ".", *base = slash ? slash + 1 : target;
+    if (slash == target) dir = "/", base = target + 1;
+    for (int attempt = 0; fd < 0 && attempt < 100; attempt++) {
+        const unsigned r = counter++ * 2654435761u ^ (unsigned)getpid() ^ (unsigned)clock();
+        snprintf(tmp, sizeof tmp, "%.*s/.%s.%08x.tmp", slash == target ? 0 : dlen, dir, base, r);
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, have ? 0600 : 0666);
+        if (fd < 0 && errno != EEXIST) return (*err = errno), -1;
+    }
+    if (fd < 0) return (*err = EEXIST), -1;
+    if (have) { /* the replaced file's mode, and its owner where we may */
+        (void)fchmod(fd, sb.st_mode & 07777);
+        if (geteuid() == 0) (void)!fchown(fd, sb.st_uid, sb.st_gid);
+    }
+    FILE *f = fdopen(fd, "wb");
+    if (!f) {
+        e = errno;
+        close(fd);
+    } else {
+        e = run_writer(f, write, arg);
+        if (fclose(f) != 0 && !e) e = errno ? errno : EIO;
+        if (!e && rename(tmp, target) != 0) e = errno;
+    }
+    if (e) unlink(tmp);
+    return (*err = e) ? -1 : 0;
+}

@@ -1,0 +1,221 @@
+/* test_save.c — output files are written without loss or exposure (lib/io/save.c, through
+ * clrun_npy_write and clrun_image_write): links are followed and kept, FIFOs and devices are written
+ * into and never replaced, the replaced file's mode is kept, no predictable temporary name is
+ * followed, a failure leaves the destination as it was and names the real error, "-" is stdout. */
+#include "helpers.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+static char dir[64];
+
+static const char *in_dir(const char *name)
+{
+    static char buf[4][256];
+    static int k;
+    char *p = buf[k++ % 4];
+    snprintf(p, 256, "%s/%s", dir, name);
+    return p;
+}
+
+static void make_array(clrun_array *a, size_t n, float v)
+{
+    size_t shape[1] = {n};
+    CHECK_OK(NULL, clrun_array_new(a, CLRUN_F32, 1, shape));
+    for (size_t i = 0; i < n; i++) ((float *)a->data)[i] = v + (float)i;
+}
+
+static void expect_array(const char *path, size_t n, float v)
+{
+    clrun_array r;
+    CHECK_OK(NULL, clrun_npy_read(path, &r));
+    assert_int_equal(r.count, n);
+    for (size_t i = 0; i < n; i++) assert_true(((float *)r.data)[i] == v + (float)i);
+    clrun_array_free(&r);
+}
+
+static void write_text(const char *path, const char *text, mode_t mode)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, mode);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    close(fd);
+    chmod(path, mode);
+}
+
+static void read_text(const char *path, char *buf, size_t size)
+{
+    int fd = open(path, O_RDONLY);
+    assert_true(fd >= 0);
+    ssize_t n = read(fd, buf, size - 1);
+    assert_true(n >= 0);
+    buf[n] = 0;
+    close(fd);
+}
+
+/* Only the expected names are left in the folder: no temporary file survives. */
+static void folder_holds(int want)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "test $(ls -A %s | wc -l) -eq %d", dir, want);
+    if (system(cmd) != 0) {
+        snprintf(cmd, sizeof cmd, "ls -lA %s >&2", dir);
+        assert_int_equal(system(cmd), 0);
+        fail_msg("%s should hold %d entries", dir, want);
+    }
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(dir, sizeof dir, "/tmp/clrun-save-XXXXXX");
+    return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+/* A link is written through: the file it names gets the data, the link stays a link; the mode of a
+ * replaced file is kept; a link to nothing creates the file it names. */
+static void links_and_modes(void **state)
+{
+    (void)state;
+    clrun_array a;
+    struct stat sb;
+    make_array(&a, 7, 1.5f);
+    write_text(in_dir("real.npy"), "old", 0640);
+    assert_int_equal(symlink("real.npy", in_dir("link.npy")), 0);
+    CHECK_OK(NULL, clrun_npy_write(in_dir("link.npy"), &a));
+    assert_int_equal(lstat(in_dir("link.npy"), &sb), 0);
+    assert_true(S_ISLNK(sb.st_mode));
+    assert_int_equal(stat(in_dir("real.npy"), &sb), 0);
+    assert_int_equal(sb.st_mode & 07777, 0640);
+    expect_array(in_dir("real.npy"), 7, 1.5f);
+    assert_int_equal(symlink("made.npy", in_dir("dangling.npy")), 0);
+    CHECK_OK(NULL, clrun_npy_write(in_dir("dangling.npy"), &a));
+    assert_int_equal(lstat(in_dir("dangling.npy"), &sb), 0);
+    assert_true(S_ISLNK(sb.st_mode));
+    expect_array(in_dir("made.npy"), 7, 1.5f);
+    mode_t old = umask(022); /* a new file: 0666 less the umask */
+    CHECK_OK(NULL, clrun_npy_write(in_dir("new.npy"), &a));
+    umask(old);
+    assert_int_equal(stat(in_dir("new.npy"), &sb), 0);
+    assert_int_equal(sb.st_mode & 07777, 0644);
+    folder_holds(5);
+    clrun_array_free(&a);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -f %s/*", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+/* The temporary name the writer once used (OUT.tmp.PID) planted as a link to a victim file: the
+ * victim is untouched. */
+static void planted_links_not_followed(void **state)
+{
+    (void)state;
+    clrun_array a;
+    char old[256], text[64];
+    make_array(&a, 3, 4.0f);
+    write_text(in_dir("victim"), "precious", 0600);
+    snprintf(old, sizeof old, "%s.tmp.%ld", in_dir("out.npy"), (long)getpid());
+    assert_int_equal(symlink(in_dir("victim"), old), 0);
+    clrun_image img;
+    CHECK_OK(NULL, clrun_image_new(&img, 4, 3, 1));
+    snprintf(old, sizeof old, "%s.tmp.%ld", in_dir("out.png"), (long)getpid());
+    assert_int_equal(symlink(in_dir("victim"), old), 0);
+    CHECK_OK(NULL, clrun_npy_write(in_dir("out.npy"), &a));
+    CHECK_OK(NULL, clrun_image_write(in_dir("out.png"), &img));
+    read_text(in_dir("victim"), text, sizeof text);
+    assert_string_equal(text, "precious");
+    expect_array(in_dir("out.npy"), 3, 4.0f);
+    clrun_image back;
+    CHECK_OK(NULL, clrun_image_read(in_dir("out.png"), &back));
+    assert_int_equal(back.width, 4);
+    clrun_image_free(&back), clrun_image_free(&img), clrun_array_free(&a);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -f %s/*", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+struct reader {
+    const char *path;
+    unsigned char buf[4096];
+    size_t n;
+};
+
+static void *read_fifo(void *arg)
+{
+    struct reader *r = arg;
+    int fd = open(r->path, O_RDONLY);
+    ssize_t k;
+    while (fd >= 0 && (k = read(fd, r->buf + r->n, sizeof r->buf - r->n)) > 0) r->n += (size_t)k;
+    if (fd >= 0) close(fd);
+    return NULL;
+}
+
+/* A FIFO is written into and stays a FIFO; a device too (/dev/full: the real error, ENOSPC). */
+static void fifos_and_devices(void **state)
+{
+    (void)state;
+    clrun_array a, r;
+    struct stat sb;
+    make_array(&a, 5, -2.0f);
+    assert_int_equal(mkfifo(in_dir("fifo"), 0600), 0);
+    struct reader rd = {in_dir("fifo"), {0}, 0};
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, read_fifo, &rd), 0);
+    CHECK_OK(NULL, clrun_npy_write(rd.path, &a));
+    pthread_join(t, NULL);
+    assert_int_equal(lstat(in_dir("fifo"), &sb), 0);
+    assert_true(S_ISFIFO(sb.st_mode));
+    CHECK_OK(NULL, clrun_npy_parse(rd.buf, rd.n, &r));
+    assert_int_equal(r.count, 5);
+    clrun_array_free(&r);
+    CHECK_FAIL(NULL, clrun_npy_write("/dev/full", &a), CLRUN_IO_ERROR, strerror(ENOSPC));
+    assert_int_equal(stat("/dev/full", &sb), 0);
+    assert_true(S_ISCHR(sb.st_mode));
+    CHECK_FAIL(NULL, clrun_npy_write(dir, &a), CLRUN_IO_ERROR, strerror(EISDIR)); /* a folder is refused, nothing left */
+    unlink(in_dir("fifo"));
+    folder_holds(0);
+    clrun_array_free(&a);
+}
+
+/* "-" writes to standard output. */
+static void dash_is_stdout(void **state)
+{
+    (void)state;
+    clrun_array a, r;
+    make_array(&a, 9, 0.25f);
+    fflush(stdout);
+    int saved = dup(1), fd = open(in_dir("stdout"), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    assert_true(saved >= 0 && fd >= 0);
+    dup2(fd, 1);
+    clrun_status st = clrun_npy_write("-", &a);
+    fflush(stdout);
+    dup2(saved, 1);
+    close(saved), close(fd);
+    CHECK_OK(NULL, st);
+    CHECK_OK(NULL, clrun_npy_read(in_dir("stdout"), &r));
+    assert_int_equal(r.count, 9);
+    clrun_array_free(&r), clrun_array_free(&a);
+    unlink(in_dir("stdout"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(links_and_modes),
+        cmocka_unit_test(planted_links_not_followed),
+        cmocka_unit_test(fifos_and_devices),
+        cmocka_unit_test(dash_is_stdout),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -480,6 +480,10 @@ CLRUN_API clrun_status clrun_npy_parse(const void *buf, size_t len, clrun_array 
 /** Read an .npy file. On success *out owns the data (free with clrun_array_free). */
 CLRUN_API clrun_status clrun_npy_read(const char *path, clrun_array *out);
 
+/** Write `bytes` bytes to a file, safely as clrun_image_write says ("-": standard output; the old
+ *  file replaced whole or left as it was). CLRUN_IO_ERROR names the error. */
+CLRUN_API clrun_status clrun_file_write(const char *path, const void *data, size_t bytes);
+
 /** Write an array as a version 1.0 .npy file, safely as clrun_image_write says ("-": standard
  *  output; no partial output; links followed, FIFOs and devices written into, the mode kept). */
 CLRUN_API clrun_status clrun_npy_write(const char *path, const clrun_array *a);

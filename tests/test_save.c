@@ -109,7 +109,15 @@ static void links_and_modes(void **state)
     umask(old);
     assert_int_equal(stat(in_dir("new.npy"), &sb), 0);
     assert_int_equal(sb.st_mode & 07777, 0644);
-    folder_holds(5);
+    char text[16]; /* raw bytes, through the same writer */
+    write_text(in_dir("tune.txt"), "old lines", 0600);
+    CHECK_OK(NULL, clrun_file_write(in_dir("tune.txt"), "abc", 3));
+    read_text(in_dir("tune.txt"), text, sizeof text);
+    assert_string_equal(text, "abc");
+    assert_int_equal(stat(in_dir("tune.txt"), &sb), 0);
+    assert_int_equal(sb.st_mode & 07777, 0600);
+    CHECK_FAIL(NULL, clrun_file_write("/dev/full", "abc", 3), CLRUN_IO_ERROR, strerror(ENOSPC));
+    folder_holds(6);
     clrun_array_free(&a);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -f %s/*", dir);

@@ -103,3 +103,23 @@ int clrun__save(const char *path, int (*write)(FILE *f, void *arg), void *arg, i
     if (e) unlink(tmp);
     return (*err = e) ? -1 : 0;
 }
+
+struct bytes_out {
+    const void *data;
+    size_t bytes;
+};
+
+static int write_bytes(FILE *f, void *arg)
+{
+    const struct bytes_out *o = arg;
+    return o->bytes == 0 || fwrite(o->data, 1, o->bytes, f) == o->bytes ? 0 : -1;
+}
+
+clrun_status clrun_file_write(const char *path, const void *data, size_t bytes)
+{
+    int err;
+    if (!path || (bytes && !data)) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_file_write: NULL argument");
+    struct bytes_out o = {data, bytes};
+    if (clrun__save(path, write_bytes, &o, &err) != 0) return clrun__fail(NULL, CLRUN_IO_ERROR, "cannot write %s: %s", path, strerror(err));
+    return CLRUN_OK;
+}

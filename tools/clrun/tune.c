@@ -135,16 +135,15 @@ static int tune_class(clrun_ctx *ctx, int cls, size_t n, const struct cand *cand
     return rc;
 }
 
-/* Write the four classes' lines to the tuning file (temporary file + rename). */
+/* Write the four classes' lines to the tuning file (clrun_file_write: replaced whole, safely). */
 static int store(clrun_ctx *ctx, char line[4][96])
 {
     const clrun_device_info *in = clrun_ctx_device(ctx);
-    char path[4200], tmp[4300], dir[4200];
+    char path[4200], dir[4200], text[1024];
     if (!clrun_gemm_tuning_path(ctx, path, sizeof path)) {
         fprintf(stderr, "clrun tune: the cache is off (CLRUN_NO_CACHE), so there is nowhere to store the result\n");
         return EXIT_RUNTIME;
     }
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
     snprintf(dir, sizeof dir, "%s", path);
     *strrchr(dir, '/') = 0;
     for (char *q = dir + 1; *q; q++) /* mkdir -p */
@@ -154,13 +153,10 @@ static int store(clrun_ctx *ctx, char line[4][96])
             *q = '/';
         }
     mkdir(dir, 0755);
-    FILE *f = fopen(tmp, "w");
-    int ok = f && fprintf(f, "# clrun tune gemm on %s (%s)\n%s\n%s\n%s\n%s\n", in->name, in->driver_version, line[0], line[1], line[2],
-                          line[3]) >= 0;
-    ok = (f && fclose(f) == 0) && ok;
-    if (!ok || rename(tmp, path) != 0) {
-        unlink(tmp);
-        fprintf(stderr, "clrun tune: cannot write %s\n", path);
+    int n = snprintf(text, sizeof text, "# clrun tune gemm on %s (%s)\n%s\n%s\n%s\n%s\n", in->name, in->driver_version, line[0], line[1],
+                     line[2], line[3]);
+    if (n < 0 || (size_t)n >= sizeof text || clrun_file_write(path, text, (size_t)n) != CLRUN_OK) {
+        fprintf(stderr, "clrun tune: %s\n", n < 0 || (size_t)n >= sizeof text ? "the tuning lines are too long" : clrun_last_error(NULL));
         return EXIT_RUNTIME;
     }
     printf("stored in %s\n", path);

@@ -164,7 +164,8 @@ int sim_next_arg(struct sim_parser *p, unsigned index, const clrun_arg_info *inf
     if (clrun_array_new(&a->data, a->type, 1, shape) != CLRUN_OK) return fail(p, "argument %u: out of memory", index);
     unsigned char *d = a->data.data;
     if (fillv[0]) {
-        if (parse_value(a->type, fillv, d, hex)) return fail(p, "argument %u: invalid fill value '%s'", index, fillv);
+        if (parse_value(a->type, fillv, d, (hex ? VALUE_HEX : 0) | VALUE_WRAP))
+            return fail(p, "argument %u: invalid fill value '%s'", index, fillv);
         for (size_t done = 1; done < n;) { /* doubling copies: log n memcpy calls */
             size_t m = done < n - done ? done : n - done;
             memcpy(d + done * es, d, m * es);
@@ -175,7 +176,9 @@ int sim_next_arg(struct sim_parser *p, unsigned index, const clrun_arg_info *inf
         unsigned char v[3][8];
         if (!c1 || !c2) return fail(p, "argument %u: range wants START:INC:END, not '%s'", index, rangev);
         *c1 = *c2 = 0;
-        if (parse_value(a->type, rangev, v[0], hex) || parse_value(a->type, c1 + 1, v[1], hex) || parse_value(a->type, c2 + 1, v[2], hex))
+        if (parse_value(a->type, rangev, v[0], (hex ? VALUE_HEX : 0) | VALUE_WRAP) ||
+            parse_value(a->type, c1 + 1, v[1], (hex ? VALUE_HEX : 0) | VALUE_WRAP) ||
+            parse_value(a->type, c2 + 1, v[2], (hex ? VALUE_HEX : 0) | VALUE_WRAP))
             return fail(p, "argument %u: invalid range value", index);
         double st = value_as_double(a->type, v[0]), inc = value_as_double(a->type, v[1]), en = value_as_double(a->type, v[2]);
         double num = inc != 0 ? (en - st + inc) / inc : -1;
@@ -188,7 +191,7 @@ int sim_next_arg(struct sim_parser *p, unsigned index, const clrun_arg_info *inf
             if (token(p, tok, sizeof tok, "argument values")) {
                 return fail(p, "unexpected end of file: argument %u wants %zu values, found %zu", index, n, i);
             }
-            if (parse_value(a->type, tok, d + i * es, hex))
+            if (parse_value(a->type, tok, d + i * es, (hex ? VALUE_HEX : 0) | VALUE_WRAP))
                 return fail(p, "argument %u: '%s' is not a valid %s", index, tok, clrun_dtype_cl_name(a->type));
         }
     }

@@ -10,8 +10,19 @@
 /* one line per type, kept as written: */
 /* clang-format off */
 
-int parse_value(clrun_dtype t, const char *s, void *out, int hex)
+/* Integers are decimal (a leading zero is not octal: "010" is 10), hexadecimal with a 0x prefix, or
+ * with VALUE_HEX hexadecimal throughout. */
+static int int_base(const char *s, int flags)
 {
+    if (flags & VALUE_HEX) return 16;
+    while (*s == ' ') s++;
+    if (*s == '-' || *s == '+') s++;
+    return s[0] == '0' && (s[1] == 'x' || s[1] == 'X') ? 16 : 10;
+}
+
+int parse_value(clrun_dtype t, const char *s, void *out, int flags)
+{
+    const int hex = int_base(s ? s : "", flags) == 16;
     char *end = NULL;
     if (!s || !*s) return -1;
     errno = 0;
@@ -37,7 +48,7 @@ int parse_value(clrun_dtype t, const char *s, void *out, int hex)
     case CLRUN_I16:
     case CLRUN_I32:
     case CLRUN_I64: {
-        long long v = strtoll(s, &end, hex ? 16 : 0);
+        long long v = strtoll(s, &end, hex ? 16 : 10);
         if (*end || end == s || errno == ERANGE) return -1;
         size_t n = clrun_dtype_size(t);
         long long lo = n == 8 ? INT64_MIN : -(1LL << (8 * n - 1)), hi = n == 8 ? INT64_MAX : (1LL << (8 * n - 1)) - 1;
@@ -54,10 +65,16 @@ int parse_value(clrun_dtype t, const char *s, void *out, int hex)
     case CLRUN_U64:
     case CLRUN_BOOL: {
         while (*s == ' ') s++;
-        if (*s == '-') return -1;
-        unsigned long long v = strtoull(s, &end, hex ? 16 : 0);
-        if (*end || end == s || errno == ERANGE) return -1;
         size_t n = clrun_dtype_size(t);
+        unsigned long long v;
+        if (*s == '-') { /* VALUE_WRAP: modulo 2^bits, as Oclgrind reads a negative unsigned value */
+            long long sv = strtoll(s, &end, hex ? 16 : 10);
+            if (!(flags & VALUE_WRAP) || t == CLRUN_BOOL || *end || end == s + 1 || errno == ERANGE) return -1;
+            v = (unsigned long long)sv & (n == 8 ? ~0ULL : (1ULL << (8 * n)) - 1);
+        } else {
+            v = strtoull(s, &end, hex ? 16 : 10);
+            if (*end || end == s || errno == ERANGE) return -1;
+        }
         if (t == CLRUN_BOOL && v > 1) return -1;
         if (n < 8 && v > (1ULL << (8 * n)) - 1) return -1;
         if (n == 1) *(uint8_t *)out = (uint8_t)v;

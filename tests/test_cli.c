@@ -296,6 +296,8 @@ static void run_scalars_local_and_2d(void **state)
            "1");
     EXPECT(2, "not a valid uchar", "run", KDIR "/cli.cl", "-k", "scalars", "-g", "1", "--", out, "1", "-1", "1", "1", "1", "1", "1", "1",
            "1", "1");
+    EXPECT(2, "does not fit u8", "run", KDIR "/cli.cl", "-k", "scalars", "-g", "1", "range:u8:300", "1", "1", "1", "1", "1", "1", "1", "1",
+           "1", "1");
     EXPECT(2, "not a valid u8", "run", KDIR "/cli.cl", "-k", "scalars", "-g", "1", out, "1", "u8:abc", "1", "1", "1", "1", "1", "1", "1",
            "1");
     /* local memory */

@@ -283,7 +283,9 @@ static int form_range(struct rarg *r, const struct form_in *in)
         if (parse_value(in->t, in->f[4], v1, 0)) return usage_error("argument '%s': bad STEP '%s'", in->spec, in->f[4]);
         step = value_as_double(in->t, v1);
     }
-    for (size_t i = 0; i < r->a.count; i++) value_from_double(in->t, start + step * (double)i, in->d + i * in->es);
+    for (size_t i = 0; i < r->a.count; i++)
+        if (value_from_double(in->t, start + step * (double)i, in->d + i * in->es))
+            return usage_error("argument '%s': element %zu, %g, does not fit %s", in->spec, i, start + step * (double)i, clrun_dtype_name(in->t));
     return 0;
 }
 
@@ -310,7 +312,8 @@ static int form_rand(struct rarg *r, const struct form_in *in)
     for (size_t i = 0; i < r->a.count; i++) {
         double u = (double)(splitmix(&seed) >> 11) * (1.0 / 9007199254740992.0);
         double v = lo + (hi - lo) * u;
-        value_from_double(t, integer ? floor(v) : v, in->d + i * in->es);
+        if (value_from_double(t, integer ? floor(v) : v, in->d + i * in->es))
+            return usage_error("argument '%s': LO and HI must lie within %s's range", in->spec, clrun_dtype_name(t));
     }
     return 0;
 }

@@ -184,7 +184,9 @@ int sim_next_arg(struct sim_parser *p, unsigned index, const clrun_arg_info *inf
         double num = inc != 0 ? (en - st + inc) / inc : -1;
         if (!(num >= 1) || ceil(num) != num || (size_t)num != n)
             return fail(p, "argument %u: range %g:%g:%g does not give %zu values (the size)", index, st, inc, en, n);
-        for (size_t i = 0; i < n; i++) value_from_double(a->type, st + inc * (double)i, d + i * es);
+        for (size_t i = 0; i < n; i++)
+            if (value_from_double(a->type, st + inc * (double)i, d + i * es))
+                return fail(p, "argument %u: range element %zu does not fit %s", index, i, clrun_dtype_cl_name(a->type));
     } else if (!noinit) {
         char tok[128];
         for (size_t i = 0; i < n; i++) {

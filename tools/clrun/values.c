@@ -2,6 +2,7 @@
 #include "values.h"
 
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -107,8 +108,18 @@ double value_as_double(clrun_dtype t, const void *p)
     }
 }
 
-void value_from_double(clrun_dtype t, double d, void *p)
+int value_from_double(clrun_dtype t, double d, void *p)
 {
+    /* an integer type holds d when d truncated toward zero lies in its range: lo < d < hi */
+    static const double lo[CLRUN_DTYPE_COUNT] = {[CLRUN_I8] = -129.0, [CLRUN_I16] = -32769.0, [CLRUN_I32] = -2147483649.0,
+                                                 [CLRUN_U8] = -1.0,   [CLRUN_U16] = -1.0,     [CLRUN_U32] = -1.0,
+                                                 [CLRUN_U64] = -1.0},
+                        hi[CLRUN_DTYPE_COUNT] = {[CLRUN_I8] = 128.0,   [CLRUN_I16] = 32768.0,   [CLRUN_I32] = 2147483648.0,
+                                                 [CLRUN_I64] = 9223372036854775808.0, [CLRUN_U8] = 256.0, [CLRUN_U16] = 65536.0,
+                                                 [CLRUN_U32] = 4294967296.0, [CLRUN_U64] = 18446744073709551616.0};
+    const int integer = t >= CLRUN_I8 && t <= CLRUN_U64;
+    if (integer && !(t == CLRUN_I64 ? d >= -9223372036854775808.0 && d < hi[t] : d > lo[t] && d < hi[t])) return -1; /* NaN too */
+    if ((t == CLRUN_F32 || t == CLRUN_F16 || t == CLRUN_BF16) && isfinite(d) && fabs(d) > FLT_MAX) return -1;
     switch (t) {
     case CLRUN_F16: { uint16_t h = clrun_f32_to_f16((float)d); memcpy(p, &h, 2); break; }
     case CLRUN_BF16: { uint16_t h = clrun_f32_to_bf16((float)d); memcpy(p, &h, 2); break; }
@@ -123,8 +134,9 @@ void value_from_double(clrun_dtype t, double d, void *p)
     case CLRUN_U16: { uint16_t v = (uint16_t)d; memcpy(p, &v, 2); break; }
     case CLRUN_U32: { uint32_t v = (uint32_t)d; memcpy(p, &v, 4); break; }
     case CLRUN_U64: { uint64_t v = (uint64_t)d; memcpy(p, &v, 8); break; }
-    default: break;
+    default: return -1;
     }
+    return 0;
 }
 
 void value_print(FILE *f, clrun_dtype t, const void *p)

@@ -13,6 +13,8 @@ enum {
  * when the text is not a number or is out of the type's range. */
 int parse_value(clrun_dtype t, const char *s, void *out, int flags);
 double value_as_double(clrun_dtype t, const void *p);
-void value_from_double(clrun_dtype t, double d, void *p);
+/* Store d as type t (integers truncated toward zero); -1, storing nothing, when it does not fit the
+ * type (or is NaN for an integer type): the conversion would be undefined. */
+int value_from_double(clrun_dtype t, double d, void *p);
 void value_print(FILE *f, clrun_dtype t, const void *p);
 #endif

@@ -312,6 +312,16 @@ static void run_scalars_local_and_2d(void **state)
     EXPECT(2, "local:BYTES", "run", KDIR "/cli.cl", "-k", "group_sums", "-g", "32", sums, "fill:f32:32:0.5", "local:0");
     EXPECT(2, "must divide the global size", "run", KDIR "/cli.cl", "-k", "group_sums", "-g", "32", "-l", "7", sums, "fill:f32:32:0.5",
            "local:28");
+    /* sizes the device cannot take are refused before the driver sees them (some abort the process) */
+    EXPECT(2, "bytes of local memory", "run", KDIR "/cli.cl", "-k", "group_sums", "-g", "32", "-l", "8", sums, "fill:f32:32:0.5",
+           "local:1073741824");
+    EXPECT(2, "bytes of local memory", "run", KDIR "/cli.cl", "-k", "group_sums", "-g", "32", "-l", "8", sums, "fill:f32:32:0.5",
+           "local:18446744073709551615");
+    EXPECT(2, "work-groups; at most 2^32 - 1", "run", KDIR "/cli.cl", "-k", "group_sums", "-g", "1099511627776", "-l", "1", sums,
+           "fill:f32:32:0.5", "local:4");
+    EXPECT(2, "work-groups; at most 2^32 - 1", "run", KDIR "/cli.cl", "-k", "ids2", "-g", "65536,65536,65536", "out:i32:5x7", "7");
+    EXPECT(2, "allows at most", "run", KDIR "/cli.cl", "-k", "group_sums", "-g", "1048576", "-l", "1048576", sums, "fill:f32:32:0.5",
+           "local:4");
     /* 2-D */
     char ids[4300];
     snprintf(ids, sizeof ids, "out:i32:5x7@%s", path("ids.npy"));

@@ -552,6 +552,43 @@ static int find_arg(clrun_kernel *k, int nargs, const char *target)
     return -1;
 }
 
+/* The NDRange and the __local arguments against the device's limits, before the driver sees them
+ * (some drivers abort the process on sizes they cannot schedule): each local size within the
+ * device's work-item sizes and their product within the kernel's work-group size; the __local bytes
+ * together within the device's local memory; fewer than 2^32 work-groups (drivers count them in 32
+ * bits) and fewer work-items than the device's address space holds. */
+static int check_geometry(const struct run_opts *o, clrun_ctx *ctx, clrun_kernel *k, const struct rarg *args, int nargs)
+{
+    const clrun_device_info *in = clrun_ctx_device(ctx);
+    cl_uint bits = 64;
+    size_t kwg = 0, local_total = 0, items = 1, groups = 1, wg = 1;
+    clGetDeviceInfo(clrun_ctx_cl_device(ctx), CL_DEVICE_ADDRESS_BITS, sizeof bits, &bits, NULL);
+    if (clGetKernelWorkGroupInfo(clrun_kernel_cl(k), clrun_ctx_cl_device(ctx), CL_KERNEL_WORK_GROUP_SIZE, sizeof kwg, &kwg, NULL) != CL_SUCCESS)
+        kwg = in->max_work_group;
+    for (int i = 0; i < nargs; i++) {
+        if (args[i].kind != R_LOCAL) continue;
+        if (args[i].local > in->local_mem || local_total > in->local_mem - args[i].local)
+            return usage_error("the __local arguments ask for more than the %llu bytes of local memory %s has (argument %d: %zu bytes)",
+                               (unsigned long long)in->local_mem, in->name, i, args[i].local);
+        local_total += args[i].local;
+    }
+    for (unsigned d = 0; d < o->dims; d++) {
+        const size_t l = o->ldims ? o->local[d] : 1;
+        if (o->ldims && in->max_work_item[d] && l > in->max_work_item[d])
+            return usage_error("-l: %zu work-items in dimension %u; %s allows at most %zu", l, d, in->name, in->max_work_item[d]);
+        if (__builtin_mul_overflow(items, o->global[d], &items) || (bits < 64 && items >> bits))
+            return usage_error("-g: %zu work-items in all do not fit the %u-bit address space of %s", items, bits, in->name);
+        wg *= l;
+        groups *= (o->global[d] + l - 1) / l;
+    }
+    if (o->ldims && kwg && wg > kwg)
+        return usage_error("-l: a work-group of %zu work-items; kernel %s allows at most %zu on %s", wg, clrun_kernel_name(k), kwg, in->name);
+    if (!o->ldims) groups = (items + (kwg ? kwg : 1) - 1) / (kwg ? kwg : 1); /* the fewest the driver can make */
+    if (groups >> 32)
+        return usage_error("-g/-l: %zu work-groups; at most 2^32 - 1 (give a larger -l, or split the work)", groups);
+    return 0;
+}
+
 static int execute(struct run_opts *o, clrun_ctx *ctx, clrun_kernel *k, struct rarg *args, int nargs)
 {
     int rc = 0;
@@ -578,6 +615,7 @@ static int execute(struct run_opts *o, clrun_ctx *ctx, clrun_kernel *k, struct r
         if (args[check_idx[c]].kind != R_BUF)
             return usage_error("--check %s: argument %d is not a buffer", o->checks[c].target, check_idx[c]);
 
+    if ((rc = check_geometry(o, ctx, k, args, nargs))) return rc;
     /* launches: raw enqueue so that without -l the driver picks the work-group size and the global
      * size stays exact (kernels like the seed's multiply_them have no tail guard) */
     cl_command_queue q = clrun_ctx_cl_queue(ctx);

@@ -271,7 +271,8 @@ CLRUN_API clrun_status clrun_host_free(clrun_ctx *ctx, void *ptr);
  * source and replaced; a cache directory that cannot be written only costs the caching.
  * ----------------------------------------------------------------------------------------------*/
 
-/** Build a program from a .cl file. options: extra build options (may be NULL). A build failure is
+/** Build a program from a .cl file (sources and included files up to 16 MiB, else CLRUN_IO_ERROR).
+ *  options: extra build options (may be NULL). A build failure is
  *  CLRUN_BUILD_FAILED, and clrun_last_error(ctx) holds the file, the options and the whole build
  *  log. A missing file is CLRUN_IO_ERROR. Free with clrun_prog_free. */
 CLRUN_API clrun_status clrun_prog_file(clrun_ctx *ctx, const char *path, const char *options, clrun_prog **out);
@@ -477,7 +478,9 @@ CLRUN_API void clrun_array_free(clrun_array *a);
 /** Parse an .npy image held in memory (len bytes). On success *out owns a copy of the data. */
 CLRUN_API clrun_status clrun_npy_parse(const void *buf, size_t len, clrun_array *out);
 
-/** Read an .npy file. On success *out owns the data (free with clrun_array_free). */
+/** Read an .npy file, as far as its header says and no further (headers up to 1 MiB; a FIFO or
+ *  device that goes on is not read past the data). On success *out owns the data (free with
+ *  clrun_array_free). */
 CLRUN_API clrun_status clrun_npy_read(const char *path, clrun_array *out);
 
 /** Write `bytes` bytes to a file, safely as clrun_image_write says ("-": standard output; the old

@@ -129,6 +129,9 @@ int clrun__save(const char *path, int (*write)(FILE *f, void *arg), void *arg, i
 
 /* Small helpers. */
 char *clrun__strdup(const char *s);
-int clrun__read_file(const char *path, char **data, size_t *len);
+/* The largest kernel source (and included file) and cache entry clrun reads. */
+#define CLRUN__SOURCE_MAX ((size_t)16 << 20)
+#define CLRUN__CACHE_ENTRY_MAX ((size_t)1 << 30)
+int clrun__read_file(const char *path, char **data, size_t *len, size_t max);
 
 #endif

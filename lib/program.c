@@ -101,7 +101,7 @@ static clrun_status resolve(clrun_ctx *ctx, const char *text, size_t len, const 
             } else {
                 if (name[0] == '/') snprintf(path, sizeof path, "%s", name);
                 else snprintf(path, sizeof path, "%s/%s", dir, name);
-                int rc = clrun__read_file(path, &data, &dlen);
+                int rc = clrun__read_file(path, &data, &dlen, CLRUN__SOURCE_MAX);
                 if (rc)
                     return clrun__fail(ctx, CLRUN_IO_ERROR, "%s:%u: cannot open included file %s: %s", label, lineno, path, strerror(rc));
                 char sub[4096];
@@ -242,8 +242,9 @@ clrun_status clrun_prog_file(clrun_ctx *ctx, const char *path, const char *optio
     char *data = NULL;
     size_t len = 0;
     if (!path) return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_prog_file: path is NULL");
-    int rc = clrun__read_file(path, &data, &len);
-    if (rc) return clrun__fail(ctx, CLRUN_IO_ERROR, "cannot read kernel file %s: %s", path, strerror(rc));
+    int rc = clrun__read_file(path, &data, &len, CLRUN__SOURCE_MAX);
+    if (rc) return clrun__fail(ctx, CLRUN_IO_ERROR, "cannot read kernel file %s: %s%s", path, strerror(rc),
+                               rc == EFBIG ? " (kernel sources are read up to 16 MiB)" : "");
     char dir[4096];
     snprintf(dir, sizeof dir, "%s", path);
     char *slash = strrchr(dir, '/');

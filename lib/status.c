@@ -189,8 +189,9 @@ char *clrun__strdup(const char *s)
     return p;
 }
 
-/* Read a whole file; returns 0, or an errno value. *data is NUL-terminated, freed by the caller. */
-int clrun__read_file(const char *path, char **data, size_t *len)
+/* Read a whole file of at most max bytes; returns 0, or an errno value (EFBIG past max, whatever
+ * the file: /dev/zero too). *data is NUL-terminated, freed by the caller. */
+int clrun__read_file(const char *path, char **data, size_t *len, size_t max)
 {
     int rc = 0;
     char *buf = NULL;
@@ -198,6 +199,10 @@ int clrun__read_file(const char *path, char **data, size_t *len)
     FILE *f = fopen(path, "rb");
     if (!f) return errno ? errno : EIO;
     for (;;) {
+        if (n > max) {
+            rc = EFBIG;
+            goto done;
+        }
         if (n + 4096 + 1 > cap) {
             size_t ncap = cap ? cap * 2 : 65536;
             char *p = realloc(buf, ncap);

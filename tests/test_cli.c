@@ -312,6 +312,9 @@ static void run_scalars_local_and_2d(void **state)
     EXPECT(2, "local:BYTES", "run", KDIR "/cli.cl", "-k", "group_sums", "-g", "32", sums, "fill:f32:32:0.5", "local:0");
     EXPECT(2, "must divide the global size", "run", KDIR "/cli.cl", "-k", "group_sums", "-g", "32", "-l", "7", sums, "fill:f32:32:0.5",
            "local:28");
+    EXPECT(2, "File too large", "run", "--sim", "/dev/zero"); /* inputs are read within bounds */
+    EXPECT(2, "up to 16 MiB", "run", "/dev/zero", "-k", "x", "-g", "1");
+    EXPECT(2, "not an .npy file", "op", "sum", "/dev/zero");
     /* sizes the device cannot take are refused before the driver sees them (some abort the process) */
     EXPECT(2, "bytes of local memory", "run", KDIR "/cli.cl", "-k", "group_sums", "-g", "32", "-l", "8", sums, "fill:f32:32:0.5",
            "local:1073741824");

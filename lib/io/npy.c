@@ -213,17 +213,69 @@ clrun_status clrun_npy_parse(const void *buf, size_t len, clrun_array *out)
     return CLRUN_OK;
 }
 
+/* The longest .npy header clrun reads: NumPy writes a few hundred bytes. */
+#define NPY_HEADER_MAX ((size_t)1 << 20)
+
+/* Read the file as far as its header says and no further: the preamble, a header of at most
+ * NPY_HEADER_MAX bytes, then exactly the data its shape needs (a FIFO or /dev/zero cannot make it
+ * read more), and one byte more to find trailing data. */
+static clrun_status read_npy(FILE *f, clrun_array *out)
+{
+    unsigned char pre[12];
+    unsigned char *head = NULL;
+    clrun_status st;
+    size_t got = fread(pre, 1, 10, f), start = 10, hlen;
+    if (got < 10 || memcmp(pre, "\x93NUMPY", 6) != 0) return FMT("not an .npy file (the magic string \\x93NUMPY is missing)");
+    if (pre[6] == 2 || pre[6] == 3) {
+        if (fread(pre + 10, 1, 2, f) != 2) return FMT("truncated .npy header");
+        start = 12, hlen = (size_t)pre[8] | (size_t)pre[9] << 8 | (size_t)pre[10] << 16 | (size_t)pre[11] << 24;
+    } else if (pre[6] == 1) {
+        hlen = (size_t)pre[8] | (size_t)pre[9] << 8;
+    } else {
+        return FMT("unsupported .npy format version %u.%u", pre[6], pre[7]);
+    }
+    if (hlen > NPY_HEADER_MAX) return FMT("header of %zu bytes; clrun reads headers of up to 1 MiB", hlen);
+    if (!(head = malloc(start + hlen))) return clrun__fail(NULL, CLRUN_HOST_OUT_OF_MEMORY, "out of memory for an .npy header");
+    memcpy(head, pre, start);
+    if (fread(head + start, 1, hlen, f) != hlen) {
+        free(head);
+        return FMT("header length %zu runs past the end of the file", hlen);
+    }
+    /* the header, with clrun_npy_parse's checks; then the data its shape needs */
+    clrun_dtype dtype = CLRUN_F32;
+    unsigned ndim = 0;
+    size_t shape[CLRUN_MAX_DIMS] = {0};
+    if (hlen == 0 || head[start + hlen - 1] != '\n') st = FMT("header does not end with a newline (bad header length %zu?)", hlen);
+    else st = parse_header((const char *)head + start, hlen, &dtype, &ndim, shape);
+    free(head);
+    if (st) return st;
+    size_t count = 1, esize = dtypes[dtype].size;
+    for (unsigned i = 0; i < ndim; i++) {
+        if (shape[i] && count > SIZE_MAX / shape[i]) return FMT("shape is too large (the element count overflows)");
+        count *= shape[i];
+    }
+    if (count > SIZE_MAX / esize) return FMT("shape is too large (the byte count overflows)");
+    if ((st = clrun_array_new(out, dtype, ndim, shape)) != CLRUN_OK) return st;
+    got = out->bytes ? fread(out->data, 1, out->bytes, f) : 0;
+    if (got < out->bytes) st = FMT("data is truncated: the shape needs %zu bytes, the file has %zu", out->bytes, got);
+    else if (fgetc(f) != EOF) st = FMT("bytes after the data that the shape describes");
+    if (st) clrun_array_free(out);
+    return st;
+}
+
 clrun_status clrun_npy_read(const char *path, clrun_array *out)
 {
-    char *data = NULL;
-    size_t len = 0;
     if (!path || !out) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_npy_read: NULL argument");
     memset(out, 0, sizeof *out);
-    int rc = clrun__read_file(path, &data, &len);
-    if (rc) return clrun__fail(NULL, CLRUN_IO_ERROR, "cannot read %s: %s", path, strerror(rc));
-    clrun_status st = clrun_npy_parse(data, len, out);
-    free(data);
-    if (st != CLRUN_OK) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return clrun__fail(NULL, CLRUN_IO_ERROR, "cannot read %s: %s", path, strerror(errno));
+    clrun_status st = read_npy(f, out);
+    if (st == CLRUN_OK && ferror(f)) {
+        clrun_array_free(out);
+        st = clrun__fail(NULL, CLRUN_IO_ERROR, "cannot read %s: %s", path, strerror(errno ? errno : EIO));
+    }
+    fclose(f);
+    if (st != CLRUN_OK && st != CLRUN_IO_ERROR) {
         char msg[1024];
         snprintf(msg, sizeof msg, "%s", clrun_last_error(NULL));
         clrun__fail(NULL, st, "%s: %s", path, msg);

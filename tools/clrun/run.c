@@ -713,6 +713,10 @@ static int execute(struct run_opts *o, clrun_ctx *ctx, clrun_kernel *k, struct r
     return worst;
 }
 
+/* The largest .sim file read (its inline values included). */
+#define SIM_MAX ((size_t)256 << 20)
+
+/* A whole text file of at most SIM_MAX bytes (errno EFBIG past it, /dev/zero too), or NULL. */
 static char *read_text(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");
@@ -723,6 +727,12 @@ static char *read_text(const char *path, size_t *len)
         size_t got = fread(buf + n, 1, cap - n, f);
         n += got;
         if (n < cap) break;
+        if (cap > SIM_MAX) {
+            free(buf);
+            buf = NULL;
+            errno = EFBIG;
+            break;
+        }
         char *p = realloc(buf, cap * 2);
         if (!p) {
             free(buf);

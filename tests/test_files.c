@@ -1,12 +1,15 @@
-/* test_save.c — output files are written without loss or exposure (lib/io/save.c, through
- * clrun_npy_write and clrun_image_write): links are followed and kept, FIFOs and devices are written
- * into and never replaced, the replaced file's mode is kept, no predictable temporary name is
- * followed, a failure leaves the destination as it was and names the real error, "-" is stdout. */
+/* test_files.c — files in and out. Outputs are written without loss or exposure (lib/io/save.c,
+ * through clrun_npy_write, clrun_image_write and clrun_file_write): links are followed and kept,
+ * FIFOs and devices are written into and never replaced, the replaced file's mode is kept, no
+ * predictable temporary name is followed, a failure leaves the destination as it was and names the
+ * real error, "-" is stdout. Inputs are read within bounds: an .npy as far as its header says (a
+ * FIFO that goes on cannot make it read more), headers up to 1 MiB, kernel sources up to 16 MiB. */
 #include "helpers.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -217,6 +220,74 @@ static void dash_is_stdout(void **state)
     unlink(in_dir("stdout"));
 }
 
+struct writer {
+    const char *path;
+    const unsigned char *data;
+    size_t n, extra; /* extra: zero bytes after the data */
+};
+
+static void *write_fifo(void *arg)
+{
+    const struct writer *w = arg;
+    static const unsigned char zeros[4096];
+    int fd = open(w->path, O_WRONLY);
+    if (fd < 0) return NULL;
+    ssize_t k = write(fd, w->data, w->n);
+    for (size_t sent = 0; k >= 0 && sent < w->extra; sent += sizeof zeros) k = write(fd, zeros, sizeof zeros); /* EPIPE once the reader stops */
+    close(fd);
+    return NULL;
+}
+
+/* Inputs: an .npy read as far as its header says, from a FIFO too; headers and sources bounded. */
+static void inputs_bounded(void **state)
+{
+    (void)state;
+    clrun_array a, r;
+    make_array(&a, 4, 3.0f);
+    CHECK_OK(NULL, clrun_npy_write(in_dir("a.npy"), &a));
+    unsigned char file[256];
+    FILE *f = fopen(in_dir("a.npy"), "rb");
+    assert_non_null(f);
+    size_t n = fread(file, 1, sizeof file, f);
+    fclose(f);
+    signal(SIGPIPE, SIG_IGN);
+    for (int extra = 0; extra < 2; extra++) { /* exactly the array, then the array and 64 MiB more */
+        assert_int_equal(mkfifo(in_dir("fifo.npy"), 0600), 0);
+        struct writer w = {in_dir("fifo.npy"), file, n, extra ? (size_t)64 << 20 : 0};
+        pthread_t t;
+        assert_int_equal(pthread_create(&t, NULL, write_fifo, &w), 0);
+        clrun_status st = clrun_npy_read(w.path, &r);
+        pthread_join(t, NULL);
+        unlink(w.path);
+        if (extra) {
+            CHECK_FAIL(NULL, st, CLRUN_FORMAT_ERROR, "bytes after the data");
+        } else {
+            CHECK_OK(NULL, st);
+            assert_int_equal(r.count, 4);
+            clrun_array_free(&r);
+        }
+    }
+    file[6] = 2, file[8] = 0, file[9] = 0, file[10] = 0x20, file[11] = 0; /* version 2, a header of 2 MiB */
+    f = fopen(in_dir("big.npy"), "wb");
+    assert_non_null(f);
+    fwrite(file, 1, n, f);
+    fclose(f);
+    CHECK_FAIL(NULL, clrun_npy_read(in_dir("big.npy"), &r), CLRUN_FORMAT_ERROR, "up to 1 MiB");
+    CHECK_FAIL(NULL, clrun_npy_read("/dev/zero", &r), CLRUN_FORMAT_ERROR, "not an .npy file");
+    int fd = open(in_dir("huge.cl"), O_WRONLY | O_CREAT | O_TRUNC, 0600); /* 17 MiB of source (sparse) */
+    assert_true(fd >= 0);
+    assert_int_equal(ftruncate(fd, (off_t)17 << 20), 0);
+    close(fd);
+    clrun_ctx *ctx = NULL;
+    clrun_prog *p = NULL;
+    CHECK_OK(NULL, clrun_open(&ctx, test_device()));
+    CHECK_FAIL(ctx, clrun_prog_file(ctx, in_dir("huge.cl"), NULL, &p), CLRUN_IO_ERROR, "up to 16 MiB");
+    CHECK_FAIL(ctx, clrun_prog_file(ctx, "/dev/zero", NULL, &p), CLRUN_IO_ERROR, "up to 16 MiB");
+    clrun_close(ctx);
+    unlink(in_dir("a.npy")), unlink(in_dir("big.npy")), unlink(in_dir("huge.cl"));
+    clrun_array_free(&a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -224,6 +295,7 @@ int main(void)
         cmocka_unit_test(planted_links_not_followed),
         cmocka_unit_test(fifos_and_devices),
         cmocka_unit_test(dash_is_stdout),
+        cmocka_unit_test(inputs_bounded),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -7,6 +7,7 @@
 #include "helpers.h"
 
 #include <errno.h>
+#include <png.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -288,6 +289,81 @@ static void inputs_bounded(void **state)
     clrun_array_free(&a);
 }
 
+/* A palette PNG with transparency (tRNS: what PIL writes for any palette image with transparency)
+ * reads as RGB, the alpha dropped, as cv2.imread gives it. */
+static void palette_with_transparency(void **state)
+{
+    (void)state;
+    FILE *f = fopen(in_dir("pal.png"), "wb");
+    assert_non_null(f);
+    png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, NULL, NULL, NULL);
+    png_infop info = png_create_info_struct(png);
+    assert_true(png && info && !setjmp(png_jmpbuf(png)));
+    png_init_io(png, f);
+    png_set_IHDR(png, info, 3, 2, 8, PNG_COLOR_TYPE_PALETTE, PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+    png_color pal[3] = {{10, 20, 30}, {200, 100, 50}, {0, 255, 0}};
+    png_byte alpha[2] = {0, 128};
+    png_set_PLTE(png, info, pal, 3);
+    png_set_tRNS(png, info, alpha, 2, NULL);
+    png_write_info(png, info);
+    png_byte r0[3] = {0, 1, 2}, r1[3] = {2, 1, 0};
+    png_write_row(png, r0);
+    png_write_row(png, r1);
+    png_write_end(png, NULL);
+    png_destroy_write_struct(&png, &info);
+    fclose(f);
+    clrun_image img;
+    CHECK_OK(NULL, clrun_image_read(in_dir("pal.png"), &img));
+    assert_int_equal(img.channels, 3);
+    assert_int_equal(img.width, 3);
+    const unsigned char want[2][9] = {{10, 20, 30, 200, 100, 50, 0, 255, 0}, {0, 255, 0, 200, 100, 50, 10, 20, 30}};
+    for (int y = 0; y < 2; y++) assert_memory_equal(img.data + (size_t)y * img.stride, want[y], 9);
+    clrun_image_free(&img);
+    unlink(in_dir("pal.png"));
+}
+
+static uint32_t crc32_of(const unsigned char *p, size_t n)
+{
+    uint32_t c = 0xFFFFFFFFu;
+    for (size_t i = 0; i < n; i++) {
+        c ^= p[i];
+        for (int k = 0; k < 8; k++) c = c & 1 ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+    }
+    return ~c;
+}
+
+/* A small PNG that says it is 30000 × 30000 RGB (2.7 GB decoded) is refused from its header, at once,
+ * before anything is decoded or allocated; so is such a PGM. */
+static void huge_headers(void **state)
+{
+    (void)state;
+    clrun_image img, tiny;
+    CHECK_OK(NULL, clrun_image_new(&tiny, 1, 1, 3));
+    CHECK_OK(NULL, clrun_image_write(in_dir("tiny.png"), &tiny));
+    clrun_image_free(&tiny);
+    unsigned char buf[4096];
+    FILE *f = fopen(in_dir("tiny.png"), "rb");
+    assert_non_null(f);
+    size_t n = fread(buf, 1, sizeof buf, f);
+    fclose(f);
+    assert_memory_equal(buf + 12, "IHDR", 4);
+    const uint32_t big = 30000; /* 9·10^8 pixels: under the old 2^31-pixel bound, 2.7 GB decoded in RGB */
+    for (int k = 0; k < 2; k++)
+        for (int b = 0; b < 4; b++) buf[16 + 4 * k + b] = (unsigned char)(big >> (24 - 8 * b));
+    const uint32_t crc = crc32_of(buf + 12, 17);
+    for (int b = 0; b < 4; b++) buf[29 + b] = (unsigned char)(crc >> (24 - 8 * b));
+    f = fopen(in_dir("huge.png"), "wb");
+    assert_non_null(f);
+    fwrite(buf, 1, n, f);
+    fclose(f);
+    const double t0 = (double)clock() / CLOCKS_PER_SEC;
+    CHECK_FAIL(NULL, clrun_image_read(in_dir("huge.png"), &img), CLRUN_FORMAT_ERROR, "more than the 2 GiB");
+    assert_true((double)clock() / CLOCKS_PER_SEC - t0 < 1.0);
+    write_text(in_dir("huge.pgm"), "P6\n30000 30000\n255\n", 0600);
+    CHECK_FAIL(NULL, clrun_image_read(in_dir("huge.pgm"), &img), CLRUN_FORMAT_ERROR, "more than the 2 GiB");
+    unlink(in_dir("tiny.png")), unlink(in_dir("huge.png")), unlink(in_dir("huge.pgm"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -296,6 +372,8 @@ int main(void)
         cmocka_unit_test(fifos_and_devices),
         cmocka_unit_test(dash_is_stdout),
         cmocka_unit_test(inputs_bounded),
+        cmocka_unit_test(palette_with_transparency),
+        cmocka_unit_test(huge_headers),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -29,8 +29,9 @@ void clrun_image_free(clrun_image *img)
     memset(img, 0, sizeof *img);
 }
 
-/* Images larger than this many pixels are refused before allocating (2^31: a 46340² frame). */
-#define MAX_PIXELS ((size_t)1 << 31)
+/* Images whose decoded bytes (width × height × channels) pass this are refused before anything is
+ * decoded or allocated: 2 GiB, a 46340² gray frame or a 26754² color one. */
+#define MAX_BYTES ((size_t)1 << 31)
 
 /* ---- PNG ---------------------------------------------------------------------------------------*/
 
@@ -73,10 +74,12 @@ static clrun_status read_png(const char *path, FILE *f, clrun_image *out)
     png_read_info(png, info);
     png_uint_32 w = png_get_image_width(png, info), h = png_get_image_height(png, info);
     int depth = png_get_bit_depth(png, info), type = png_get_color_type(png, info);
-    if ((size_t)w * h > MAX_PIXELS) png_error(png, "image too large");
     /* to 8-bit gray or RGB, as OpenCV's imread: palette expanded, 1/2/4-bit gray expanded, 16-bit to
-     * its high byte, alpha and transparency dropped */
-    if (type == PNG_COLOR_TYPE_PALETTE) png_set_palette_to_rgb(png);
+     * its high byte, alpha and transparency dropped (a palette's tRNS becomes alpha when expanded) */
+    if (type == PNG_COLOR_TYPE_PALETTE) {
+        png_set_palette_to_rgb(png);
+        if (png_get_valid(png, info, PNG_INFO_tRNS)) png_set_strip_alpha(png);
+    }
     if (type == PNG_COLOR_TYPE_GRAY && depth < 8) png_set_expand_gray_1_2_4_to_8(png);
     if (depth == 16) png_set_strip_16(png);
     if (type & PNG_COLOR_MASK_ALPHA) png_set_strip_alpha(png);
@@ -84,6 +87,10 @@ static clrun_status read_png(const char *path, FILE *f, clrun_image *out)
     unsigned channels = png_get_channels(png, info);
     if (channels != 1 && channels != 3) png_error(png, "unexpected channel layout");
     size_t stride = (size_t)w * channels;
+    if (stride * h > MAX_BYTES) {
+        snprintf(err.text, sizeof err.text, "an image of %u×%u×%u decodes to more than the 2 GiB clrun reads", (unsigned)w, (unsigned)h, channels);
+        png_longjmp(png, 1);
+    }
     if (png_get_rowbytes(png, info) != stride) png_error(png, "unexpected row layout");
     const size_t total = stride * h;
     data = malloc(total ? total : 1);
@@ -150,8 +157,9 @@ static clrun_status read_pnm(const char *path, FILE *f, int kind, clrun_image *o
     long w = pnm_number(f), h = w >= 0 ? pnm_number(f) : -1, maxval = h >= 0 ? pnm_number(f) : -1;
     if (w <= 0 || h <= 0 || maxval <= 0 || maxval > 65535)
         return clrun__fail(NULL, CLRUN_FORMAT_ERROR, "%s: bad P%c header (width, height and maxval 1..65535 expected)", path, kind);
-    if ((size_t)w * (size_t)h > MAX_PIXELS) return clrun__fail(NULL, CLRUN_FORMAT_ERROR, "%s: image of %ld×%ld is too large", path, w, h);
     unsigned channels = kind == '5' ? 1 : 3;
+    if ((size_t)w * (size_t)h * channels > MAX_BYTES)
+        return clrun__fail(NULL, CLRUN_FORMAT_ERROR, "%s: an image of %ld×%ld×%u decodes to more than the 2 GiB clrun reads", path, w, h, channels);
     clrun_status st = clrun_image_new(out, (size_t)w, (size_t)h, channels);
     if (st) return st;
     size_t n = out->stride * out->height, bps = maxval > 255 ? 2 : 1;

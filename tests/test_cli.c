@@ -29,12 +29,12 @@ static void slurp(const char *path, char *buf, size_t size)
 /* Run clrun with a NULL-terminated argument list; returns its exit code; output in out/err_text. */
 static int cli(const char *first, ...)
 {
-    char *argv[80];
+    char *argv[256];
     int n = 0;
     argv[n++] = (char *)clrun_bin;
     va_list ap;
     va_start(ap, first);
-    for (const char *a = first; a && n < 79; a = va_arg(ap, const char *)) argv[n++] = (char *)a;
+    for (const char *a = first; a && n < 255; a = va_arg(ap, const char *)) argv[n++] = (char *)a;
     va_end(ap);
     argv[n] = NULL;
     char outp[4200], errp[4200];
@@ -315,6 +315,28 @@ static void run_scalars_local_and_2d(void **state)
     EXPECT(2, "File too large", "run", "--sim", "/dev/zero"); /* inputs are read within bounds */
     EXPECT(2, "up to 16 MiB", "run", "/dev/zero", "-k", "x", "-g", "1");
     EXPECT(2, "not an .npy file", "op", "sum", "/dev/zero");
+    { /* a kernel of 100 arguments (the limit is the device's, not clrun's) */
+        char src[8192], dst[4300];
+        size_t o = (size_t)snprintf(src, sizeof src, "__kernel void many(__global int *out");
+        for (int i = 0; i < 99; i++) o += (size_t)snprintf(src + o, sizeof src - o, ", int a%d", i);
+        o += (size_t)snprintf(src + o, sizeof src - o, ")\n{\n    out[0] = 0");
+        for (int i = 0; i < 99; i++) o += (size_t)snprintf(src + o, sizeof src - o, " + a%d", i);
+        snprintf(src + o, sizeof src - o, ";\n}\n");
+        FILE *f = fopen(path("many.cl"), "w");
+        assert_non_null(f);
+        fputs(src, f);
+        fclose(f);
+        snprintf(dst, sizeof dst, "out:i32:1@%s", path("many.npy"));
+        EXPECT(0, "global 1", "run", path("many.cl"), "-k", "many", "-g", "1", dst, "1", "1", "1", "1", "1", "1", "1", "1", "1", "1", "1",
+               "1", "1", "1", "1", "1", "1", "1", "1", "1", "1", "1", "1", "1", "1", "1", "1", "1", "1", "1", "1", "1", "1", "1", "1", "1",
+               "1", "1", "1", "1", "1", "1", "1", "1", "1", "1", "1", "1", "1", "1", "1", "1", "1", "1", "1", "1", "1", "1", "1", "1", "1",
+               "1", "1", "1", "1", "1", "1", "1", "1", "1", "1", "1", "1", "1", "1", "1", "1", "1", "1", "1", "1", "1", "1", "1", "1", "1",
+               "1", "1", "1", "1", "1", "1", "1", "1", "1", "1", "1", "1", "1");
+        clrun_array m;
+        CHECK_OK(NULL, clrun_npy_read(path("many.npy"), &m));
+        assert_int_equal(((int32_t *)m.data)[0], 99);
+        clrun_array_free(&m);
+    }
     /* sizes the device cannot take are refused before the driver sees them (some abort the process) */
     EXPECT(2, "bytes of local memory", "run", KDIR "/cli.cl", "-k", "group_sums", "-g", "32", "-l", "8", sums, "fill:f32:32:0.5",
            "local:1073741824");

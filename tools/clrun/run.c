@@ -5,6 +5,7 @@
 #include "values.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdarg.h>
@@ -12,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_ARGS 64
 #define MAX_CHECKS 16
 
 enum rkind { R_BUF, R_SCALAR, R_LOCAL, R_NULL, R_BARE };
@@ -248,7 +248,7 @@ static int form_out(struct rarg *r, const struct form_in *in)
     if (in->nf >= 2 && strncmp(f[1], "like=", 5) == 0) {
         char *end;
         long v = strtol(f[1] + 5, &end, 10);
-        if (*end || end == f[1] + 5 || v < 0 || v >= MAX_ARGS || in->nf > 3)
+        if (*end || end == f[1] + 5 || v < 0 || v > INT_MAX || in->nf > 3)
             return usage_error("argument '%s': want out:like=INDEX[:TYPE]", in->spec);
         r->like = (int)v;
         if (in->nf == 3) {
@@ -754,12 +754,11 @@ static int run_sim(struct run_opts *o)
     if (!text) return usage_error("cannot read %s: %s", o->sim, strerror(errno));
     struct sim_parser p;
     struct sim_head h;
-    struct rarg args[MAX_ARGS];
+    struct rarg *args = NULL;
     int nargs = 0, rc = 0;
     clrun_ctx *ctx = NULL;
     clrun_prog *prog = NULL;
     clrun_kernel *k = NULL;
-    memset(args, 0, sizeof args);
     if (sim_open(&p, text, len, &h)) {
         rc = usage_error("%s: %s", o->sim, p.err);
         goto done;
@@ -779,8 +778,8 @@ static int run_sim(struct run_opts *o)
         goto done;
     }
     unsigned n = clrun_kernel_nargs(k);
-    if (n > MAX_ARGS) {
-        rc = usage_error("kernel %s has more than %d arguments", h.kernel, MAX_ARGS);
+    if (!(args = calloc(n ? n : 1, sizeof *args))) {
+        rc = (fprintf(stderr, "clrun run: out of memory\n"), EXIT_RUNTIME);
         goto done;
     }
     for (unsigned i = 0; i < n; i++) {
@@ -819,7 +818,8 @@ static int run_sim(struct run_opts *o)
     o->kernel = h.kernel;
     rc = execute(o, ctx, k, args, nargs);
 done:
-    free_args(args, nargs);
+    if (args) free_args(args, nargs);
+    free(args);
     sim_close(&p);
     free(text);
     clrun_kernel_free(k);
@@ -907,10 +907,9 @@ int cmd_run(int argc, char **argv)
     if (!o.kernel) return usage_error("no kernel name given (-k NAME)");
     if (!o.dims) return usage_error("no global size given (-g X[,Y[,Z]])");
     if (o.ldims && o.ldims != o.dims) return usage_error("-l has %u dimensions, -g has %u", o.ldims, o.dims);
-    int nargs = argc - optind;
-    if (nargs > MAX_ARGS) return usage_error("at most %d kernel arguments", MAX_ARGS);
-    struct rarg args[MAX_ARGS];
-    memset(args, 0, sizeof args);
+    int nargs = argc - optind; /* as many as the command line holds: the kernel says how many it takes */
+    struct rarg *args = calloc(nargs ? (size_t)nargs : 1, sizeof *args);
+    if (!args) return (fprintf(stderr, "clrun run: out of memory\n"), EXIT_RUNTIME);
     int parsed = 0;
     rc = 0;
     for (int i = 0; i < nargs && !rc; i++, parsed++) rc = parse_arg(argv[optind + i], &args[i]);
@@ -927,6 +926,7 @@ int cmd_run(int argc, char **argv)
     }
     if (!rc) rc = execute(&o, ctx, k, args, nargs);
     free_args(args, parsed);
+    free(args);
     clrun_kernel_free(k);
     clrun_prog_free(prog);
     clrun_close(ctx);

@@ -84,7 +84,11 @@ unsigned char *clrun__cache_load(const unsigned char key[16], size_t *len)
     char *data = NULL;
     size_t n = 0;
     if (entry_path(key, path, sizeof path)) return NULL;
-    if (clrun__read_file(path, &data, &n, CLRUN__CACHE_ENTRY_MAX)) return NULL;
+    int rc = clrun__read_file(path, &data, &n, CLRUN__CACHE_ENTRY_MAX);
+    if (rc) {
+        if (clrun__verbose()) fprintf(stderr, "clrun: cache miss: %s: %s\n", path, strerror(rc));
+        return NULL;
+    }
     const unsigned char *u = (const unsigned char *)data;
     if (n < HEADER || memcmp(u, MAGIC, 8) != 0 || memcmp(u + 8, key, 16) != 0 || get64(u + 24) != n - HEADER ||
         get64(u + 32) != XXH3_64bits(u + HEADER, n - HEADER) || n == HEADER) {

@@ -18,6 +18,12 @@ clrun_status clrun_kernel_new(clrun_prog *p, const char *name, clrun_kernel **ou
     if (!kern) {
         char names[2048] = "";
         clGetProgramInfo(p->program, CL_PROGRAM_KERNEL_NAMES, sizeof names - 1, names, NULL);
+        char *key = strstr(names, CLRUN__KEY_KERNEL); /* the cache's key kernel is clrun's, not the program's */
+        if (key) {
+            char *end = strchr(key, ';');
+            if (end) memmove(key, end + 1, strlen(end + 1) + 1);
+            else key[key > names ? -1 : 0] = 0;
+        }
         if (err == CL_INVALID_KERNEL_NAME)
             return clrun__fail(ctx, CLRUN_NOT_FOUND, "%s has no kernel named \"%s\"; its kernels: %s", p->label, name,
                                names[0] ? names : "(none)");

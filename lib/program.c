@@ -155,6 +155,19 @@ static unsigned char *program_binary(clrun_ctx *ctx, cl_program program, size_t 
     return bin;
 }
 
+/* 1 when the program lists a kernel of this name. */
+static int has_kernel(cl_program program, const char *name)
+{
+    size_t size = 0;
+    if (clGetProgramInfo(program, CL_PROGRAM_KERNEL_NAMES, 0, NULL, &size) != CL_SUCCESS || size == 0) return 0;
+    char *names = calloc(size + 1, 1);
+    int found = 0;
+    if (names && clGetProgramInfo(program, CL_PROGRAM_KERNEL_NAMES, size, names, NULL) == CL_SUCCESS)
+        for (char *save = NULL, *t = strtok_r(names, ";", &save); t && !found; t = strtok_r(NULL, ";", &save)) found = strcmp(t, name) == 0;
+    free(names);
+    return found;
+}
+
 static clrun_status build(clrun_ctx *ctx, const char *label, const char *source, size_t len, const char *user_options, clrun_prog **out)
 {
     clrun_status st = CLRUN_OK;
@@ -165,22 +178,37 @@ static clrun_status build(clrun_ctx *ctx, const char *label, const char *source,
     size_t blen = 0;
     int cached = 0, use_cache;
     char dirbuf[4096];
-    struct sbuf opts = {0};
+    struct sbuf opts = {0}, marked = {0};
     clrun_prog *p = NULL;
 
     sb_printf(&opts, "-cl-kernel-arg-info%s%s", user_options && *user_options ? " " : "", user_options ? user_options : "");
     if (opts.oom) return clrun__fail(ctx, CLRUN_HOST_OUT_OF_MEMORY, "out of memory");
     use_cache = clrun_cache_dir(dirbuf, sizeof dirbuf) != NULL && clrun__cache_key(ctx, source, len, opts.p, key) == CLRUN_OK;
+    /* a cached program carries its key as the name of an empty kernel, so that a binary the driver
+     * accepts is known to be this source's (an entry whose framing checks out around another
+     * program's binary is rebuilt, not run) */
+    char hex[33], marker[48];
+    for (int i = 0; i < 16; i++) snprintf(hex + 2 * i, 3, "%02x", key[i]);
+    snprintf(marker, sizeof marker, CLRUN__KEY_KERNEL "%s", hex);
+    if (use_cache) {
+        sb_add(&marked, source, len); /* sb_printf holds 4 KiB: the source goes in whole */
+        sb_printf(&marked, "\n__kernel void %s(void) {}\n", marker);
+        if (marked.oom) return free(opts.p), clrun__fail(ctx, CLRUN_HOST_OUT_OF_MEMORY, "out of memory");
+        source = marked.p, len = marked.n;
+    }
 
     if (use_cache && (bin = clrun__cache_load(key, &blen)) != NULL) {
         const unsigned char *bp = bin;
         cl_int bstatus = CL_SUCCESS;
+        int built = 0;
         program = clCreateProgramWithBinary(ctx->context, 1, &ctx->device, &blen, &bp, &bstatus, &err);
-        if (program && err == CL_SUCCESS && bstatus == CL_SUCCESS &&
-            clBuildProgram(program, 1, &ctx->device, opts.p, NULL, NULL) == CL_SUCCESS) {
+        if (program && err == CL_SUCCESS && bstatus == CL_SUCCESS && clBuildProgram(program, 1, &ctx->device, opts.p, NULL, NULL) == CL_SUCCESS &&
+            (built = 1) && has_kernel(program, marker)) {
             cached = 1;
         } else {
-            if (clrun__verbose()) fprintf(stderr, "clrun: the driver refused the cached binary of %s; building from source\n", label);
+            if (clrun__verbose())
+                fprintf(stderr, "clrun: the cached binary of %s %s; building from source\n", label,
+                        built ? "is another program's (its key kernel is missing)" : "was refused by the driver");
             if (program) clReleaseProgram(program);
             program = NULL;
             clrun__cache_remove(key);
@@ -220,6 +248,7 @@ done:
     free(p);
     free(bin);
     free(opts.p);
+    free(marked.p);
     if (program) clReleaseProgram(program);
     return st;
 }

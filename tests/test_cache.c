@@ -2,6 +2,8 @@
  * refuses, CLRUN_NO_CACHE, an unwritable folder, several processes filling one folder at once. */
 #include "helpers.h"
 
+#include <fcntl.h>
+
 #include <dirent.h>
 #include <spawn.h>
 #include <sys/stat.h>
@@ -60,7 +62,7 @@ static int entries(char *first, size_t size, int *temps)
         size_t l = strlen(e->d_name);
         if (l > 4 && strcmp(e->d_name + l - 4, ".bin") == 0) {
             if (n++ == 0 && first) snprintf(first, size, "%s/%s", dir, e->d_name);
-        } else if (strstr(e->d_name, ".tmp.") && temps) {
+        } else if (e->d_name[0] == '.' && l > 4 && strcmp(e->d_name + l - 4, ".tmp") == 0 && temps) { /* lib/io/save.c's temporaries */
             (*temps)++;
         }
     }
@@ -75,7 +77,7 @@ static void clear_dir(void)
     struct dirent *e;
     char path[8192];
     while ((e = readdir(d)))
-        if (e->d_name[0] != '.') {
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
             snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
             unlink(path);
         }
@@ -114,7 +116,26 @@ static void miss_then_hit(void **state)
     assert_int_equal(entries(NULL, 0, &temps), 1);
     assert_int_equal(temps, 0);
     assert_int_equal(build_and_run(ctx, variant), 1);
-    assert_int_equal(build_and_run(ctx, ++variant), 0); /* other source: other entry */
+    /* other source: other entry; CLRUN_VERBOSE=1 says that the cache missed (stderr into a file) */
+    char log[4200], text[4096] = "";
+    snprintf(log, sizeof log, "%s.log", dir);
+    fflush(stderr);
+    int saved = dup(2), fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    assert_true(saved >= 0 && fd >= 0);
+    dup2(fd, 2);
+    setenv("CLRUN_VERBOSE", "1", 1);
+    int cached = build_and_run(ctx, ++variant);
+    unsetenv("CLRUN_VERBOSE");
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved), close(fd);
+    FILE *f = fopen(log, "r");
+    assert_non_null(f);
+    text[fread(text, 1, sizeof text - 1, f)] = 0;
+    fclose(f);
+    unlink(log);
+    assert_int_equal(cached, 0);
+    if (!strstr(text, "clrun: cache miss")) fail_msg("CLRUN_VERBOSE=1 should say the cache missed; stderr: %s", text);
     assert_int_equal(entries(NULL, 0, NULL), 2);
 }
 
@@ -180,6 +201,38 @@ static void refused_binary_falls_back(void **state)
     fclose(f);
     assert_int_equal(build_and_run(ctx, v), 0);
     assert_int_equal(build_and_run(ctx, v), 1);
+}
+
+/* An entry whose framing checks out (its key, length and checksum) around another program's
+ * binary, which the driver accepts: clrun must see that it is not this source's program (the key
+ * kernel it carries) and rebuild, not run the other program. */
+static void another_programs_binary_is_rebuilt(void **state)
+{
+    clrun_ctx *ctx = *state;
+    char path[8192], first[8192];
+    clear_dir();
+    unsigned v1 = ++variant, v2 = ++variant;
+    assert_int_equal(build_and_run(ctx, v1), 0);
+    assert_int_equal(entries(first, sizeof first, NULL), 1);
+    FILE *f = fopen(first, "rb");
+    assert_non_null(f);
+    static unsigned char other[1 << 22];
+    size_t n = fread(other, 1, sizeof other, f);
+    fclose(f);
+    assert_true(n > 40 && n < sizeof other);
+    clear_dir();
+    assert_int_equal(build_and_run(ctx, v2), 0);
+    assert_int_equal(entries(path, sizeof path, NULL), 1);
+    f = fopen(path, "rb");
+    unsigned char key[24];
+    assert_int_equal(fread(key, 1, 24, f), 24);
+    fclose(f);
+    memcpy(other + 8, key + 8, 16); /* v1's binary under v2's key: valid framing */
+    f = fopen(path, "wb");
+    assert_int_equal(fwrite(other, 1, n, f), n);
+    fclose(f);
+    assert_int_equal(build_and_run(ctx, v2), 0); /* rebuilt (and it computes v2's results) */
+    assert_int_equal(build_and_run(ctx, v2), 1);
 }
 
 static void no_cache_and_unwritable_folder(void **state)
@@ -262,6 +315,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(miss_then_hit),
         cmocka_unit_test(corrupt_and_truncated_entries_are_rebuilt),
         cmocka_unit_test(refused_binary_falls_back),
+        cmocka_unit_test(another_programs_binary_is_rebuilt),
         cmocka_unit_test(no_cache_and_unwritable_folder),
         cmocka_unit_test(processes_share_one_folder),
     };

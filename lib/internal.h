@@ -94,7 +94,7 @@ void clrun__device_list_text(char *buf, size_t size);
 
 /* Programs (program.c / cache.c). */
 clrun_status clrun__cache_key(const clrun_ctx *ctx, const char *source, size_t len, const char *options, unsigned char key[16]);
-/* The prefix of the empty kernel whose name carries a cached program's key (program.c). */
+/* The prefix of the (never launched) kernel whose name carries a cached program's key (program.c). */
 #define CLRUN__KEY_KERNEL "clrun_key_"
 /* Load a cached binary: returns malloc'd bytes or NULL on a miss (any corruption is a miss). */
 unsigned char *clrun__cache_load(const unsigned char key[16], size_t *len);

@@ -184,7 +184,7 @@ static clrun_status build(clrun_ctx *ctx, const char *label, const char *source,
     sb_printf(&opts, "-cl-kernel-arg-info%s%s", user_options && *user_options ? " " : "", user_options ? user_options : "");
     if (opts.oom) return clrun__fail(ctx, CLRUN_HOST_OUT_OF_MEMORY, "out of memory");
     use_cache = clrun_cache_dir(dirbuf, sizeof dirbuf) != NULL && clrun__cache_key(ctx, source, len, opts.p, key) == CLRUN_OK;
-    /* a cached program carries its key as the name of an empty kernel, so that a binary the driver
+    /* a cached program carries its key as the name of a small kernel, so that a binary the driver
      * accepts is known to be this source's (an entry whose framing checks out around another
      * program's binary is rebuilt, not run) */
     char hex[33], marker[48];
@@ -192,7 +192,8 @@ static clrun_status build(clrun_ctx *ctx, const char *label, const char *source,
     snprintf(marker, sizeof marker, CLRUN__KEY_KERNEL "%s", hex);
     if (use_cache) {
         sb_add(&marked, source, len); /* sb_printf holds 4 KiB: the source goes in whole */
-        sb_printf(&marked, "\n__kernel void %s(void) {}\n", marker);
+        /* never launched; not empty: NVIDIA's compiler emits PTX that ptxas refuses for an empty kernel */
+        sb_printf(&marked, "\n__kernel void %s(__global int *clrun_p) { clrun_p[0] = 0; }\n", marker);
         if (marked.oom) return free(opts.p), clrun__fail(ctx, CLRUN_HOST_OUT_OF_MEMORY, "out of memory");
         source = marked.p, len = marked.n;
     }

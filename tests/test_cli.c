@@ -26,6 +26,8 @@ static void slurp(const char *path, char *buf, size_t size)
     if (f) fclose(f);
 }
 
+static int allow_signal; /* cli(): a death by signal N returns 128 + N instead of failing */
+
 /* Run clrun with a NULL-terminated argument list; returns its exit code; output in out/err_text. */
 static int cli(const char *first, ...)
 {
@@ -51,6 +53,7 @@ static int cli(const char *first, ...)
     assert_int_equal(waitpid(pid, &status, 0), pid);
     slurp(outp, out_text, sizeof out_text);
     slurp(errp, err_text, sizeof err_text);
+    if (!WIFEXITED(status) && allow_signal) return 128 + WTERMSIG(status);
     if (!WIFEXITED(status)) fail_msg("clrun %s ... died (signal %d); stderr: %s", first, WTERMSIG(status), err_text);
     return WEXITSTATUS(status);
 }
@@ -337,6 +340,15 @@ static void run_scalars_local_and_2d(void **state)
         assert_int_equal(((int32_t *)m.data)[0], 99);
         clrun_array_free(&m);
     }
+    /* a kernel that never ends: --timeout ends the process with exit 6, naming it */
+    EXPECT(6, "timeout while kernel spin was running", "run", KDIR "/cli.cl", "-k", "spin", "-g", "1", "zeros:i32:1", "--timeout", "0.5");
+    EXPECT(2, "--timeout wants", "run", KDIR "/cli.cl", "-k", "spin", "-g", "1", "zeros:i32:1", "--timeout", "-1");
+    /* a kernel that crashes the process on a CPU device: clrun names it before dying of the signal */
+    allow_signal = 1;
+    int crc = cli("run", KDIR "/cli.cl", "-k", "crash", "-g", "1", "zeros:i32:1", "0", NULL);
+    allow_signal = 0;
+    if (crc <= 128 || !strstr(err_text, "while kernel crash was running") || !strstr(err_text, "oclgrind"))
+        fail_msg("exit %d; stderr: %s", crc, err_text);
     /* sizes the device cannot take are refused before the driver sees them (some abort the process) */
     EXPECT(2, "bytes of local memory", "run", KDIR "/cli.cl", "-k", "group_sums", "-g", "32", "-l", "8", sums, "fill:f32:32:0.5",
            "local:1073741824");

@@ -14,7 +14,8 @@ enum {
     EXIT_USAGE = 2,    /* bad command line or input that does not parse */
     EXIT_NODEVICE = 3, /* no OpenCL platform or device */
     EXIT_BUILD = 4,    /* kernel build failure */
-    EXIT_CHECK = 5     /* --check mismatch */
+    EXIT_CHECK = 5,    /* --check mismatch */
+    EXIT_TIMEOUT = 6   /* a kernel ran past --timeout */
 };
 
 /* The getopt_long loop every subcommand shares:
@@ -37,6 +38,15 @@ struct cli_opts {
 };
 enum { CLI_OPTS_END = -1, CLI_OPTS_EXIT = -2 };
 int cli_next_opt(struct cli_opts *p, int argc, char **argv, const char *shortopts, const struct option *longopts);
+
+/* What is running, for the words printed if the process is killed by a signal or a timeout: the
+ * kernel's name and the device (copied into static storage; NULL clears it). */
+void cli_running(const char *kernel, const char *device);
+/* SIGSEGV, SIGBUS, SIGILL, SIGFPE: print what was running (async-signal-safe) and die of the signal. */
+void cli_crash_handlers(void);
+/* From now, a kernel that runs past `seconds` (> 0) ends the process with EXIT_TIMEOUT, naming it. */
+void cli_timeout_arm(double seconds);
+void cli_timeout_disarm(void);
 
 /* Where a command's notes ("wrote OUT") go: stdout, or stderr when the output itself is "-" (stdout). */
 FILE *cli_notes(const char *out);

@@ -4,7 +4,10 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/time.h>
 #include <time.h>
+#include <unistd.h>
 
 int cli_exit_code(clrun_status st)
 {
@@ -137,8 +140,79 @@ static void usage(FILE *f)
                "Environment: CLRUN_DEVICE (default device), CLRUN_CACHE_DIR, CLRUN_NO_CACHE=1.\n");
 }
 
+/* ---- what is running, for signals ---------------------------------------------------------- */
+
+static char running_kernel[128], running_device[128];
+static volatile sig_atomic_t running_set;
+
+void cli_running(const char *kernel, const char *device)
+{
+    running_set = 0;
+    if (!kernel) return;
+    snprintf(running_kernel, sizeof running_kernel, "%s", kernel);
+    snprintf(running_device, sizeof running_device, "%s", device ? device : "?");
+    running_set = 1;
+}
+
+static void say(const char *s) { (void)!write(2, s, strlen(s)); }
+
+/* the running kernel, in words, with async-signal-safe calls only */
+static void say_running(void)
+{
+    if (!running_set) return;
+    say(" while kernel ");
+    say(running_kernel);
+    say(" was running on ");
+    say(running_device);
+}
+
+static void on_crash(int sig)
+{
+    say("clrun: killed by signal ");
+    char num[8] = {0};
+    int n = sig, i = 6;
+    do num[i--] = (char)('0' + n % 10), n /= 10;
+    while (n && i >= 0);
+    say(num + i + 1);
+    say_running();
+    say(".\nA kernel that reads or writes out of bounds can do this on a CPU device; oclgrind (Debian's oclgrind\n"
+        "package) finds the access: oclgrind clrun run ... with the same arguments.\n");
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+void cli_crash_handlers(void)
+{
+    static const int sigs[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE};
+    for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) signal(sigs[i], on_crash);
+}
+
+static void on_timeout(int sig)
+{
+    (void)sig;
+    say("clrun: timeout");
+    say_running();
+    say(": it ran past --timeout; the process ends (exit 6).\n");
+    _exit(EXIT_TIMEOUT);
+}
+
+void cli_timeout_arm(double seconds)
+{
+    struct itimerval t = {{0, 0}, {(time_t)seconds, (suseconds_t)((seconds - (double)(time_t)seconds) * 1e6)}};
+    if (t.it_value.tv_sec == 0 && t.it_value.tv_usec == 0) t.it_value.tv_usec = 1;
+    signal(SIGALRM, on_timeout);
+    setitimer(ITIMER_REAL, &t, NULL);
+}
+
+void cli_timeout_disarm(void)
+{
+    struct itimerval t = {{0, 0}, {0, 0}};
+    setitimer(ITIMER_REAL, &t, NULL);
+}
+
 int main(int argc, char **argv)
 {
+    cli_crash_handlers();
     if (argc < 2) {
         usage(stderr);
         return EXIT_USAGE;

@@ -43,7 +43,7 @@ struct run_opts {
     size_t global[3], local[3];
     unsigned dims, ldims;
     int repeat, json, seed_set;
-    double bytes, rtol, atol;
+    double bytes, rtol, atol, timeout; /* timeout: seconds per launch, 0 none */
     int atol_set;
     struct check checks[MAX_CHECKS];
     int nchecks;
@@ -83,10 +83,14 @@ static const char *run_help = "usage: clrun run FILE.cl -k KERNEL -g X[,Y[,Z]] [
                               "                          floating-point data; integers must match exactly unless --atol is given)\n"
                               "  --sim FILE.sim          run an Oclgrind simulation file (program, kernel, NDRange, work-group\n"
                               "                          size, one <size=... > header per argument); 'dump' arguments are printed\n"
+                              "  --timeout S             a launch that runs past S seconds ends the process (exit 6), naming the\n"
+                              "                          kernel (default: no limit)\n"
                               "  --json                  one JSON object on stdout\n"
                               "  --help                  this text\n\n"
                               "Exit codes: 0 success; 1 runtime failure; 2 bad command line or input file; 3 no device;\n"
-                              "4 kernel build failure; 5 --check mismatch.\n\n"
+                              "4 kernel build failure; 5 --check mismatch; 6 a kernel ran past --timeout.\n"
+                              "A kernel that crashes the process (out of bounds on a CPU device) is named on stderr; run it\n"
+                              "under oclgrind to find the access.\n\n"
                               "Example (the seed's PyCUDA multiply):\n"
                               "  clrun run examples/multiply.cl -k multiply_them -g 400 out:f32:400@dest.npy \\\n"
                               "      rand:f32:400:1 rand:f32:400:2\n";
@@ -624,8 +628,12 @@ static int execute(struct run_opts *o, clrun_ctx *ctx, clrun_kernel *k, struct r
     if (!times) return EXIT_RUNTIME;
     for (int r = 0; r < runs; r++) {
         cl_event ev = NULL;
+        cli_running(clrun_kernel_name(k), clrun_ctx_device(ctx)->name);
+        if (o->timeout > 0) cli_timeout_arm(o->timeout);
         cl_int err = clEnqueueNDRangeKernel(q, clrun_kernel_cl(k), o->dims, NULL, o->global, o->ldims ? o->local : NULL, 0, NULL, &ev);
         if (err == CL_SUCCESS) err = clWaitForEvents(1, &ev);
+        if (o->timeout > 0) cli_timeout_disarm();
+        cli_running(NULL, NULL);
         if (err != CL_SUCCESS) {
             fprintf(stderr, "clrun run: launching %s with global %zu,%zu,%zu%s failed: %s (%d)%s\n", clrun_kernel_name(k), o->global[0],
                     o->global[1], o->global[2], o->ldims ? " and the given local size" : "", clrun_cl_error_name(err), (int)err,
@@ -838,7 +846,7 @@ int cmd_run(int argc, char **argv)
                                          {"device", required_argument, NULL, 'd'}, {"repeat", required_argument, NULL, 'r'},
                                          {"bytes", required_argument, NULL, 'b'},  {"check", required_argument, NULL, 'c'},
                                          {"rtol", required_argument, NULL, 'R'},   {"atol", required_argument, NULL, 'A'},
-                                         {"sim", required_argument, NULL, 's'},    {"json", no_argument, NULL, 'j'},
+                                         {"sim", required_argument, NULL, 's'},    {"json", no_argument, NULL, 'j'}, {"timeout", required_argument, NULL, 'T'},
                                          {"help", no_argument, NULL, 'h'},         {0}};
     int c, rc;
     size_t dlen = 0;
@@ -889,6 +897,10 @@ int cmd_run(int argc, char **argv)
             if (!*optarg || *end || !(o.atol >= 0)) return usage_error("--atol wants a number >= 0, not '%s'", optarg);
             break;
         case 's': o.sim = optarg; break;
+        case 'T':
+            o.timeout = strtod(optarg, &end);
+            if (!*optarg || *end || !(o.timeout > 0) || o.timeout > 1e6) return usage_error("--timeout wants seconds > 0, not '%s'", optarg);
+            break;
         case 'j': o.json = 1; break;
         default: break;
         }

@@ -48,3 +48,17 @@ __kernel void vecadd(__global const float *a, __global const float *b, __global 
     c[i] = (scratch[get_local_id(0)] + b[i]) * scale;
     if (maybe_null) maybe_null[i] = 1;
 }
+
+/* spins until p[0] is not 0 (never, when it is zeros): --timeout */
+__kernel void spin(volatile __global int *p)
+{
+    while (p[0] == 0) {
+    }
+}
+
+/* writes through a NULL pointer: a crash on a CPU device, named by clrun */
+__kernel void crash(__global int *p, const int off)
+{
+    __global int *q = off ? p : (__global int *)0;
+    q[get_global_id(0)] = 1;
+}

@@ -73,10 +73,7 @@ int sim_open(struct sim_parser *p, const char *text, size_t len, struct sim_head
     if (token(p, h->kernel, sizeof h->kernel, "the kernel name")) return -1;
     if (size3(p, h->ndrange, "the NDRange")) return -1;
     if (size3(p, h->wgsize, "the work-group size")) return -1;
-    for (int i = 0; i < 3; i++)
-        if (h->ndrange[i] % h->wgsize[i])
-            return fail(p, "the work-group size %zu does not divide the NDRange %zu (dimension %d)", h->wgsize[i], h->ndrange[i], i);
-    return 0;
+    return 0; /* a work-group size that does not divide the NDRange is the device's to take or refuse (OpenCL 2.0+) */
 }
 
 /* Default type from the kernel's type name ("float*", "uint", "float4" ...). */

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <spawn.h>
 #include <stdarg.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -344,6 +345,8 @@ static void run_scalars_local_and_2d(void **state)
     EXPECT(6, "timeout while kernel spin was running", "run", KDIR "/cli.cl", "-k", "spin", "-g", "1", "zeros:i32:1", "--timeout", "0.5");
     EXPECT(2, "--timeout wants", "run", KDIR "/cli.cl", "-k", "spin", "-g", "1", "zeros:i32:1", "--timeout", "-1");
     /* a kernel that crashes the process on a CPU device: clrun names it before dying of the signal */
+    struct rlimit nocore = {0, 0}; /* no core file (the child inherits the limit) */
+    setrlimit(RLIMIT_CORE, &nocore);
     allow_signal = 1;
     int crc = cli("run", KDIR "/cli.cl", "-k", "crash", "-g", "1", "zeros:i32:1", "0", NULL);
     allow_signal = 0;

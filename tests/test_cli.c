@@ -549,6 +549,8 @@ static void tune_gemm(void **state)
 static void run_sim_files(void **state)
 {
     (void)state;
+    EXPECT(0, "\"dumps\": [{\"arg\": \"c\", \"type\": \"f32\", \"values\": [1.5, 4.5, 7.5, 10.5, 16.5, 19.5, 22.5, 25.5]}]", "run",
+           "--sim", SIMDIR "/vecadd.sim", "--json"); /* --json keeps the dumped buffers */
     EXPECT(0, "c[7] = 25.5", "run", "--sim", SIMDIR "/vecadd.sim");
     for (int i = 0; i < 8; i++) {
         char line[64];

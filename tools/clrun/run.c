@@ -680,6 +680,25 @@ static int execute(struct run_opts *o, clrun_ctx *ctx, clrun_kernel *k, struct r
                 cli_json_str(js, args[i].save);
                 first_out = 0;
             }
+        fprintf(js, "], \"dumps\": ["); /* the .sim's dump arguments, as the text form prints them */
+        int first_dump = 1;
+        for (int i = 0; i < nargs; i++) {
+            if (!args[i].dump) continue;
+            clrun_arg_info info;
+            clrun_kernel_arg_info(k, (unsigned)i, &info);
+            fprintf(js, "%s{\"arg\": ", first_dump ? "" : ", ");
+            cli_json_str(js, info.name);
+            fprintf(js, ", \"type\": \"%s\", \"values\": [", clrun_dtype_name(args[i].a.dtype));
+            const size_t es = clrun_dtype_size(args[i].a.dtype);
+            for (size_t j = 0; j < args[i].a.count; j++) {
+                const double v = value_as_double(args[i].a.dtype, (const char *)args[i].a.data + j * es);
+                if (j) fputs(", ", js);
+                if (isfinite(v)) value_print(js, args[i].a.dtype, (const char *)args[i].a.data + j * es);
+                else fprintf(js, "\"%s\"", isnan(v) ? "nan" : v > 0 ? "inf" : "-inf"); /* JSON has no inf or NaN */
+            }
+            fputs("]}", js);
+            first_dump = 0;
+        }
         fprintf(js, "], \"checks\": [");
     } else {
         printf("%s on %s: global %zu", clrun_kernel_name(k), clrun_ctx_device(ctx)->name, o->global[0]);

@@ -557,6 +557,21 @@ static void run_sim_files(void **state)
         snprintf(line, sizeof line, "c[%d] = %g\n", i, (i + (i < 4 ? 0.5 : 1.5)) * 3);
         assert_non_null(strstr(out_text, line));
     }
+    { /* exactly oclgrind-kernel's output: hex dumps, floats to 6 digits, no launch line unless --timing */
+        const char sim_fmt[] = KDIR "/cli.cl\ncopy_bytes\n8 1 1\n8 1 1\n<size=8 uchar dump hex fill=0>\n<size=8 uchar hex>\nff 10 0a 00 01 02 03 7f\n"
+                               "<size=4 uint>\n8\n";
+        write_bytes("fmt.sim", sim_fmt, sizeof sim_fmt - 1);
+        EXPECT(0, "\nArgument 'dst': 8 bytes\n  dst[0] = 0xff\n  dst[1] = 0x10\n  dst[2] = 0x0a\n  dst[3] = 0x00\n", "run", "--sim", path("fmt.sim"));
+        if (strstr(out_text, "global") || strstr(out_text, " ms")) fail_msg("no launch line without --timing: %s", out_text);
+        const char sim_float[] = KDIR "/cli.cl\ncopy_bytes\n8 1 1\n8 1 1\n<size=8 float dump fill=0>\n<size=8 float>\n42.24 -0.000123456789\n"
+                                 "<size=4 uint>\n8\n";
+        write_bytes("float.sim", sim_float, sizeof sim_float - 1);
+        EXPECT(0, "  dst[0] = 42.24\n  dst[1] = -0.000123457\n\n", "run", "--sim", path("float.sim"));
+        const char sim_int[] = KDIR "/cli.cl\ncopy_bytes\n8 1 1\n8 1 1\n<size=8 int dump hex fill=0>\n<size=8 int>\n-1 010\n<size=4 uint>\n8\n";
+        write_bytes("int.sim", sim_int, sizeof sim_int - 1);
+        EXPECT(0, "  dst[0] = 0xffffffff\n  dst[1] = 0x0000000a\n", "run", "--sim", path("int.sim")); /* 010 is ten */
+        EXPECT(0, "copy_bytes on", "run", "--sim", path("int.sim"), "--timing");
+    }
     EXPECT(0, "dst[0] = 255", "run", "--sim", SIMDIR "/hex.sim");
     assert_non_null(strstr(out_text, "dst[2] = 10"));
     assert_non_null(strstr(out_text, "dst[7] = 127"));

@@ -26,7 +26,7 @@ struct rarg {
     int like;         /* out:like=N: index of the model argument, else -1 */
     int like_type_set;
     clrun_dtype like_type;
-    int dump; /* .sim: print after the run */
+    int dump, hex; /* .sim: print after the run (in hexadecimal) */
     unsigned flags;
     const char *spec; /* the text it came from */
     clrun_buf *buf;
@@ -44,6 +44,7 @@ struct run_opts {
     unsigned dims, ldims;
     int repeat, json, seed_set;
     double bytes, rtol, atol, timeout; /* timeout: seconds per launch, 0 none */
+    int timing;                        /* --sim: print the launch line and time too */
     int atol_set;
     struct check checks[MAX_CHECKS];
     int nchecks;
@@ -83,6 +84,8 @@ static const char *run_help = "usage: clrun run FILE.cl -k KERNEL -g X[,Y[,Z]] [
                               "                          floating-point data; integers must match exactly unless --atol is given)\n"
                               "  --sim FILE.sim          run an Oclgrind simulation file (program, kernel, NDRange, work-group\n"
                               "                          size, one <size=... > header per argument); 'dump' arguments are printed\n"
+                              "                          as oclgrind-kernel prints them, and nothing else\n"
+                              "  --timing                with --sim: also the launch line (kernel, device, NDRange, time)\n"
                               "  --timeout S             a launch that runs past S seconds ends the process (exit 6), naming the\n"
                               "                          kernel (default: no limit)\n"
                               "  --json                  one JSON object on stdout\n"
@@ -216,7 +219,8 @@ static int form_raw(struct rarg *r, const struct form_in *in)
     size_t es = clrun_dtype_size(t);
     if (n <= 0 || n % (long)es) {
         fclose(fp);
-        return usage_error("argument '%s': %s has %ld bytes, not a positive multiple of %zu (%s)", spec, pathbuf, n, es, clrun_dtype_name(t));
+        return usage_error("argument '%s': %s has %ld bytes, not a positive multiple of %zu (%s)", spec, pathbuf, n, es,
+                           clrun_dtype_name(t));
     }
     size_t shape[1] = {(size_t)n / es};
     if (clrun_array_new(&r->a, t, 1, shape) != CLRUN_OK || fread(r->a.data, 1, (size_t)n, fp) != (size_t)n) {
@@ -289,7 +293,8 @@ static int form_range(struct rarg *r, const struct form_in *in)
     }
     for (size_t i = 0; i < r->a.count; i++)
         if (value_from_double(in->t, start + step * (double)i, in->d + i * in->es))
-            return usage_error("argument '%s': element %zu, %g, does not fit %s", in->spec, i, start + step * (double)i, clrun_dtype_name(in->t));
+            return usage_error("argument '%s': element %zu, %g, does not fit %s", in->spec, i, start + step * (double)i,
+                               clrun_dtype_name(in->t));
     return 0;
 }
 
@@ -567,7 +572,8 @@ static int check_geometry(const struct run_opts *o, clrun_ctx *ctx, clrun_kernel
     cl_uint bits = 64;
     size_t kwg = 0, local_total = 0, items = 1, groups = 1, wg = 1;
     clGetDeviceInfo(clrun_ctx_cl_device(ctx), CL_DEVICE_ADDRESS_BITS, sizeof bits, &bits, NULL);
-    if (clGetKernelWorkGroupInfo(clrun_kernel_cl(k), clrun_ctx_cl_device(ctx), CL_KERNEL_WORK_GROUP_SIZE, sizeof kwg, &kwg, NULL) != CL_SUCCESS)
+    if (clGetKernelWorkGroupInfo(clrun_kernel_cl(k), clrun_ctx_cl_device(ctx), CL_KERNEL_WORK_GROUP_SIZE, sizeof kwg, &kwg, NULL) !=
+        CL_SUCCESS)
         kwg = in->max_work_group;
     for (int i = 0; i < nargs; i++) {
         if (args[i].kind != R_LOCAL) continue;
@@ -586,11 +592,43 @@ static int check_geometry(const struct run_opts *o, clrun_ctx *ctx, clrun_kernel
         groups *= (o->global[d] + l - 1) / l;
     }
     if (o->ldims && kwg && wg > kwg)
-        return usage_error("-l: a work-group of %zu work-items; kernel %s allows at most %zu on %s", wg, clrun_kernel_name(k), kwg, in->name);
+        return usage_error("-l: a work-group of %zu work-items; kernel %s allows at most %zu on %s", wg, clrun_kernel_name(k), kwg,
+                           in->name);
     if (!o->ldims) groups = (items + (kwg ? kwg : 1) - 1) / (kwg ? kwg : 1); /* the fewest the driver can make */
-    if (groups >> 32)
-        return usage_error("-g/-l: %zu work-groups; at most 2^32 - 1 (give a larger -l, or split the work)", groups);
+    if (groups >> 32) return usage_error("-g/-l: %zu work-groups; at most 2^32 - 1 (give a larger -l, or split the work)", groups);
     return 0;
+}
+
+/* One dumped argument as oclgrind-kernel prints it: a blank line, "Argument 'NAME': N bytes", one
+ * "  NAME[i] = VALUE" line per element (integers in decimal, or with `hex` as 0x and twice the
+ * element's bytes in digits, negative ones as their promoted two's complement; floats as C++ streams
+ * print them, 6 significant digits), and a blank line. */
+static void print_dump(FILE *f, const char *name, const clrun_array *a, int hex)
+{
+    const size_t es = clrun_dtype_size(a->dtype);
+    fprintf(f, "\nArgument '%s': %zu bytes\n", name, a->bytes);
+    for (size_t j = 0; j < a->count; j++) {
+        const void *p = (const char *)a->data + j * es;
+        char v[64];
+        const clrun_dtype t = a->dtype;
+        if (t == CLRUN_F16 || t == CLRUN_BF16 || t == CLRUN_F32 || t == CLRUN_F64) {
+            snprintf(v, sizeof v, "%g", value_as_double(t, p));
+        } else if (!hex) {
+            if (t == CLRUN_I64) snprintf(v, sizeof v, "%lld", (long long)*(const int64_t *)p);
+            else if (t == CLRUN_U64) snprintf(v, sizeof v, "%llu", (unsigned long long)*(const uint64_t *)p);
+            else snprintf(v, sizeof v, "%.0f", value_as_double(t, p));
+        } else {
+            uint64_t u = 0;
+            memcpy(&u, p, es);
+            if ((t == CLRUN_I8 || t == CLRUN_I16 || t == CLRUN_I32) && (u >> (8 * es - 1)) & 1) /* promoted to int */
+                u = (uint32_t)(int32_t)(es == 1 ? (int8_t)u : es == 2 ? (int16_t)u : (int32_t)u);
+            snprintf(v, sizeof v, "%llx", (unsigned long long)u);
+        }
+        fprintf(f, "  %s[%zu] = %s", name, j, hex ? "0x" : "");
+        for (size_t w = strlen(v); hex && w < 2 * es; w++) fputc('0', f); /* setw(2·bytes), setfill('0') */
+        fprintf(f, "%s\n", v);
+    }
+    fprintf(f, "\n");
 }
 
 static int execute(struct run_opts *o, clrun_ctx *ctx, clrun_kernel *k, struct rarg *args, int nargs)
@@ -700,7 +738,7 @@ static int execute(struct run_opts *o, clrun_ctx *ctx, clrun_kernel *k, struct r
             first_dump = 0;
         }
         fprintf(js, "], \"checks\": [");
-    } else {
+    } else if (!o->sim || o->timing) {
         printf("%s on %s: global %zu", clrun_kernel_name(k), clrun_ctx_device(ctx)->name, o->global[0]);
         for (unsigned d = 1; d < o->dims; d++) printf(",%zu", o->global[d]);
         if (o->ldims) {
@@ -717,18 +755,12 @@ static int execute(struct run_opts *o, clrun_ctx *ctx, clrun_kernel *k, struct r
                 for (unsigned d = 0; d < args[i].a.ndim; d++) printf("%s%zu", d ? "x" : "", args[i].a.shape[d]);
                 printf(")\n");
             }
-        for (int i = 0; i < nargs; i++) {
-            if (!args[i].dump) continue;
-            clrun_arg_info info;
-            clrun_kernel_arg_info(k, (unsigned)i, &info);
-            printf("\nArgument '%s': %zu bytes\n", info.name, args[i].a.bytes);
-            size_t es = clrun_dtype_size(args[i].a.dtype);
-            for (size_t j = 0; j < args[i].a.count; j++) {
-                printf("  %s[%zu] = ", info.name, j);
-                value_print(stdout, args[i].a.dtype, (const char *)args[i].a.data + j * es);
-                printf("\n");
-            }
-        }
+    }
+    for (int i = 0; i < nargs && !js; i++) { /* .sim dumps, exactly as oclgrind-kernel prints them */
+        if (!args[i].dump) continue;
+        clrun_arg_info info;
+        clrun_kernel_arg_info(k, (unsigned)i, &info);
+        print_dump(stdout, info.name, &args[i].a, args[i].hex);
     }
     int worst = 0;
     for (int c = 0; c < o->nchecks; c++) {
@@ -824,7 +856,7 @@ static int run_sim(struct run_opts *o)
         struct rarg *r = &args[nargs++];
         r->like = -1;
         r->spec = o->sim;
-        r->dump = sa.dump;
+        r->dump = sa.dump, r->hex = sa.hex;
         r->flags = sa.ro ? CLRUN_BUF_READ_ONLY : sa.wo ? CLRUN_BUF_WRITE_ONLY : 0;
         r->kind = sa.kind == SIM_BUFFER ? R_BUF : sa.kind == SIM_VALUE ? R_SCALAR : sa.kind == SIM_LOCAL ? R_LOCAL : R_NULL;
         r->local = sa.size;
@@ -860,13 +892,14 @@ int cmd_run(int argc, char **argv)
     struct run_opts o;
     memset(&o, 0, sizeof o);
     o.rtol = -1;
-    static const struct option opts[] = {{"kernel", required_argument, NULL, 'k'}, {"global", required_argument, NULL, 'g'},
-                                         {"local", required_argument, NULL, 'l'},  {"options", required_argument, NULL, 'O'},
-                                         {"device", required_argument, NULL, 'd'}, {"repeat", required_argument, NULL, 'r'},
-                                         {"bytes", required_argument, NULL, 'b'},  {"check", required_argument, NULL, 'c'},
-                                         {"rtol", required_argument, NULL, 'R'},   {"atol", required_argument, NULL, 'A'},
-                                         {"sim", required_argument, NULL, 's'},    {"json", no_argument, NULL, 'j'}, {"timeout", required_argument, NULL, 'T'},
-                                         {"help", no_argument, NULL, 'h'},         {0}};
+    static const struct option opts[] = {{"kernel", required_argument, NULL, 'k'},  {"global", required_argument, NULL, 'g'},
+                                         {"local", required_argument, NULL, 'l'},   {"options", required_argument, NULL, 'O'},
+                                         {"device", required_argument, NULL, 'd'},  {"repeat", required_argument, NULL, 'r'},
+                                         {"bytes", required_argument, NULL, 'b'},   {"check", required_argument, NULL, 'c'},
+                                         {"rtol", required_argument, NULL, 'R'},    {"atol", required_argument, NULL, 'A'},
+                                         {"sim", required_argument, NULL, 's'},     {"json", no_argument, NULL, 'j'},
+                                         {"timeout", required_argument, NULL, 'T'}, {"timing", no_argument, NULL, 'M'},
+                                         {"help", no_argument, NULL, 'h'},          {0}};
     int c, rc;
     size_t dlen = 0;
     struct cli_opts opt = {.sub = "run", .help = run_help, .first = 1};
@@ -916,9 +949,11 @@ int cmd_run(int argc, char **argv)
             if (!*optarg || *end || !(o.atol >= 0)) return usage_error("--atol wants a number >= 0, not '%s'", optarg);
             break;
         case 's': o.sim = optarg; break;
+        case 'M': o.timing = 1; break;
         case 'T':
             o.timeout = strtod(optarg, &end);
-            if (!*optarg || *end || !(o.timeout > 0) || o.timeout > 1e6) return usage_error("--timeout wants seconds > 0, not '%s'", optarg);
+            if (!*optarg || *end || !(o.timeout > 0) || o.timeout > 1e6)
+                return usage_error("--timeout wants seconds > 0, not '%s'", optarg);
             break;
         case 'j': o.json = 1; break;
         default: break;

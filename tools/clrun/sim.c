@@ -110,7 +110,7 @@ int sim_next_arg(struct sim_parser *p, unsigned index, const clrun_arg_info *inf
     for (char *save = NULL, *tok = strtok_r(header, " \t\r", &save); tok; tok = strtok_r(NULL, " \t\r", &save)) {
         clrun_dtype t;
         if (strcmp(tok, "dump") == 0) a->dump = 1;
-        else if (strcmp(tok, "hex") == 0) hex = 1;
+        else if (strcmp(tok, "hex") == 0) hex = a->hex = 1;
         else if (strcmp(tok, "null") == 0) null = 1;
         else if (strcmp(tok, "ro") == 0) a->ro = 1;
         else if (strcmp(tok, "wo") == 0) a->wo = 1;

@@ -33,7 +33,7 @@ struct sim_arg {
     clrun_dtype type;
     size_t size;      /* bytes */
     clrun_array data; /* contents for buffers and values (bytes == size); empty otherwise */
-    int dump, ro, wo;
+    int dump, hex, ro, wo; /* hex: values read, and dumped, in hexadecimal */
 };
 
 struct sim_parser {

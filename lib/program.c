@@ -187,14 +187,17 @@ static clrun_status build(clrun_ctx *ctx, const char *label, const char *source,
     /* a cached program carries its key as the name of a small kernel, so that a binary the driver
      * accepts is known to be this source's (an entry whose framing checks out around another
      * program's binary is rebuilt, not run) */
-    char hex[33], marker[48];
-    for (int i = 0; i < 16; i++) snprintf(hex + 2 * i, 3, "%02x", key[i]);
-    snprintf(marker, sizeof marker, CLRUN__KEY_KERNEL "%s", hex);
+    char marker[48] = "";
     if (use_cache) {
+        size_t m = (size_t)snprintf(marker, sizeof marker, "%s", CLRUN__KEY_KERNEL);
+        for (int i = 0; i < 16; i++) m += (size_t)snprintf(marker + m, sizeof marker - m, "%02x", key[i]);
         sb_add(&marked, source, len); /* sb_printf holds 4 KiB: the source goes in whole */
         /* never launched; not empty: NVIDIA's compiler emits PTX that ptxas refuses for an empty kernel */
         sb_printf(&marked, "\n__kernel void %s(__global int *clrun_p) { clrun_p[0] = 0; }\n", marker);
-        if (marked.oom) return free(opts.p), clrun__fail(ctx, CLRUN_HOST_OUT_OF_MEMORY, "out of memory");
+        if (marked.oom) {
+            st = clrun__fail(ctx, CLRUN_HOST_OUT_OF_MEMORY, "out of memory");
+            goto done;
+        }
         source = marked.p, len = marked.n;
     }
 

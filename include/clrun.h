@@ -335,7 +335,12 @@ CLRUN_API clrun_status clrun_arg_f32(clrun_kernel *k, unsigned i, float v);
 CLRUN_API clrun_status clrun_arg_f64(clrun_kernel *k, unsigned i, double v);
 /** A half argument, given as its 16-bit pattern. */
 CLRUN_API clrun_status clrun_arg_f16(clrun_kernel *k, unsigned i, uint16_t bits);
-/** Any by-value argument (vectors, structs) as raw bytes; only the size is checked by the driver. */
+/** Any by-value argument (vectors, structs) as raw bytes. Where the driver reports argument info,
+ *  `size` must be the argument's size, or CLRUN_ARG_MISMATCH names it and its size: a scalar's or
+ *  a vector's from its type (a 3-vector is the size of a 4-vector), a struct's or union's as
+ *  `sizeof` on the device, found once per argument by a small probe kernel built from the program's
+ *  source and options (through the binary cache). Where the probe cannot be built the driver's own
+ *  check is all there is. */
 CLRUN_API clrun_status clrun_arg_bytes(clrun_kernel *k, unsigned i, const void *value, size_t size);
 
 /** What the driver reports of a kernel argument (clrun builds with -cl-kernel-arg-info). */

@@ -67,6 +67,8 @@ struct clrun_prog {
     cl_program program;
     int from_cache;
     char *label;
+    char *source;  /* the source as built (includes resolved), for clrun_arg_bytes's size probe; may be NULL */
+    char *options; /* the caller's build options; may be NULL */
 };
 
 struct clrun_kernel {
@@ -75,6 +77,7 @@ struct clrun_kernel {
     char *name;
     unsigned nargs;
     unsigned char *set; /* per argument: 1 once set */
+    size_t *size;       /* per argument: its by-value size once known (clrun_arg_bytes), else 0 */
     int have_arg_info;
 };
 

@@ -31,7 +31,8 @@ clrun_status clrun_kernel_new(clrun_prog *p, const char *name, clrun_kernel **ou
     }
     clGetKernelInfo(kern, CL_KERNEL_NUM_ARGS, sizeof nargs, &nargs, NULL);
     k = calloc(1, sizeof *k);
-    if (!k || !(k->name = clrun__strdup(name)) || !(k->set = calloc(nargs ? nargs : 1, 1))) {
+    if (!k || !(k->name = clrun__strdup(name)) || !(k->set = calloc(nargs ? nargs : 1, 1)) ||
+        !(k->size = calloc(nargs ? nargs : 1, sizeof *k->size))) {
         st = clrun__fail(ctx, CLRUN_HOST_OUT_OF_MEMORY, "out of memory making kernel %s", name);
         goto fail;
     }
@@ -46,6 +47,7 @@ fail:
     if (k) {
         free(k->name);
         free(k->set);
+        free(k->size);
         free(k);
     }
     clReleaseKernel(kern);
@@ -58,6 +60,7 @@ void clrun_kernel_free(clrun_kernel *k)
     clReleaseKernel(k->kernel);
     free(k->name);
     free(k->set);
+    free(k->size);
     free(k);
 }
 
@@ -191,11 +194,72 @@ CLRUN__SCALAR(f64, double, "double")
 CLRUN__SCALAR(f16, uint16_t, "half")
 #undef CLRUN__SCALAR
 
+/* sizeof(type) on the device, from a probe kernel built from the program's own source and options
+ * (through the binary cache); 0 when it cannot be had. The context's last error is kept. */
+static size_t probe_size(clrun_kernel *k, const char *type)
+{
+    clrun_prog *p = k->prog, *probe = NULL;
+    clrun_ctx *ctx = p->ctx;
+    if (!p->source || !type[0] || strspn(type, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_ ") != strlen(type))
+        return 0;
+    static const char fmt[] = "\n__kernel void clrun_sizeof_probe(__global ulong *clrun_o) { clrun_o[0] = sizeof(%s); }\n";
+    size_t n = strlen(p->source), cap = n + sizeof fmt + strlen(type);
+    char *text = malloc(cap), *saved = ctx->err; /* the probe's own errors go to a fresh text, dropped after */
+    const size_t saved_cap = ctx->err_cap;
+    if (!text) return 0;
+    ctx->err = NULL, ctx->err_cap = 0;
+    memcpy(text, p->source, n);
+    snprintf(text + n, cap - n, fmt, type);
+    clrun_kernel *pk = NULL;
+    clrun_buf *b = NULL;
+    cl_ulong got = 0;
+    const size_t one = 1;
+    if (clrun_prog_source(ctx, text, p->label, p->options, &probe) != CLRUN_OK || clrun_kernel_new(probe, "clrun_sizeof_probe", &pk) ||
+        clrun_buf_new(ctx, sizeof got, 0, &b) || clrun_arg_buf(pk, 0, b) || clrun_launch(pk, 1, &one, NULL) ||
+        clrun_download(b, 0, &got, sizeof got))
+        got = 0;
+    clrun_buf_free(b);
+    clrun_kernel_free(pk);
+    clrun_prog_free(probe);
+    free(text);
+    free(ctx->err);
+    ctx->err = saved, ctx->err_cap = saved_cap;
+    return (size_t)got;
+}
+
+/* The size of by-value argument i: scalars and vectors from their type's name (a 3-vector is the
+ * size of a 4-vector), structs and unions by probe; 0 when unknown. */
+static size_t value_size(clrun_kernel *k, unsigned i)
+{
+    static const struct {
+        const char *name;
+        size_t size;
+    } scalars[] = {{"char", 1},  {"uchar", 1}, {"short", 2},  {"ushort", 2}, {"int", 4},  {"uint", 4},
+                   {"long", 8},  {"ulong", 8}, {"float", 4},  {"double", 8}, {"half", 2}, {"size_t", 0}};
+    char type[128] = "", norm[128];
+    if (k->size[i] || !k->have_arg_info) return k->size[i];
+    clGetKernelArgInfo(k->kernel, i, CL_KERNEL_ARG_TYPE_NAME, sizeof type - 1, type, NULL);
+    scalar_name(type, norm, sizeof norm);
+    size_t m = strlen(norm);
+    while (m > 0 && norm[m - 1] >= '0' && norm[m - 1] <= '9') m--;
+    const unsigned width = norm[m] ? (unsigned)atoi(norm + m) : 1;
+    for (size_t s = 0; s < sizeof scalars / sizeof *scalars; s++)
+        if (strlen(scalars[s].name) == m && strncmp(norm, scalars[s].name, m) == 0 &&
+            (width == 1 || width == 2 || width == 3 || width == 4 || width == 8 || width == 16))
+            return k->size[i] = scalars[s].size * (width == 3 ? 4 : width);
+    return k->size[i] = probe_size(k, type);
+}
+
 clrun_status clrun_arg_bytes(clrun_kernel *k, unsigned i, const void *value, size_t size)
 {
+    char desc[400];
     clrun_status st = check_arg(k, i, K_VALUE, NULL, "clrun_arg_bytes");
     if (st != CLRUN_OK) return st;
     if (!value || size == 0) return clrun__fail(k->prog->ctx, CLRUN_INVALID_ARG, "clrun_arg_bytes: argument %u: no value", i);
+    const size_t want = value_size(k, i); /* some drivers (PoCL) take any size and the kernel reads past the value */
+    if (want && size != want)
+        return clrun__fail(k->prog->ctx, CLRUN_ARG_MISMATCH, "clrun_arg_bytes: %s is %zu bytes; %zu given", arg_desc(k, i, desc, sizeof desc),
+                           want, size);
     return set(k, i, size, value, "clrun_arg_bytes");
 }
 

@@ -266,6 +266,10 @@ static clrun_status load(clrun_ctx *ctx, const char *text, size_t len, const cha
     struct sbuf src = {0};
     clrun_status st = resolve(ctx, text, len, label, dir, 0, &src);
     if (st == CLRUN_OK) st = build(ctx, label, src.p ? src.p : "", src.n, options, out);
+    if (st == CLRUN_OK) { /* kept for clrun_arg_bytes's size probe; without them the probe is skipped */
+        (*out)->source = src.p, src.p = NULL;
+        (*out)->options = options ? clrun__strdup(options) : NULL;
+    }
     free(src.p);
     return st;
 }
@@ -340,6 +344,8 @@ void clrun_prog_free(clrun_prog *p)
     if (!p) return;
     clReleaseProgram(p->program);
     free(p->label);
+    free(p->source);
+    free(p->options);
     free(p);
 }
 

@@ -314,8 +314,28 @@ static void run_scalars_local_and_2d(void **state)
     EXPECT(2, "expects __local memory", "run", KDIR "/cli.cl", "-k", "group_sums", "-g", "32", "-l", "8", sums, "fill:f32:32:0.5",
            "zeros:f32:8");
     EXPECT(2, "local:BYTES", "run", KDIR "/cli.cl", "-k", "group_sums", "-g", "32", sums, "fill:f32:32:0.5", "local:0");
-    EXPECT(2, "must divide the global size", "run", KDIR "/cli.cl", "-k", "group_sums", "-g", "32", "-l", "7", sums, "fill:f32:32:0.5",
+    EXPECT(2, "divides the global size", "run", KDIR "/cli.cl", "-k", "group_sums", "-g", "32", "-l", "7", sums, "fill:f32:32:0.5",
            "local:28");
+    /* by-value vectors and structs: TYPE:V,V,... or a bare list typed from a vector's signature */
+    char bv[4300];
+    snprintf(bv, sizeof bv, "out:f32:3@%s", path("bv.npy"));
+    EXPECT(0, "wrote", "run", KDIR "/cli.cl", "-k", "byvalue", "-g", "1", bv, "f32:1,2,3,4", "5,6,7", "f32:42,3,18", "zeros:u8:1");
+    CHECK_OK(NULL, clrun_npy_read(path("bv.npy"), &a));
+    assert_true(((float *)a.data)[0] == 49 && ((float *)a.data)[1] == 765 && ((float *)a.data)[2] == 144);
+    clrun_array_free(&a);
+    EXPECT(0, "wrote", "run", KDIR "/cli.cl", "-k", "byvalue", "-g", "1", bv, "--", "1,2,3,-4", "i32:5,6,7,0", "f32:42,3,18", "zeros:u8:1");
+    CHECK_OK(NULL, clrun_npy_read(path("bv.npy"), &a));
+    assert_true(((float *)a.data)[0] == 1 + 4 + 12 - 32);
+    clrun_array_free(&a);
+    EXPECT(2, "argument 1 (float4 v) gets i32 values from 'i32:1,2,3,4'; the kernel wants float", "run", KDIR "/cli.cl", "-k", "byvalue",
+           "-g", "1", bv, "i32:1,2,3,4", "5,6,7", "f32:42,3,18", "zeros:u8:1");
+    EXPECT(2, "argument 1 (float4 v) takes 4 values; 'f32:1' gives 1", "run", KDIR "/cli.cl", "-k", "byvalue", "-g", "1", bv, "f32:1",
+           "5,6,7", "f32:42,3,18", "zeros:u8:1");
+    EXPECT(2, "argument 3 (abc s) of kernel byvalue is 12 bytes; 8 given", "run", KDIR "/cli.cl", "-k", "byvalue", "-g", "1", bv,
+           "f32:1,2,3,4", "5,6,7", "f32:42,3", "zeros:u8:1");
+    EXPECT(2, "cannot infer values of type abc", "run", KDIR "/cli.cl", "-k", "byvalue", "-g", "1", bv, "f32:1,2,3,4", "5,6,7", "42,3,18",
+           "zeros:u8:1");
+    EXPECT(2, "not a valid f32", "run", KDIR "/cli.cl", "-k", "byvalue", "-g", "1", bv, "f32:1,,3,4", "5,6,7", "f32:42,3,18", "zeros:u8:1");
     EXPECT(2, "File too large", "run", "--sim", "/dev/zero"); /* inputs are read within bounds */
     EXPECT(2, "up to 16 MiB", "run", "/dev/zero", "-k", "x", "-g", "1");
     EXPECT(2, "not an .npy file", "op", "sum", "/dev/zero");
@@ -586,7 +606,29 @@ static void run_sim_files(void **state)
     EXPECT(2, "nope.cl", "run", "--sim", path("k.sim"));
     const char sim_bad_wg[] = KDIR "/cli.cl\ncopy_bytes\n10 1 1\n3 1 1\n<size=10 uchar fill=0>\n<size=10 uchar fill=1>\n<size=4 uint>\n10\n";
     write_bytes("wg.sim", sim_bad_wg, sizeof sim_bad_wg - 1);
-    EXPECT(2, "must divide the global size", "run", "--sim", path("wg.sim")); /* the device's refusal: PoCL has no non-uniform groups */
+    EXPECT(2, "divides the global size", "run", "--sim", path("wg.sim")); /* the device's refusal: PoCL has no non-uniform groups */
+    { /* by-value vectors and structs, an empty buffer, --build-options as oclgrind-kernel spells it */
+        const char sim_bv[] = KDIR "/cli.cl\nbyvalue\n1 1 1\n1 1 1\n<size=12 dump fill=0>\n<size=16>\n1 2 3 4\n<size=12>\n5 6 7\n"
+                              "<size=12 float>\n42 3 18\n<size=0>\n";
+        write_bytes("bv.sim", sim_bv, sizeof sim_bv - 1);
+        EXPECT(0, "\nArgument 'out': 12 bytes\n  out[0] = 49\n  out[1] = 765\n  out[2] = 144\n\n", "run", "--build-options", "-DUNUSED=1",
+               "--sim", path("bv.sim"));
+        const char sim_bv_short[] = KDIR "/cli.cl\nbyvalue\n1 1 1\n1 1 1\n<size=12 dump fill=0>\n<size=8>\n1 2\n<size=12>\n5 6 7\n"
+                                    "<size=12 float>\n42 3 18\n<size=0>\n";
+        write_bytes("bv2.sim", sim_bv_short, sizeof sim_bv_short - 1);
+        EXPECT(2, "argument 1 (float4 v) takes 4 values", "run", "--sim", path("bv2.sim"));
+        const char sim_struct_short[] = KDIR "/cli.cl\nbyvalue\n1 1 1\n1 1 1\n<size=12 dump fill=0>\n<size=16>\n1 2 3 4\n<size=12>\n5 6 7\n"
+                                        "<size=8 float>\n42 3\n<size=0>\n";
+        write_bytes("bv3.sim", sim_struct_short, sizeof sim_struct_short - 1);
+        EXPECT(2, "argument 3 (abc s) of kernel byvalue is 12 bytes; 8 given", "run", "--sim", path("bv3.sim"));
+        const char sim_struct_untyped[] = KDIR "/cli.cl\nbyvalue\n1 1 1\n1 1 1\n<size=12 dump fill=0>\n<size=16>\n1 2 3 4\n<size=12>\n5 6 7\n"
+                                          "<size=12>\n42 3 18\n<size=0>\n";
+        write_bytes("bv4.sim", sim_struct_untyped, sizeof sim_struct_untyped - 1);
+        EXPECT(2, "give its type in the header", "run", "--sim", path("bv4.sim"));
+        const char sim_local0[] = KDIR "/cli.cl\ngroup_sums\n4 1 1\n4 1 1\n<size=4 fill=0>\n<size=16 fill=1>\n<size=0>\n";
+        write_bytes("l0.sim", sim_local0, sizeof sim_local0 - 1);
+        EXPECT(2, "size=0 is only valid for buffers (__local memory needs at least one byte)", "run", "--sim", path("l0.sim"));
+    }
     const char sim_extra[] = KDIR "/cli.cl\ncopy_bytes\n1 1 1\n1 1 1\n<size=1 uchar>\n1\n<size=1 uchar>\n2\n<size=4>\n1\nextra\n";
     write_bytes("extra.sim", sim_extra, sizeof sim_extra - 1);
     EXPECT(2, "unexpected 'extra'", "run", "--sim", path("extra.sim"));

@@ -133,6 +133,39 @@ static void argument_mismatches_name_the_argument(void **state)
     clrun_kernel_free(k);
 }
 
+/* clrun_arg_bytes checks the size of vectors (a 3-vector is the size of a 4-vector) and of structs
+ * (by sizeof on the device, padding included): drivers such as PoCL take any size and the kernel
+ * would read past the value. */
+static void aggregates_by_value_are_checked_by_size(void **state)
+{
+    struct fixture *f = *state;
+    clrun_ctx *ctx = f->ctx;
+    clrun_kernel *k = NULL;
+    clrun_buf *out = NULL;
+    uint64_t s = test_seed();
+    struct {
+        char tag;
+        int count;
+        float scale;
+    } p = {(char)(rng_next(&s) % 100), (int)(rng_next(&s) % 100000), rng_float(&s)};
+    float v[4] = {rng_float(&s), rng_float(&s), rng_float(&s), 0}, res[4];
+    CHECK_OK(ctx, clrun_kernel_new(f->prog, "aggregates", &k));
+    CHECK_OK(ctx, clrun_buf_new(ctx, sizeof res, 0, &out));
+    CHECK_OK(ctx, clrun_arg_buf(k, 0, out));
+    CHECK_FAIL(ctx, clrun_arg_bytes(k, 1, &p, 9), CLRUN_ARG_MISMATCH, "argument 1 (padded p) of kernel aggregates is 12 bytes; 9 given");
+    CHECK_FAIL(ctx, clrun_arg_bytes(k, 1, v, 16), CLRUN_ARG_MISMATCH, "is 12 bytes; 16 given");
+    CHECK_FAIL(ctx, clrun_arg_bytes(k, 2, v, 12), CLRUN_ARG_MISMATCH, "argument 2 (float3 v) of kernel aggregates is 16 bytes; 12 given");
+    CHECK_OK(ctx, clrun_arg_bytes(k, 1, &p, sizeof p));
+    CHECK_OK(ctx, clrun_arg_bytes(k, 2, v, sizeof v));
+    size_t one = 1;
+    CHECK_OK(ctx, clrun_launch(k, 1, &one, &one));
+    CHECK_OK(ctx, clrun_download(out, 0, res, sizeof res));
+    assert_true(res[0] == p.tag && res[1] == (float)p.count && res[2] == p.scale);
+    assert_true(fabsf(res[3] - (v[0] + 2 * v[1] + 4 * v[2])) <= 1e-5f * (1 + fabsf(res[3])));
+    clrun_buf_free(out);
+    clrun_kernel_free(k);
+}
+
 static void local_memory_and_explicit_local_size(void **state)
 {
     struct fixture *f = *state;
@@ -267,6 +300,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_scalar_type),
         cmocka_unit_test(argument_mismatches_name_the_argument),
+        cmocka_unit_test(aggregates_by_value_are_checked_by_size),
         cmocka_unit_test(local_memory_and_explicit_local_size),
         cmocka_unit_test(launches_in_one_two_three_dims),
         cmocka_unit_test(profiling_counts_every_launch),

@@ -15,11 +15,12 @@
 
 #define MAX_CHECKS 16
 
-enum rkind { R_BUF, R_SCALAR, R_LOCAL, R_NULL, R_BARE };
+/* R_BYTES: a by-value vector or struct, its elements in `a`, passed as bytes. */
+enum rkind { R_BUF, R_SCALAR, R_BYTES, R_LOCAL, R_NULL, R_BARE };
 
 struct rarg {
     enum rkind kind;
-    clrun_array a;    /* buffer contents or the scalar (count 1) */
+    clrun_array a;    /* buffer contents, the scalar (count 1) or a by-value aggregate's elements */
     const char *bare; /* untyped scalar text, typed from the kernel's signature */
     size_t local;     /* __local bytes */
     const char *save; /* .npy path written after the run */
@@ -27,6 +28,7 @@ struct rarg {
     int like_type_set;
     clrun_dtype like_type;
     int dump, hex; /* .sim: print after the run (in hexadecimal) */
+    int noinit;    /* .sim: the buffer is not written before the run */
     unsigned flags;
     const char *spec; /* the text it came from */
     clrun_buf *buf;
@@ -68,13 +70,18 @@ static const char *run_help = "usage: clrun run FILE.cl -k KERNEL -g X[,Y[,Z]] [
                               "  TYPE:VALUE                     a scalar of that type (i32:400, f32:2.5, u64:0x10, f16:1.5)\n"
                               "  VALUE                          a scalar typed from the kernel's signature (400, 2.5; a negative\n"
                               "                                 one after --, or as TYPE:VALUE)\n"
+                              "  TYPE:V,V,...  or  V,V,...      a by-value vector or struct: its elements in order, packed with no\n"
+                              "                                 gaps (TYPE the element type: f32:1,2,3,4 for a float4, f32:42,3,18\n"
+                              "                                 for struct {float a, b, c;}); a bare list takes a vector's element\n"
+                              "                                 type (7,42,0,-1 for an int4; a float3 takes 3 or 4 values)\n"
                               "  local:BYTES                    __local memory\n\n"
                               "Options:\n"
                               "  -k, --kernel NAME       kernel to run (required without --sim)\n"
                               "  -g, --global X[,Y[,Z]]  global work size, 1-3 dimensions (required without --sim)\n"
                               "  -l, --local X[,Y[,Z]]   work-group size (default: the driver chooses; the global size is exact)\n"
                               "  -D NAME[=VAL]           preprocessor definition, repeatable\n"
-                              "  -O, --options OPTS      more build options, e.g. \"-cl-fast-relaxed-math\"\n"
+                              "  -O, --options OPTS      more build options, e.g. \"-cl-fast-relaxed-math\" (also --build-options,\n"
+                              "                          as oclgrind-kernel names it)\n"
                               "  -d, --device SPEC       device (default: $CLRUN_DEVICE, else the best)\n"
                               "  --repeat N              N timed launches after a warm-up launch: min / median / max kernel time\n"
                               "                          (outputs are those of the last launch; in-out buffers see every launch)\n"
@@ -327,6 +334,27 @@ static int form_rand(struct rarg *r, const struct form_in *in)
     return 0;
 }
 
+/* A comma-separated list of TYPE values into a (count 1 for a single value); errors name `what`
+ * and the type as `tname`. */
+static int parse_list(clrun_dtype t, const char *text, clrun_array *a, const char *spec, const char *what, const char *tname)
+{
+    size_t n = 1;
+    for (const char *c = text; *c; c++) n += *c == ',';
+    if (n > 64) return usage_error("argument '%s': %zu values; a by-value argument takes at most 64", spec, n);
+    size_t shape[1] = {n};
+    if (clrun_array_new(a, t, n > 1, shape) != CLRUN_OK) return fprintf(stderr, "clrun run: %s\n", clrun_last_error(NULL)), EXIT_RUNTIME;
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", text);
+    size_t i = 0, es = clrun_dtype_size(t);
+    for (char *p = buf, *c;; p = c + 1) {
+        if ((c = strchr(p, ','))) *c = 0;
+        if (parse_value(t, p, (char *)a->data + i++ * es, 0))
+            return usage_error("%s: '%s' is not a valid %s", what, p, tname);
+        if (!c) break;
+    }
+    return 0;
+}
+
 /* FORM:... arguments: the form's name, the kind of argument it makes, whether TYPE:SHAPE follows
  * the name (read before the parser runs), its parser. */
 static const struct form {
@@ -370,9 +398,12 @@ static int parse_arg(const char *spec, struct rarg *r)
         if (r->save) return usage_error("argument '%s': only buffers can be saved", spec);
         r->kind = R_BARE;
         r->bare = spec;
-        char *end;
-        strtod(buf, &end);
-        if (*end || end == buf) return usage_error("argument '%s' is neither a file.npy nor a number nor one of the forms in --help", spec);
+        for (char *p = buf, *end;; p = end + 1) { /* a number, or numbers separated by commas */
+            strtod(p, &end);
+            if ((*end && *end != ',') || end == p)
+                return usage_error("argument '%s' is neither a file.npy nor a number nor one of the forms in --help", spec);
+            if (!*end) break;
+        }
         return 0;
     }
     char *f[6];
@@ -385,15 +416,13 @@ static int parse_arg(const char *spec, struct rarg *r)
             if (forms[i].typed && (rc = typed(r, &in))) return rc;
             return forms[i].parse(r, &in);
         }
-    clrun_dtype t; /* TYPE:VALUE */
+    clrun_dtype t; /* TYPE:VALUE or TYPE:V,V,... */
     if (nf == 2 && clrun_dtype_parse(f[0], &t) == CLRUN_OK) {
         if (r->save) return usage_error("argument '%s': only buffers can be saved", spec);
-        r->kind = R_SCALAR;
-        size_t one[1] = {1};
-        clrun_array_new(&r->a, t, 0, one);
-        if (parse_value(t, f[1], r->a.data, 0))
-            return usage_error("argument '%s': '%s' is not a valid %s value", spec, f[1], clrun_dtype_name(t));
-        return 0;
+        r->kind = strchr(f[1], ',') ? R_BYTES : R_SCALAR;
+        char what[1100];
+        snprintf(what, sizeof what, "argument '%s'", spec);
+        return parse_list(t, f[1], &r->a, spec, what, clrun_dtype_name(t));
     }
     return usage_error("argument '%s': unknown form '%s' (see clrun run --help)", spec, f[0]);
 }
@@ -413,6 +442,52 @@ static int base_type(const char *type, char *out, size_t size)
     for (int i = 0; names[i]; i++)
         if (strcmp(out, names[i]) == 0) return 1;
     return 0;
+}
+
+/* The width of a vector type name ("float4" -> 4, "uint16" -> 16), 0 for anything else. */
+static unsigned vector_width(const char *type)
+{
+    char base[64];
+    size_t n = strlen(type), m = n;
+    while (m > 0 && type[m - 1] >= '0' && type[m - 1] <= '9') m--;
+    if (m == n || m == 0 || !base_type(type, base, sizeof base) || strchr(type, '*')) return 0;
+    unsigned w = (unsigned)atoi(type + m);
+    return w == 2 || w == 3 || w == 4 || w == 8 || w == 16 ? w : 0;
+}
+
+/* Bind a by-value vector or struct from its elements: against the signature when the driver
+ * reports it (element type and count; a 3-vector takes 3 or 4 values and is passed as 4), else as
+ * the bytes given, which the driver checks against the argument's size. */
+static int bind_bytes(clrun_ctx *ctx, clrun_kernel *k, struct rarg *r, unsigned i, const clrun_arg_info *info, const char *desc)
+{
+    if (info) {
+        char base[64];
+        const unsigned w = vector_width(info->type);
+        if (info->kind != CLRUN_ARG_VALUE)
+            return usage_error("%s expects %s, not the values '%s'", desc, info->kind == CLRUN_ARG_LOCAL ? "local:BYTES" : "a buffer",
+                               r->spec);
+        if (base_type(info->type, base, sizeof base)) { /* a scalar or a vector: element type and count */
+            const unsigned need = w ? w : 1;
+            if (strcmp(base, clrun_dtype_cl_name(r->a.dtype)) != 0)
+                return usage_error("%s gets %s values from '%s'; the kernel wants %s", desc, clrun_dtype_name(r->a.dtype), r->spec, base);
+            if (r->a.count != need && !(need == 3 && r->a.count == 4))
+                return usage_error("%s takes %u value%s; '%s' gives %zu (%zu bytes)", desc, need, need == 1 ? "" : "s", r->spec,
+                                   r->a.count, r->a.bytes);
+            if (need == 3 && r->a.count == 3) { /* the size of a 4-vector, the last element unused */
+                clrun_array four;
+                size_t shape[1] = {4};
+                if (clrun_array_new(&four, r->a.dtype, 1, shape) != CLRUN_OK) return EXIT_RUNTIME;
+                memcpy(four.data, r->a.data, r->a.bytes);
+                clrun_array_free(&r->a);
+                r->a = four;
+            }
+        }
+    }
+    clrun_status st = clrun_arg_bytes(k, i, r->a.data, r->a.bytes);
+    if (st == CLRUN_OK) return 0;
+    if (st == CLRUN_ARG_MISMATCH) return fprintf(stderr, "clrun run: '%s': %s\n", r->spec, clrun_last_error(ctx)), EXIT_USAGE;
+    return usage_error("%s: the driver refuses %zu bytes from '%s' (%s); give exactly the size of %s, padding included", desc,
+                       r->a.bytes, r->spec, clrun_last_error(ctx), info ? info->type : "its type");
 }
 
 static void free_args(struct rarg *args, int n)
@@ -446,15 +521,15 @@ static int bind_arg(clrun_ctx *ctx, clrun_kernel *k, struct rarg *args, int narg
     if (r->kind == R_BARE) {
         char base[64];
         clrun_dtype t;
+        int rc;
         if (!have_info) return usage_error("%s '%s': this driver reports no argument types; write TYPE:VALUE", desc, r->spec);
         if (info.kind != CLRUN_ARG_VALUE) return usage_error("%s expects a buffer or local memory, not the number '%s'", desc, r->spec);
-        if (!base_type(info.type, base, sizeof base) || strcmp(base, info.type) != 0 || clrun_dtype_parse(base, &t) != CLRUN_OK)
-            return usage_error("%s: cannot infer a value of type %s from '%s'; write TYPE:VALUE or use clrun_arg_bytes", desc, info.type,
-                               r->spec);
-        size_t one[1] = {1};
-        clrun_array_new(&r->a, t, 0, one);
-        if (parse_value(t, r->bare, r->a.data, 0)) return usage_error("%s: '%s' is not a valid %s", desc, r->spec, info.type);
-        r->kind = R_SCALAR;
+        const int scalar = base_type(info.type, base, sizeof base) && strcmp(base, info.type) == 0;
+        if ((!scalar && !vector_width(info.type)) || clrun_dtype_parse(base, &t) != CLRUN_OK)
+            return usage_error("%s: cannot infer values of type %s from '%s'; write TYPE:VALUE or TYPE:V,V,... (the members' type)",
+                               desc, info.type, r->spec);
+        if ((rc = parse_list(t, r->bare, &r->a, r->spec, desc, base))) return rc;
+        r->kind = scalar && r->a.count == 1 ? R_SCALAR : R_BYTES;
     }
     if (have_info && r->kind == R_BUF && (info.kind == CLRUN_ARG_GLOBAL || info.kind == CLRUN_ARG_CONSTANT)) {
         char base[64];
@@ -464,17 +539,21 @@ static int bind_arg(clrun_ctx *ctx, clrun_kernel *k, struct rarg *args, int narg
             return usage_error("%s gets %s data from '%s'; the kernel wants %s", desc, clrun_dtype_name(r->a.dtype), r->spec, base);
     }
     switch (r->kind) {
-    case R_BUF:
-        if ((st = clrun_buf_new(ctx, r->a.bytes, r->flags, &r->buf)) == CLRUN_OK &&
-            (st = clrun_upload(r->buf, 0, r->a.data, r->a.bytes)) == CLRUN_OK)
+    case R_BUF: /* an empty one (.sim size=0) gets a buffer of one byte, never read or written back */
+        if ((st = clrun_buf_new(ctx, r->a.bytes ? r->a.bytes : 1, r->flags, &r->buf)) == CLRUN_OK &&
+            (!r->a.bytes || r->noinit || (st = clrun_upload(r->buf, 0, r->a.data, r->a.bytes)) == CLRUN_OK))
             st = clrun_arg_buf(k, (unsigned)i, r->buf);
         break;
+    case R_BYTES: return bind_bytes(ctx, k, r, (unsigned)i, have_info ? &info : NULL, desc);
     case R_NULL: st = clrun_arg_buf(k, (unsigned)i, NULL); break;
     case R_LOCAL: st = clrun_arg_local(k, (unsigned)i, r->local); break;
-    case R_SCALAR:
+    case R_SCALAR: {
+        char base[64];
         if (have_info && info.kind != CLRUN_ARG_VALUE)
             return usage_error("%s expects %s, not the scalar '%s'", desc, info.kind == CLRUN_ARG_LOCAL ? "local:BYTES" : "a buffer",
                                r->spec);
+        if (have_info && (!base_type(info.type, base, sizeof base) || vector_width(info.type))) /* one value for a vector or struct */
+            return bind_bytes(ctx, k, r, (unsigned)i, &info, desc);
         switch (r->a.dtype) { /* the typed setters check the signature */
         case CLRUN_F16: st = clrun_arg_f16(k, (unsigned)i, *(uint16_t *)r->a.data); break;
         case CLRUN_F32: st = clrun_arg_f32(k, (unsigned)i, *(float *)r->a.data); break;
@@ -491,6 +570,7 @@ static int bind_arg(clrun_ctx *ctx, clrun_kernel *k, struct rarg *args, int narg
         default: break;
         }
         break;
+    }
     default: break;
     }
     if (st == CLRUN_ARG_MISMATCH) return fprintf(stderr, "clrun run: '%s': %s\n", r->spec, clrun_last_error(ctx)), EXIT_USAGE;
@@ -675,7 +755,9 @@ static int execute(struct run_opts *o, clrun_ctx *ctx, clrun_kernel *k, struct r
         if (err != CL_SUCCESS) {
             fprintf(stderr, "clrun run: launching %s with global %zu,%zu,%zu%s failed: %s (%d)%s\n", clrun_kernel_name(k), o->global[0],
                     o->global[1], o->global[2], o->ldims ? " and the given local size" : "", clrun_cl_error_name(err), (int)err,
-                    err == CL_INVALID_WORK_GROUP_SIZE ? " — the local size must divide the global size and fit the device" : "");
+                    err == CL_INVALID_WORK_GROUP_SIZE ? " — the device wants a local size that fits it and divides the global size "
+                                                      "(OpenCL 2.0 devices take one that does not divide it with -O -cl-std=CL2.0)"
+                                                    : "");
             if (ev) clReleaseEvent(ev);
             free(times);
             return err == CL_INVALID_WORK_GROUP_SIZE || err == CL_INVALID_WORK_ITEM_SIZE ? EXIT_USAGE : EXIT_RUNTIME;
@@ -695,7 +777,7 @@ static int execute(struct run_opts *o, clrun_ctx *ctx, clrun_kernel *k, struct r
         struct rarg *r = &args[i];
         int wanted = r->save || r->dump;
         for (int c = 0; c < o->nchecks; c++) wanted |= check_idx[c] == i;
-        if (!wanted || r->kind != R_BUF) continue;
+        if (!wanted || r->kind != R_BUF || !r->a.bytes) continue;
         clrun_status st = clrun_download(r->buf, 0, r->a.data, r->a.bytes);
         if (st != CLRUN_OK) return cli_fail("run", ctx, st);
         if (r->save && clrun_npy_write(r->save, &r->a) != CLRUN_OK)
@@ -856,16 +938,12 @@ static int run_sim(struct run_opts *o)
         struct rarg *r = &args[nargs++];
         r->like = -1;
         r->spec = o->sim;
-        r->dump = sa.dump, r->hex = sa.hex;
+        r->dump = sa.dump, r->hex = sa.hex, r->noinit = sa.noinit;
         r->flags = sa.ro ? CLRUN_BUF_READ_ONLY : sa.wo ? CLRUN_BUF_WRITE_ONLY : 0;
         r->kind = sa.kind == SIM_BUFFER ? R_BUF : sa.kind == SIM_VALUE ? R_SCALAR : sa.kind == SIM_LOCAL ? R_LOCAL : R_NULL;
+        if (sa.kind == SIM_VALUE && sa.size != clrun_dtype_size(sa.type)) r->kind = R_BYTES; /* a vector or a struct */
         r->local = sa.size;
         r->a = sa.data; /* ownership moves */
-        if (sa.kind == SIM_VALUE && sa.size != clrun_dtype_size(sa.type)) {
-            rc = usage_error("%s: argument %u (%s %s) is %zu bytes in the file; only scalars are supported by value", o->sim, i, info.type,
-                             info.name, sa.size);
-            goto done;
-        }
     }
     if (sim_finish(&p)) {
         rc = usage_error("%s: %s", o->sim, p.err);
@@ -894,6 +972,7 @@ int cmd_run(int argc, char **argv)
     o.rtol = -1;
     static const struct option opts[] = {{"kernel", required_argument, NULL, 'k'},  {"global", required_argument, NULL, 'g'},
                                          {"local", required_argument, NULL, 'l'},   {"options", required_argument, NULL, 'O'},
+                                         {"build-options", required_argument, NULL, 'O'}, /* oclgrind-kernel's name */
                                          {"device", required_argument, NULL, 'd'},  {"repeat", required_argument, NULL, 'r'},
                                          {"bytes", required_argument, NULL, 'b'},   {"check", required_argument, NULL, 'c'},
                                          {"rtol", required_argument, NULL, 'R'},    {"atol", required_argument, NULL, 'A'},

@@ -138,10 +138,14 @@ int sim_next_arg(struct sim_parser *p, unsigned index, const clrun_arg_info *inf
         return 0;
     }
     if (size < 0) return fail(p, "argument %u (%s): size= is required", index, info->name);
-    if (size == 0) return fail(p, "argument %u (%s): size must be positive", index, info->name);
+    if (size == 0 && !is_buf) /* a buffer may be empty (the kernel gets a valid pointer it must not use) */
+        return fail(p, "argument %u (%s): size=0 is only valid for buffers (%s needs at least one byte)", index, info->name,
+                    info->kind == CLRUN_ARG_LOCAL ? "__local memory" : "a value");
     if (a->dump && !is_buf) return fail(p, "argument %u (%s): 'dump' is only valid for buffers", index, info->name);
     if (fillv[0] && rangev[0]) return fail(p, "argument %u: fill= and range= together", index);
+    if (noinit && !is_buf) return fail(p, "argument %u (%s): 'noinit' is only valid for buffers", index, info->name);
     a->size = (size_t)size;
+    a->noinit = noinit;
     if (info->kind == CLRUN_ARG_LOCAL) {
         a->kind = SIM_LOCAL;
         return 0;

@@ -9,7 +9,11 @@
  *                       # noinit nor null is given (and the argument is not __local)
  *
  * TYPE is char uchar short ushort int uint long ulong float double; the default comes from the
- * kernel's signature. An argument holds at most SIM_MAX_BYTES. The parser is separate from running, so it can be tested and fuzzed alone. */
+ * kernel's signature (a vector's element type; a struct needs TYPE). A by-value argument's values are
+ * its bytes (a float4 is <size=16> and four floats; a struct is its members' values, padding
+ * included), passed with the size given. size=0 is valid for buffers only: the kernel gets a valid
+ * pointer to an empty buffer. An argument holds at most SIM_MAX_BYTES. The parser is separate from
+ * running, so it can be tested and fuzzed alone. */
 #ifndef CLRUN_SIM_H
 #define CLRUN_SIM_H
 #include <clrun.h>
@@ -26,14 +30,12 @@ struct sim_head {
 };
 
 struct sim_arg {
-    /* Largest argument a .sim file may declare (bytes); larger buffers come from `clrun run`'s forms. */
-#define SIM_MAX_BYTES (1 << 30)
-
     enum sim_kind kind;
     clrun_dtype type;
     size_t size;      /* bytes */
     clrun_array data; /* contents for buffers and values (bytes == size); empty otherwise */
     int dump, hex, ro, wo; /* hex: values read, and dumped, in hexadecimal */
+    int noinit;            /* a buffer left as the device allocates it (never written before the run) */
 };
 
 struct sim_parser {

@@ -44,3 +44,17 @@ __kernel void ids(__global uint *out, const uint nx, const uint ny, const uint n
     const uint x = get_global_id(0), y = get_global_id(1), z = get_global_id(2);
     if (x < nx && y < ny && z < nz) out[(z * ny + y) * nx + x] = x + 1000u * y + 1000000u * z;
 }
+
+/* By-value aggregates: a struct with padding and a 3-vector (the size of a 4-vector). */
+typedef struct {
+    char tag;
+    int count;
+    float scale;
+} padded;
+__kernel void aggregates(__global float *out, padded p, float3 v)
+{
+    out[0] = p.tag;
+    out[1] = p.count;
+    out[2] = p.scale;
+    out[3] = v.x + 2 * v.y + 4 * v.z;
+}

@@ -62,3 +62,14 @@ __kernel void crash(__global int *p, const int off)
     __global int *q = off ? p : (__global int *)0;
     q[get_global_id(0)] = 1;
 }
+
+/* By-value vectors and structs (clrun run's TYPE:V,V,... and .sim's by-value arguments). */
+typedef struct {
+    float a, b, c;
+} abc;
+__kernel void byvalue(__global float *out, float4 v, int3 w, abc s, __global const uchar *unused)
+{
+    out[0] = v.x + 2 * v.y + 4 * v.z + 8 * v.w;
+    out[1] = w.x + 10 * w.y + 100 * w.z;
+    out[2] = s.a * s.b + s.c;
+}

@@ -75,21 +75,26 @@ __constant int DV[7] = {-1, -4, -5, 0, 5, 4, 1};
 #define MAG2(dx, dy) as_int((uint)((dx) * (dx)) + (uint)((dy) * (dy)))
 #define TG22 13573  /* tan(22.5°)·2^15, rounded, as OpenCV */
 
+/* Parents that other work-items change at the same time are read and written with atomic
+ * operations only, so the union-find passes have no data race under the OpenCL memory model (CI
+ * runs them under Oclgrind's race checker). OpenCL 1.2 has no atomic load: atomic_or with 0 is one. */
+#define UF_LOAD(p) atomic_or((p), 0)
+
 /* The root of x's tree, halving the path on the way: each visited node is pointed at its
- * grandparent. Labels only ever move to larger indices (the larger root wins in unite), and a
- * grandparent is an ancestor, so the plain store races harmlessly with other finds (they only
- * shorten paths too) and with a unite's atomic_max on the same node (that unite saw the node was no
- * longer a root and joins its old parent, hence the same tree, next). Long edges that cross many
- * tiles otherwise leave chains one node per tile long, walked again by every find. */
+ * grandparent. Parents only ever move to larger indices (the larger root wins in unite; a pixel's
+ * first parent may be smaller, but every node it leads to only points up), so of two ancestors the
+ * larger is the higher, and the halving store is an atomic_max: it never undoes what another find
+ * or a unite's link did meanwhile. Long edges that cross many tiles otherwise leave chains one node
+ * per tile long, walked again by every find. */
 static inline int find_root_halving(volatile __global int *label, int x)
 {
-    int p = label[x];
+    int p = UF_LOAD(&label[x]);
     while (p != x) {
-        const int gp = label[p];
+        const int gp = UF_LOAD(&label[p]);
         if (gp == p) return p;
-        label[x] = gp;
+        atomic_max(&label[x], gp);
         x = gp;
-        p = label[x];
+        p = UF_LOAD(&label[x]);
     }
     return x;
 }

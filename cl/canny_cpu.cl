@@ -124,6 +124,7 @@ __kernel void clrun_canny_block_cpu(__global const uchar *restrict src, const ul
         const short *gx = gxr[mid], *gy = gyr[mid];
         uchar *mrow = m + r * PW;
         mrow[0] = 0, mrow[n + 1] = 0;
+        for (int j = n + 2; j < PW; j++) mrow[j] = 0; /* a partial block's row tail: the strong-pixel scan reads whole words */
         uchar strong = 0;
         for (int j = 1; j <= n; j++) {
             const int v = mm[j], xs = gx[j], ys = gy[j];

@@ -55,8 +55,11 @@ __kernel void clrun_f16_to_f32_x4(__global const ushort *restrict src, const ulo
 __kernel void clrun_f32_to_bf16_x4(__global const uint *restrict src, const ulong so, __global ushort *restrict dst, const ulong d0, const ulong n)
 {
     TAIL(dst[d0 + i] = clrun_bf16_rne(src[so + i]))
+    /* clrun_bf16_rne on the whole vector (four scalar calls gathered into a ushort4 were folded to an
+     * undefined store by Oclgrind's LLVM) */
     const uint4 x = *(__global const uint4 *)(src + so + i0);
-    *(__global ushort4 *)(dst + d0 + i0) = (ushort4)(clrun_bf16_rne(x.x), clrun_bf16_rne(x.y), clrun_bf16_rne(x.z), clrun_bf16_rne(x.w));
+    const uint4 r = select((x + 0x7FFFu + ((x >> 16) & 1u)) >> 16, (uint4)0x7FC0u, (x & 0x7FFFFFFFu) > 0x7F800000u);
+    *(__global ushort4 *)(dst + d0 + i0) = convert_ushort4(r);
 }
 
 __kernel void clrun_bf16_to_f32_x4(__global const ushort *restrict src, const ulong so, __global uint *restrict dst, const ulong d0, const ulong n)

@@ -5,10 +5,18 @@
  *   8 bytes XXH3-64 of the payload, the payload (the driver's program binary).
  * Anything that does not check out is a miss; the caller rebuilds and the store replaces the entry.
  * Stores write a temporary file in the same folder and rename it into place, so readers see either
- * no entry or a whole one, and several processes may fill one folder at once. */
+ * no entry or a whole one, and several processes may fill one folder at once.
+ *
+ * Loads are crash-safe: while the driver takes an entry's binary, <entry>.loading holds the loading
+ * process's id. Found naming a process that no longer runs, it means that load killed the process
+ * (a driver that crashes on a binary, its own or one made to crash it): the entry is dropped and the
+ * program built from source, so one crash does not become a crash on every run. */
 #include "internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -144,6 +152,44 @@ int clrun__cache_store(const unsigned char key[16], const unsigned char *bin, si
         return -1;
     }
     return 0;
+}
+
+int clrun__cache_load_begin(const unsigned char key[16])
+{
+    char path[4200], mark[4300], text[32];
+    if (entry_path(key, path, sizeof path)) return 1;
+    snprintf(mark, sizeof mark, "%s.loading", path);
+    int fd = open(mark, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd >= 0) {
+        const ssize_t n = read(fd, text, sizeof text - 1);
+        close(fd);
+        text[n > 0 ? n : 0] = 0;
+        const long pid = strtol(text, NULL, 10);
+        if (pid > 0 && (kill((pid_t)pid, 0) == 0 || errno == EPERM)) return 1; /* another process is loading it now */
+        if (clrun__verbose())
+            fprintf(stderr, "clrun: cache entry %s was being loaded when its process died; dropping it and building from source\n", path);
+        unlink(path);
+        unlink(mark);
+        return 0;
+    }
+    fd = open(mark, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0) return 1; /* a read-only cache, or a race with another loader: load without the mark */
+    const int len = snprintf(text, sizeof text, "%ld\n", (long)getpid());
+    const int ok = write(fd, text, (size_t)len) == len;
+    close(fd);
+    if (!ok) {
+        unlink(mark);
+        return 1;
+    }
+    return 2;
+}
+
+void clrun__cache_load_end(const unsigned char key[16], int begun)
+{
+    char path[4200], mark[4300];
+    if (begun != 2 || entry_path(key, path, sizeof path)) return;
+    snprintf(mark, sizeof mark, "%s.loading", path);
+    unlink(mark);
 }
 
 void clrun__cache_remove(const unsigned char key[16])

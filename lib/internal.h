@@ -105,6 +105,11 @@ unsigned char *clrun__cache_load(const unsigned char key[16], size_t *len);
 int clrun__cache_store(const unsigned char key[16], const unsigned char *bin, size_t len);
 /* Remove an entry (after the driver refused it). */
 void clrun__cache_remove(const unsigned char key[16]);
+/* Around the driver's load of an entry's binary (crash-safe loads, see cache.c): begin returns 0
+ * when a load of this entry killed a process before (the entry is then gone: build from source),
+ * else 1 or 2 (2: the mark was made); end takes that value and removes the mark. */
+int clrun__cache_load_begin(const unsigned char key[16]);
+void clrun__cache_load_end(const unsigned char key[16], int begun);
 int clrun__verbose(void);
 
 /* Profiling (profile.c): record a launch's event under the kernel's name; start from $CLRUN_PROFILE

@@ -201,13 +201,20 @@ static clrun_status build(clrun_ctx *ctx, const char *label, const char *source,
         source = marked.p, len = marked.n;
     }
 
-    if (use_cache && (bin = clrun__cache_load(key, &blen)) != NULL) {
+    int begun = 0;
+    if (use_cache && (bin = clrun__cache_load(key, &blen)) != NULL && !(begun = clrun__cache_load_begin(key))) {
+        free(bin);
+        bin = NULL;
+    }
+    if (bin) {
         const unsigned char *bp = bin;
         cl_int bstatus = CL_SUCCESS;
         int built = 0;
         program = clCreateProgramWithBinary(ctx->context, 1, &ctx->device, &blen, &bp, &bstatus, &err);
-        if (program && err == CL_SUCCESS && bstatus == CL_SUCCESS && clBuildProgram(program, 1, &ctx->device, opts.p, NULL, NULL) == CL_SUCCESS &&
-            (built = 1) && has_kernel(program, marker)) {
+        const int ok = program && err == CL_SUCCESS && bstatus == CL_SUCCESS &&
+                       clBuildProgram(program, 1, &ctx->device, opts.p, NULL, NULL) == CL_SUCCESS && (built = 1) && has_kernel(program, marker);
+        clrun__cache_load_end(key, begun);
+        if (ok) {
             cached = 1;
         } else {
             if (clrun__verbose())

@@ -235,6 +235,40 @@ static void another_programs_binary_is_rebuilt(void **state)
     assert_int_equal(build_and_run(ctx, v2), 1);
 }
 
+/* Crash-safe loads: a load mark (ENTRY.loading) naming a process that has died means that loading
+ * the entry killed it: the entry is dropped and rebuilt, and the mark removed. A mark naming a
+ * running process (another loader) is left alone and the entry is used. */
+static void entry_whose_load_killed_a_process_is_rebuilt(void **state)
+{
+    clrun_ctx *ctx = *state;
+    char path[8192], mark[8300];
+    clear_dir();
+    unsigned v = ++variant;
+    assert_int_equal(build_and_run(ctx, v), 0);
+    assert_int_equal(entries(path, sizeof path, NULL), 1);
+    assert_int_equal(build_and_run(ctx, v), 1);
+    snprintf(mark, sizeof mark, "%s.loading", path);
+    assert_int_equal(access(mark, F_OK), -1); /* a load leaves no mark */
+    pid_t dead = fork();
+    if (dead == 0) _exit(0);
+    assert_true(dead > 0);
+    waitpid(dead, NULL, 0);
+    FILE *f = fopen(mark, "w");
+    assert_non_null(f);
+    fprintf(f, "%ld\n", (long)dead);
+    fclose(f);
+    assert_int_equal(build_and_run(ctx, v), 0); /* dropped and built from source */
+    assert_int_equal(access(mark, F_OK), -1);
+    assert_int_equal(entries(NULL, 0, NULL), 1); /* stored again */
+    assert_int_equal(build_and_run(ctx, v), 1);
+    f = fopen(mark, "w"); /* a loader that is alive: this process */
+    fprintf(f, "%ld\n", (long)getpid());
+    fclose(f);
+    assert_int_equal(build_and_run(ctx, v), 1);
+    assert_int_equal(access(mark, F_OK), 0);
+    unlink(mark);
+}
+
 static void no_cache_and_unwritable_folder(void **state)
 {
     clrun_ctx *ctx = *state;
@@ -316,6 +350,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(corrupt_and_truncated_entries_are_rebuilt),
         cmocka_unit_test(refused_binary_falls_back),
         cmocka_unit_test(another_programs_binary_is_rebuilt),
+        cmocka_unit_test(entry_whose_load_killed_a_process_is_rebuilt),
         cmocka_unit_test(no_cache_and_unwritable_folder),
         cmocka_unit_test(processes_share_one_folder),
     };

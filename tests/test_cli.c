@@ -403,7 +403,11 @@ static void op_mul(void **state)
     for (size_t i = 0; i < a.count; i++) ((float *)a.data)[i] = rng_float(&s), ((float *)b.data)[i] = rng_float(&s);
     CHECK_OK(NULL, clrun_npy_write(path("ma.npy"), &a));
     CHECK_OK(NULL, clrun_npy_write(path("mb.npy"), &b));
-    EXPECT(0, "wrote", "op", "mul", path("ma.npy"), path("mb.npy"), "-o", path("mr.npy"));
+    EXPECT(0, "wrote", "op", "mul", path("ma.npy"), path("mb.npy"), "-o", path("mr.npy"), "--timeout", "0");
+    /* op, bench and demo run under a time limit: past it the process ends with exit 6 and says so */
+    EXPECT(6, "ran past its time limit", "op", "mul", path("ma.npy"), path("mb.npy"), "-o", path("mt.npy"), "--timeout=0.000001");
+    EXPECT(6, "ran past its time limit", "bench", "launch", "--timeout", "0.000001");
+    EXPECT(2, "--timeout wants seconds", "op", "mul", path("ma.npy"), path("mb.npy"), "-o", path("mt.npy"), "--timeout", "-1");
     CHECK_OK(NULL, clrun_npy_read(path("mr.npy"), &r));
     assert_int_equal(r.ndim, 2);
     assert_int_equal(r.shape[1], shape[1]);

@@ -26,8 +26,10 @@ static const char *canny_help = "usage: clrun op canny IN.png... -o OUT [--low T
                                 "  --blur K[,SIGMA]    Gaussian pre-blur, as cv2.GaussianBlur(img, (K, K), SIGMA) first: K 3, 5 or 7;\n"
                                 "                      SIGMA 0 (the default) is OpenCV's own kernel for K; off by default, as in OpenCV\n"
                                 "  -d, --device SPEC   device (default: $CLRUN_DEVICE, else the best)\n"
-                                "  --help              this text\n\n"
-                                "Exit codes: 0; 1 runtime failure; 2 bad command line or input file; 3 no device.\n";
+                                "  --timeout S         end the command (exit 6) when an image takes more than S seconds (default 600,\n"
+                                "                      0: none)\n"
+"  --help              this text\n\n"
+                                "Exit codes: 0; 1 runtime failure; 2 bad command line or input file; 3 no device; 6 timeout.\n";
 
 /* OUT/NAME.png for input path in */
 static void out_path(char *buf, size_t size, const char *dir, const char *in)
@@ -122,6 +124,7 @@ int cmd_op_canny(int argc, char **argv)
         const char *in = argv[optind + i], *dst = dsts[i];
         clrun_image img, edges;
         clrun_status st;
+        cli_progress(); /* the time limit counts per image */
         if ((st = clrun_image_read(in, &img))) {
             fprintf(stderr, "clrun op canny: %s\n", clrun_last_error(NULL));
             rc = st == CLRUN_NOT_FOUND || st == CLRUN_FORMAT_ERROR ? EXIT_USAGE : cli_exit_code(st);

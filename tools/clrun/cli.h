@@ -47,6 +47,9 @@ void cli_crash_handlers(void);
 /* From now, a kernel that runs past `seconds` (> 0) ends the process with EXIT_TIMEOUT, naming it. */
 void cli_timeout_arm(double seconds);
 void cli_timeout_disarm(void);
+/* op, bench and demo run under a watchdog (--timeout S, taken out of their arguments by main;
+ * defaults 600, 3600 and 600 s, 0 none): a step that made progress (an image done) re-arms it. */
+void cli_progress(void);
 
 /* Where a command's notes ("wrote OUT") go: stdout, or stderr when the output itself is "-" (stdout). */
 FILE *cli_notes(const char *out);

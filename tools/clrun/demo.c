@@ -149,8 +149,9 @@ static const char *demo_help =
     "steps whose f16 gradients overflow are skipped; examples/mlp.c is the full version).\n\n"
     "  --edges FILE        where the demo's edge image goes\n"
     "  -d, --device SPEC   device (default: $CLRUN_DEVICE, else the best)\n"
-    "  --help              this text\n\n"
-    "Exit codes: 0 all examples match (and the MLP trains); 1 a mismatch or runtime failure; 3 no device; 4 build failure.\n";
+    "  --timeout S         end the command (exit 6) when it runs past S seconds (default 600, 0: none)\n"
+"  --help              this text\n\n"
+    "Exit codes: 0 all examples match (and the MLP trains); 1 a mismatch or runtime failure; 3 no device; 4 build failure; 6 timeout.\n";
 
 int cmd_demo(int argc, char **argv)
 {

@@ -119,14 +119,15 @@ static const struct {
     const char *name;
     int (*fn)(int, char **);
     const char *what;
+    double limit; /* default --timeout in seconds, where a hang is a bug (0: none) */
 } commands[] = {
-    {"devices", cmd_devices, "list every platform and device, and the default"},
-    {"info", cmd_info, "every capability of one device"},
-    {"run", cmd_run, "run any kernel file with arguments from .npy files, generated data or scalars"},
-    {"op", cmd_op, "the kernel library's ops on .npy files (mul, ...)"},
-    {"bench", cmd_bench, "benchmarks (transfer, launch)"},
-    {"tune", cmd_tune, "search kernel parameters on this device and store the best (gemm)"},
-    {"demo", cmd_demo, "the seed examples on the default device, checked and timed"},
+    {"devices", cmd_devices, "list every platform and device, and the default", 0},
+    {"info", cmd_info, "every capability of one device", 0},
+    {"run", cmd_run, "run any kernel file with arguments from .npy files, generated data or scalars", 0},
+    {"op", cmd_op, "the kernel library's ops on .npy files (mul, ...)", 600},
+    {"bench", cmd_bench, "benchmarks (transfer, launch)", 3600},
+    {"tune", cmd_tune, "search kernel parameters on this device and store the best (gemm)", 0},
+    {"demo", cmd_demo, "the seed examples on the default device, checked and timed", 600},
 };
 
 static void usage(FILE *f)
@@ -187,13 +188,45 @@ void cli_crash_handlers(void)
     for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) signal(sigs[i], on_crash);
 }
 
+static double watchdog_s; /* op and bench: the time limit (0 none), re-armed by cli_progress */
+
 static void on_timeout(int sig)
 {
     (void)sig;
     say("clrun: timeout");
     say_running();
-    say(": it ran past --timeout; the process ends (exit 6).\n");
+    say(watchdog_s > 0 ? ": the command ran past its time limit (--timeout SECONDS to change it, 0 for none); the process ends "
+                         "(exit 6).\n"
+                       : ": it ran past --timeout; the process ends (exit 6).\n");
     _exit(EXIT_TIMEOUT);
+}
+
+void cli_progress(void)
+{
+    if (watchdog_s > 0) cli_timeout_arm(watchdog_s);
+}
+
+/* op and bench: take --timeout S (or --timeout=S) out of argv (before any "--") and arm the
+ * watchdog with it, else with the default. Returns 0 or EXIT_USAGE. */
+static int watchdog(const char *cmd, double def, int *argc, char **argv)
+{
+    watchdog_s = def;
+    for (int i = 1; i < *argc && strcmp(argv[i], "--") != 0; i++) {
+        const char *v = NULL;
+        int used = 0;
+        if (strcmp(argv[i], "--timeout") == 0) v = i + 1 < *argc ? argv[i + 1] : "", used = 2;
+        else if (strncmp(argv[i], "--timeout=", 10) == 0) v = argv[i] + 10, used = 1;
+        if (!used) continue;
+        char *end;
+        const double t = strtod(v, &end);
+        if (!*v || *end || !(t >= 0) || t > 1e6)
+            return cli_usage_error(cmd, "--timeout wants seconds (0 for no limit), not '%s'", v);
+        watchdog_s = t;
+        memmove(argv + i, argv + i + used, (size_t)(*argc - i - used + 1) * sizeof *argv);
+        *argc -= used, i--;
+    }
+    if (watchdog_s > 0) cli_timeout_arm(watchdog_s);
+    return 0;
 }
 
 void cli_timeout_arm(double seconds)
@@ -225,8 +258,12 @@ int main(int argc, char **argv)
         printf("clrun %s\n", clrun_version());
         return EXIT_OK;
     }
-    for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
-        if (strcmp(argv[1], commands[i].name) == 0) return commands[i].fn(argc - 1, argv + 1);
+    for (size_t i = 0; i < sizeof commands / sizeof *commands; i++) {
+        if (strcmp(argv[1], commands[i].name) != 0) continue;
+        int sub_argc = argc - 1, rc;
+        if (commands[i].limit > 0 && (rc = watchdog(commands[i].name, commands[i].limit, &sub_argc, argv + 1))) return rc;
+        return commands[i].fn(sub_argc, argv + 1);
+    }
     fprintf(stderr, "clrun: unknown command '%s'\n", argv[1]);
     usage(stderr);
     return EXIT_USAGE;

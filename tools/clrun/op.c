@@ -234,15 +234,16 @@ static const char *op_help = "usage: clrun op NAME IN.npy... [-o OUT.npy] [--alp
                              "  --fast              gemm: one running sum per element (as a plain loop, a few % faster) instead\n"
                              "                      of per-slice partial sums (about 3x more accurate)\n"
                              "  -d, --device SPEC   device (default: $CLRUN_DEVICE, else the best)\n"
-                             "  --help              this text\n\n"
-                             "Exit codes: 0; 1 runtime failure; 2 bad command line or input file; 3 no device.\n\n";
+                             "  --timeout S         end the command (exit 6) when it runs past S seconds (default 600, 0: none)\n"
+"  --help              this text\n\n"
+                             "Exit codes: 0; 1 runtime failure; 2 bad command line or input file; 3 no device; 6 timeout.\n\n";
 
 static const char *cast_help = "usage: clrun op cast IN.npy --to f16|bf16|f32 -o OUT.npy [-d SPEC]\n\n"
                                "Converts on the device, rounding to nearest even: float32 to float16 (IEEE binary16; |x| >= 65520\n"
                                "becomes inf, NaN stays NaN) or to bfloat16 (any NaN becomes 0x7FC0, as PyTorch), and back to\n"
                                "float32. NumPy has no bfloat16: bf16 data is stored as uint16 .npy (the top half of each float32\n"
                                "pattern), and a uint16 input to --to f32 is read as bf16. The shape is kept.\n\n"
-                               "Exit codes: 0; 1 runtime failure; 2 bad command line or input file; 3 no device.\n";
+                               "Exit codes: 0; 1 runtime failure; 2 bad command line or input file; 3 no device; 6 timeout.\n";
 
 /* `clrun op cast`: argv[1] is "cast". */
 static int cmd_op_cast(int argc, char **argv)

@@ -109,7 +109,8 @@ static const char *bench_help = "usage: clrun bench NAME [-d SPEC] [--json] [--r
                                 "  --repeat N          timed repetitions after a warm-up (default 5)\n"
                                 "  --size MIB          transfer: MiB (default 1024 on a GPU, 256 otherwise); vector: Mi elements\n"
                                 "                      (default 256 on a GPU, 16 otherwise)\n"
-                                "  --help              this text\n";
+                                "  --timeout S         end the command (exit 6) when it runs past S seconds (default 3600, 0: none)\n"
+"  --help              this text\n";
 
 int cmd_bench(int argc, char **argv)
 {

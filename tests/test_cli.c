@@ -743,7 +743,9 @@ static void op_canny(void **state)
     assert_int_equal(got.width * got.height, want.width * want.height);
     assert_memory_equal(got.data, want.data, got.width * got.height);
     clrun_image_free(&got), clrun_image_free(&want);
-    EXPECT(0, "-> ", "op", "canny", TEST_DATA_DIR "/canny/shapes.png", TEST_DATA_DIR "/canny/pgm.pgm", "-o", path("edges"));
+    EXPECT(0, "stages over 2 images", "op", "canny", TEST_DATA_DIR "/canny/shapes.png", TEST_DATA_DIR "/canny/pgm.pgm", "-o", path("edges"),
+           "--stages", "--overwrite");
+    assert_non_null(strstr(err_text, "read and decode"));
     char p[4200];
     const char *names[2] = {"shapes", "pgm"};
     for (int i = 0; i < 2; i++) {

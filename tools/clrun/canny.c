@@ -28,7 +28,10 @@ static const char *canny_help = "usage: clrun op canny IN.png... -o OUT [--low T
                                 "  -d, --device SPEC   device (default: $CLRUN_DEVICE, else the best)\n"
                                 "  --timeout S         end the command (exit 6) when an image takes more than S seconds (default 600,\n"
                                 "                      0: none)\n"
-"  --help              this text\n\n"
+                                "  --stages            after the run, the time per stage on stderr: opening the device; reading\n"
+                                "                      and decoding; Canny with its transfers (and the device time of its kernels);\n"
+                                "                      encoding and writing\n"
+                                "  --help              this text\n\n"
                                 "Exit codes: 0; 1 runtime failure; 2 bad command line or input file; 3 no device; 6 timeout.\n";
 
 /* OUT/NAME.png for input path in */
@@ -69,9 +72,9 @@ int cmd_op_canny(int argc, char **argv)
 {
     const char *spec = NULL, *out = NULL;
     clrun_canny_params p = {50.0, 100.0, 0, 3, 0, 0.0};
-    int overwrite = 0;
+    int overwrite = 0, stages = 0;
     static const struct option opts[] = {
-        {"overwrite", no_argument, NULL, 'W'},
+        {"overwrite", no_argument, NULL, 'W'},    {"stages", no_argument, NULL, 'S'},
         {"output", required_argument, NULL, 'o'}, {"device", required_argument, NULL, 'd'}, {"low", required_argument, NULL, 'L'},
         {"high", required_argument, NULL, 'H'},   {"l2", no_argument, NULL, '2'},           {"aperture", required_argument, NULL, 'A'},
         {"blur", required_argument, NULL, 'B'},   {"help", no_argument, NULL, 'h'},         {0}};
@@ -84,6 +87,7 @@ int cmd_op_canny(int argc, char **argv)
         else if (c == 'd') spec = optarg;
         else if (c == '2') p.l2 = 1;
         else if (c == 'W') overwrite = 1;
+        else if (c == 'S') stages = 1;
         else if (c == 'L' || c == 'H') {
             double v = strtod(optarg, &end);
             if (!*optarg || *end || !isfinite(v))
@@ -119,25 +123,33 @@ int cmd_op_canny(int argc, char **argv)
         rc = EXIT_RUNTIME;
     }
     clrun_ctx *ctx = NULL;
+    double t[5] = {cli_now(), 0, 0, 0, 0}; /* --stages: open, read, Canny, write; t[0] the start */
     if (!rc) rc = cli_open("op canny", spec, &ctx);
+    if (!rc && stages && clrun_profile_start(ctx) != CLRUN_OK) rc = cli_fail("op canny", ctx, CLRUN_CL_ERROR);
+    t[1] = cli_now() - t[0];
+    int done = 0;
     for (int i = 0; i < nin && !rc; i++) {
         const char *in = argv[optind + i], *dst = dsts[i];
         clrun_image img, edges;
         clrun_status st;
         cli_progress(); /* the time limit counts per image */
+        double t0 = cli_now();
         if ((st = clrun_image_read(in, &img))) {
             fprintf(stderr, "clrun op canny: %s\n", clrun_last_error(NULL));
             rc = st == CLRUN_NOT_FOUND || st == CLRUN_FORMAT_ERROR ? EXIT_USAGE : cli_exit_code(st);
             break;
         }
+        double t1 = cli_now();
         st = clrun_canny_image(ctx, &img, &p, &edges);
         clrun_image_free(&img);
+        double t2 = cli_now();
         if (st) {
             rc = cli_fail("op canny", ctx, st);
             break;
         }
         st = clrun_image_write(dst, &edges);
         clrun_image_free(&edges);
+        t[2] += t1 - t0, t[3] += t2 - t1, t[4] += cli_now() - t2, done++;
         if (st) {
             fprintf(stderr, "clrun op canny: %s\n", clrun_last_error(NULL));
             rc = cli_exit_code(st);
@@ -146,6 +158,18 @@ int cmd_op_canny(int argc, char **argv)
         if (nin > 1) printf("%s -> %s\n", in, dst);
     }
     if (!rc && nin == 1) fprintf(cli_notes(out), "wrote %s\n", out);
+    if (stages && ctx && done) {
+        const clrun_profile_entry *e = NULL;
+        size_t ne = 0;
+        double dev = 0;
+        if (clrun_profile_read(ctx, &e, &ne) == CLRUN_OK)
+            for (size_t j = 0; j < ne; j++) dev += e[j].total_ms;
+        fprintf(stderr,
+                "stages over %d image%s, %.1f ms in all: open the device %.1f ms (once); per image: read and decode %.2f ms, "
+                "Canny with transfers %.2f ms (kernels %.3f ms of device time), encode and write %.2f ms\n",
+                done, done == 1 ? "" : "s", (cli_now() - t[0]) * 1e3, t[1] * 1e3, t[2] * 1e3 / done, t[3] * 1e3 / done, dev / done,
+                t[4] * 1e3 / done);
+    }
     clrun_close(ctx);
     free(dsts);
     return rc;

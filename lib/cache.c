@@ -156,32 +156,38 @@ int clrun__cache_store(const unsigned char key[16], const unsigned char *bin, si
 
 int clrun__cache_load_begin(const unsigned char key[16])
 {
-    char path[4200], mark[4300], text[32];
+    char path[4200], mark[4300], tmp[4400], text[32];
+    struct stat before, after;
     if (entry_path(key, path, sizeof path)) return 1;
     snprintf(mark, sizeof mark, "%s.loading", path);
     int fd = open(mark, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     if (fd >= 0) {
         const ssize_t n = read(fd, text, sizeof text - 1);
+        const int st = fstat(fd, &before);
         close(fd);
         text[n > 0 ? n : 0] = 0;
         const long pid = strtol(text, NULL, 10);
         if (pid > 0 && (kill((pid_t)pid, 0) == 0 || errno == EPERM)) return 1; /* another process is loading it now */
+        /* its process is gone: a crash if the mark is still the one it made (a loader that finished
+         * removed its mark before it exited) */
+        if (st != 0 || lstat(mark, &after) != 0 || after.st_ino != before.st_ino || after.st_dev != before.st_dev) return 1;
         if (clrun__verbose())
             fprintf(stderr, "clrun: cache entry %s was being loaded when its process died; dropping it and building from source\n", path);
         unlink(path);
         unlink(mark);
         return 0;
     }
-    fd = open(mark, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-    if (fd < 0) return 1; /* a read-only cache, or a race with another loader: load without the mark */
-    const int len = snprintf(text, sizeof text, "%ld\n", (long)getpid());
+    /* the mark appears whole (link), so a reader never sees it without its pid */
+    const long me = (long)getpid();
+    snprintf(tmp, sizeof tmp, "%s.loading.%ld", path, me);
+    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0) return 1; /* a read-only cache: load without the mark */
+    const int len = snprintf(text, sizeof text, "%ld\n", me);
     const int ok = write(fd, text, (size_t)len) == len;
     close(fd);
-    if (!ok) {
-        unlink(mark);
-        return 1;
-    }
-    return 2;
+    const int linked = ok && link(tmp, mark) == 0;
+    unlink(tmp);
+    return linked ? 2 : 1;
 }
 
 void clrun__cache_load_end(const unsigned char key[16], int begun)

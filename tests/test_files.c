@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <png.h>
+#include <zlib.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -200,6 +201,39 @@ static void fifos_and_devices(void **state)
     clrun_array_free(&a);
 }
 
+/* PNGs are written as cv2.imwrite writes them by default (its speed and size): every row with the
+ * Sub filter, deflated at zlib's fastest level (FLEVEL 0 in the zlib header). The pixels read back. */
+static void png_written_as_opencv_does(void **state)
+{
+    (void)state;
+    clrun_image img, back;
+    uint64_t s = test_seed();
+    const size_t w = 300 + rng_next(&s) % 50, h = 40 + rng_next(&s) % 20;
+    CHECK_OK(NULL, clrun_image_new(&img, w, h, 1));
+    for (size_t i = 0; i < w * h; i++) img.data[i] = (unsigned char)(i % 7 == 0 ? 255 : rng_next(&s) % 4);
+    CHECK_OK(NULL, clrun_image_write(in_dir("sub.png"), &img));
+    FILE *f = fopen(in_dir("sub.png"), "rb");
+    assert_non_null(f);
+    static unsigned char file[1 << 20], idat[1 << 20], raw[1 << 20];
+    const size_t n = fread(file, 1, sizeof file, f);
+    fclose(f);
+    size_t ni = 0;
+    for (size_t p = 8; p + 12 <= n;) { /* gather the IDAT chunks */
+        const size_t len = (size_t)file[p] << 24 | (size_t)file[p + 1] << 16 | (size_t)file[p + 2] << 8 | file[p + 3];
+        if (memcmp(file + p + 4, "IDAT", 4) == 0) memcpy(idat + ni, file + p + 8, len), ni += len;
+        p += 12 + len;
+    }
+    assert_true(ni > 2);
+    assert_int_equal(idat[1] >> 6, 0); /* FLEVEL 0: the fastest level */
+    uLongf nr = sizeof raw;
+    assert_int_equal(uncompress(raw, &nr, idat, ni), Z_OK);
+    assert_int_equal(nr, h * (w + 1));
+    for (size_t y = 0; y < h; y++) assert_int_equal(raw[y * (w + 1)], 1); /* PNG filter type 1, Sub */
+    CHECK_OK(NULL, clrun_image_read(in_dir("sub.png"), &back));
+    assert_memory_equal(back.data, img.data, w * h);
+    clrun_image_free(&img), clrun_image_free(&back);
+}
+
 /* "-" writes to standard output. */
 static void dash_is_stdout(void **state)
 {
@@ -371,6 +405,7 @@ int main(void)
         cmocka_unit_test(planted_links_not_followed),
         cmocka_unit_test(fifos_and_devices),
         cmocka_unit_test(dash_is_stdout),
+        cmocka_unit_test(png_written_as_opencv_does),
         cmocka_unit_test(inputs_bounded),
         cmocka_unit_test(palette_with_transparency),
         cmocka_unit_test(huge_headers),

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <png.h>
+#include <zlib.h> /* Z_BEST_SPEED, Z_RLE */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -122,7 +123,11 @@ static clrun_status write_png(const char *path, FILE *f, const clrun_image *img)
     png_set_IHDR(png, info, (png_uint_32)img->width, (png_uint_32)img->height, 8,
                  img->channels == 1 ? PNG_COLOR_TYPE_GRAY : PNG_COLOR_TYPE_RGB, PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT,
                  PNG_FILTER_TYPE_DEFAULT);
-    png_set_compression_level(png, 3);
+    /* cv2.imwrite's defaults: the Sub filter, zlib's fastest level and its run-length strategy,
+     * several times faster than libpng's defaults (every filter tried, level 6) */
+    png_set_filter(png, PNG_FILTER_TYPE_BASE, PNG_FILTER_SUB);
+    png_set_compression_level(png, Z_BEST_SPEED);
+    png_set_compression_strategy(png, Z_RLE);
     png_write_info(png, info);
     for (size_t y = 0; y < img->height; y++) png_write_row(png, img->data + y * img->stride);
     png_write_end(png, NULL);

@@ -756,6 +756,26 @@ static void op_canny(void **state)
         assert_memory_equal(got.data, want.data, got.width * got.height);
         clrun_image_free(&got), clrun_image_free(&want);
     }
+    /* a batch streams through worker threads: a bad file in the middle is reported by name, the
+     * others are still written, each as its golden, and the exit status says it after a count */
+    write_bytes("bad.png", "not an image", 12);
+    for (int jobs = 1; jobs <= 3; jobs += 2) {
+        char j[8];
+        snprintf(j, sizeof j, "%d", jobs);
+        EXPECT(2, "1 of 3 images failed", "op", "canny", TEST_DATA_DIR "/canny/shapes.png", path("bad.png"), TEST_DATA_DIR "/canny/pgm.pgm",
+               "-o", path("batch"), "--jobs", j);
+        assert_non_null(strstr(err_text, "bad.png: not a PNG"));
+        for (int i = 0; i < 2; i++) {
+            snprintf(p, sizeof p, "%s/golden/%s.l1-50-100.png", dir, names[i]);
+            CHECK_OK(NULL, clrun_image_read(p, &want));
+            snprintf(p, sizeof p, "%s/%s.png", path("batch"), names[i]);
+            CHECK_OK(NULL, clrun_image_read(p, &got));
+            assert_memory_equal(got.data, want.data, got.width * got.height);
+            clrun_image_free(&got), clrun_image_free(&want);
+            unlink(p);
+        }
+    }
+    EXPECT(2, "--jobs wants 1 to 1024", "op", "canny", TEST_DATA_DIR "/canny/shapes.png", "-o", path("x.png"), "--jobs", "0");
     EXPECT(0, "wrote", "op", "canny", TEST_DATA_DIR "/canny/frame.png", "-o", path("b.png"), "--low", "20", "--high", "60", "--blur", "3");
     CHECK_OK(NULL, clrun_image_read(path("b.png"), &got));
     CHECK_OK(NULL, clrun_image_read(TEST_DATA_DIR "/canny/golden/frame.b3-l1-20-60.png", &want));

@@ -4,6 +4,8 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <pthread.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -17,7 +19,10 @@ static const char *canny_help = "usage: clrun op canny IN.png... -o OUT [--low T
                                 "With one input OUT is the output file; with several, OUT is a folder (created when missing) that\n"
                                 "gets NAME.png for each input NAME.ext. Outputs that would collide (two inputs of one NAME) or\n"
                                 "land on an input are refused before anything is written, unless --overwrite allows the latter.\n"
-                                "OUT - writes the edges of one input to standard output (PNG).\n\n"
+                                "OUT - writes the edges of one input to standard output (PNG). Several inputs stream through a\n"
+                                "pipeline: images are read and decoded, and edges encoded and written, on --jobs threads while the\n"
+                                "device runs Canny on the frames in order; a file that fails is reported by name and the others are\n"
+                                "still done (the exit status then says the worst failure, after a count).\n\n"
                                 "  -o, --output OUT    output file, or folder for several inputs\n"
                                 "  --overwrite         an output may replace one of the inputs\n"
                                 "  --low T, --high T   hysteresis thresholds (default 50 and 100; swapped when low > high)\n"
@@ -28,6 +33,8 @@ static const char *canny_help = "usage: clrun op canny IN.png... -o OUT [--low T
                                 "  -d, --device SPEC   device (default: $CLRUN_DEVICE, else the best)\n"
                                 "  --timeout S         end the command (exit 6) when an image takes more than S seconds (default 600,\n"
                                 "                      0: none)\n"
+                                "  -j, --jobs N        threads that read, decode, encode and write images while the device works\n"
+                                "                      (default: the machine's cores; several inputs only)\n"
                                 "  --stages            after the run, the time per stage on stderr: opening the device; reading\n"
                                 "                      and decoding; Canny with its transfers (and the device time of its kernels);\n"
                                 "                      encoding and writing\n"
@@ -68,19 +75,140 @@ static int check_outputs(char (*dst)[4400], int nin, char **in, int overwrite)
     return 0;
 }
 
+/* ---- several inputs: a pipeline of host threads around the device ----
+ *
+ * Frame i goes READ (a worker reads and decodes it) -> DECODED -> the main thread runs Canny on the
+ * device, in order -> ENCODE (a worker encodes and writes the edges) -> DONE. Workers take encodes
+ * first (they free memory), and read at most `ahead` frames past the one the device is on, so memory
+ * stays bounded. Errors are kept per frame and printed in order at the end. */
+enum frame_state { F_WAIT, F_READING, F_DECODED, F_ENCODE, F_WRITING, F_DONE, F_FAILED };
+
+struct frame {
+    enum frame_state state;
+    clrun_image img; /* decoded input, then the edges */
+    int rc;          /* exit code of a failure */
+    char err[600];
+    double t_read, t_write;
+};
+
+struct batch {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    struct frame *f;
+    char **in;
+    char (*dst)[4400];
+    int n, next_read, on_device, ahead, quit;
+};
+
+static void *batch_worker(void *arg)
+{
+    struct batch *b = arg;
+    pthread_mutex_lock(&b->mu);
+    for (;;) {
+        int i = -1, enc = 0;
+        for (int j = 0; j < b->on_device && i < 0; j++)
+            if (b->f[j].state == F_ENCODE) i = j, enc = 1;
+        if (i < 0 && b->next_read < b->n && b->next_read < b->on_device + b->ahead) i = b->next_read++;
+        if (i < 0) {
+            if (b->quit) break;
+            pthread_cond_wait(&b->cv, &b->mu);
+            continue;
+        }
+        struct frame *f = &b->f[i];
+        f->state = enc ? F_WRITING : F_READING;
+        pthread_mutex_unlock(&b->mu);
+        const double t0 = cli_now();
+        clrun_status st = enc ? clrun_image_write(b->dst[i], &f->img) : clrun_image_read(b->in[i], &f->img);
+        if (st) {
+            snprintf(f->err, sizeof f->err, "%s", clrun_last_error(NULL));
+            f->rc = !enc && (st == CLRUN_NOT_FOUND || st == CLRUN_FORMAT_ERROR) ? EXIT_USAGE : cli_exit_code(st);
+        }
+        if (enc) clrun_image_free(&f->img);
+        pthread_mutex_lock(&b->mu);
+        *(enc ? &f->t_write : &f->t_read) = cli_now() - t0;
+        f->state = st ? F_FAILED : enc ? F_DONE : F_DECODED;
+        pthread_cond_broadcast(&b->cv);
+    }
+    pthread_mutex_unlock(&b->mu);
+    return NULL;
+}
+
+/* Run the batch; returns the exit code. t[2..4]: summed read, Canny, write seconds; *done: frames
+ * written. */
+static int run_batch(clrun_ctx *ctx, const clrun_canny_params *p, char **in, char (*dst)[4400], int n, int jobs, double t[5], int *done)
+{
+    struct batch b = {.in = in, .dst = dst, .n = n, .ahead = jobs + 2};
+    pthread_t *th = calloc((size_t)jobs, sizeof *th);
+    if (!th || !(b.f = calloc((size_t)n, sizeof *b.f))) {
+        free(th);
+        return fprintf(stderr, "clrun op canny: out of memory\n"), EXIT_RUNTIME;
+    }
+    pthread_mutex_init(&b.mu, NULL);
+    pthread_cond_init(&b.cv, NULL);
+    int started = 0, rc = 0, failed = 0;
+    while (started < jobs && pthread_create(&th[started], NULL, batch_worker, &b) == 0) started++;
+    if (!started) rc = (fprintf(stderr, "clrun op canny: cannot start a thread\n"), EXIT_RUNTIME);
+    for (int i = 0; i < n && !rc; i++) {
+        struct frame *f = &b.f[i];
+        pthread_mutex_lock(&b.mu);
+        while (f->state != F_DECODED && f->state != F_FAILED) pthread_cond_wait(&b.cv, &b.mu);
+        pthread_mutex_unlock(&b.mu);
+        cli_progress(); /* the time limit counts per image */
+        clrun_image edges;
+        const double t0 = cli_now();
+        clrun_status st = f->state == F_DECODED ? clrun_canny_image(ctx, &f->img, p, &edges) : CLRUN_OK;
+        t[3] += cli_now() - t0;
+        pthread_mutex_lock(&b.mu);
+        if (f->state == F_DECODED) {
+            clrun_image_free(&f->img);
+            if (st) {
+                snprintf(f->err, sizeof f->err, "%s: %s", in[i], clrun_last_error(ctx));
+                f->rc = cli_exit_code(st), f->state = F_FAILED;
+                if (st != CLRUN_INVALID_ARG && st != CLRUN_FORMAT_ERROR) rc = f->rc; /* the device failed: stop */
+            } else {
+                f->img = edges, f->state = F_ENCODE;
+            }
+        }
+        b.on_device = i + 1;
+        pthread_cond_broadcast(&b.cv);
+        pthread_mutex_unlock(&b.mu);
+    }
+    pthread_mutex_lock(&b.mu);
+    b.on_device = n, b.quit = 1;
+    if (rc) b.next_read = n; /* no more reads after a device failure */
+    pthread_cond_broadcast(&b.cv);
+    pthread_mutex_unlock(&b.mu);
+    for (int i = 0; i < started; i++) pthread_join(th[i], NULL);
+    for (int i = 0; i < n; i++) { /* in order: what happened to each frame */
+        struct frame *f = &b.f[i];
+        t[2] += f->t_read, t[4] += f->t_write;
+        if (f->state == F_DONE) printf("%s -> %s\n", in[i], dst[i]), ++*done;
+        else if (f->state == F_FAILED) fprintf(stderr, "clrun op canny: %s\n", f->err), failed++; /* the text names the file */
+        if (f->state == F_FAILED && f->rc > rc) rc = f->rc;
+        if (f->state != F_DONE) clrun_image_free(&f->img);
+    }
+    if (failed || *done < n) fprintf(stderr, "clrun op canny: %d of %d images failed%s\n", n - *done, n, *done + failed < n ? " or were not done" : "");
+    pthread_mutex_destroy(&b.mu);
+    pthread_cond_destroy(&b.cv);
+    free(b.f);
+    free(th);
+    return rc;
+}
+
 int cmd_op_canny(int argc, char **argv)
 {
     const char *spec = NULL, *out = NULL;
     clrun_canny_params p = {50.0, 100.0, 0, 3, 0, 0.0};
     int overwrite = 0, stages = 0;
+    long jobs = sysconf(_SC_NPROCESSORS_ONLN);
     static const struct option opts[] = {
-        {"overwrite", no_argument, NULL, 'W'},    {"stages", no_argument, NULL, 'S'},
+        {"overwrite", no_argument, NULL, 'W'},    {"stages", no_argument, NULL, 'S'},       {"jobs", required_argument, NULL, 'j'},
         {"output", required_argument, NULL, 'o'}, {"device", required_argument, NULL, 'd'}, {"low", required_argument, NULL, 'L'},
         {"high", required_argument, NULL, 'H'},   {"l2", no_argument, NULL, '2'},           {"aperture", required_argument, NULL, 'A'},
         {"blur", required_argument, NULL, 'B'},   {"help", no_argument, NULL, 'h'},         {0}};
     int c;
     struct cli_opts opt = {.sub = "op canny", .help = canny_help, .first = 2};
-    while ((c = cli_next_opt(&opt, argc, argv, "o:d:h", opts)) != CLI_OPTS_END) {
+    while ((c = cli_next_opt(&opt, argc, argv, "o:d:j:h", opts)) != CLI_OPTS_END) {
         if (c == CLI_OPTS_EXIT) return opt.rc;
         char *end = NULL;
         if (c == 'o') out = optarg;
@@ -88,6 +216,10 @@ int cmd_op_canny(int argc, char **argv)
         else if (c == '2') p.l2 = 1;
         else if (c == 'W') overwrite = 1;
         else if (c == 'S') stages = 1;
+        else if (c == 'j') {
+            jobs = strtol(optarg, &end, 10);
+            if (!*optarg || *end || jobs < 1 || jobs > 1024) return cli_usage_error("op canny", "--jobs wants 1 to 1024, not '%s'", optarg);
+        }
         else if (c == 'L' || c == 'H') {
             double v = strtod(optarg, &end);
             if (!*optarg || *end || !isfinite(v))
@@ -128,7 +260,8 @@ int cmd_op_canny(int argc, char **argv)
     if (!rc && stages && clrun_profile_start(ctx) != CLRUN_OK) rc = cli_fail("op canny", ctx, CLRUN_CL_ERROR);
     t[1] = cli_now() - t[0];
     int done = 0;
-    for (int i = 0; i < nin && !rc; i++) {
+    if (!rc && nin > 1) rc = run_batch(ctx, &p, argv + optind, dsts, nin, jobs > 0 ? (int)jobs : 1, t, &done);
+    for (int i = 0; i < nin && !rc && nin == 1; i++) {
         const char *in = argv[optind + i], *dst = dsts[i];
         clrun_image img, edges;
         clrun_status st;

@@ -775,6 +775,8 @@ static void op_canny(void **state)
             unlink(p);
         }
     }
+    EXPECT(0, NULL, "op", "canny", TEST_DATA_DIR "/canny/shapes.png", TEST_DATA_DIR "/canny/pgm.pgm", "-o", path("batch"), "--quiet");
+    if (strstr(out_text, "->") || strchr(err_text, '\r')) fail_msg("--quiet, and no terminal: no lines; stdout %s stderr %s", out_text, err_text);
     EXPECT(2, "--jobs wants 1 to 1024", "op", "canny", TEST_DATA_DIR "/canny/shapes.png", "-o", path("x.png"), "--jobs", "0");
     EXPECT(0, "wrote", "op", "canny", TEST_DATA_DIR "/canny/frame.png", "-o", path("b.png"), "--low", "20", "--high", "60", "--blur", "3");
     CHECK_OK(NULL, clrun_image_read(path("b.png"), &got));

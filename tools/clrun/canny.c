@@ -35,6 +35,8 @@ static const char *canny_help = "usage: clrun op canny IN.png... -o OUT [--low T
                                 "                      0: none)\n"
                                 "  -j, --jobs N        threads that read, decode, encode and write images while the device works\n"
                                 "                      (default: the machine's cores; several inputs only)\n"
+                                "  -q, --quiet         no \"IN -> OUT\" lines and no progress line (shown on a terminal for batches\n"
+                                "                      that run longer than a second: images done, images/s, time left)\n"
                                 "  --stages            after the run, the time per stage on stderr: opening the device; reading\n"
                                 "                      and decoding; Canny with its transfers (and the device time of its kernels);\n"
                                 "                      encoding and writing\n"
@@ -135,8 +137,12 @@ static void *batch_worker(void *arg)
 
 /* Run the batch; returns the exit code. t[2..4]: summed read, Canny, write seconds; *done: frames
  * written. */
-static int run_batch(clrun_ctx *ctx, const clrun_canny_params *p, char **in, char (*dst)[4400], int n, int jobs, double t[5], int *done)
+static int run_batch(clrun_ctx *ctx, const clrun_canny_params *p, char **in, char (*dst)[4400], int n, int jobs, int quiet, double t[5],
+                     int *done)
 {
+    const double start = cli_now();
+    double shown = 0;
+    const int progress = !quiet && isatty(STDERR_FILENO); /* a progress line on a terminal, once the batch has run a second */
     struct batch b = {.in = in, .dst = dst, .n = n, .ahead = jobs + 2};
     pthread_t *th = calloc((size_t)jobs, sizeof *th);
     if (!th || !(b.f = calloc((size_t)n, sizeof *b.f))) {
@@ -172,7 +178,13 @@ static int run_batch(clrun_ctx *ctx, const clrun_canny_params *p, char **in, cha
         b.on_device = i + 1;
         pthread_cond_broadcast(&b.cv);
         pthread_mutex_unlock(&b.mu);
+        const double el = cli_now() - start;
+        if (progress && el >= 1 && el - shown >= 0.25) {
+            shown = el;
+            fprintf(stderr, "\r%d/%d images, %.1f/s, %.0f s left   ", i + 1, n, (i + 1) / el, (n - i - 1) * el / (i + 1));
+        }
     }
+    if (shown > 0) fprintf(stderr, "\r%*s\r", 60, "");
     pthread_mutex_lock(&b.mu);
     b.on_device = n, b.quit = 1;
     if (rc) b.next_read = n; /* no more reads after a device failure */
@@ -182,7 +194,7 @@ static int run_batch(clrun_ctx *ctx, const clrun_canny_params *p, char **in, cha
     for (int i = 0; i < n; i++) { /* in order: what happened to each frame */
         struct frame *f = &b.f[i];
         t[2] += f->t_read, t[4] += f->t_write;
-        if (f->state == F_DONE) printf("%s -> %s\n", in[i], dst[i]), ++*done;
+        if (f->state == F_DONE && ++*done && !quiet) printf("%s -> %s\n", in[i], dst[i]);
         else if (f->state == F_FAILED) fprintf(stderr, "clrun op canny: %s\n", f->err), failed++; /* the text names the file */
         if (f->state == F_FAILED && f->rc > rc) rc = f->rc;
         if (f->state != F_DONE) clrun_image_free(&f->img);
@@ -199,16 +211,17 @@ int cmd_op_canny(int argc, char **argv)
 {
     const char *spec = NULL, *out = NULL;
     clrun_canny_params p = {50.0, 100.0, 0, 3, 0, 0.0};
-    int overwrite = 0, stages = 0;
+    int overwrite = 0, stages = 0, quiet = 0;
     long jobs = sysconf(_SC_NPROCESSORS_ONLN);
     static const struct option opts[] = {
         {"overwrite", no_argument, NULL, 'W'},    {"stages", no_argument, NULL, 'S'},       {"jobs", required_argument, NULL, 'j'},
+        {"quiet", no_argument, NULL, 'q'},
         {"output", required_argument, NULL, 'o'}, {"device", required_argument, NULL, 'd'}, {"low", required_argument, NULL, 'L'},
         {"high", required_argument, NULL, 'H'},   {"l2", no_argument, NULL, '2'},           {"aperture", required_argument, NULL, 'A'},
         {"blur", required_argument, NULL, 'B'},   {"help", no_argument, NULL, 'h'},         {0}};
     int c;
     struct cli_opts opt = {.sub = "op canny", .help = canny_help, .first = 2};
-    while ((c = cli_next_opt(&opt, argc, argv, "o:d:j:h", opts)) != CLI_OPTS_END) {
+    while ((c = cli_next_opt(&opt, argc, argv, "o:d:j:qh", opts)) != CLI_OPTS_END) {
         if (c == CLI_OPTS_EXIT) return opt.rc;
         char *end = NULL;
         if (c == 'o') out = optarg;
@@ -216,6 +229,7 @@ int cmd_op_canny(int argc, char **argv)
         else if (c == '2') p.l2 = 1;
         else if (c == 'W') overwrite = 1;
         else if (c == 'S') stages = 1;
+        else if (c == 'q') quiet = 1;
         else if (c == 'j') {
             jobs = strtol(optarg, &end, 10);
             if (!*optarg || *end || jobs < 1 || jobs > 1024) return cli_usage_error("op canny", "--jobs wants 1 to 1024, not '%s'", optarg);
@@ -260,7 +274,7 @@ int cmd_op_canny(int argc, char **argv)
     if (!rc && stages && clrun_profile_start(ctx) != CLRUN_OK) rc = cli_fail("op canny", ctx, CLRUN_CL_ERROR);
     t[1] = cli_now() - t[0];
     int done = 0;
-    if (!rc && nin > 1) rc = run_batch(ctx, &p, argv + optind, dsts, nin, jobs > 0 ? (int)jobs : 1, t, &done);
+    if (!rc && nin > 1) rc = run_batch(ctx, &p, argv + optind, dsts, nin, jobs > 0 ? (int)jobs : 1, quiet, t, &done);
     for (int i = 0; i < nin && !rc && nin == 1; i++) {
         const char *in = argv[optind + i], *dst = dsts[i];
         clrun_image img, edges;

@@ -730,8 +730,11 @@ CLRUN_API clrun_status clrun_image_new(clrun_image *img, size_t width, size_t he
 CLRUN_API void clrun_image_free(clrun_image *img);
 
 /** Read a PNG (libpng: gray, gray+alpha, RGB, RGBA, palette with or without transparency; 1–16
- *  bits, 16-bit reduced to the high byte and alpha dropped, as OpenCV's imread does) or a binary PGM/PPM (P5/P6, maxval 255, or up to
- *  65535 reduced to the high byte). Gray and gray+alpha give 1 channel, the rest 3. The format
+ *  bits, 16-bit reduced to the high byte and alpha dropped, as OpenCV's imread does), a JPEG
+ *  (libjpeg-turbo: baseline or progressive, gray, YCbCr or RGB, any subsampling, decoded with
+ *  libjpeg's defaults to the pixels cv2.imread returns; CMYK refused) or a binary PGM/PPM (P5/P6,
+ *  maxval 255, or up to 65535 reduced to the high byte). Gray and gray+alpha give 1 channel, the
+ *  rest 3. The format
  *  comes from the file's first bytes. An image that decodes to more than 2 GiB (width × height ×
  *  channels) is refused from its header, before anything is decoded. CLRUN_FORMAT_ERROR names what
  *  is wrong with a bad file. */

@@ -777,6 +777,14 @@ static void op_canny(void **state)
     }
     EXPECT(0, NULL, "op", "canny", TEST_DATA_DIR "/canny/shapes.png", TEST_DATA_DIR "/canny/pgm.pgm", "-o", path("batch"), "--quiet");
     if (strstr(out_text, "->") || strchr(err_text, '\r')) fail_msg("--quiet, and no terminal: no lines; stdout %s stderr %s", out_text, err_text);
+    /* a JPEG input: the edges of the pixels cv2.imread returns for it (its golden) */
+    EXPECT(0, "wrote", "op", "canny", TEST_DATA_DIR "/jpeg/baseline-420.jpg", "-o", path("j1.png"));
+    EXPECT(0, "wrote", "op", "canny", TEST_DATA_DIR "/jpeg/baseline-420.golden.png", "-o", path("j2.png"));
+    CHECK_OK(NULL, clrun_image_read(path("j1.png"), &got));
+    CHECK_OK(NULL, clrun_image_read(path("j2.png"), &want));
+    assert_memory_equal(got.data, want.data, got.width * got.height);
+    clrun_image_free(&got), clrun_image_free(&want);
+    EXPECT(2, "a CMYK JPEG", "op", "canny", TEST_DATA_DIR "/jpeg/cmyk.jpg", "-o", path("j3.png"));
     EXPECT(2, "--jobs wants 1 to 1024", "op", "canny", TEST_DATA_DIR "/canny/shapes.png", "-o", path("x.png"), "--jobs", "0");
     EXPECT(0, "wrote", "op", "canny", TEST_DATA_DIR "/canny/frame.png", "-o", path("b.png"), "--low", "20", "--high", "60", "--blur", "3");
     CHECK_OK(NULL, clrun_image_read(path("b.png"), &got));

@@ -325,6 +325,51 @@ static void inputs_bounded(void **state)
 
 /* A palette PNG with transparency (tRNS: what PIL writes for any palette image with transparency)
  * reads as RGB, the alpha dropped, as cv2.imread gives it. */
+/* JPEG: every file in tests/data/jpeg decodes to the pixels cv2.imread returns for it (its golden,
+ * a PNG written from cv2.imread's result: baseline 4:2:0, 4:2:2, 4:4:4, quality 50, progressive,
+ * optimised with restart markers, gray); CMYK is refused by name; damage is a format error or, where
+ * libjpeg repairs it (a truncated scan), what libjpeg gives, as OpenCV does. */
+static void jpeg_as_opencv_reads_it(void **state)
+{
+    (void)state;
+    static const char *const names[] = {"baseline-420", "baseline-422", "baseline-440", "baseline-444", "baseline-q50", "progressive",
+                                        "optimized-restart", "gray", "gray-progressive"};
+    char path[512], golden[512];
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        clrun_image got, want;
+        snprintf(path, sizeof path, "%s/jpeg/%s.jpg", TEST_DATA_DIR, names[i]);
+        snprintf(golden, sizeof golden, "%s/jpeg/%s.golden.png", TEST_DATA_DIR, names[i]);
+        CHECK_OK(NULL, clrun_image_read(path, &got));
+        CHECK_OK(NULL, clrun_image_read(golden, &want));
+        assert_int_equal(got.channels, want.channels);
+        assert_int_equal(got.width, want.width);
+        assert_int_equal(got.height, want.height);
+        for (size_t y = 0; y < got.height; y++)
+            if (memcmp(got.data + y * got.stride, want.data + y * want.stride, got.width * got.channels))
+                fail_msg("%s: row %zu differs from cv2.imread's", names[i], y);
+        clrun_image_free(&got), clrun_image_free(&want);
+    }
+    clrun_image img;
+    snprintf(path, sizeof path, "%s/jpeg/cmyk.jpg", TEST_DATA_DIR);
+    CHECK_FAIL(NULL, clrun_image_read(path, &img), CLRUN_FORMAT_ERROR, "CMYK");
+    /* a JPEG signature before garbage; a file cut inside its header */
+    FILE *f = fopen(in_dir("junk.jpg"), "wb");
+    fwrite("\xff\xd8\xff\xe0 this is not a JPEG stream at all", 1, 40, f);
+    fclose(f);
+    CHECK_FAIL(NULL, clrun_image_read(in_dir("junk.jpg"), &img), CLRUN_FORMAT_ERROR, "not a readable JPEG");
+    snprintf(path, sizeof path, "%s/jpeg/progressive.jpg", TEST_DATA_DIR);
+    unsigned char buf[4096];
+    f = fopen(path, "rb");
+    size_t n = fread(buf, 1, sizeof buf, f);
+    fclose(f);
+    assert_true(n > 200);
+    f = fopen(in_dir("cut.jpg"), "wb");
+    fwrite(buf, 1, 100, f);
+    fclose(f);
+    CHECK_FAIL(NULL, clrun_image_read(in_dir("cut.jpg"), &img), CLRUN_FORMAT_ERROR, "not a readable JPEG");
+    unlink(in_dir("junk.jpg")), unlink(in_dir("cut.jpg"));
+}
+
 static void palette_with_transparency(void **state)
 {
     (void)state;
@@ -408,6 +453,7 @@ int main(void)
         cmocka_unit_test(png_written_as_opencv_does),
         cmocka_unit_test(inputs_bounded),
         cmocka_unit_test(palette_with_transparency),
+        cmocka_unit_test(jpeg_as_opencv_reads_it),
         cmocka_unit_test(huge_headers),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

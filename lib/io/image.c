@@ -1,7 +1,11 @@
-/* image.c — 8-bit images: PNG through libpng, binary PGM/PPM; 1 (gray) or 3 (RGB) channels. */
+/* image.c — 8-bit images: PNG through libpng, JPEG through libjpeg-turbo (read), binary PGM/PPM;
+ * 1 (gray) or 3 (RGB) channels. */
 #include "../internal.h"
 
 #include <errno.h>
+#include <setjmp.h>
+#include <stdio.h> /* before jpeglib.h, which needs FILE */
+#include <jpeglib.h>
 #include <png.h>
 #include <zlib.h> /* Z_BEST_SPEED, Z_RLE */
 #include <stdint.h>
@@ -200,6 +204,72 @@ static int ends_with(const char *s, const char *suffix)
     return a >= b && strcasecmp(s + a - b, suffix) == 0;
 }
 
+/* ---- JPEG (read) -------------------------------------------------------------------------------*/
+
+struct jpeg_err {
+    struct jpeg_error_mgr mgr;
+    jmp_buf jump;
+    char text[JMSG_LENGTH_MAX];
+};
+
+static void jpeg_error_fn(j_common_ptr c)
+{
+    struct jpeg_err *e = (struct jpeg_err *)c->err;
+    c->err->format_message(c, e->text);
+    longjmp(e->jump, 1);
+}
+
+static void jpeg_message_fn(j_common_ptr c) { (void)c; /* warnings (corrupt data the decoder repairs): as OpenCV, ignored */ }
+
+/* As cv2.imread decodes it: libjpeg's defaults (the accurate integer IDCT, fancy upsampling), gray
+ * as 1 channel, YCbCr and RGB as RGB; CMYK and YCCK refused. */
+static clrun_status read_jpeg(const char *path, FILE *f, clrun_image *out)
+{
+    struct jpeg_decompress_struct c;
+    struct jpeg_err err;
+    unsigned char *volatile data = NULL;
+    memset(&err, 0, sizeof err);
+    c.err = jpeg_std_error(&err.mgr);
+    err.mgr.error_exit = jpeg_error_fn;
+    err.mgr.output_message = jpeg_message_fn;
+    if (setjmp(err.jump)) {
+        free(data);
+        jpeg_destroy_decompress(&c);
+        return clrun__fail(NULL, CLRUN_FORMAT_ERROR, "%s: not a readable JPEG: %s", path, err.text);
+    }
+    jpeg_create_decompress(&c);
+    jpeg_stdio_src(&c, f);
+    jpeg_read_header(&c, TRUE);
+    if (c.jpeg_color_space == JCS_CMYK || c.jpeg_color_space == JCS_YCCK) {
+        jpeg_destroy_decompress(&c);
+        return clrun__fail(NULL, CLRUN_FORMAT_ERROR, "%s: a CMYK JPEG; clrun reads gray, YCbCr and RGB ones (convert it to RGB first)", path);
+    }
+    const unsigned channels = c.jpeg_color_space == JCS_GRAYSCALE ? 1 : 3;
+    c.out_color_space = channels == 1 ? JCS_GRAYSCALE : JCS_RGB;
+    const size_t w = c.image_width, h = c.image_height;
+    if (w && h && (w * h > MAX_BYTES / channels)) {
+        jpeg_destroy_decompress(&c);
+        return clrun__fail(NULL, CLRUN_FORMAT_ERROR, "%s: %zu×%zu×%u bytes decoded is over the 2 GiB clrun reads", path, w, h, channels);
+    }
+    jpeg_start_decompress(&c);
+    if ((unsigned)c.output_components != channels || !w || !h) {
+        snprintf(err.text, sizeof err.text, "%d components of %zu×%zu pixels", c.output_components, w, h);
+        longjmp(err.jump, 1);
+    }
+    if (!(data = malloc(w * h * channels))) {
+        jpeg_destroy_decompress(&c);
+        return clrun__fail(NULL, CLRUN_HOST_OUT_OF_MEMORY, "%s: cannot allocate %zu×%zu×%u bytes", path, w, h, channels);
+    }
+    while (c.output_scanline < c.output_height) {
+        JSAMPROW row = data + (size_t)c.output_scanline * w * channels;
+        jpeg_read_scanlines(&c, &row, 1);
+    }
+    jpeg_finish_decompress(&c);
+    jpeg_destroy_decompress(&c);
+    *out = (clrun_image){w, h, w * channels, channels, data};
+    return CLRUN_OK;
+}
+
 clrun_status clrun_image_read(const char *path, clrun_image *out)
 {
     if (!path || !out) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_image_read: NULL argument");
@@ -211,11 +281,14 @@ clrun_status clrun_image_read(const char *path, clrun_image *out)
     clrun_status st;
     if (n == 8 && png_sig_cmp(sig, 0, 8) == 0) {
         st = read_png(path, f, out);
+    } else if (n >= 3 && sig[0] == 0xFF && sig[1] == 0xD8 && sig[2] == 0xFF) {
+        fseek(f, 0, SEEK_SET);
+        st = read_jpeg(path, f, out);
     } else if (n >= 2 && sig[0] == 'P' && (sig[1] == '5' || sig[1] == '6')) {
         fseek(f, 2, SEEK_SET);
         st = read_pnm(path, f, sig[1], out);
     } else {
-        st = clrun__fail(NULL, CLRUN_FORMAT_ERROR, "%s: not a PNG or binary PGM/PPM (P5/P6) file", path);
+        st = clrun__fail(NULL, CLRUN_FORMAT_ERROR, "%s: not a PNG, JPEG or binary PGM/PPM (P5/P6) file", path);
     }
     fclose(f);
     return st;

@@ -14,7 +14,7 @@ static const char *canny_help = "usage: clrun op canny IN.png... -o OUT [--low T
                                 "                     [--blur K[,SIGMA]] [--overwrite] [-d SPEC]\n\n"
                                 "Canny edges of 8-bit images, equal byte for byte to OpenCV's cv2.Canny(img, low, high,\n"
                                 "apertureSize, L2gradient) on the image cv2.imread gives (PNG of any bit depth, 16-bit and\n"
-                                "alpha reduced as imread does; binary PGM/PPM). Color images use, per pixel, the channel with the\n"
+                                "alpha reduced as imread does; JPEG; binary PGM/PPM). Color images use, per pixel, the channel with the\n"
                                 "largest gradient. Edges are written as 8-bit gray (0 or 255): PNG, or PGM when OUT ends in .pgm.\n"
                                 "With one input OUT is the output file; with several, OUT is a folder (created when missing) that\n"
                                 "gets NAME.png for each input NAME.ext. Outputs that would collide (two inputs of one NAME) or\n"

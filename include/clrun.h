@@ -492,6 +492,12 @@ CLRUN_API clrun_status clrun_npy_read(const char *path, clrun_array *out);
  *  file replaced whole or left as it was). CLRUN_IO_ERROR names the error. */
 CLRUN_API clrun_status clrun_file_write(const char *path, const void *data, size_t bytes);
 
+/** Remove the temporary files of the writes in progress in this process (clrun_file_write,
+ *  clrun_npy_write, clrun_image_write, the binary cache), whose destinations are then left as they
+ *  were. Async-signal-safe: for a SIGINT or SIGTERM handler that then ends the process, so that
+ *  Ctrl-C leaves no partial output. */
+CLRUN_API void clrun_file_abort_writes(void);
+
 /** Write an array as a version 1.0 .npy file, safely as clrun_image_write says ("-": standard
  *  output; no partial output; links followed, FIFOs and devices written into, the mode kept). */
 CLRUN_API clrun_status clrun_npy_write(const char *path, const clrun_array *a);

@@ -6,6 +6,7 @@
  * FIFO that goes on cannot make it read more), headers up to 1 MiB, kernel sources up to 16 MiB. */
 #include "helpers.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <png.h>
 #include <zlib.h>
@@ -234,6 +235,72 @@ static void png_written_as_opencv_does(void **state)
     clrun_image_free(&img), clrun_image_free(&back);
 }
 
+/* A signal handler that calls clrun_file_abort_writes removes the temporary file of a write in
+ * progress (Ctrl-C in clrun): the write then fails, the destination is as it was, nothing is left. */
+static void on_usr1(int sig)
+{
+    (void)sig;
+    clrun_file_abort_writes();
+}
+
+struct big_write {
+    const char *path;
+    const void *data;
+    size_t bytes;
+    clrun_status st;
+};
+
+static void *big_writer(void *arg)
+{
+    struct big_write *w = arg;
+    w->st = clrun_file_write(w->path, w->data, w->bytes);
+    return NULL;
+}
+
+static int temp_of(const char *base) /* a temporary file of the write to base exists in dir */
+{
+    char name[300];
+    int n = 0;
+    DIR *d = opendir(dir);
+    for (struct dirent *e; d && (e = readdir(d));) {
+        snprintf(name, sizeof name, ".%s.", base);
+        n += strncmp(e->d_name, name, strlen(name)) == 0;
+    }
+    if (d) closedir(d);
+    return n;
+}
+
+static void interrupted_write_leaves_nothing(void **state)
+{
+    (void)state;
+    const size_t bytes = (size_t)96 << 20;
+    char *data = calloc(bytes, 1);
+    assert_non_null(data);
+    write_text(in_dir("old.bin"), "old contents", 0644);
+    signal(SIGUSR1, on_usr1);
+    int caught = 0;
+    for (int attempt = 0; attempt < 5 && !caught; attempt++) {
+        struct big_write w = {in_dir("old.bin"), data, bytes, CLRUN_OK};
+        pthread_t t;
+        assert_int_equal(pthread_create(&t, NULL, big_writer, &w), 0);
+        for (int i = 0; i < 20000 && !caught; i++) {
+            if (temp_of("old.bin")) raise(SIGUSR1), caught = 1;
+            else usleep(50);
+        }
+        pthread_join(t, NULL);
+        if (caught) assert_int_equal(w.st, CLRUN_IO_ERROR); /* its temporary file was taken away before the rename */
+        else write_text(in_dir("old.bin"), "old contents", 0644);
+    }
+    signal(SIGUSR1, SIG_DFL);
+    assert_true(caught);
+    char buf[64];
+    read_text(in_dir("old.bin"), buf, sizeof buf);
+    assert_string_equal(buf, "old contents");
+    assert_int_equal(temp_of("old.bin"), 0);
+    unlink(in_dir("old.bin"));
+    free(data);
+}
+
 /* "-" writes to standard output. */
 static void dash_is_stdout(void **state)
 {
@@ -450,6 +517,7 @@ int main(void)
         cmocka_unit_test(planted_links_not_followed),
         cmocka_unit_test(fifos_and_devices),
         cmocka_unit_test(dash_is_stdout),
+        cmocka_unit_test(interrupted_write_leaves_nothing),
         cmocka_unit_test(png_written_as_opencv_does),
         cmocka_unit_test(inputs_bounded),
         cmocka_unit_test(palette_with_transparency),

@@ -9,11 +9,14 @@
  *    mode of the file it replaces (a new file: 0666 less the umask), and renamed over the
  *    destination when complete: readers see the old file or the new one, never half of one, and a
  *    failure leaves the destination as it was.
- *  - The error is the one that happened (ENOSPC on a full disk, not a later one). */
+ *  - The error is the one that happened (ENOSPC on a full disk, not a later one).
+ *  - The temporary files of writes in progress are listed, so that clrun_file_abort_writes, called
+ *    from a signal handler (Ctrl-C), can remove them before the process ends. */
 #include "../internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,6 +56,36 @@ static int run_writer(FILE *f, int (*write)(FILE *f, void *arg), void *arg)
     return 0;
 }
 
+/* Writes in progress: their temporary files' paths, for clrun_file_abort_writes. A slot is claimed
+ * (0 -> 1) and filled, then published (1 -> 2); the handler reads only published slots. */
+#define SLOTS 256
+static char slot_path[SLOTS][PATH_MAX + 96];
+static _Atomic int slot_state[SLOTS];
+
+static int slot_claim(const char *tmp)
+{
+    for (int i = 0; i < SLOTS; i++) {
+        int free_ = 0;
+        if (atomic_compare_exchange_strong(&slot_state[i], &free_, 1)) {
+            snprintf(slot_path[i], sizeof slot_path[i], "%s", tmp);
+            atomic_store(&slot_state[i], 2);
+            return i;
+        }
+    }
+    return -1; /* more writes at once than slots: this one is not listed */
+}
+
+static void slot_release(int i)
+{
+    if (i >= 0) atomic_store(&slot_state[i], 0);
+}
+
+void clrun_file_abort_writes(void)
+{
+    for (int i = 0; i < SLOTS; i++)
+        if (atomic_load(&slot_state[i]) == 2) unlink(slot_path[i]); /* unlink is async-signal-safe */
+}
+
 int clrun__save(const char *path, int (*write)(FILE *f, void *arg), void *arg, int *err)
 {
     static _Atomic unsigned counter;
@@ -87,6 +120,7 @@ int clrun__save(const char *path, int (*write)(FILE *f, void *arg), void *arg, i
         if (fd < 0 && errno != EEXIST) return (*err = errno), -1;
     }
     if (fd < 0) return (*err = EEXIST), -1;
+    const int slot = slot_claim(tmp);
     if (have) { /* the replaced file's mode, and its owner where we may */
         (void)fchmod(fd, sb.st_mode & 07777);
         if (geteuid() == 0) (void)!fchown(fd, sb.st_uid, sb.st_gid);
@@ -101,6 +135,7 @@ int clrun__save(const char *path, int (*write)(FILE *f, void *arg), void *arg, i
         if (!e && rename(tmp, target) != 0) e = errno;
     }
     if (e) unlink(tmp);
+    slot_release(slot);
     return (*err = e) ? -1 : 0;
 }
 

@@ -182,10 +182,20 @@ static void on_crash(int sig)
     raise(sig);
 }
 
+/* Ctrl-C, SIGTERM, SIGHUP: remove the temporary files of the writes in progress, then die of the
+ * signal, so no partial output is left and the old files stay as they were. */
+static void on_interrupt(int sig)
+{
+    clrun_file_abort_writes();
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
 void cli_crash_handlers(void)
 {
-    static const int sigs[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE};
+    static const int sigs[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE}, stops[] = {SIGINT, SIGTERM, SIGHUP};
     for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) signal(sigs[i], on_crash);
+    for (size_t i = 0; i < sizeof stops / sizeof *stops; i++) signal(stops[i], on_interrupt);
 }
 
 static double watchdog_s; /* op and bench: the time limit (0 none), re-armed by cli_progress */
@@ -195,6 +205,7 @@ static void on_timeout(int sig)
     (void)sig;
     say("clrun: timeout");
     say_running();
+    clrun_file_abort_writes();
     say(watchdog_s > 0 ? ": the command ran past its time limit (--timeout SECONDS to change it, 0 for none); the process ends "
                          "(exit 6).\n"
                        : ": it ran past --timeout; the process ends (exit 6).\n");

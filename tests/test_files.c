@@ -276,20 +276,19 @@ static void interrupted_write_leaves_nothing(void **state)
     const size_t bytes = (size_t)96 << 20;
     char *data = calloc(bytes, 1);
     assert_non_null(data);
-    write_text(in_dir("old.bin"), "old contents", 0644);
     signal(SIGUSR1, on_usr1);
     int caught = 0;
-    for (int attempt = 0; attempt < 5 && !caught; attempt++) {
+    for (int attempt = 0; attempt < 10 && !caught; attempt++) { /* until the signal lands while the write is in progress */
+        write_text(in_dir("old.bin"), "old contents", 0644);
         struct big_write w = {in_dir("old.bin"), data, bytes, CLRUN_OK};
         pthread_t t;
         assert_int_equal(pthread_create(&t, NULL, big_writer, &w), 0);
-        for (int i = 0; i < 20000 && !caught; i++) {
-            if (temp_of("old.bin")) raise(SIGUSR1), caught = 1;
-            else usleep(50);
-        }
+        for (int i = 0; i < 20000 && !temp_of("old.bin"); i++) usleep(50);
+        usleep(1000); /* past the listing of the temporary file, which follows its creation */
+        raise(SIGUSR1);
         pthread_join(t, NULL);
-        if (caught) assert_int_equal(w.st, CLRUN_IO_ERROR); /* its temporary file was taken away before the rename */
-        else write_text(in_dir("old.bin"), "old contents", 0644);
+        caught = w.st == CLRUN_IO_ERROR; /* its temporary file was taken away before the rename */
+        if (!caught) assert_int_equal(w.st, CLRUN_OK); /* the write had finished first */
     }
     signal(SIGUSR1, SIG_DFL);
     assert_true(caught);
@@ -421,7 +420,8 @@ static void jpeg_as_opencv_reads_it(void **state)
     CHECK_FAIL(NULL, clrun_image_read(path, &img), CLRUN_FORMAT_ERROR, "CMYK");
     /* a JPEG signature before garbage; a file cut inside its header */
     FILE *f = fopen(in_dir("junk.jpg"), "wb");
-    fwrite("\xff\xd8\xff\xe0 this is not a JPEG stream at all", 1, 40, f);
+    static const char junk[] = "\xff\xd8\xff\xe0 this is not a JPEG stream at all";
+    fwrite(junk, 1, sizeof junk - 1, f);
     fclose(f);
     CHECK_FAIL(NULL, clrun_image_read(in_dir("junk.jpg"), &img), CLRUN_FORMAT_ERROR, "not a readable JPEG");
     snprintf(path, sizeof path, "%s/jpeg/progressive.jpg", TEST_DATA_DIR);

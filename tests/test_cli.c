@@ -731,6 +731,23 @@ static void run_bad_command_lines(void **state)
     EXPECT(0, "match", "run", cl, "-k", "axpb", "-g", "3", "--check", e, "out:f32:3", "fill:f32:3:1", "3", "4", "3");
 }
 
+/* OUT/shapes.png and OUT/pgm.png equal the OpenCV goldens in canny_dir (L1, 50/100); removed after. */
+static void expect_canny_goldens(const char *canny_dir, const char *out)
+{
+    static const char *const names[2] = {"shapes", "pgm"};
+    char p[4200];
+    clrun_image got, want;
+    for (int i = 0; i < 2; i++) {
+        snprintf(p, sizeof p, "%s/golden/%s.l1-50-100.png", canny_dir, names[i]);
+        CHECK_OK(NULL, clrun_image_read(p, &want));
+        snprintf(p, sizeof p, "%s/%s.png", out, names[i]);
+        CHECK_OK(NULL, clrun_image_read(p, &got));
+        assert_memory_equal(got.data, want.data, got.width * got.height);
+        clrun_image_free(&got), clrun_image_free(&want);
+        unlink(p);
+    }
+}
+
 /* clrun op canny: one image to a file equal to OpenCV's golden, several into a folder, bad input. */
 static void op_canny(void **state)
 {
@@ -746,16 +763,7 @@ static void op_canny(void **state)
     EXPECT(0, "stages over 2 images", "op", "canny", TEST_DATA_DIR "/canny/shapes.png", TEST_DATA_DIR "/canny/pgm.pgm", "-o", path("edges"),
            "--stages", "--overwrite");
     assert_non_null(strstr(err_text, "read and decode"));
-    char p[4200];
-    const char *names[2] = {"shapes", "pgm"};
-    for (int i = 0; i < 2; i++) {
-        snprintf(p, sizeof p, "%s/golden/%s.l1-50-100.png", dir, names[i]);
-        CHECK_OK(NULL, clrun_image_read(p, &want));
-        snprintf(p, sizeof p, "%s/%s.png", path("edges"), names[i]);
-        CHECK_OK(NULL, clrun_image_read(p, &got));
-        assert_memory_equal(got.data, want.data, got.width * got.height);
-        clrun_image_free(&got), clrun_image_free(&want);
-    }
+    expect_canny_goldens(dir, path("edges"));
     /* a batch streams through worker threads: a bad file in the middle is reported by name, the
      * others are still written, each as its golden, and the exit status says it after a count */
     write_bytes("bad.png", "not an image", 12);
@@ -765,15 +773,7 @@ static void op_canny(void **state)
         EXPECT(2, "1 of 3 images failed", "op", "canny", TEST_DATA_DIR "/canny/shapes.png", path("bad.png"), TEST_DATA_DIR "/canny/pgm.pgm",
                "-o", path("batch"), "--jobs", j);
         assert_non_null(strstr(err_text, "bad.png: not a PNG"));
-        for (int i = 0; i < 2; i++) {
-            snprintf(p, sizeof p, "%s/golden/%s.l1-50-100.png", dir, names[i]);
-            CHECK_OK(NULL, clrun_image_read(p, &want));
-            snprintf(p, sizeof p, "%s/%s.png", path("batch"), names[i]);
-            CHECK_OK(NULL, clrun_image_read(p, &got));
-            assert_memory_equal(got.data, want.data, got.width * got.height);
-            clrun_image_free(&got), clrun_image_free(&want);
-            unlink(p);
-        }
+        expect_canny_goldens(dir, path("batch"));
     }
     EXPECT(0, NULL, "op", "canny", TEST_DATA_DIR "/canny/shapes.png", TEST_DATA_DIR "/canny/pgm.pgm", "-o", path("batch"), "--quiet");
     if (strstr(out_text, "->") || strchr(err_text, '\r')) fail_msg("--quiet, and no terminal: no lines; stdout %s stderr %s", out_text, err_text);

@@ -781,6 +781,96 @@ CLRUN_API clrun_status clrun_canny(clrun_ctx *ctx, clrun_buf *src, size_t src_of
 /** clrun_canny on a host image: upload, edges, download into *out (a new 1-channel image). */
 CLRUN_API clrun_status clrun_canny_image(clrun_ctx *ctx, const clrun_image *in, const clrun_canny_params *p, clrun_image *out);
 
+/* ------------------------------------------------------------------------------------------------
+ * Pipelines: many items in flight on one device (lib/pipe.c)
+ *
+ * A pipeline runs one op on a sequence of items (frames, tiles, matrices held as rows of bytes)
+ * with up to `depth` of them in flight: while the device computes item i, item i+1 is copied in
+ * and item i-1 copied out, on queues of their own (the op computes on the context's queue). Each
+ * slot's device buffers and pinned host staging buffers are made once and reused (they grow when
+ * an item is larger than any before), so a stream of frames allocates nothing per frame, and
+ * memory stays bounded by depth items.
+ *
+ * An application feeds items from its own source with clrun_pipe_send (the item's bytes are
+ * copied at once: the caller may reuse its memory on return) and gets each result back in the
+ * order sent, through its deliver callback, with no threads of its own:
+ *
+ *     static void got(void *arg, void *tag, clrun_status st, const clrun_image *edges) {...}
+ *     clrun_pipe *pp;
+ *     clrun_pipe_canny(ctx, &params, 3, got, arg, &pp);
+ *     while (next_frame(&img)) clrun_pipe_send(pp, &img, tag);   (calls got for earlier frames)
+ *     clrun_pipe_flush(pp);                                       (calls got for the rest)
+ *     clrun_pipe_free(pp);
+ *
+ * Delivery: every item that clrun_pipe_send accepted is delivered exactly once, in the order sent,
+ * unless clrun_pipe_cancel drops it: with CLRUN_OK and its result, or with the status of its own
+ * failure (an item the op refuses, e.g. a 2-channel image for Canny; clrun_last_error(ctx) holds
+ * the text during the callback) and result NULL. A failed item does not stop the pipeline. The
+ * result image (rows packed, stride = width·channels) lives in the pipeline's pinned memory and is
+ * valid only during the callback: copy what you keep.
+ *
+ * Threading: a pipeline belongs to its context, and the context's rule holds: one thread at a time
+ * calls it (or the context), and deliver runs in that thread, inside clrun_pipe_send, _poll,
+ * _flush. deliver may read the result, copy it and hand it to other threads; it must not call
+ * clrun_pipe_* on the same pipeline or free the context. Other contexts (one per thread or
+ * device) run pipelines of their own independently.
+ * ----------------------------------------------------------------------------------------------*/
+
+typedef struct clrun_pipe clrun_pipe;
+
+/** The callback that receives each item's result, in order (see above). tag: the caller's value
+ *  given with the item to clrun_pipe_send. result: NULL when st is not CLRUN_OK. */
+typedef void (*clrun_pipe_deliver)(void *arg, void *tag, clrun_status st, const clrun_image *result);
+
+/** An op as a pipeline runs it: two callbacks and their argument.
+ *  - shape: from an input item's shape (in->data is NULL), set out's width, height and channels
+ *    (the result's bytes are width·height·channels); or refuse the item with a status.
+ *  - run: enqueue the op on ctx's queue (clrun_ctx_cl_queue or any clrun call on ctx), reading the
+ *    input's rows packed in `in` from byte 0, writing the result's rows packed to `out` from byte
+ *    0; never wait for the device. A failure fails this item only.
+ *  Both run in the thread that calls clrun_pipe_send. */
+typedef struct clrun_pipe_op {
+    clrun_status (*shape)(void *arg, clrun_ctx *ctx, const clrun_image *in, clrun_image *out);
+    clrun_status (*run)(void *arg, clrun_ctx *ctx, clrun_buf *in, const clrun_image *in_shape, clrun_buf *out,
+                        const clrun_image *out_shape);
+    void *arg;
+} clrun_pipe_op;
+
+/** Make a pipeline on ctx for op (copied; op->arg must live as long as the pipeline) with up to
+ *  depth items in flight (1 to 64; 0 means 3), delivering results to deliver(arg, ...). */
+CLRUN_API clrun_status clrun_pipe_new(clrun_ctx *ctx, const clrun_pipe_op *op, unsigned depth, clrun_pipe_deliver deliver, void *arg,
+                                      clrun_pipe **out);
+
+/** A pipeline of Canny edges (clrun_canny with *p, checked here and copied): items are 8-bit
+ *  images of 1 or 3 channels, results 1-channel edge images, byte for byte clrun_canny's. */
+CLRUN_API clrun_status clrun_pipe_canny(clrun_ctx *ctx, const clrun_canny_params *p, unsigned depth, clrun_pipe_deliver deliver, void *arg,
+                                        clrun_pipe **out);
+
+/** Send one item (its rows are copied before the call returns) with the caller's tag. When depth
+ *  items are in flight, first waits for the oldest and delivers it; items already finished are
+ *  delivered too. An item the op refuses is still accepted and delivered with its failure. Fails,
+ *  accepting nothing, only when the pipeline itself can go on no more (a transfer failed; its
+ *  later calls then fail the same way, and flush delivers the items in flight with that status),
+ *  or when in is NULL or has no data. */
+CLRUN_API clrun_status clrun_pipe_send(clrun_pipe *pp, const clrun_image *in, void *tag);
+
+/** Deliver the items that have finished, in order, without waiting. Returns how many. */
+CLRUN_API unsigned clrun_pipe_poll(clrun_pipe *pp);
+
+/** Wait for every item in flight and deliver them all, in order. CLRUN_OK, or the pipeline's own
+ *  failure (the items were delivered with it). */
+CLRUN_API clrun_status clrun_pipe_flush(clrun_pipe *pp);
+
+/** Items sent and not yet delivered. */
+CLRUN_API unsigned clrun_pipe_pending(const clrun_pipe *pp);
+
+/** Drop every item in flight without delivering it (the device finishes what it started; nothing
+ *  is read back) and return how many were dropped. The pipeline stays usable. */
+CLRUN_API unsigned clrun_pipe_cancel(clrun_pipe *pp);
+
+/** Cancel what is in flight, then free the pipeline's queues and buffers. NULL is ignored. */
+CLRUN_API void clrun_pipe_free(clrun_pipe *pp);
+
 #ifdef __cplusplus
 }
 #endif

@@ -69,19 +69,27 @@ static int threshold(double t, int l2)
     return t < -2147483648.0 ? INT32_MIN : t > 2147483647.0 ? INT32_MAX : (int)t;
 }
 
-clrun_status clrun_canny(clrun_ctx *ctx, clrun_buf *src, size_t src_off, size_t src_stride, size_t width, size_t height, unsigned channels,
-                         clrun_buf *dst, size_t dst_off, size_t dst_stride, const clrun_canny_params *p)
+/* The parameters' own checks, before any image is looked at. */
+static clrun_status check_params(clrun_ctx *ctx, const clrun_canny_params *p)
 {
-    if (!p || !src || !dst) return clrun__fail(ctx, CLRUN_INVALID_ARG, "canny: NULL argument");
-    if (channels != 1 && channels != 3) return clrun__fail(ctx, CLRUN_INVALID_ARG, "canny: images have 1 or 3 channels, not %u", channels);
     const int aperture = p->aperture ? p->aperture : 3;
     if (aperture != 3 && aperture != 5 && aperture != 7)
         return clrun__fail(ctx, CLRUN_INVALID_ARG, "canny: aperture %d: the Sobel aperture is 3, 5 or 7", p->aperture);
     if (isnan(p->low) || isnan(p->high)) return clrun__fail(ctx, CLRUN_INVALID_ARG, "canny: a threshold is NaN");
     if (p->blur < 0 || p->blur > 7 || (p->blur > 1 && p->blur % 2 == 0) || p->blur == 2)
         return clrun__fail(ctx, CLRUN_INVALID_ARG, "canny: blur size %d: 0 or 1 (none), 3, 5 or 7", p->blur);
-    const int blur = p->blur > 1 ? p->blur : 0;
     if (isnan(p->blur_sigma)) return clrun__fail(ctx, CLRUN_INVALID_ARG, "canny: the blur sigma is NaN");
+    return CLRUN_OK;
+}
+
+clrun_status clrun_canny(clrun_ctx *ctx, clrun_buf *src, size_t src_off, size_t src_stride, size_t width, size_t height, unsigned channels,
+                         clrun_buf *dst, size_t dst_off, size_t dst_stride, const clrun_canny_params *p)
+{
+    clrun_status st;
+    if (!p || !src || !dst) return clrun__fail(ctx, CLRUN_INVALID_ARG, "canny: NULL argument");
+    if (channels != 1 && channels != 3) return clrun__fail(ctx, CLRUN_INVALID_ARG, "canny: images have 1 or 3 channels, not %u", channels);
+    if ((st = check_params(ctx, p))) return st;
+    const int aperture = p->aperture ? p->aperture : 3, blur = p->blur > 1 ? p->blur : 0;
     if (width == 0 || height == 0) return CLRUN_OK;
     if (width > INT32_MAX || height > INT32_MAX || width * height >= ((size_t)1 << 31) || src_stride > UINT32_MAX ||
         dst_stride > UINT32_MAX)
@@ -229,4 +237,36 @@ clrun_status clrun_canny_image(clrun_ctx *ctx, const clrun_image *in, const clru
     clrun_buf_free(d);
     if (st) clrun_image_free(out);
     return st;
+}
+
+/* ---- the pipeline op: items are images, results their edges ---- */
+
+static clrun_status pipe_shape(void *arg, clrun_ctx *ctx, const clrun_image *in, clrun_image *out)
+{
+    (void)arg;
+    if (in->channels != 1 && in->channels != 3)
+        return clrun__fail(ctx, CLRUN_INVALID_ARG, "canny: images have 1 or 3 channels, not %u", in->channels);
+    *out = (clrun_image){in->width, in->height, in->width, 1, NULL};
+    return CLRUN_OK;
+}
+
+static clrun_status pipe_run(void *arg, clrun_ctx *ctx, clrun_buf *in, const clrun_image *ish, clrun_buf *out, const clrun_image *osh)
+{
+    return clrun_canny(ctx, in, 0, ish->stride, ish->width, ish->height, ish->channels, out, 0, osh->width, arg);
+}
+
+clrun_status clrun_pipe_canny(clrun_ctx *ctx, const clrun_canny_params *p, unsigned depth, clrun_pipe_deliver deliver, void *arg,
+                              clrun_pipe **out)
+{
+    clrun_status st;
+    if (out) *out = NULL;
+    if (!p) return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_pipe_canny: the parameters are NULL");
+    if ((st = check_params(ctx, p))) return st;
+    clrun_canny_params *own = malloc(sizeof *own);
+    if (!own) return clrun__fail(ctx, CLRUN_HOST_OUT_OF_MEMORY, "clrun_pipe_canny: out of memory");
+    *own = *p;
+    const clrun_pipe_op op = {pipe_shape, pipe_run, own};
+    if ((st = clrun_pipe_new(ctx, &op, depth, deliver, arg, out))) return free(own), st;
+    clrun__pipe_adopt(*out, own);
+    return CLRUN_OK;
 }

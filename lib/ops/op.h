@@ -36,6 +36,9 @@ clrun_status clrun__lib_kernel(clrun_ctx *ctx, const char *file, const char *opt
  * Borrowed; one op's call owns it from one call to the next. */
 clrun_status clrun__scratch(clrun_ctx *ctx, size_t bytes, clrun_buf **out);
 
+/* A pipeline frees mem (an op's copy of its parameters, its op.arg) when it is freed. */
+void clrun__pipe_adopt(clrun_pipe *pp, void *mem);
+
 /* Per-op state hanging off the context: the first call with `key` (the address of an object of the
  * op's, which names the slot) allocates `size` zeroed bytes; later calls return the same memory. At
  * clrun_close, release(state) (when not NULL) runs, then the memory is freed. NULL when out of

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 static const char *canny_help = "usage: clrun op canny IN.png... -o OUT [--low T] [--high T] [--l2] [--aperture 3|5|7]\n"
                                 "                     [--blur K[,SIGMA]] [--overwrite] [-d SPEC]\n\n"
@@ -19,10 +20,11 @@ static const char *canny_help = "usage: clrun op canny IN.png... -o OUT [--low T
                                 "With one input OUT is the output file; with several, OUT is a folder (created when missing) that\n"
                                 "gets NAME.png for each input NAME.ext. Outputs that would collide (two inputs of one NAME) or\n"
                                 "land on an input are refused before anything is written, unless --overwrite allows the latter.\n"
-                                "OUT - writes the edges of one input to standard output (PNG). Several inputs stream through a\n"
-                                "pipeline: images are read and decoded, and edges encoded and written, on --jobs threads while the\n"
-                                "device runs Canny on the frames in order; a file that fails is reported by name and the others are\n"
-                                "still done (the exit status then says the worst failure, after a count).\n\n"
+                                "OUT - writes the edges of one input to standard output (PNG). Several inputs stream: images are\n"
+                                "read and decoded, and edges encoded and written, on --jobs threads, while the device pipeline\n"
+                                "(clrun_pipe_canny) uploads, runs Canny on and downloads up to 3 frames at once, in order; a file\n"
+                                "that fails is reported by name and the others are still done (the exit status then says the worst\n"
+                                "failure, after a count).\n\n"
                                 "  -o, --output OUT    output file, or folder for several inputs\n"
                                 "  --overwrite         an output may replace one of the inputs\n"
                                 "  --low T, --high T   hysteresis thresholds (default 50 and 100; swapped when low > high)\n"
@@ -38,8 +40,9 @@ static const char *canny_help = "usage: clrun op canny IN.png... -o OUT [--low T
                                 "  -q, --quiet         no \"IN -> OUT\" lines and no progress line (shown on a terminal for batches\n"
                                 "                      that run longer than a second: images done, images/s, time left)\n"
                                 "  --stages            after the run, the time per stage on stderr: opening the device; reading\n"
-                                "                      and decoding; Canny with its transfers (and the device time of its kernels);\n"
-                                "                      encoding and writing\n"
+                                "                      and decoding (summed over threads); the main thread's time in the device\n"
+                                "                      pipeline (sending frames, waiting for edges) and the device time of the\n"
+                                "                      kernels; encoding and writing (summed over threads)\n"
                                 "  --help              this text\n\n"
                                 "Exit codes: 0; 1 runtime failure; 2 bad command line or input file; 3 no device; 6 timeout.\n";
 
@@ -77,12 +80,13 @@ static int check_outputs(char (*dst)[4400], int nin, char **in, int overwrite)
     return 0;
 }
 
-/* ---- several inputs: a pipeline of host threads around the device ----
+/* ---- the batch: host threads around a device pipeline ----
  *
- * Frame i goes READ (a worker reads and decodes it) -> DECODED -> the main thread runs Canny on the
- * device, in order -> ENCODE (a worker encodes and writes the edges) -> DONE. Workers take encodes
- * first (they free memory), and read at most `ahead` frames past the one the device is on, so memory
- * stays bounded. Errors are kept per frame and printed in order at the end. */
+ * Frame i goes READ (a worker reads and decodes it) -> DECODED -> the main thread sends it into the
+ * device pipeline (clrun_pipe_canny), in order -> the pipeline delivers its edges (in the main
+ * thread) -> ENCODE (a worker encodes and writes them) -> DONE. Workers take encodes first (they
+ * free memory), and read at most `ahead` frames past the last one sent, so memory stays bounded.
+ * Errors are kept per frame and printed in order at the end. */
 enum frame_state { F_WAIT, F_READING, F_DECODED, F_ENCODE, F_WRITING, F_DONE, F_FAILED };
 
 struct frame {
@@ -99,7 +103,9 @@ struct batch {
     struct frame *f;
     char **in;
     char (*dst)[4400];
-    int n, next_read, on_device, ahead, quit;
+    clrun_ctx *ctx;
+    int n, next_read, sent, ahead, quit;
+    int device_rc; /* a failure of the device (not of one image): stop */
 };
 
 static void *batch_worker(void *arg)
@@ -108,9 +114,9 @@ static void *batch_worker(void *arg)
     pthread_mutex_lock(&b->mu);
     for (;;) {
         int i = -1, enc = 0;
-        for (int j = 0; j < b->on_device && i < 0; j++)
+        for (int j = 0; j < b->sent && i < 0; j++)
             if (b->f[j].state == F_ENCODE) i = j, enc = 1;
-        if (i < 0 && b->next_read < b->n && b->next_read < b->on_device + b->ahead) i = b->next_read++;
+        if (i < 0 && b->next_read < b->n && b->next_read < b->sent + b->ahead) i = b->next_read++;
         if (i < 0) {
             if (b->quit) break;
             pthread_cond_wait(&b->cv, &b->mu);
@@ -135,7 +141,32 @@ static void *batch_worker(void *arg)
     return NULL;
 }
 
-/* Run the batch; returns the exit code. t[2..4]: summed read, Canny, write seconds; *done: frames
+/* The pipeline's callback (in the main thread): keep a copy of the edges for a worker to encode. */
+static void batch_deliver(void *arg, void *tag, clrun_status st, const clrun_image *edges)
+{
+    struct batch *b = arg;
+    struct frame *f = &b->f[(intptr_t)tag];
+    clrun_image copy = {0};
+    const clrun_ctx *text_of = b->ctx; /* the pipeline's failures are the context's; clrun_image_new's the thread's */
+    if (!st && (st = clrun_image_new(&copy, edges->width, edges->height, 1)) != CLRUN_OK) text_of = NULL;
+    for (size_t y = 0; !st && y < edges->height; y++) memcpy(copy.data + y * copy.stride, edges->data + y * edges->stride, edges->width);
+    pthread_mutex_lock(&b->mu);
+    if (st) {
+        snprintf(f->err, sizeof f->err, "%s: %s", b->in[(intptr_t)tag], clrun_last_error(text_of));
+        f->rc = cli_exit_code(st), f->state = F_FAILED;
+        if (st != CLRUN_INVALID_ARG && st != CLRUN_FORMAT_ERROR && !b->device_rc) b->device_rc = f->rc; /* the device failed: stop */
+    } else {
+        f->img = copy, f->state = F_ENCODE;
+    }
+    pthread_cond_broadcast(&b->cv);
+    pthread_mutex_unlock(&b->mu);
+}
+
+/* Frames the device pipeline holds at once: enough to overlap one frame's upload, Canny and
+ * download with the next's. */
+enum { PIPE_DEPTH = 3 };
+
+/* Run the batch; returns the exit code. t[2..4]: summed read, device, write seconds; *done: frames
  * written. */
 static int run_batch(clrun_ctx *ctx, const clrun_canny_params *p, char **in, char (*dst)[4400], int n, int jobs, int quiet, double t[5],
                      int *done)
@@ -143,7 +174,8 @@ static int run_batch(clrun_ctx *ctx, const clrun_canny_params *p, char **in, cha
     const double start = cli_now();
     double shown = 0;
     const int progress = !quiet && isatty(STDERR_FILENO); /* a progress line on a terminal, once the batch has run a second */
-    struct batch b = {.in = in, .dst = dst, .n = n, .ahead = jobs + 2};
+    struct batch b = {.in = in, .dst = dst, .ctx = ctx, .n = n, .ahead = jobs + PIPE_DEPTH};
+    clrun_pipe *pp = NULL;
     pthread_t *th = calloc((size_t)jobs, sizeof *th);
     if (!th || !(b.f = calloc((size_t)n, sizeof *b.f))) {
         free(th);
@@ -152,30 +184,44 @@ static int run_batch(clrun_ctx *ctx, const clrun_canny_params *p, char **in, cha
     pthread_mutex_init(&b.mu, NULL);
     pthread_cond_init(&b.cv, NULL);
     int started = 0, rc = 0, failed = 0;
-    while (started < jobs && pthread_create(&th[started], NULL, batch_worker, &b) == 0) started++;
-    if (!started) rc = (fprintf(stderr, "clrun op canny: cannot start a thread\n"), EXIT_RUNTIME);
+    if (clrun_pipe_canny(ctx, p, PIPE_DEPTH, batch_deliver, &b, &pp)) rc = cli_fail("op canny", ctx, CLRUN_CL_ERROR);
+    while (!rc && started < jobs && pthread_create(&th[started], NULL, batch_worker, &b) == 0) started++;
+    if (!rc && !started) rc = (fprintf(stderr, "clrun op canny: cannot start a thread\n"), EXIT_RUNTIME);
     for (int i = 0; i < n && !rc; i++) {
         struct frame *f = &b.f[i];
         pthread_mutex_lock(&b.mu);
-        while (f->state != F_DECODED && f->state != F_FAILED) pthread_cond_wait(&b.cv, &b.mu);
+        while (f->state != F_DECODED && f->state != F_FAILED) {
+            if (!clrun_pipe_pending(pp)) {
+                pthread_cond_wait(&b.cv, &b.mu);
+                continue;
+            }
+            /* results may come back while the frame decodes: hand them to the encoders meanwhile */
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            ts.tv_nsec += 2000000;
+            if (ts.tv_nsec >= 1000000000) ts.tv_sec++, ts.tv_nsec -= 1000000000;
+            pthread_cond_timedwait(&b.cv, &b.mu, &ts);
+            pthread_mutex_unlock(&b.mu);
+            clrun_pipe_poll(pp);
+            pthread_mutex_lock(&b.mu);
+        }
+        const int decoded = f->state == F_DECODED;
         pthread_mutex_unlock(&b.mu);
         cli_progress(); /* the time limit counts per image */
-        clrun_image edges;
         const double t0 = cli_now();
-        clrun_status st = f->state == F_DECODED ? clrun_canny_image(ctx, &f->img, p, &edges) : CLRUN_OK;
+        clrun_status st = decoded ? clrun_pipe_send(pp, &f->img, (void *)(intptr_t)i) : CLRUN_OK;
         t[3] += cli_now() - t0;
         pthread_mutex_lock(&b.mu);
-        if (f->state == F_DECODED) {
-            clrun_image_free(&f->img);
-            if (st) {
+        if (decoded) {
+            clrun_image_free(&f->img); /* the pipeline copied it */
+            if (st) { /* the pipeline can go on no more */
                 snprintf(f->err, sizeof f->err, "%s: %s", in[i], clrun_last_error(ctx));
                 f->rc = cli_exit_code(st), f->state = F_FAILED;
-                if (st != CLRUN_INVALID_ARG && st != CLRUN_FORMAT_ERROR) rc = f->rc; /* the device failed: stop */
-            } else {
-                f->img = edges, f->state = F_ENCODE;
+                b.device_rc = f->rc;
             }
         }
-        b.on_device = i + 1;
+        b.sent = i + 1;
+        rc = b.device_rc;
         pthread_cond_broadcast(&b.cv);
         pthread_mutex_unlock(&b.mu);
         const double el = cli_now() - start;
@@ -184,22 +230,27 @@ static int run_batch(clrun_ctx *ctx, const clrun_canny_params *p, char **in, cha
             fprintf(stderr, "\r%d/%d images, %.1f/s, %.0f s left   ", i + 1, n, (i + 1) / el, (n - i - 1) * el / (i + 1));
         }
     }
+    const double t0 = cli_now();
+    if (pp) clrun_pipe_flush(pp); /* a failure was delivered with its frame */
+    t[3] += cli_now() - t0;
+    clrun_pipe_free(pp);
     if (shown > 0) fprintf(stderr, "\r%*s\r", 60, "");
     pthread_mutex_lock(&b.mu);
-    b.on_device = n, b.quit = 1;
-    if (rc) b.next_read = n; /* no more reads after a device failure */
+    b.sent = n, b.quit = 1;
+    if (rc || b.device_rc) b.next_read = n; /* no more reads after a device failure */
     pthread_cond_broadcast(&b.cv);
     pthread_mutex_unlock(&b.mu);
     for (int i = 0; i < started; i++) pthread_join(th[i], NULL);
     for (int i = 0; i < n; i++) { /* in order: what happened to each frame */
         struct frame *f = &b.f[i];
         t[2] += f->t_read, t[4] += f->t_write;
-        if (f->state == F_DONE && ++*done && !quiet) printf("%s -> %s\n", in[i], dst[i]);
+        if (f->state == F_DONE && ++*done && !quiet && n > 1) printf("%s -> %s\n", in[i], dst[i]);
         else if (f->state == F_FAILED) fprintf(stderr, "clrun op canny: %s\n", f->err), failed++; /* the text names the file */
         if (f->state == F_FAILED && f->rc > rc) rc = f->rc;
         if (f->state != F_DONE) clrun_image_free(&f->img);
     }
-    if (failed || *done < n) fprintf(stderr, "clrun op canny: %d of %d images failed%s\n", n - *done, n, *done + failed < n ? " or were not done" : "");
+    if (n > 1 && (failed || *done < n))
+        fprintf(stderr, "clrun op canny: %d of %d images failed%s\n", n - *done, n, *done + failed < n ? " or were not done" : "");
     pthread_mutex_destroy(&b.mu);
     pthread_cond_destroy(&b.cv);
     free(b.f);
@@ -274,36 +325,7 @@ int cmd_op_canny(int argc, char **argv)
     if (!rc && stages && clrun_profile_start(ctx) != CLRUN_OK) rc = cli_fail("op canny", ctx, CLRUN_CL_ERROR);
     t[1] = cli_now() - t[0];
     int done = 0;
-    if (!rc && nin > 1) rc = run_batch(ctx, &p, argv + optind, dsts, nin, jobs > 0 ? (int)jobs : 1, quiet, t, &done);
-    for (int i = 0; i < nin && !rc && nin == 1; i++) {
-        const char *in = argv[optind + i], *dst = dsts[i];
-        clrun_image img, edges;
-        clrun_status st;
-        cli_progress(); /* the time limit counts per image */
-        double t0 = cli_now();
-        if ((st = clrun_image_read(in, &img))) {
-            fprintf(stderr, "clrun op canny: %s\n", clrun_last_error(NULL));
-            rc = st == CLRUN_NOT_FOUND || st == CLRUN_FORMAT_ERROR ? EXIT_USAGE : cli_exit_code(st);
-            break;
-        }
-        double t1 = cli_now();
-        st = clrun_canny_image(ctx, &img, &p, &edges);
-        clrun_image_free(&img);
-        double t2 = cli_now();
-        if (st) {
-            rc = cli_fail("op canny", ctx, st);
-            break;
-        }
-        st = clrun_image_write(dst, &edges);
-        clrun_image_free(&edges);
-        t[2] += t1 - t0, t[3] += t2 - t1, t[4] += cli_now() - t2, done++;
-        if (st) {
-            fprintf(stderr, "clrun op canny: %s\n", clrun_last_error(NULL));
-            rc = cli_exit_code(st);
-            break;
-        }
-        if (nin > 1) printf("%s -> %s\n", in, dst);
-    }
+    if (!rc) rc = run_batch(ctx, &p, argv + optind, dsts, nin, nin > 1 && jobs > 1 ? (int)jobs : 1, quiet, t, &done);
     if (!rc && nin == 1) fprintf(cli_notes(out), "wrote %s\n", out);
     if (stages && ctx && done) {
         const clrun_profile_entry *e = NULL;
@@ -313,7 +335,7 @@ int cmd_op_canny(int argc, char **argv)
             for (size_t j = 0; j < ne; j++) dev += e[j].total_ms;
         fprintf(stderr,
                 "stages over %d image%s, %.1f ms in all: open the device %.1f ms (once); per image: read and decode %.2f ms, "
-                "Canny with transfers %.2f ms (kernels %.3f ms of device time), encode and write %.2f ms\n",
+                "the device pipeline %.2f ms (waits included; kernels %.3f ms of device time), encode and write %.2f ms\n",
                 done, done == 1 ? "" : "s", (cli_now() - t[0]) * 1e3, t[1] * 1e3, t[2] * 1e3 / done, t[3] * 1e3 / done, dev / done,
                 t[4] * 1e3 / done);
     }

@@ -175,6 +175,10 @@ static void demo_and_bench(void **state)
     EXPECT(0, "clrun bf16 portable", "bench", "mixed", "--shapes", "40x24x56", "--size", "1", "--repeat", "1");
     EXPECT(0, "cast f32 -> bf16", "bench", "mixed", "--shapes", "8x8x8", "--size", "1", "--repeat", "1");
     EXPECT(2, "--shapes wants", "bench", "mixed", "--shapes", "8x8");
+    EXPECT(0, "\"impl\": \"floor: decode + encode only (2 threads)\", \"input\": \"png\", \"frames\": 2", "bench", "pipeline", "--frames",
+           "2", "--jobs", "2", "--json");
+    EXPECT(2, "--frames wants", "bench", "pipeline", "--frames", "0");
+    EXPECT(2, "--jobs wants", "bench", "pipeline", "--jobs", "x");
     EXPECT(2, "unknown benchmark", "bench", "nosuch");
     EXPECT(2, "which benchmark", "bench");
     EXPECT(2, "--repeat wants", "bench", "launch", "--repeat", "0");

@@ -166,10 +166,8 @@ static void batch_deliver(void *arg, void *tag, clrun_status st, const clrun_ima
  * download with the next's. */
 enum { PIPE_DEPTH = 3 };
 
-/* Run the batch; returns the exit code. t[2..4]: summed read, device, write seconds; *done: frames
- * written. */
-static int run_batch(clrun_ctx *ctx, const clrun_canny_params *p, char **in, char (*dst)[4400], int n, int jobs, int quiet, double t[5],
-                     int *done)
+int canny_batch(clrun_ctx *ctx, const clrun_canny_params *p, char **in, char (*dst)[4400], int n, int jobs, int quiet, double t[5],
+                int *done)
 {
     const double start = cli_now();
     double shown = 0;
@@ -325,7 +323,7 @@ int cmd_op_canny(int argc, char **argv)
     if (!rc && stages && clrun_profile_start(ctx) != CLRUN_OK) rc = cli_fail("op canny", ctx, CLRUN_CL_ERROR);
     t[1] = cli_now() - t[0];
     int done = 0;
-    if (!rc) rc = run_batch(ctx, &p, argv + optind, dsts, nin, nin > 1 && jobs > 1 ? (int)jobs : 1, quiet, t, &done);
+    if (!rc) rc = canny_batch(ctx, &p, argv + optind, dsts, nin, nin > 1 && jobs > 1 ? (int)jobs : 1, quiet, t, &done);
     if (!rc && nin == 1) fprintf(cli_notes(out), "wrote %s\n", out);
     if (stages && ctx && done) {
         const clrun_profile_entry *e = NULL;

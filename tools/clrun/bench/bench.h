@@ -11,6 +11,7 @@ struct bench_opts {
     int json, repeat;
     double size_mib;
     const char *shapes; /* gemm: "MxNxK,..." */
+    int frames, jobs;   /* pipeline: frames on disk, host threads */
 };
 
 /* One result: a table row, or with --json a record (extra: more JSON members, may be NULL). */
@@ -26,11 +27,15 @@ void gemm_record(const struct bench_opts *o, const char *impl, size_t m, size_t 
 int parse_shapes(const char *list, size_t shapes[16][3], size_t *ns);
 clrun_status time_gemm(clrun_ctx *ctx, clrun_gemm_desc *d, clrun_gemm_backend be, int reps, double *ms);
 
+/* canny.c, shared with pipeline.c: a natural-looking w×h 8-bit gray frame (deterministic per seed) */
+void bench_make_frame(unsigned char *img, size_t w, size_t h, uint64_t seed);
+
 int bench_transfer(const struct bench_opts *o);
 int bench_launch(const struct bench_opts *o);
 int bench_vector(const struct bench_opts *o);
 int bench_gemm(const struct bench_opts *o);
 int bench_mixed(const struct bench_opts *o);
 int bench_canny(const struct bench_opts *o);
+int bench_pipeline(const struct bench_opts *o);
 
 #endif

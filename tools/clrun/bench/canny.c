@@ -14,7 +14,7 @@ static double rnd(uint64_t *s) /* uniform in [0, 1) */
 }
 
 /* A natural-looking 8-bit frame: smooth shading, discs, lines and noise (deterministic). */
-static void make_frame(unsigned char *img, size_t w, size_t h, uint64_t seed)
+void bench_make_frame(unsigned char *img, size_t w, size_t h, uint64_t seed)
 {
     float *f = malloc(w * h * sizeof *f);
     if (!f) return;
@@ -99,7 +99,7 @@ int bench_canny(const struct bench_opts *o)
         double t[64];
         clrun_canny_params p = {50, 100, 0, 3, 0, 0.0};
         if (!img || !edges) rc = (fprintf(stderr, "clrun bench: out of host memory\n"), EXIT_RUNTIME);
-        if (rc == 0) make_frame(img, w, h, 11 + (uint64_t)si);
+        if (rc == 0) bench_make_frame(img, w, h, 11 + (uint64_t)si);
         if (rc == 0 && ((st = clrun_buf_new(ctx, n, 0, &bs)) || (st = clrun_buf_new(ctx, n, 0, &bd)) || (st = clrun_upload(bs, 0, img, n))))
             rc = cli_fail("bench", ctx, st);
         for (int r = -WARM; rc == 0 && r < reps; r++) { /* device-resident */

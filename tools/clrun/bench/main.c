@@ -86,7 +86,8 @@ int bench_peer(const char *script, const char *const *args, const char *const *k
     return -1;
 }
 
-static const char *bench_help = "usage: clrun bench NAME [-d SPEC] [--json] [--repeat N] [--size MIB]\n\n"
+static const char *bench_help = "usage: clrun bench NAME [-d SPEC] [--json] [--repeat N] [--size MIB] [--shapes LIST]\n"
+                                "                  [--frames N] [--jobs N]\n\n"
                                 "Benchmarks, each printing the baseline it is judged against in the same run:\n"
                                 "  transfer   host<->device from pinned memory (clrun_host_alloc), from ordinary memory through the\n"
                                 "             plain driver path (baseline) and through clrun; device-to-device copy for reference\n"
@@ -103,23 +104,33 @@ static const char *bench_help = "usage: clrun bench NAME [-d SPEC] [--json] [--r
                                 "  canny      Canny edges of 1080p and 4K gray frames (L1, 50/100), device-resident and with the\n"
                                 "             transfers, against OpenCV's cv2.Canny on the host cores and on OpenCL (UMat) when\n"
                                 "             python3 with cv2 is installed; checks that the edges are identical and splits the\n"
-                                "             device time by kernel (clrun_profile)\n\n"
+                                "             device time by kernel (clrun_profile)\n"
+                                "  pipeline   `op canny` end to end over --frames 4K gray frames written to a temporary folder\n"
+                                "             (PNG, and JPEG made by OpenCV): read, decode, Canny, encode and write on --jobs threads\n"
+                                "             around the device pipeline, against OpenCV in one process (imread, Canny, imwrite)\n"
+                                "             and on a multiprocessing.Pool of --jobs processes, and against the floor: the same\n"
+                                "             files decoded and edge images encoded by clrun's codecs, no Canny; checks the edges\n"
+                                "             equal OpenCV's\n\n"
                                 "  -d, --device SPEC   device (default: $CLRUN_DEVICE, else the best)\n"
                                 "  --json              one JSON record per line: op, impl, size, median_ms, gbps\n"
                                 "  --repeat N          timed repetitions after a warm-up (default 5)\n"
                                 "  --size MIB          transfer: MiB (default 1024 on a GPU, 256 otherwise); vector: Mi elements\n"
                                 "                      (default 256 on a GPU, 16 otherwise)\n"
+                                "  --frames N          pipeline: frames (default 50)\n"
+                                "  --jobs N            pipeline: host threads and OpenCV's processes (default: the cores)\n"
                                 "  --timeout S         end the command (exit 6) when it runs past S seconds (default 3600, 0: none)\n"
 "  --help              this text\n";
 
 int cmd_bench(int argc, char **argv)
 {
-    struct bench_opts o = {NULL, 0, 5, 0, NULL};
+    struct bench_opts o = {NULL, 0, 5, 0, NULL, 0, 0};
     static const struct option opts[] = {{"device", required_argument, NULL, 'd'},
                                          {"json", no_argument, NULL, 'j'},
                                          {"repeat", required_argument, NULL, 'r'},
                                          {"size", required_argument, NULL, 's'},
                                          {"shapes", required_argument, NULL, 'S'},
+                                         {"frames", required_argument, NULL, 'F'},
+                                         {"jobs", required_argument, NULL, 'J'},
                                          {"help", no_argument, NULL, 'h'},
                                          {0}};
     int c;
@@ -141,9 +152,17 @@ int cmd_bench(int argc, char **argv)
                 return cli_usage_error("bench", "--size wants a positive number of MiB, not '%s'", optarg);
             break;
         case 'S': o.shapes = optarg; break;
+        case 'F':
+        case 'J': {
+            long v = strtol(optarg, &end, 10);
+            if (!*optarg || *end || v < 1 || v > (c == 'F' ? 100000 : 256))
+                return cli_usage_error("bench", "--%s wants 1..%d, not '%s'", c == 'F' ? "frames" : "jobs", c == 'F' ? 100000 : 256, optarg);
+            *(c == 'F' ? &o.frames : &o.jobs) = (int)v;
+            break;
+        }
         }
     }
-    if (optind >= argc) return cli_usage_error("bench", "which benchmark? transfer, launch, vector, gemm, mixed or canny");
+    if (optind >= argc) return cli_usage_error("bench", "which benchmark? transfer, launch, vector, gemm, mixed, canny or pipeline");
     const char *name = argv[optind];
     if (optind + 1 < argc) return cli_usage_error("bench", "unexpected argument '%s'", argv[optind + 1]);
     if (strcmp(name, "transfer") == 0) return bench_transfer(&o);
@@ -152,5 +171,6 @@ int cmd_bench(int argc, char **argv)
     if (strcmp(name, "gemm") == 0) return bench_gemm(&o);
     if (strcmp(name, "canny") == 0) return bench_canny(&o);
     if (strcmp(name, "mixed") == 0) return bench_mixed(&o);
-    return cli_usage_error("bench", "unknown benchmark '%s'; there are: transfer, launch, vector, gemm, mixed, canny", name);
+    if (strcmp(name, "pipeline") == 0) return bench_pipeline(&o);
+    return cli_usage_error("bench", "unknown benchmark '%s'; there are: transfer, launch, vector, gemm, mixed, canny, pipeline", name);
 }

@@ -455,6 +455,10 @@ typedef struct clrun_array {
     size_t count; /* product of the shape */
     size_t bytes; /* count * element size */
     void *data;
+    /* Set by clrun_npy_read when data lies in a private mapping of the file; NULL and 0 otherwise.
+     * Leave them alone: clrun_array_free unmaps or frees accordingly. */
+    void *map_base;
+    size_t map_len;
 } clrun_array;
 
 /** Bytes per element of a dtype (bool: 1); 0 for an invalid value. */
@@ -485,7 +489,11 @@ CLRUN_API clrun_status clrun_npy_parse(const void *buf, size_t len, clrun_array 
 
 /** Read an .npy file, as far as its header says and no further (headers up to 1 MiB; a FIFO or
  *  device that goes on is not read past the data). On success *out owns the data (free with
- *  clrun_array_free). */
+ *  clrun_array_free). A regular file of 1 MiB of data or more whose data starts aligned for its
+ *  type is not read but memory-mapped, privately (writes to the array stay in memory, the file is
+ *  never changed): pages are read when first touched, e.g. by the threads of a staged upload, and
+ *  nothing is copied twice. As with any mapping, a file cut short by another process while mapped
+ *  ends this one with SIGBUS when the missing pages are touched. */
 CLRUN_API clrun_status clrun_npy_read(const char *path, clrun_array *out);
 
 /** Write `bytes` bytes to a file, safely as clrun_image_write says ("-": standard output; the old

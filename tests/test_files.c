@@ -510,6 +510,43 @@ static void huge_headers(void **state)
     unlink(in_dir("tiny.png")), unlink(in_dir("huge.png")), unlink(in_dir("huge.pgm"));
 }
 
+/* A large .npy is mapped, not read: the same values, writes to the array never reach the file; a
+ * file with bytes after the data or cut short is refused as before; small files are read. */
+static void large_npy_mapped(void **state)
+{
+    (void)state;
+    uint64_t rng = test_seed();
+    const size_t n = (3u << 20) / 4 + (size_t)(rng_next(&rng) % 1000);
+    clrun_array a, r, small;
+    make_array(&a, n, (float)(rng_next(&rng) % 1000));
+    const char *path = in_dir("big.npy"), *tail = in_dir("tail.npy"), *cut = in_dir("cut.npy");
+    CHECK_OK(NULL, clrun_npy_write(path, &a));
+    CHECK_OK(NULL, clrun_npy_read(path, &r));
+    assert_non_null(r.map_base);
+    assert_true(r.map_len > r.bytes);
+    assert_int_equal(r.count, n);
+    assert_int_equal((uintptr_t)r.data % 16, 0);
+    assert_memory_equal(r.data, a.data, a.bytes);
+    ((float *)r.data)[0] = -1, ((float *)r.data)[n - 1] = -2; /* private: the file keeps its values */
+    clrun_array_free(&r);
+    assert_null(r.data);
+    expect_array(path, n, ((float *)a.data)[0]);
+    /* the same file with one byte more, and one byte less */
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "cp %s %s && printf x >> %s && head -c -1 %s > %s", path, tail, tail, path, cut);
+    assert_int_equal(system(cmd), 0);
+    CHECK_FAIL(NULL, clrun_npy_read(tail, &r), CLRUN_FORMAT_ERROR, "bytes after the data");
+    CHECK_FAIL(NULL, clrun_npy_read(cut, &r), CLRUN_FORMAT_ERROR, "truncated");
+    make_array(&small, 100, 1);
+    CHECK_OK(NULL, clrun_npy_write(in_dir("small.npy"), &small));
+    CHECK_OK(NULL, clrun_npy_read(in_dir("small.npy"), &r));
+    assert_null(r.map_base);
+    clrun_array_free(&r);
+    clrun_array_free(&small);
+    clrun_array_free(&a);
+    unlink(path), unlink(tail), unlink(cut), unlink(in_dir("small.npy"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -523,6 +560,7 @@ int main(void)
         cmocka_unit_test(palette_with_transparency),
         cmocka_unit_test(jpeg_as_opencv_reads_it),
         cmocka_unit_test(huge_headers),
+        cmocka_unit_test(large_npy_mapped),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

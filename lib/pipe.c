@@ -13,6 +13,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 struct slot {
     clrun_buf *din, *dout;   /* device input and result */
@@ -123,6 +124,24 @@ static clrun_status dev_buf(clrun_ctx *ctx, clrun_buf **b, size_t n)
     return clrun_buf_new(ctx, n, 0, b);
 }
 
+/* Wait until ev's command has ended, done or failed, so that no command touches the slot's buffers
+ * afterwards: clWaitForEvents, and when that fails (it may fail for another event's error, or
+ * spuriously) the event's status polled; when even that cannot be read, the pipeline's queues are
+ * finished. Returns the command's own error (< 0), or CL_SUCCESS when it completed. */
+static cl_int settle(clrun_pipe *pp, cl_event ev)
+{
+    const cl_int err = clWaitForEvents(1, &ev);
+    cl_int status = CL_QUEUED;
+    for (long spins = 0;; spins++) {
+        if (clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, NULL) != CL_SUCCESS || spins > 200000) {
+            clFinish(pp->up), clFinish(pp->ctx->queue), clFinish(pp->down);
+            return err != CL_SUCCESS ? err : CL_INVALID_EVENT;
+        }
+        if (status <= CL_COMPLETE) return status < 0 ? status : CL_SUCCESS;
+        nanosleep(&(struct timespec){0, 50000}, NULL); /* the wait failed: poll every 50 µs (10 s at most) */
+    }
+}
+
 /* Deliver the oldest item; with wait 0 only when it has finished. Returns 1 when delivered. */
 static int deliver_one(clrun_pipe *pp, int wait)
 {
@@ -132,10 +151,8 @@ static int deliver_one(clrun_pipe *pp, int wait)
         if (!wait && (clGetEventInfo(s->done, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, NULL) != CL_SUCCESS ||
                       status > CL_COMPLETE))
             return 0;
-        cl_int err = clWaitForEvents(1, &s->done);
-        if (clGetEventInfo(s->done, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, NULL) != CL_SUCCESS) status = err;
-        if ((err != CL_SUCCESS || status < 0) && !s->st)
-            item_fail(pp, s, clrun__fail_cl(pp->ctx, status < 0 ? status : err, "clWaitForEvents", "an item of a pipeline"));
+        const cl_int err = settle(pp, s->done);
+        if (err != CL_SUCCESS && !s->st) item_fail(pp, s, clrun__fail_cl(pp->ctx, err, "clWaitForEvents", "an item of a pipeline"));
         clReleaseEvent(s->done);
         s->done = NULL;
     }
@@ -262,7 +279,7 @@ unsigned clrun_pipe_cancel(clrun_pipe *pp)
     unsigned n = pp->count;
     for (; pp->count; pp->count--, pp->head = (pp->head + 1) % pp->depth) {
         struct slot *s = &pp->slots[pp->head];
-        if (s->done) clWaitForEvents(1, &s->done), clReleaseEvent(s->done);
+        if (s->done) settle(pp, s->done), clReleaseEvent(s->done);
         s->done = NULL;
         free(s->err);
         s->err = NULL;

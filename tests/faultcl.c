@@ -126,5 +126,7 @@ OBJECT_CALL(void *, clEnqueueMapBuffer, CL_MAP_FAILURE,
             (q, b, bl, f, o, s, n, w, ev, e), e)
 STATUS_CALL(clEnqueueMarkerWithWaitList, CL_OUT_OF_RESOURCES, (cl_command_queue q, cl_uint n, const cl_event *w, cl_event *ev),
             (q, n, w, ev))
+STATUS_CALL(clEnqueueBarrierWithWaitList, CL_OUT_OF_RESOURCES, (cl_command_queue q, cl_uint n, const cl_event *w, cl_event *ev),
+            (q, n, w, ev))
 STATUS_CALL(clFinish, CL_OUT_OF_RESOURCES, (cl_command_queue q), (q))
 STATUS_CALL(clWaitForEvents, CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST, (cl_uint n, const cl_event *l), (n, l))

@@ -36,7 +36,7 @@ static const char *canny_help = "usage: clrun op canny IN.png... -o OUT [--low T
                                 "  --timeout S         end the command (exit 6) when an image takes more than S seconds (default 600,\n"
                                 "                      0: none)\n"
                                 "  -j, --jobs N        threads that read, decode, encode and write images while the device works\n"
-                                "                      (default: the machine's cores; several inputs only)\n"
+                                "                      (default: the machine's cores plus one; several inputs only)\n"
                                 "  -q, --quiet         no \"IN -> OUT\" lines and no progress line (shown on a terminal for batches\n"
                                 "                      that run longer than a second: images done, images/s, time left)\n"
                                 "  --stages            after the run, the time per stage on stderr: finding the devices and opening\n"
@@ -262,7 +262,7 @@ int cmd_op_canny(int argc, char **argv)
     const char *spec = NULL, *out = NULL;
     clrun_canny_params p = {50.0, 100.0, 0, 3, 0, 0.0};
     int overwrite = 0, stages = 0, quiet = 0;
-    long jobs = sysconf(_SC_NPROCESSORS_ONLN);
+    long jobs = sysconf(_SC_NPROCESSORS_ONLN) + 1; /* one more than the cores covers the waits on files and on the device */
     static const struct option opts[] = {
         {"overwrite", no_argument, NULL, 'W'},    {"stages", no_argument, NULL, 'S'},       {"jobs", required_argument, NULL, 'j'},
         {"quiet", no_argument, NULL, 'q'},

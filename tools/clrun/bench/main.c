@@ -117,7 +117,8 @@ static const char *bench_help = "usage: clrun bench NAME [-d SPEC] [--json] [--r
                                 "  --size MIB          transfer: MiB (default 1024 on a GPU, 256 otherwise); vector: Mi elements\n"
                                 "                      (default 256 on a GPU, 16 otherwise)\n"
                                 "  --frames N          pipeline: frames (default 50)\n"
-                                "  --jobs N            pipeline: host threads and OpenCV's processes (default: the cores)\n"
+                                "  --jobs N            pipeline: clrun's host threads and OpenCV's processes (default: the cores plus\n"
+                                "                      one for clrun, as op canny; the cores for OpenCV's pool)\n"
                                 "  --timeout S         end the command (exit 6) when it runs past S seconds (default 3600, 0: none)\n"
 "  --help              this text\n";
 

@@ -101,11 +101,12 @@ int bench_pipeline(const struct bench_opts *o)
 {
     const int n = o->frames ? o->frames : 50;
     const long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    const int jobs = o->jobs ? o->jobs : cores > 0 ? (int)cores : 1;
+    const int ncores = cores > 0 ? (int)cores : 1;
+    const int jobs = o->jobs ? o->jobs : ncores + 1, pool = o->jobs ? o->jobs : ncores; /* op canny's and Pool's defaults */
     const char *tmp = getenv("TMPDIR");
     char dir[2048], jobs_s[16];
     snprintf(dir, sizeof dir, "%s/clrun-pipeline-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    snprintf(jobs_s, sizeof jobs_s, "%d", jobs);
+    snprintf(jobs_s, sizeof jobs_s, "%d", pool);
     if (!mkdtemp(dir)) return fprintf(stderr, "clrun bench: cannot make a folder in %s\n", tmp && *tmp ? tmp : "/tmp"), EXIT_RUNTIME;
     char **in = calloc((size_t)n, sizeof *in), (*names)[4400] = calloc((size_t)n, sizeof *names),
          (*dst)[4400] = calloc((size_t)n, sizeof *dst), (*fl)[4400] = calloc((size_t)n, sizeof *fl);
@@ -133,8 +134,9 @@ int bench_pipeline(const struct bench_opts *o)
     if (!rc) rc = cli_open("bench", o->spec, &ctx);
     if (!rc && !o->json)
         printf("pipeline benchmark on %s: %d frames %dx%d (8-bit gray) on disk -> Canny (L1, 50/100) -> PNG files, end to end;\n"
-               "host threads (--jobs) %d; OpenCV: cv2.imread, cv2.Canny, cv2.imwrite\n%-44s %4s %9s %10s %9s %8s\n",
-               clrun_ctx_device(ctx)->name, n, W, H, jobs, "impl", "in", "seconds", "ms/frame", "frames/s", "vs loop");
+               "clrun's host threads %d, OpenCV's pool %d processes (--jobs N sets both); OpenCV: cv2.imread, cv2.Canny, cv2.imwrite\n"
+               "%-44s %4s %9s %10s %9s %8s\n",
+               clrun_ctx_device(ctx)->name, n, W, H, jobs, pool, "impl", "in", "seconds", "ms/frame", "frames/s", "vs loop");
     const clrun_canny_params p = {50, 100, 0, 3, 0, 0.0};
     for (int e = 0; !rc && e < 1 + have_jpeg; e++) {
         const char *ext = e ? "jpg" : "png";
@@ -160,7 +162,7 @@ int bench_pipeline(const struct bench_opts *o)
         pipe_record(o, impl, ext, n, clrun_s, have_cv ? v[0] : 0);
         if (have_cv) {
             pipe_record(o, "OpenCV loop (1 process)", ext, n, v[0], v[0]);
-            snprintf(impl, sizeof impl, "OpenCV multiprocessing.Pool (%d processes)", jobs);
+            snprintf(impl, sizeof impl, "OpenCV multiprocessing.Pool (%d processes)", pool);
             pipe_record(o, impl, ext, n, v[1], v[0]);
         }
         snprintf(impl, sizeof impl, "floor: decode + encode only (%d threads)", jobs);

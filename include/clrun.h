@@ -638,6 +638,10 @@ typedef struct clrun_gemm_desc {
     clrun_dtype type; /* element type of A and B: CLRUN_F32 (0, the default), CLRUN_F16
                            * or CLRUN_BF16 (offsets, leading dimensions and strides count their
                            * elements); C is f32 whatever the type. CLBlast takes f32 only. */
+    size_t whole_m;   /* 0, or the M of a whole product of which this call computes a block of rows
+                       * (starting at a multiple of 128): the kernel configuration is then chosen for
+                       * whole_m × n × k, so that blocks computed apart (clrun_group_gemm) give the
+                       * whole product's bits */
 } clrun_gemm_desc;
 
 /** Run the product described by d. Leading dimensions must cover the rows (lda ≥ K, or ≥ M when
@@ -788,6 +792,53 @@ CLRUN_API clrun_status clrun_canny(clrun_ctx *ctx, clrun_buf *src, size_t src_of
 
 /** clrun_canny on a host image: upload, edges, download into *out (a new 1-channel image). */
 CLRUN_API clrun_status clrun_canny_image(clrun_ctx *ctx, const clrun_image *in, const clrun_canny_params *p, clrun_image *out);
+
+/* ------------------------------------------------------------------------------------------------
+ * Device groups: one job over several devices (lib/group.c)
+ *
+ * A group holds one context per device (never a multi-device context: each device keeps its own
+ * queue, kernels, scratch and cache entries, which the binary cache keys by device). Group calls
+ * take host memory, split the work deterministically, run each device's share on a host thread
+ * of its own and return when all are done. Failures are recorded per thread (clrun_last_error(
+ * NULL)) and name the device. A group is used by one thread at a time, as a context is.
+ * ----------------------------------------------------------------------------------------------*/
+
+typedef struct clrun_group clrun_group;
+
+/** Open a group. spec: "all" (every device), "gpu", "cpu" or "accelerator" (every device of that
+ *  type), or a comma-separated list of selection strings as clrun_device_select takes them
+ *  ("0,2", "nvidia:,pocl:"); a device named twice is refused. NULL or "": $CLRUN_DEVICES, and when
+ *  that is unset the device clrun_open would choose, alone. */
+CLRUN_API clrun_status clrun_group_open(clrun_group **out, const char *spec);
+
+/** Close every context of the group. NULL is ignored. */
+CLRUN_API void clrun_group_close(clrun_group *g);
+
+/** Devices in the group, and the context of device i (borrowed; NULL past the end). */
+CLRUN_API unsigned clrun_group_size(const clrun_group *g);
+CLRUN_API clrun_ctx *clrun_group_ctx(const clrun_group *g, unsigned i);
+
+/** The devices' relative speeds, by which work is split: w[i] >= 0 for each device (0: give it
+ *  nothing; at least one > 0). w NULL: measure them again (a short GEMM on each device, run once
+ *  per group before its first split unless weights were set). */
+CLRUN_API clrun_status clrun_group_set_weights(clrun_group *g, const double *w);
+
+/** The weights in use (measured first when needed) into w[0 .. size). */
+CLRUN_API clrun_status clrun_group_weights(clrun_group *g, double *w);
+
+/** How clrun_group_gemm splits m rows: rows[i] for device i, in device order, contiguous, in
+ *  blocks of 128 rows given by the weights (largest remainders first, ties to the lower index);
+ *  a device whose share is under one block gets none. */
+CLRUN_API clrun_status clrun_group_split_rows(clrun_group *g, size_t m, size_t *rows);
+
+/** clrun_gemm over the group on host memory: d as for clrun_gemm with its buffers NULL and its
+ *  offsets and leading dimensions applied to the host arrays a, b (elements of d->type) and c
+ *  (f32; read when beta != 0; elements between rows, when ldc > n, are left as they were). No batches. Each device gets a block of C's rows
+ *  (clrun_group_split_rows), the rows of A it needs (all of A when trans_a) and all of B. The
+ *  kernel configuration is chosen for the whole product (clrun_gemm_desc.whole_m), so on devices
+ *  of one kind the result is bit-identical to one device's. A device that fails has its block
+ *  computed again on the first device that did not; the call fails only when every device did. */
+CLRUN_API clrun_status clrun_group_gemm(clrun_group *g, const clrun_gemm_desc *d, const void *a, const void *b, float *c);
 
 /* ------------------------------------------------------------------------------------------------
  * Pipelines: many items in flight on one device (lib/pipe.c)

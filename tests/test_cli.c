@@ -458,6 +458,45 @@ static void op_mul(void **state)
     clrun_array_free(&b);
 }
 
+/* op gemm --devices: the rows split over PoCL's two devices, the file byte-identical to one device's;
+ * batches one after another; a bad group or another op refused. */
+static void op_gemm_devices(void **state)
+{
+    (void)state;
+    uint64_t s = test_seed() + 11;
+    size_t ash[2] = {300 + rng_next(&s) % 200, 129}, bsh[2] = {129, 70};
+    clrun_array a, b, one, two;
+    CHECK_OK(NULL, clrun_array_new(&a, CLRUN_F32, 2, ash));
+    CHECK_OK(NULL, clrun_array_new(&b, CLRUN_F32, 2, bsh));
+    for (size_t i = 0; i < a.count; i++) ((float *)a.data)[i] = rng_float(&s);
+    for (size_t i = 0; i < b.count; i++) ((float *)b.data)[i] = rng_float(&s);
+    CHECK_OK(NULL, clrun_npy_write(path("da.npy"), &a));
+    CHECK_OK(NULL, clrun_npy_write(path("db.npy"), &b));
+    EXPECT(0, "wrote", "op", "gemm", path("da.npy"), path("db.npy"), "-o", path("d1.npy"), "-d", "0");
+    EXPECT(0, "device 1, ", "op", "gemm", path("da.npy"), path("db.npy"), "-o", path("d2.npy"), "--devices", "all");
+    CHECK_OK(NULL, clrun_npy_read(path("d1.npy"), &one));
+    CHECK_OK(NULL, clrun_npy_read(path("d2.npy"), &two));
+    assert_int_equal(one.bytes, two.bytes);
+    assert_memory_equal(one.data, two.data, one.bytes);
+    clrun_array_free(&two);
+    setenv("CLRUN_DEVICES", "1,0", 1); /* the default group */
+    EXPECT(0, "of ", "op", "gemm", path("da.npy"), path("db.npy"), "-o", path("d3.npy"), "--devices", "");
+    unsetenv("CLRUN_DEVICES");
+    CHECK_OK(NULL, clrun_npy_read(path("d3.npy"), &two));
+    assert_memory_equal(one.data, two.data, one.bytes);
+    clrun_array_free(&two), clrun_array_free(&one);
+    EXPECT(0, "wrote", "op", "gemm", path("ga.npy"), path("gb.npy"), "-o", path("d4.npy"), "--devices", "0,1"); /* a batch */
+    CHECK_OK(NULL, clrun_npy_read(path("gc.npy"), &one));
+    CHECK_OK(NULL, clrun_npy_read(path("d4.npy"), &two));
+    for (size_t i = 0; i < one.count; i++) assert_true(((float *)one.data)[i] == 2 * ((float *)two.data)[i]); /* gc has alpha 2 */
+    clrun_array_free(&two), clrun_array_free(&one);
+    EXPECT(2, "named twice", "op", "gemm", path("da.npy"), path("db.npy"), "-o", path("x.npy"), "--devices", "0,0");
+    EXPECT(3, "no OpenCL device matches", "op", "gemm", path("da.npy"), path("db.npy"), "-o", path("x.npy"), "--devices", "0,nosuch");
+    EXPECT(2, "not both", "op", "gemm", path("da.npy"), path("db.npy"), "-o", path("x.npy"), "--devices", "all", "-d", "0");
+    EXPECT(2, "runs on one device", "op", "mul", path("da.npy"), path("da.npy"), "-o", path("x.npy"), "--devices", "all");
+    clrun_array_free(&a), clrun_array_free(&b);
+}
+
 static void op_gemm(void **state)
 {
     (void)state;
@@ -902,6 +941,7 @@ int main(void)
         cmocka_unit_test(run_sim_files),
         cmocka_unit_test(op_mul),
         cmocka_unit_test(op_gemm),
+        cmocka_unit_test(op_gemm_devices),
         cmocka_unit_test(tune_gemm),
         cmocka_unit_test(op_canny),
         cmocka_unit_test(op_cast),

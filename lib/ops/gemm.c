@@ -117,7 +117,8 @@ static void read_tuning(clrun_ctx *ctx, struct gemm_state *gs)
  * compute unit; the fast ones apart. */
 static int gemm_class(const clrun_ctx *ctx, const clrun_gemm_desc *d)
 {
-    size_t tiles128 = ((d->m + 127) / 128) * ((d->n + 127) / 128);
+    const size_t m = d->whole_m > d->m ? d->whole_m : d->m; /* a block of rows: the whole product's class */
+    size_t tiles128 = ((m + 127) / 128) * ((d->n + 127) / 128);
     return (tiles128 >= 2 * (size_t)clrun_ctx_device(ctx)->compute_units) + 2 * (d->fast != 0);
 }
 

@@ -36,6 +36,9 @@ clrun_status clrun__lib_kernel(clrun_ctx *ctx, const char *file, const char *opt
  * Borrowed; one op's call owns it from one call to the next. */
 clrun_status clrun__scratch(clrun_ctx *ctx, size_t bytes, clrun_buf **out);
 
+/* Tests: the shares of device `dev` of the group fail (-1: none), as a device failing mid-job. */
+void clrun__group_fail(clrun_group *g, int dev);
+
 /* A pipeline frees mem (an op's copy of its parameters, its op.arg) when it is freed. */
 void clrun__pipe_adopt(clrun_pipe *pp, void *mem);
 

@@ -58,7 +58,7 @@ static int demo_matmul(clrun_ctx *ctx)
     const clrun_device_info *in = clrun_ctx_device(ctx);
     const size_t n = in->type == CLRUN_DEVICE_CPU ? 512 : 2048, samples = 256;
     float *a = malloc(n * n * 4), *b = malloc(n * n * 4), *c = malloc(n * n * 4);
-    clrun_gemm_desc d = {0, 0, n, n, n, 1.0f, 0.0f, NULL, 0, n, 0, NULL, 0, n, 0, NULL, 0, n, 0, 1, CLRUN_GEMM_AUTO, 0, CLRUN_F32};
+    clrun_gemm_desc d = {0, 0, n, n, n, 1.0f, 0.0f, NULL, 0, n, 0, NULL, 0, n, 0, NULL, 0, n, 0, 1, CLRUN_GEMM_AUTO, 0, CLRUN_F32, 0};
     clrun_status st = CLRUN_OK;
     int rc = EXIT_OK;
     double t[3];

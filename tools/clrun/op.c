@@ -112,7 +112,7 @@ struct gemm_opts {
     int fast, bf16;
 };
 
-static int op_gemm(clrun_ctx *ctx, clrun_array *in, const struct op_opts *o, const struct gemm_opts *g)
+static int op_gemm(clrun_ctx *ctx, clrun_group *grp, clrun_array *in, const struct op_opts *o, const struct gemm_opts *g)
 {
     clrun_array *A = &in[0], *B = &in[1], C0 = {0}, R = {0};
     clrun_buf *ba = NULL, *bb = NULL, *bc = NULL;
@@ -164,8 +164,18 @@ static int op_gemm(clrun_ctx *ctx, clrun_array *in, const struct op_opts *o, con
         goto done;
     }
     clrun_gemm_desc d = {g->ta, g->tb, M,        N,    K, g->alpha, g->beta, NULL,  0,          ac,      ar * ac, NULL,
-                         0,     bcn,   br * bcn, NULL, 0, N,        M * N,   batch, g->backend, g->fast, type};
-    if (R.count) {
+                         0,     bcn,   br * bcn, NULL, 0, N,        M * N,   batch, g->backend, g->fast, type, 0};
+    if (R.count && grp) { /* split over the group's devices, one batch after another */
+        const size_t es = clrun_dtype_size(type);
+        clrun_gemm_desc e = d;
+        e.batch = 0;
+        for (size_t i = 0; i < batch; i++)
+            if ((st = clrun_group_gemm(grp, &e, (char *)A->data + i * ar * ac * es, (char *)B->data + i * br * bcn * es,
+                                       (float *)R.data + i * M * N))) {
+                rc = cli_fail("op", NULL, st);
+                goto done;
+            }
+    } else if (R.count) {
         if ((st = clrun_buf_new(ctx, R.bytes, 0, &bc)) || (st = clrun_upload(bc, 0, R.data, R.bytes))) goto fail;
         if (A->count && ((st = clrun_buf_new(ctx, A->bytes, 0, &ba)) || (st = clrun_upload(ba, 0, A->data, A->bytes)))) goto fail;
         if (B->count && ((st = clrun_buf_new(ctx, B->bytes, 0, &bb)) || (st = clrun_upload(bb, 0, B->data, B->bytes)))) goto fail;
@@ -180,6 +190,13 @@ static int op_gemm(clrun_ctx *ctx, clrun_array *in, const struct op_opts *o, con
            type == CLRUN_F32   ? ""
            : type == CLRUN_F16 ? ", from f16 inputs"
                                : ", from bf16 inputs");
+    if (grp) { /* which device took which rows */
+        size_t rows[64];
+        const unsigned nd = clrun_group_size(grp) < 64 ? clrun_group_size(grp) : 64;
+        if (clrun_group_split_rows(grp, M, rows) == CLRUN_OK)
+            for (unsigned i = 0; i < nd; i++)
+                fprintf(cli_notes(o->out), "  device %u, %s: %zu of %zu rows\n", i, clrun_ctx_device(clrun_group_ctx(grp, i))->name, rows[i], M);
+    }
     goto done;
 fail:
     rc = st == CLRUN_UNSUPPORTED ? (fprintf(stderr, "clrun op gemm: %s\n", clrun_last_error(ctx)), EXIT_USAGE) : cli_fail("op", ctx, st);
@@ -218,7 +235,7 @@ static void list_ops(FILE *f)
     fprintf(f, "  %-8s float32 <-> float16 / bfloat16 (--to; clrun op cast --help; name it first)\n", "cast");
 }
 
-static const char *op_help = "usage: clrun op NAME IN.npy... [-o OUT.npy] [--alpha X] [--json] [-d SPEC]\n\n"
+static const char *op_help = "usage: clrun op NAME IN.npy... [-o OUT.npy] [--alpha X] [--json] [-d SPEC | --devices GROUP]\n\n"
                              "Runs one of the kernel library's ops on NumPy files.\n\n"
                              "  -o, --output FILE   where an element-wise result goes (.npy)\n"
                              "  --alpha X           the scalar of axpy and scale (default 1)\n"
@@ -234,6 +251,9 @@ static const char *op_help = "usage: clrun op NAME IN.npy... [-o OUT.npy] [--alp
                              "  --fast              gemm: one running sum per element (as a plain loop, a few % faster) instead\n"
                              "                      of per-slice partial sums (about 3x more accurate)\n"
                              "  -d, --device SPEC   device (default: $CLRUN_DEVICE, else the best)\n"
+                             "  --devices GROUP     gemm: split the rows of C over a group of devices (all, gpu, cpu, or selection\n"
+                             "                      strings 0,2; default $CLRUN_DEVICES): blocks of 128 rows by each device's\n"
+                             "                      measured speed; bit-identical to one device on devices of one kind\n"
                              "  --timeout S         end the command (exit 6) when it runs past S seconds (default 600, 0: none)\n"
 "  --help              this text\n\n"
                              "Exit codes: 0; 1 runtime failure; 2 bad command line or input file; 3 no device; 6 timeout.\n\n";
@@ -304,7 +324,7 @@ int cmd_op(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "canny") == 0) return cmd_op_canny(argc, argv); /* images, not .npy */
     if (argc > 1 && strcmp(argv[1], "cast") == 0) return cmd_op_cast(argc, argv);
-    const char *spec = NULL;
+    const char *spec = NULL, *devices = NULL;
     struct op_opts o = {NULL, 1.0f, 0};
     struct gemm_opts g = {0, 0, 1.0f, 0.0f, NULL, CLRUN_GEMM_AUTO, 0, 0};
     static const struct option opts[] = {{"output", required_argument, NULL, 'o'}, {"device", required_argument, NULL, 'd'},
@@ -312,6 +332,7 @@ int cmd_op(int argc, char **argv)
                                          {"ta", no_argument, NULL, 'T'},           {"tb", no_argument, NULL, 'U'},
                                          {"beta", required_argument, NULL, 'B'},   {"backend", required_argument, NULL, 'K'},
                                          {"fast", no_argument, NULL, 'F'},         {"bf16", no_argument, NULL, 'H'},
+                                         {"devices", required_argument, NULL, 'G'},
                                          {"help", no_argument, NULL, 'h'},         {0}};
     int c;
     struct cli_opts opt = {.sub = "op", .help = NULL, .first = 1};
@@ -335,6 +356,7 @@ int cmd_op(int argc, char **argv)
             o.alpha = strtof(optarg, &end);
             if (!*optarg || *end) return cli_usage_error("op", "--alpha wants a number, not '%s'", optarg);
         } else if (c == 'd') spec = optarg;
+        else if (c == 'G') devices = optarg;
         else if (c == 'h') {
             fputs(op_help, stdout);
             list_ops(stdout);
@@ -366,10 +388,21 @@ int cmd_op(int argc, char **argv)
         if (clrun_npy_read(argv[optind + i], &in[i]) != CLRUN_OK)
             rc = (fprintf(stderr, "clrun op %s: %s\n", name, clrun_last_error(NULL)), EXIT_USAGE);
     clrun_ctx *ctx = NULL;
-    if (!rc) rc = cli_open("op", spec, &ctx);
+    clrun_group *grp = NULL;
+    if (!rc && devices && spec) rc = cli_usage_error("op", "give -d (one device) or --devices (a group), not both");
+    if (!rc && devices && op->kind != 2) rc = cli_usage_error("op", "--devices splits gemm over a group; %s runs on one device (-d)", name);
+    if (!rc && devices && g.backend != CLRUN_GEMM_AUTO) rc = cli_usage_error("op", "--backend applies to one device; --devices chooses per device");
+    if (!rc && devices) {
+        clrun_status st = clrun_group_open(&grp, devices);
+        if (st == CLRUN_INVALID_ARG) rc = cli_usage_error("op", "%s", clrun_last_error(NULL));
+        else if (st) rc = cli_fail("op", NULL, st);
+    } else if (!rc) {
+        rc = cli_open("op", spec, &ctx);
+    }
     g.alpha = o.alpha;
-    if (!rc) rc = op->kind == 2 ? op_gemm(ctx, in, &o, &g) : op_run(ctx, op, in, nin, &o);
+    if (!rc) rc = op->kind == 2 ? op_gemm(ctx, grp, in, &o, &g) : op_run(ctx, op, in, nin, &o);
     for (int i = 0; i < nin; i++) clrun_array_free(&in[i]);
     clrun_close(ctx);
+    clrun_group_close(grp);
     return rc;
 }

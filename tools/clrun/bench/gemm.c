@@ -72,7 +72,7 @@ int bench_gemm(const struct bench_opts *o)
     for (size_t si = 0; si < ns && rc == 0; si++) {
         size_t m = shapes[si][0], n = shapes[si][1], k = shapes[si][2];
         float *ha = malloc(m * k * 4), *hb = malloc(k * n * 4), *hc = malloc(m * n * 4);
-        clrun_gemm_desc d = {0, 0, m, n, k, 1.0f, 0.0f, NULL, 0, k, 0, NULL, 0, n, 0, NULL, 0, n, 0, 1, CLRUN_GEMM_AUTO, 0, CLRUN_F32};
+        clrun_gemm_desc d = {0, 0, m, n, k, 1.0f, 0.0f, NULL, 0, k, 0, NULL, 0, n, 0, NULL, 0, n, 0, 1, CLRUN_GEMM_AUTO, 0, CLRUN_F32, 0};
         clrun_status st = CLRUN_OK;
         uint64_t seed = 7 + si;
         if (!ha || !hb || !hc) rc = (fprintf(stderr, "clrun bench: out of host memory\n"), EXIT_RUNTIME);

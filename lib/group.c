@@ -1,0 +1,310 @@
+/* group.c — clrun_group: one context per device, work split over them on host threads.
+ *
+ * A group never makes a multi-device OpenCL context: each device has its own clrun_ctx (queue,
+ * library kernels, scratch), so nothing a context caches is shared across devices, and the binary
+ * cache keys entries by device anyway. A group call splits its work deterministically from the
+ * devices' weights, runs each share on a thread of its own (one context per thread, the context
+ * rule), and joins them. */
+#include "internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct clrun_group {
+    unsigned n;
+    clrun_ctx **ctx;
+    double *w;    /* relative speeds; valid when have_w */
+    int have_w;
+    int fail_dev; /* tests (clrun__group_fail): this device's shares fail; -1 none */
+};
+
+enum { ROW_BLOCK = 128 }; /* GEMM's largest tile height: blocks start where the whole product's tiles do */
+
+void clrun_group_close(clrun_group *g)
+{
+    if (!g) return;
+    for (unsigned i = 0; i < g->n; i++) clrun_close(g->ctx[i]);
+    free(g->ctx);
+    free(g->w);
+    free(g);
+}
+
+unsigned clrun_group_size(const clrun_group *g) { return g ? g->n : 0; }
+clrun_ctx *clrun_group_ctx(const clrun_group *g, unsigned i) { return g && i < g->n ? g->ctx[i] : NULL; }
+void clrun__group_fail(clrun_group *g, int dev) { g->fail_dev = dev; }
+
+/* The device indices a spec names, into idx (at most cap); returns the count or -1 (text recorded). */
+static int parse_spec(const char *spec, unsigned *idx, unsigned cap, clrun_status *st)
+{
+    unsigned total = 0;
+    int n = 0;
+    if ((*st = clrun_device_count(&total))) return -1;
+    static const char *const types[] = {"gpu", "accelerator", "cpu"};
+    static const clrun_device_type tv[] = {CLRUN_DEVICE_GPU, CLRUN_DEVICE_ACCELERATOR, CLRUN_DEVICE_CPU};
+    for (int t = -1; t < 3; t++) {
+        if (t < 0 ? strcmp(spec, "all") != 0 : strcmp(spec, types[t]) != 0) continue;
+        for (unsigned i = 0; i < total && (unsigned)n < cap; i++) {
+            clrun_device_info in;
+            if ((*st = clrun_device_get(i, &in))) return -1;
+            if (t < 0 || in.type == tv[t]) idx[n++] = i;
+        }
+        if (!n) *st = clrun__fail(NULL, CLRUN_NO_DEVICE, "device group '%s': no such device here (clrun devices lists them)", spec);
+        return n ? n : -1;
+    }
+    const char *p = spec;
+    for (;;) {
+        const char *comma = strchr(p, ',');
+        const size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        char item[256];
+        if (len == 0 || len >= sizeof item) {
+            *st = clrun__fail(NULL, CLRUN_INVALID_ARG, "device group '%s': an empty or overlong item (a group is all, gpu, cpu, "
+                                                       "accelerator, or selection strings separated by commas)", spec);
+            return -1;
+        }
+        memcpy(item, p, len);
+        item[len] = 0;
+        unsigned i;
+        if ((*st = clrun_device_select(item, &i, NULL))) return -1;
+        for (int j = 0; j < n; j++)
+            if (idx[j] == i) {
+                *st = clrun__fail(NULL, CLRUN_INVALID_ARG, "device group '%s': device %u is named twice", spec, i);
+                return -1;
+            }
+        if ((unsigned)n == cap) {
+            *st = clrun__fail(NULL, CLRUN_INVALID_ARG, "device group '%s': more than %u devices", spec, cap);
+            return -1;
+        }
+        idx[n++] = i;
+        if (!comma) return n;
+        p = comma + 1;
+    }
+}
+
+clrun_status clrun_group_open(clrun_group **out, const char *spec)
+{
+    clrun_status st = CLRUN_OK;
+    unsigned idx[64];
+    int n;
+    if (!out) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_group_open: out is NULL");
+    *out = NULL;
+    if ((st = clrun__settings_check(NULL))) return st;
+    if (!spec || !*spec) spec = clrun__setting_text(CLRUN__SET_DEVICES);
+    if (!spec || !*spec) { /* the device clrun_open would choose, alone */
+        if ((st = clrun_device_select(NULL, &idx[0], NULL))) return st;
+        n = 1;
+    } else if ((n = parse_spec(spec, idx, 64, &st)) < 0) {
+        return st;
+    }
+    clrun_group *g = calloc(1, sizeof *g);
+    if (g) g->ctx = calloc((size_t)n, sizeof *g->ctx), g->w = calloc((size_t)n, sizeof *g->w);
+    if (!g || !g->ctx || !g->w) {
+        clrun_group_close(g);
+        return clrun__fail(NULL, CLRUN_HOST_OUT_OF_MEMORY, "clrun_group_open: out of memory");
+    }
+    g->fail_dev = -1;
+    for (int i = 0; i < n; i++) {
+        char one[16];
+        snprintf(one, sizeof one, "%u", idx[i]);
+        if ((st = clrun_open(&g->ctx[i], one))) {
+            clrun_group_close(g);
+            return st;
+        }
+        g->n++;
+    }
+    *out = g;
+    return CLRUN_OK;
+}
+
+/* ---- weights ---------------------------------------------------------------------------------- */
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+/* A device's GEMM rate in GFLOP/s: 256³ f32, the best of three after a warm-up. 0 when it fails. */
+static double measure(clrun_ctx *ctx)
+{
+    enum { S = 256 };
+    clrun_buf *a = NULL, *c = NULL;
+    double best = 0;
+    const size_t bytes = (size_t)S * S * sizeof(float);
+    if (clrun_buf_new(ctx, bytes, 0, &a) || clrun_buf_new(ctx, bytes, 0, &c) || clrun_buf_fill(a, &(float){0}, sizeof(float), 0, bytes)) goto done;
+    clrun_gemm_desc d = {0};
+    d.m = d.n = d.k = S, d.alpha = 1, d.a = a, d.b = a, d.c = c, d.lda = d.ldb = d.ldc = S;
+    for (int r = 0; r < 4; r++) {
+        const double t0 = now_s();
+        if (clrun_gemm(ctx, &d) || clrun_finish(ctx)) goto done;
+        const double rate = 2.0 * S * S * S / (now_s() - t0) / 1e9;
+        if (r && rate > best) best = rate;
+    }
+done:
+    clrun_buf_free(a), clrun_buf_free(c);
+    if (ctx->err) ctx->err[0] = 0;
+    return best;
+}
+
+clrun_status clrun_group_set_weights(clrun_group *g, const double *w)
+{
+    if (!g) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_group_set_weights: g is NULL");
+    if (!w) {
+        int any = 0;
+        for (unsigned i = 0; i < g->n; i++) any |= (g->w[i] = measure(g->ctx[i])) > 0;
+        if (!any) for (unsigned i = 0; i < g->n; i++) g->w[i] = 1; /* nothing measured: equal shares */
+        g->have_w = 1;
+        return CLRUN_OK;
+    }
+    double sum = 0;
+    for (unsigned i = 0; i < g->n; i++) {
+        if (!(w[i] >= 0) || !isfinite(w[i])) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_group_set_weights: weight %u is %g", i, w[i]);
+        sum += w[i];
+    }
+    if (!(sum > 0)) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_group_set_weights: every weight is 0");
+    memcpy(g->w, w, g->n * sizeof *w);
+    g->have_w = 1;
+    return CLRUN_OK;
+}
+
+clrun_status clrun_group_weights(clrun_group *g, double *w)
+{
+    if (!g || !w) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_group_weights: NULL argument");
+    if (!g->have_w) clrun_group_set_weights(g, NULL);
+    memcpy(w, g->w, g->n * sizeof *w);
+    return CLRUN_OK;
+}
+
+/* Split `units` whole units by the weights: floors first, then the largest remainders (ties to the
+ * lower index); a device whose share is under one unit gets none unless it is needed to place
+ * every unit. */
+static void split_units(const double *w, unsigned n, size_t units, size_t *out)
+{
+    double sum = 0;
+    size_t given = 0;
+    for (unsigned i = 0; i < n; i++) sum += w[i];
+    for (unsigned i = 0; i < n; i++) {
+        out[i] = (size_t)floor((double)units * (w[i] / sum));
+        given += out[i];
+    }
+    while (given < units) { /* the remaining units to the largest remainders */
+        unsigned best = 0;
+        double rbest = -1;
+        for (unsigned i = 0; i < n; i++) {
+            const double r = (double)units * (w[i] / sum) - (double)out[i];
+            if (w[i] > 0 && r > rbest) best = i, rbest = r;
+        }
+        out[best]++, given++;
+    }
+}
+
+clrun_status clrun_group_split_rows(clrun_group *g, size_t m, size_t *rows)
+{
+    if (!g || !rows) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_group_split_rows: NULL argument");
+    if (!g->have_w) clrun_group_set_weights(g, NULL);
+    split_units(g->w, g->n, (m + ROW_BLOCK - 1) / ROW_BLOCK, rows);
+    size_t start = 0;
+    for (unsigned i = 0; i < g->n; i++) { /* blocks to rows; the last block of the product may be short */
+        size_t r = rows[i] * ROW_BLOCK;
+        if (start + r > m) r = m - start;
+        rows[i] = r, start += r;
+    }
+    return CLRUN_OK;
+}
+
+/* ---- GEMM over the group --------------------------------------------------------------------- */
+
+struct gemm_share {
+    clrun_group *g;
+    unsigned dev;
+    const clrun_gemm_desc *d;
+    const char *a, *b;
+    float *c;
+    size_t r0, rows;
+    clrun_status st;
+    char err[2048];
+};
+
+/* Device `dev` computes C's rows r0 .. r0+rows. */
+static void *gemm_share(void *arg)
+{
+    struct gemm_share *s = arg;
+    const clrun_gemm_desc *d = s->d;
+    clrun_ctx *ctx = s->g->ctx[s->dev];
+    const size_t es = clrun_dtype_size(d->type);
+    clrun_buf *ba = NULL, *bb = NULL, *bc = NULL;
+    clrun_gemm_desc e = *d;
+    clrun_status st = CLRUN_OK;
+    if (!s->rows) return NULL;
+    if ((int)s->dev == s->g->fail_dev) {
+        st = clrun__fail(ctx, CLRUN_CL_ERROR, "gemm: device %u failed on purpose (tests)", s->dev);
+        goto done;
+    }
+    const size_t ar = d->trans_a ? d->k : s->rows, ac = d->trans_a ? d->m : d->k; /* the part of A this block reads */
+    const size_t br = d->trans_b ? d->n : d->k, bc_ = d->trans_b ? d->k : d->n;
+    const size_t a_first = d->trans_a ? d->a_off : d->a_off + s->r0 * d->lda;
+    const size_t a_n = d->k ? (ar - 1) * d->lda + ac : 0, b_n = d->k ? (br - 1) * d->ldb + bc_ : 0;
+    const size_t c_n = (s->rows - 1) * d->ldc + d->n;
+    if (a_n && ((st = clrun_buf_new(ctx, a_n * es, 0, &ba)) || (st = clrun_upload(ba, 0, s->a + a_first * es, a_n * es)))) goto done;
+    if (b_n && ((st = clrun_buf_new(ctx, b_n * es, 0, &bb)) || (st = clrun_upload(bb, 0, s->b + d->b_off * es, b_n * es)))) goto done;
+    if ((st = clrun_buf_new(ctx, c_n * sizeof(float), 0, &bc))) goto done;
+    float *cblock = s->c + d->c_off + s->r0 * d->ldc;
+    /* C is read for beta; and between rows (ldc > n) the download writes back what it uploaded */
+    if ((d->beta != 0.0f || (s->rows > 1 && d->ldc > d->n)) && (st = clrun_upload(bc, 0, cblock, c_n * sizeof(float)))) goto done;
+    e.m = s->rows, e.whole_m = d->m, e.a = ba, e.b = bb, e.c = bc, e.b_off = 0, e.c_off = 0, e.batch = 0;
+    e.a_off = d->trans_a ? s->r0 : 0; /* transposed: the block's rows are columns r0.. of the whole A */
+    if ((st = clrun_gemm(ctx, &e))) goto done;
+    st = clrun_download(bc, 0, cblock, c_n * sizeof(float));
+done:
+    if (st) snprintf(s->err, sizeof s->err, "%s: %s", clrun_ctx_device(ctx)->name, clrun_last_error(ctx));
+    clrun_buf_free(ba), clrun_buf_free(bb), clrun_buf_free(bc);
+    s->st = st;
+    return NULL;
+}
+
+clrun_status clrun_group_gemm(clrun_group *g, const clrun_gemm_desc *d, const void *a, const void *b, float *c)
+{
+    if (!g || !d || !c) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_group_gemm: NULL argument");
+    if (d->batch > 1) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_group_gemm: batches are not split; run them one by one");
+    if (d->a || d->b || d->c) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_group_gemm: the descriptor's buffers must be NULL (host arrays are given)");
+    if (d->m == 0 || d->n == 0) return CLRUN_OK;
+    if (d->k && (!a || !b)) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_group_gemm: A or B is NULL");
+    if (!clrun_dtype_size(d->type) || d->ldc < d->n || (d->k && (d->lda < (d->trans_a ? d->m : d->k) || d->ldb < (d->trans_b ? d->k : d->n))))
+        return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_group_gemm: a leading dimension is smaller than its row, or the type is unknown");
+    size_t *rows = calloc(g->n, sizeof *rows);
+    struct gemm_share *s = calloc(g->n, sizeof *s);
+    pthread_t *th = calloc(g->n, sizeof *th);
+    clrun_status st = CLRUN_OK;
+    if (!rows || !s || !th) {
+        free(rows), free(s), free(th);
+        return clrun__fail(NULL, CLRUN_HOST_OUT_OF_MEMORY, "clrun_group_gemm: out of memory");
+    }
+    clrun_group_split_rows(g, d->m, rows);
+    size_t r0 = 0;
+    for (unsigned i = 0; i < g->n; i++) {
+        s[i] = (struct gemm_share){g, i, d, a, b, c, r0, rows[i], CLRUN_OK, {0}};
+        r0 += rows[i];
+        if (pthread_create(&th[i], NULL, gemm_share, &s[i])) gemm_share(&s[i]), th[i] = 0;
+    }
+    for (unsigned i = 0; i < g->n; i++)
+        if (th[i]) pthread_join(th[i], NULL);
+    /* a failed share again on the first device that did not fail (in turn: one context, one thread) */
+    int ok = -1;
+    for (unsigned i = 0; i < g->n && ok < 0; i++)
+        if (!s[i].st) ok = (int)i;
+    for (unsigned i = 0; i < g->n && !st; i++) {
+        if (!s[i].st) continue;
+        if (ok < 0) {
+            st = clrun__fail(NULL, s[i].st, "group gemm: every device failed; %s", s[i].err);
+            break;
+        }
+        struct gemm_share again = s[i];
+        again.dev = (unsigned)ok, again.st = CLRUN_OK;
+        gemm_share(&again);
+        if (again.st) st = clrun__fail(NULL, again.st, "group gemm: %s; then %s", s[i].err, again.err);
+    }
+    free(rows), free(s), free(th);
+    return st;
+}

@@ -831,6 +831,22 @@ CLRUN_API clrun_status clrun_group_weights(clrun_group *g, double *w);
  *  a device whose share is under one block gets none. */
 CLRUN_API clrun_status clrun_group_split_rows(clrun_group *g, size_t m, size_t *rows);
 
+/** clrun_vec over the group on host arrays of n elements of type t (f32 or f16): each device takes
+ *  a range (whole units of 4096 elements by the weights) of a, b and c (those the op uses; the
+ *  others may be NULL) and writes that range of dst. Element-wise results are exact, so they equal
+ *  one device's bit for bit. A failed device's range is done again on another. */
+CLRUN_API clrun_status clrun_group_vec(clrun_group *g, clrun_vec_op op, clrun_dtype t, size_t n, float alpha, void *dst, const void *a,
+                                       const void *b, const void *c);
+
+/** The reductions over the group on host arrays (f32 or f16), split in ranges as clrun_group_vec.
+ *  op: "sum", "dot" (x·y), "norm2", "max", "min" or "argmax". sum, dot and norm2 combine the
+ *  devices' results (each with its compensation) in double with a Neumaier sum, so the error bound
+ *  of the one-device reductions holds (|result - exact| <= 8·u·S + 4·u²·n·S); max and min give NaN
+ *  when any device found one; argmax (into *index; *value gets x at it) gives the first NaN, else
+ *  the first largest element, as on one device. */
+CLRUN_API clrun_status clrun_group_reduce(clrun_group *g, const char *op, clrun_dtype t, const void *x, const void *y, size_t n,
+                                          double *value, size_t *index);
+
 /** clrun_gemm over the group on host memory: d as for clrun_gemm with its buffers NULL and its
  *  offsets and leading dimensions applied to the host arrays a, b (elements of d->type) and c
  *  (f32; read when beta != 0; elements between rows, when ldc > n, are left as they were). No batches. Each device gets a block of C's rows

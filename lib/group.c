@@ -308,3 +308,191 @@ clrun_status clrun_group_gemm(clrun_group *g, const clrun_gemm_desc *d, const vo
     free(rows), free(s), free(th);
     return st;
 }
+
+/* ---- element-wise ops and reductions over ranges --------------------------------------------- */
+
+enum { RANGE_UNIT = 4096 };
+
+struct range_share {
+    clrun_group *g;
+    unsigned dev;
+    int reduce;           /* 0: clrun_vec; 1: a reduction */
+    clrun_vec_op vop;
+    const char *rop;
+    clrun_dtype t;
+    float alpha;
+    char *dst;
+    const char *in[3];    /* a, b, c (vec) or x, y (reduce) */
+    size_t r0, count;
+    double value;         /* reductions: the range's result */
+    size_t index;         /* argmax: in the whole array */
+    clrun_status st;
+    char err[2048];
+};
+
+static void *range_share(void *arg)
+{
+    struct range_share *s = arg;
+    clrun_ctx *ctx = s->g->ctx[s->dev];
+    const size_t es = clrun_dtype_size(s->t), bytes = s->count * es;
+    clrun_buf *buf[4] = {NULL};
+    clrun_status st = CLRUN_OK;
+    if (!s->count) return NULL;
+    if ((int)s->dev == s->g->fail_dev) {
+        st = clrun__fail(ctx, CLRUN_CL_ERROR, "device %u failed on purpose (tests)", s->dev);
+        goto done;
+    }
+    for (int i = 0; i < 3; i++)
+        if (s->in[i] && ((st = clrun_buf_new(ctx, bytes, 0, &buf[i])) || (st = clrun_upload(buf[i], 0, s->in[i] + s->r0 * es, bytes))))
+            goto done;
+    if (!s->reduce) {
+        if ((st = clrun_buf_new(ctx, bytes, 0, &buf[3])) ||
+            (st = clrun_vec(ctx, s->vop, s->t, s->count, s->alpha, buf[3], 0, buf[0], 0, buf[1], 0, buf[2], 0)))
+            goto done;
+        st = clrun_download(buf[3], 0, s->dst + s->r0 * es, bytes);
+    } else if (!strcmp(s->rop, "sum")) {
+        st = clrun_sum(ctx, s->t, buf[0], 0, s->count, &s->value);
+    } else if (!strcmp(s->rop, "dot")) {
+        st = clrun_dot(ctx, s->t, buf[0], 0, buf[1], 0, s->count, &s->value);
+    } else if (!strcmp(s->rop, "norm2")) { /* the range's sum of squares; the square root at the end */
+        st = clrun_dot(ctx, s->t, buf[0], 0, buf[0], 0, s->count, &s->value);
+    } else if (!strcmp(s->rop, "argmax")) {
+        st = clrun_argmax(ctx, s->t, buf[0], 0, s->count, &s->index);
+        s->index += s->r0;
+    } else {
+        float v = 0;
+        st = (!strcmp(s->rop, "max") ? clrun_max : clrun_min)(ctx, s->t, buf[0], 0, s->count, &v);
+        s->value = v;
+    }
+done:
+    if (st) snprintf(s->err, sizeof s->err, "%s: %s", clrun_ctx_device(ctx)->name, clrun_last_error(ctx));
+    for (int i = 0; i < 4; i++) clrun_buf_free(buf[i]);
+    s->st = st;
+    return NULL;
+}
+
+/* Run the shares of n elements split by the weights, on a thread each; a failed share again on the
+ * first device that did not fail. s[i] has everything but dev, r0, count. */
+static clrun_status run_ranges(clrun_group *g, struct range_share *s, size_t n, const char *what)
+{
+    size_t *units = calloc(g->n, sizeof *units);
+    pthread_t *th = calloc(g->n, sizeof *th);
+    clrun_status st = CLRUN_OK;
+    if (!units || !th) {
+        free(units), free(th);
+        return clrun__fail(NULL, CLRUN_HOST_OUT_OF_MEMORY, "%s: out of memory", what);
+    }
+    if (!g->have_w) clrun_group_set_weights(g, NULL);
+    split_units(g->w, g->n, (n + RANGE_UNIT - 1) / RANGE_UNIT, units);
+    size_t r0 = 0;
+    for (unsigned i = 0; i < g->n; i++) {
+        size_t c = units[i] * RANGE_UNIT;
+        if (r0 + c > n) c = n - r0;
+        s[i].dev = i, s[i].r0 = r0, s[i].count = c, s[i].st = CLRUN_OK;
+        r0 += c;
+        if (pthread_create(&th[i], NULL, range_share, &s[i])) range_share(&s[i]), th[i] = 0;
+    }
+    for (unsigned i = 0; i < g->n; i++)
+        if (th[i]) pthread_join(th[i], NULL);
+    int ok = -1;
+    for (unsigned i = 0; i < g->n && ok < 0; i++)
+        if (!s[i].st) ok = (int)i;
+    for (unsigned i = 0; i < g->n && !st; i++) {
+        if (!s[i].st) continue;
+        if (ok < 0) {
+            st = clrun__fail(NULL, s[i].st, "%s: every device failed; %s", what, s[i].err);
+            break;
+        }
+        struct range_share again = s[i];
+        again.dev = (unsigned)ok;
+        range_share(&again);
+        if (again.st) st = clrun__fail(NULL, again.st, "%s: %s; then %s", what, s[i].err, again.err);
+        s[i].value = again.value, s[i].index = again.index;
+    }
+    free(units), free(th);
+    return st;
+}
+
+static clrun_status check_type(const char *what, clrun_dtype t)
+{
+    if (t != CLRUN_F32 && t != CLRUN_F16) return clrun__fail(NULL, CLRUN_INVALID_ARG, "%s: the type is f32 or f16, not %s", what, clrun_dtype_name(t));
+    return CLRUN_OK;
+}
+
+clrun_status clrun_group_vec(clrun_group *g, clrun_vec_op op, clrun_dtype t, size_t n, float alpha, void *dst, const void *a,
+                             const void *b, const void *c)
+{
+    clrun_status st;
+    if (!g || !dst || !a) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_group_vec: NULL argument");
+    if ((st = check_type("clrun_group_vec", t))) return st;
+    if (!clrun_vec_op_name(op)) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_group_vec: unknown op %d", (int)op);
+    const int need_b = op != CLRUN_SCALE, need_c = op == CLRUN_FMA;
+    if ((need_b && !b) || (need_c && !c)) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_group_vec: %s needs %s", clrun_vec_op_name(op), need_c && !c ? "c" : "b");
+    if (n == 0) return CLRUN_OK;
+    struct range_share *s = calloc(g->n, sizeof *s);
+    if (!s) return clrun__fail(NULL, CLRUN_HOST_OUT_OF_MEMORY, "clrun_group_vec: out of memory");
+    for (unsigned i = 0; i < g->n; i++)
+        s[i] = (struct range_share){.g = g, .vop = op, .t = t, .alpha = alpha, .dst = dst, .in = {a, need_b ? b : NULL, need_c ? c : NULL}};
+    st = run_ranges(g, s, n, "clrun_group_vec");
+    free(s);
+    return st;
+}
+
+clrun_status clrun_group_reduce(clrun_group *g, const char *op, clrun_dtype t, const void *x, const void *y, size_t n, double *value,
+                                size_t *index)
+{
+    clrun_status st;
+    static const char *const ops[] = {"sum", "dot", "norm2", "max", "min", "argmax"};
+    int k = -1;
+    for (int i = 0; i < 6 && op; i++)
+        if (!strcmp(op, ops[i])) k = i;
+    if (!g || !x || k < 0 || (k == 1 && !y) || (k == 5 ? !index : !value))
+        return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_group_reduce: a NULL argument, or op '%s' is not sum, dot, norm2, max, min or argmax",
+                           op ? op : "(null)");
+    if ((st = check_type("clrun_group_reduce", t))) return st;
+    if (n == 0) {
+        if (k >= 3) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_group_reduce: %s of no elements", op);
+        return *value = 0, CLRUN_OK;
+    }
+    struct range_share *s = calloc(g->n, sizeof *s);
+    if (!s) return clrun__fail(NULL, CLRUN_HOST_OUT_OF_MEMORY, "clrun_group_reduce: out of memory");
+    for (unsigned i = 0; i < g->n; i++) s[i] = (struct range_share){.g = g, .reduce = 1, .rop = ops[k], .t = t, .in = {x, k == 1 ? y : NULL}};
+    if ((st = run_ranges(g, s, n, "clrun_group_reduce"))) return free(s), st;
+    if (k <= 2) { /* the devices' results in device order, a double Neumaier sum */
+        double sum = 0, comp = 0;
+        for (unsigned i = 0; i < g->n; i++) {
+            if (!s[i].count) continue;
+            const double v = s[i].value, tt = sum + v;
+            comp += fabs(sum) >= fabs(v) ? (sum - tt) + v : (v - tt) + sum;
+            sum = tt;
+        }
+        sum = isfinite(sum) ? sum + comp : sum;
+        *value = k == 2 ? sqrt(sum) : sum;
+    } else if (k <= 4) { /* NaN from any device, else the extreme */
+        int first = 1;
+        for (unsigned i = 0; i < g->n; i++) {
+            if (!s[i].count) continue;
+            const double v = s[i].value;
+            if (first || isnan(v) || (!isnan(*value) && (k == 3 ? v > *value : v < *value))) *value = v;
+            first = 0;
+        }
+    } else { /* the first NaN, else the first largest: devices hold ranges in order */
+        const size_t es = clrun_dtype_size(t);
+        int have = 0;
+        double best = 0;
+        for (unsigned i = 0; i < g->n; i++) {
+            if (!s[i].count) continue;
+            float v;
+            if (t == CLRUN_F32) memcpy(&v, (const char *)x + s[i].index * es, 4);
+            else {
+                uint16_t h;
+                memcpy(&h, (const char *)x + s[i].index * es, 2);
+                v = clrun_f16_to_f32(h);
+            }
+            if (!have || (isnan(v) && !isnan(best)) || (!isnan(best) && v > best)) best = v, *index = s[i].index, have = 1;
+        }
+        if (value) *value = best;
+    }
+    free(s);
+    return CLRUN_OK;
+}

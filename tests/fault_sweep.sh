@@ -9,7 +9,8 @@
 # what a run without injection writes, byte for byte; and no output file is left behind by a failed
 # run of a command, whole or partial (the library scenario writes its two files
 # as steps of their own: there, no temporary file may be left). Jobs: the library scenario (tests/fault_scenario.c)
-# and the clrun commands op canny, op gemm and run.
+# and the clrun commands op canny (on one device and on every device of the platform, where a
+# device that fails gives its images to the others), op gemm and run.
 set -u
 shim=$1 scenario=$2 clrun=$3 data=$4
 work=$(mktemp -d)
@@ -76,6 +77,9 @@ check() {
 
 check scenario "$work/sum.npy" "$work/edges.png" -- "$scenario" "$data/canny/noise-odd.png" "$work"
 check clrun-canny "$work/edges.png" -- "$clrun" op canny "$data/canny/noise-odd.png" -o "$work/edges.png"
+mkdir -p "$work/gd"
+check clrun-canny-devices "$work/gd/noise-odd.png" "$work/gd/three-by-one.png" -- "$clrun" op canny "$data/canny/noise-odd.png" \
+    "$data/canny/three-by-one.png" -o "$work/gd" --devices all -q
 check clrun-gemm "$work/prod.npy" -- "$clrun" op gemm "$work/sq.npy" "$work/sq.npy" -o "$work/prod.npy"
 check clrun-run "$work/y.npy" -- "$clrun" run "$data/kernels/cli.cl" -k axpb -g 64 "out:f32:64@$work/y.npy" "$work/x.npy" f32:2 f32:1 u32:64
 

@@ -792,6 +792,31 @@ static void expect_canny_goldens(const char *canny_dir, const char *out)
 }
 
 /* clrun op canny: one image to a file equal to OpenCV's golden, several into a folder, bad input. */
+/* op canny --devices: eight images dealt over PoCL's two devices, every output byte for byte the
+ * one-device run's; both devices named in the dealing lines. */
+static void op_canny_devices(void **state)
+{
+    (void)state;
+#define CD(name) TEST_DATA_DIR "/canny/" name
+#define CD_INPUTS CD("shapes.png"), CD("noise-odd.png"), CD("spiral.png"), CD("text.png"), CD("color.png"), CD("gradient.png"), \
+                  CD("checkerboard.png"), CD("frame.png")
+    static const char *const names[] = {"shapes", "noise-odd", "spiral", "text", "color", "gradient", "checkerboard", "frame"};
+    EXPECT(0, NULL, "op", "canny", CD_INPUTS, "-o", path("cd1"), "-d", "0", "-q");
+    EXPECT(0, "device 1, ", "op", "canny", CD_INPUTS, "-o", path("cd2"), "--devices", "all");
+    assert_non_null(strstr(err_text, "device 0, "));
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        char a[4300], b[4300], cmd[9000];
+        snprintf(a, sizeof a, "%s/cd1/%s.png", tmp, names[i]);
+        snprintf(b, sizeof b, "%s/cd2/%s.png", tmp, names[i]);
+        snprintf(cmd, sizeof cmd, "cmp -s %s %s", a, b);
+        if (system(cmd) != 0) fail_msg("%s differs between one device and the group", names[i]);
+    }
+    EXPECT(2, "not both", "op", "canny", CD_INPUTS, "-o", path("cd3"), "--devices", "all", "-d", "0");
+    EXPECT(2, "named twice", "op", "canny", CD_INPUTS, "-o", path("cd3"), "--devices", "1,1");
+#undef CD_INPUTS
+#undef CD
+}
+
 static void op_canny(void **state)
 {
     (void)state;
@@ -944,6 +969,7 @@ int main(void)
         cmocka_unit_test(op_gemm_devices),
         cmocka_unit_test(tune_gemm),
         cmocka_unit_test(op_canny),
+        cmocka_unit_test(op_canny_devices),
         cmocka_unit_test(op_cast),
         cmocka_unit_test(run_bad_npy_files),
         cmocka_unit_test(run_bad_command_lines),

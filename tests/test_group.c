@@ -208,6 +208,79 @@ static void one_cache_two_devices(void **state)
     free(a), free(c1), free(c2);
 }
 
+/* Element-wise ops over the group equal one device's bit for bit (f32 and f16, ranges of 4096 split
+ * unevenly, a device failing); reductions within the one-device bound; NaN and ties across ranges. */
+static void vec_and_reduce(void **state)
+{
+    (void)state;
+    clrun_group *one = NULL, *two = NULL;
+    uint64_t rng = test_seed() + 9;
+    CHECK_OK(NULL, clrun_group_open(&one, "0"));
+    CHECK_OK(NULL, clrun_group_open(&two, "0,1"));
+    const size_t n = 3 * 4096 + 1 + rng_next(&rng) % 20000;
+    for (int ti = 0; ti < 2; ti++) {
+        const clrun_dtype t = ti ? CLRUN_F16 : CLRUN_F32;
+        const size_t es = clrun_dtype_size(t);
+        void *a = fill(&rng, n, t), *b = fill(&rng, n, t), *c = fill(&rng, n, t);
+        char *want = malloc(n * es), *got = malloc(n * es);
+        for (clrun_vec_op op = CLRUN_MUL; op <= CLRUN_FMA; op++) {
+            CHECK_OK(NULL, clrun_group_vec(one, op, t, n, 1.5f, want, a, b, c));
+            for (int w = 0; w < 3; w++) {
+                memset(got, 0x7f, n * es);
+                CHECK_OK(NULL, clrun_group_set_weights(two, w == 0 ? (double[]){1, 1} : (double[]){1, 4}));
+                if (w == 2) clrun__group_fail(two, 0);
+                CHECK_OK(NULL, clrun_group_vec(two, op, t, n, 1.5f, got, a, b, c));
+                clrun__group_fail(two, -1);
+                if (memcmp(got, want, n * es)) fail_msg("%s %s (split %d): differs from one device", clrun_vec_op_name(op), clrun_dtype_name(t), w);
+            }
+        }
+        /* reductions against a double reference */
+        double ref[3] = {0, 0, 0}, S[3] = {0, 0, 0};
+        for (size_t i = 0; i < n; i++) {
+            float x, y;
+            if (ti) {
+                uint16_t h;
+                memcpy(&h, (char *)a + i * 2, 2), x = clrun_f16_to_f32(h);
+                memcpy(&h, (char *)b + i * 2, 2), y = clrun_f16_to_f32(h);
+            } else {
+                memcpy(&x, (char *)a + i * 4, 4), memcpy(&y, (char *)b + i * 4, 4);
+            }
+            ref[0] += x, S[0] += fabs(x), ref[1] += (double)x * y, S[1] += fabs((double)x * y), ref[2] += (double)x * x, S[2] += (double)x * x;
+        }
+        static const char *const sums[] = {"sum", "dot", "norm2"};
+        for (int k = 0; k < 3; k++) {
+            double v = 0;
+            CHECK_OK(NULL, clrun_group_reduce(two, sums[k], t, a, b, n, &v, NULL));
+            const double r = k == 2 ? sqrt(ref[2]) : ref[k], bound = k == 2 ? (8 * 0x1p-24 * S[2]) / (2 * r) + 1e-30 : 8 * 0x1p-24 * S[k] + 1e-30;
+            if (fabs(v - r) > bound) fail_msg("%s %s: %.17g, exact %.17g, bound %g", sums[k], clrun_dtype_name(t), v, r, bound);
+        }
+        free(a), free(b), free(c), free(want), free(got);
+    }
+    /* max, min and argmax: ties and NaN across the ranges, the first one wins */
+    float *x = calloc(n, 4);
+    for (size_t i = 0; i < n; i++) x[i] = rng_float(&rng);
+    const size_t late = n - 5, early = 4100; /* in device 1's range and in device 0's */
+    x[late] = 7, x[early] = 7;
+    CHECK_OK(NULL, clrun_group_set_weights(two, (double[]){1, 1}));
+    double v = 0;
+    size_t idx = 0;
+    CHECK_OK(NULL, clrun_group_reduce(two, "argmax", CLRUN_F32, x, NULL, n, &v, &idx));
+    assert_int_equal(idx, early), assert_true(v == 7);
+    CHECK_OK(NULL, clrun_group_reduce(two, "max", CLRUN_F32, x, NULL, n, &v, NULL));
+    assert_true(v == 7);
+    x[late] = NAN;
+    CHECK_OK(NULL, clrun_group_reduce(two, "argmax", CLRUN_F32, x, NULL, n, &v, &idx));
+    assert_int_equal(idx, late);
+    CHECK_OK(NULL, clrun_group_reduce(two, "min", CLRUN_F32, x, NULL, n, &v, NULL));
+    assert_true(isnan(v));
+    CHECK_FAIL(NULL, clrun_group_reduce(two, "mean", CLRUN_F32, x, NULL, n, &v, NULL), CLRUN_INVALID_ARG, "not sum");
+    CHECK_FAIL(NULL, clrun_group_reduce(two, "max", CLRUN_F32, x, NULL, 0, &v, NULL), CLRUN_INVALID_ARG, "no elements");
+    CHECK_FAIL(NULL, clrun_group_vec(two, CLRUN_ADD, CLRUN_F32, n, 1, x, x, NULL, NULL), CLRUN_INVALID_ARG, "needs b");
+    free(x);
+    clrun_group_close(one);
+    clrun_group_close(two);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -215,6 +288,7 @@ int main(void)
         cmocka_unit_test(split),
         cmocka_unit_test(gemm_bit_identical),
         cmocka_unit_test(one_cache_two_devices),
+        cmocka_unit_test(vec_and_reduce),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

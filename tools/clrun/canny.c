@@ -33,6 +33,10 @@ static const char *canny_help = "usage: clrun op canny IN.png... -o OUT [--low T
                                 "  --blur K[,SIGMA]    Gaussian pre-blur, as cv2.GaussianBlur(img, (K, K), SIGMA) first: K 3, 5 or 7;\n"
                                 "                      SIGMA 0 (the default) is OpenCV's own kernel for K; off by default, as in OpenCV\n"
                                 "  -d, --device SPEC   device (default: $CLRUN_DEVICE, else the best)\n"
+                                "  --devices GROUP     several devices (all, gpu, cpu, or selection strings 0,2; default\n"
+                                "                      $CLRUN_DEVICES), a pipeline each: each image goes to the device that would\n"
+                                "                      finish it first by the devices' measured speeds, so a slow one takes few or\n"
+                                "                      none; a device that fails takes no more and its images go to the others\n"
                                 "  --timeout S         end the command (exit 6) when an image takes more than S seconds (default 600,\n"
                                 "                      0: none)\n"
                                 "  -j, --jobs N        threads that read, decode, encode and write images while the device works\n"
@@ -81,21 +85,36 @@ static int check_outputs(char (*dst)[4400], int nin, char **in, int overwrite)
     return 0;
 }
 
-/* ---- the batch: host threads around a device pipeline ----
+/* ---- the batch: host threads around device pipelines ----
  *
- * Frame i goes READ (a worker reads and decodes it) -> DECODED -> the main thread sends it into the
- * device pipeline (clrun_pipe_canny), in order -> the pipeline delivers its edges (in the main
- * thread) -> ENCODE (a worker encodes and writes them) -> DONE. Workers take encodes first (they
- * free memory), and read at most `ahead` frames past the last one sent, so memory stays bounded.
- * Errors are kept per frame and printed in order at the end. */
-enum frame_state { F_WAIT, F_READING, F_DECODED, F_ENCODE, F_WRITING, F_DONE, F_FAILED };
+ * Frame i goes READ (a worker reads and decodes it) -> DECODED -> the main thread sends it, in order,
+ * into the pipeline (clrun_pipe_canny) of one of the devices -> SENT (its decoded image kept until
+ * the edges come back) -> the pipeline delivers its edges (in the main thread) -> ENCODE (a worker
+ * encodes and writes them) -> DONE. With several devices, each frame goes to the device that would
+ * finish it first by the devices' weights ((frames waiting + 1) / weight, ties to the lower index),
+ * so a slow device takes few frames or none. A device that fails (not one image's own failure)
+ * takes no more frames, and its frames go to the others. Workers take encodes first (they free
+ * memory), and read at most `ahead` frames past the last one sent, so memory stays bounded. Errors
+ * are kept per frame and printed in order at the end. */
+enum frame_state { F_WAIT, F_READING, F_DECODED, F_SENT, F_ENCODE, F_WRITING, F_DONE, F_FAILED };
 
 struct frame {
     enum frame_state state;
     clrun_image img; /* decoded input, then the edges */
     int rc;          /* exit code of a failure */
-    char err[600];
+    int retry;       /* its device failed: send it again */
+    char err[1400];
     double t_read, t_write;
+};
+
+struct batch;
+struct dev {
+    struct batch *b;
+    clrun_ctx *ctx;
+    clrun_pipe *pp;
+    double w;
+    int dead, frames; /* frames: sent to it */
+    char err[600];
 };
 
 struct batch {
@@ -104,9 +123,9 @@ struct batch {
     struct frame *f;
     char **in;
     char (*dst)[4400];
-    clrun_ctx *ctx;
+    struct dev *dev;
+    int ndev;
     int n, next_read, sent, ahead, quit;
-    int device_rc; /* a failure of the device (not of one image): stop */
 };
 
 static void *batch_worker(void *arg)
@@ -142,55 +161,143 @@ static void *batch_worker(void *arg)
     return NULL;
 }
 
-/* The pipeline's callback (in the main thread): keep a copy of the edges for a worker to encode. */
+/* A device failed: it takes no more frames (the main thread; its text kept for the report). */
+static void device_failed(struct dev *d, const char *text)
+{
+    if (!d->dead) snprintf(d->err, sizeof d->err, "%s: %s", clrun_ctx_device(d->ctx)->name, text);
+    d->dead = 1;
+}
+
+/* A pipeline's callback (in the main thread): keep a copy of the edges for a worker to encode. */
 static void batch_deliver(void *arg, void *tag, clrun_status st, const clrun_image *edges)
 {
-    struct batch *b = arg;
+    struct dev *d = arg;
+    struct batch *b = d->b;
     struct frame *f = &b->f[(intptr_t)tag];
     clrun_image copy = {0};
-    const clrun_ctx *text_of = b->ctx; /* the pipeline's failures are the context's; clrun_image_new's the thread's */
+    const clrun_ctx *text_of = d->ctx; /* the pipeline's failures are the context's; clrun_image_new's the thread's */
+    const int own = st == CLRUN_INVALID_ARG || st == CLRUN_FORMAT_ERROR; /* the image's own failure, else the device's */
     if (!st && (st = clrun_image_new(&copy, edges->width, edges->height, 1)) != CLRUN_OK) text_of = NULL;
     for (size_t y = 0; !st && y < edges->height; y++) memcpy(copy.data + y * copy.stride, edges->data + y * edges->stride, edges->width);
+    if (st && !own && text_of) device_failed(d, clrun_last_error(text_of));
     pthread_mutex_lock(&b->mu);
-    if (st) {
+    if (st && !own && text_of) {
+        f->retry = 1; /* the main thread sends it to another device */
+        snprintf(f->err, sizeof f->err, "%s: %s", b->in[(intptr_t)tag], d->err);
+        f->rc = cli_exit_code(st);
+    } else if (st) {
+        clrun_image_free(&f->img);
         snprintf(f->err, sizeof f->err, "%s: %s", b->in[(intptr_t)tag], clrun_last_error(text_of));
         f->rc = cli_exit_code(st), f->state = F_FAILED;
-        if (st != CLRUN_INVALID_ARG && st != CLRUN_FORMAT_ERROR && !b->device_rc) b->device_rc = f->rc; /* the device failed: stop */
     } else {
+        clrun_image_free(&f->img);
         f->img = copy, f->state = F_ENCODE;
     }
     pthread_cond_broadcast(&b->cv);
     pthread_mutex_unlock(&b->mu);
 }
 
-/* Frames the device pipeline holds at once: enough to overlap one frame's upload, Canny and
- * download with the next's. */
+/* Frames a device pipeline holds at once: enough to overlap one frame's upload, Canny and download
+ * with the next's. */
 enum { PIPE_DEPTH = 3 };
 
-int canny_batch(clrun_ctx *ctx, const clrun_canny_params *p, char **in, char (*dst)[4400], int n, int jobs, int quiet, double t[5],
-                int *done)
+/* Send frame i (decoded, image kept) to the device that would finish it first; a device whose
+ * pipeline refuses it is dead and the next one is tried. Returns 0, or the exit code when every
+ * device is dead (the frame then failed). */
+static int send_frame(struct batch *b, int i)
+{
+    struct frame *f = &b->f[i];
+    for (;;) {
+        int best = -1;
+        double cost = 0;
+        for (int k = 0; k < b->ndev; k++) {
+            const struct dev *d = &b->dev[k];
+            const double c = (clrun_pipe_pending(d->pp) + 1) / d->w;
+            if (!d->dead && d->w > 0 && (best < 0 || c < cost)) best = k, cost = c;
+        }
+        pthread_mutex_lock(&b->mu);
+        f->retry = 0;
+        if (best < 0) { /* no device left */
+            if (!f->err[0]) snprintf(f->err, sizeof f->err, "%s: no device is left to run it", b->in[i]);
+            if (!f->rc) f->rc = EXIT_RUNTIME;
+            clrun_image_free(&f->img);
+            f->state = F_FAILED;
+            const int rc = f->rc;
+            pthread_cond_broadcast(&b->cv);
+            pthread_mutex_unlock(&b->mu);
+            return rc;
+        }
+        f->state = F_SENT;
+        pthread_mutex_unlock(&b->mu);
+        struct dev *d = &b->dev[best];
+        clrun_status st = clrun_pipe_send(d->pp, &f->img, (void *)(intptr_t)i);
+        if (!st) return d->frames++, 0;
+        device_failed(d, clrun_last_error(d->ctx)); /* the pipeline can go on no more */
+        pthread_mutex_lock(&b->mu);
+        snprintf(f->err, sizeof f->err, "%s: %s", b->in[i], d->err);
+        f->rc = cli_exit_code(st);
+        pthread_mutex_unlock(&b->mu);
+    }
+}
+
+/* Send the frames their failed devices gave back; returns 0 or the exit code of a frame no device
+ * could take. */
+static int resend(struct batch *b)
+{
+    int rc = 0;
+    for (int again = 1; again;) {
+        again = 0;
+        for (int i = 0; i < b->sent; i++) {
+            pthread_mutex_lock(&b->mu);
+            const int r = b->f[i].retry;
+            pthread_mutex_unlock(&b->mu);
+            if (r) {
+                const int e = send_frame(b, i);
+                if (e && !rc) rc = e;
+                again = 1;
+            }
+        }
+    }
+    return rc;
+}
+
+static void poll_all(struct batch *b)
+{
+    for (int k = 0; k < b->ndev; k++) clrun_pipe_poll(b->dev[k].pp);
+}
+
+int canny_batch(clrun_ctx *const *ctx, const double *w, int nctx, const clrun_canny_params *p, char **in, char (*dst)[4400], int n,
+                int jobs, int quiet, double t[5], int *done)
 {
     const double start = cli_now();
     double shown = 0;
     const int progress = !quiet && isatty(STDERR_FILENO); /* a progress line on a terminal, once the batch has run a second */
-    struct batch b = {.in = in, .dst = dst, .ctx = ctx, .n = n, .ahead = jobs + PIPE_DEPTH};
-    clrun_pipe *pp = NULL;
+    struct batch b = {.in = in, .dst = dst, .n = n, .ahead = jobs + PIPE_DEPTH * nctx, .ndev = nctx};
     pthread_t *th = calloc((size_t)jobs, sizeof *th);
-    if (!th || !(b.f = calloc((size_t)n, sizeof *b.f))) {
-        free(th);
+    b.dev = calloc((size_t)nctx, sizeof *b.dev);
+    if (!th || !b.dev || !(b.f = calloc((size_t)n, sizeof *b.f))) {
+        free(th), free(b.dev);
         return fprintf(stderr, "clrun op canny: out of memory\n"), EXIT_RUNTIME;
     }
     pthread_mutex_init(&b.mu, NULL);
     pthread_cond_init(&b.cv, NULL);
     int started = 0, rc = 0, failed = 0;
-    if (clrun_pipe_canny(ctx, p, PIPE_DEPTH, batch_deliver, &b, &pp)) rc = cli_fail("op canny", ctx, CLRUN_CL_ERROR);
+    for (int k = 0; k < nctx && !rc; k++) {
+        b.dev[k] = (struct dev){&b, ctx[k], NULL, w ? w[k] : 1.0, 0, 0, {0}};
+        if (clrun_pipe_canny(ctx[k], p, PIPE_DEPTH, batch_deliver, &b.dev[k], &b.dev[k].pp)) device_failed(&b.dev[k], clrun_last_error(ctx[k]));
+    }
+    int alive = 0;
+    for (int k = 0; k < nctx; k++) alive += !b.dev[k].dead;
+    if (!alive) rc = (fprintf(stderr, "clrun op canny: %s\n", b.dev[0].err), EXIT_RUNTIME);
     while (!rc && started < jobs && pthread_create(&th[started], NULL, batch_worker, &b) == 0) started++;
     if (!rc && !started) rc = (fprintf(stderr, "clrun op canny: cannot start a thread\n"), EXIT_RUNTIME);
     for (int i = 0; i < n && !rc; i++) {
         struct frame *f = &b.f[i];
         pthread_mutex_lock(&b.mu);
         while (f->state != F_DECODED && f->state != F_FAILED) {
-            if (!clrun_pipe_pending(pp)) {
+            int pending = 0;
+            for (int k = 0; k < nctx; k++) pending += (int)clrun_pipe_pending(b.dev[k].pp);
+            if (!pending) {
                 pthread_cond_wait(&b.cv, &b.mu);
                 continue;
             }
@@ -201,28 +308,18 @@ int canny_batch(clrun_ctx *ctx, const clrun_canny_params *p, char **in, char (*d
             if (ts.tv_nsec >= 1000000000) ts.tv_sec++, ts.tv_nsec -= 1000000000;
             pthread_cond_timedwait(&b.cv, &b.mu, &ts);
             pthread_mutex_unlock(&b.mu);
-            clrun_pipe_poll(pp);
+            poll_all(&b);
             pthread_mutex_lock(&b.mu);
         }
         const int decoded = f->state == F_DECODED;
+        b.sent = i + 1;
+        pthread_cond_broadcast(&b.cv);
         pthread_mutex_unlock(&b.mu);
         cli_progress(); /* the time limit counts per image */
         const double t0 = cli_now();
-        clrun_status st = decoded ? clrun_pipe_send(pp, &f->img, (void *)(intptr_t)i) : CLRUN_OK;
+        rc = resend(&b);
+        if (!rc && decoded) rc = send_frame(&b, i);
         t[3] += cli_now() - t0;
-        pthread_mutex_lock(&b.mu);
-        if (decoded) {
-            clrun_image_free(&f->img); /* the pipeline copied it */
-            if (st) { /* the pipeline can go on no more */
-                snprintf(f->err, sizeof f->err, "%s: %s", in[i], clrun_last_error(ctx));
-                f->rc = cli_exit_code(st), f->state = F_FAILED;
-                b.device_rc = f->rc;
-            }
-        }
-        b.sent = i + 1;
-        rc = b.device_rc;
-        pthread_cond_broadcast(&b.cv);
-        pthread_mutex_unlock(&b.mu);
         const double el = cli_now() - start;
         if (progress && el >= 1 && el - shown >= 0.25) {
             shown = el;
@@ -230,16 +327,29 @@ int canny_batch(clrun_ctx *ctx, const clrun_canny_params *p, char **in, char (*d
         }
     }
     const double t0 = cli_now();
-    if (pp) clrun_pipe_flush(pp); /* a failure was delivered with its frame */
+    for (int more = 1; more;) { /* flush every pipeline; a device failing now gives its frames to the others */
+        for (int k = 0; k < nctx; k++)
+            if (b.dev[k].pp) clrun_pipe_flush(b.dev[k].pp); /* a failure was delivered with its frame */
+        more = 0;
+        for (int i = 0; i < b.sent; i++) more |= b.f[i].retry;
+        if (more) {
+            const int e = resend(&b);
+            if (e && !rc) rc = e;
+        }
+    }
     t[3] += cli_now() - t0;
-    clrun_pipe_free(pp);
+    for (int k = 0; k < nctx; k++) clrun_pipe_free(b.dev[k].pp);
     if (shown > 0) fprintf(stderr, "\r%*s\r", 60, "");
     pthread_mutex_lock(&b.mu);
     b.sent = n, b.quit = 1;
-    if (rc || b.device_rc) b.next_read = n; /* no more reads after a device failure */
+    if (rc) b.next_read = n; /* no more reads after every device failed */
     pthread_cond_broadcast(&b.cv);
     pthread_mutex_unlock(&b.mu);
     for (int i = 0; i < started; i++) pthread_join(th[i], NULL);
+    for (int k = 0; k < nctx; k++) /* a device that failed while others took its frames: said once */
+        if (b.dev[k].dead && nctx > 1) fprintf(stderr, "clrun op canny: device %d failed and took no more images: %s\n", k, b.dev[k].err);
+    for (int k = 0; k < nctx && nctx > 1 && !quiet; k++) /* how the frames were dealt */
+        fprintf(stderr, "device %d, %s: %d image%s sent\n", k, clrun_ctx_device(b.dev[k].ctx)->name, b.dev[k].frames, b.dev[k].frames == 1 ? "" : "s");
     for (int i = 0; i < n; i++) { /* in order: what happened to each frame */
         struct frame *f = &b.f[i];
         t[2] += f->t_read, t[4] += f->t_write;
@@ -252,20 +362,20 @@ int canny_batch(clrun_ctx *ctx, const clrun_canny_params *p, char **in, char (*d
         fprintf(stderr, "clrun op canny: %d of %d images failed%s\n", n - *done, n, *done + failed < n ? " or were not done" : "");
     pthread_mutex_destroy(&b.mu);
     pthread_cond_destroy(&b.cv);
-    free(b.f);
+    free(b.f), free(b.dev);
     free(th);
     return rc;
 }
 
 int cmd_op_canny(int argc, char **argv)
 {
-    const char *spec = NULL, *out = NULL;
+    const char *spec = NULL, *out = NULL, *devices = NULL;
     clrun_canny_params p = {50.0, 100.0, 0, 3, 0, 0.0};
     int overwrite = 0, stages = 0, quiet = 0;
     long jobs = sysconf(_SC_NPROCESSORS_ONLN) + 1; /* one more than the cores covers the waits on files and on the device */
     static const struct option opts[] = {
         {"overwrite", no_argument, NULL, 'W'},    {"stages", no_argument, NULL, 'S'},       {"jobs", required_argument, NULL, 'j'},
-        {"quiet", no_argument, NULL, 'q'},
+        {"quiet", no_argument, NULL, 'q'},       {"devices", required_argument, NULL, 'G'},
         {"output", required_argument, NULL, 'o'}, {"device", required_argument, NULL, 'd'}, {"low", required_argument, NULL, 'L'},
         {"high", required_argument, NULL, 'H'},   {"l2", no_argument, NULL, '2'},           {"aperture", required_argument, NULL, 'A'},
         {"blur", required_argument, NULL, 'B'},   {"help", no_argument, NULL, 'h'},         {0}};
@@ -276,6 +386,7 @@ int cmd_op_canny(int argc, char **argv)
         char *end = NULL;
         if (c == 'o') out = optarg;
         else if (c == 'd') spec = optarg;
+        else if (c == 'G') devices = optarg;
         else if (c == '2') p.l2 = 1;
         else if (c == 'W') overwrite = 1;
         else if (c == 'S') stages = 1;
@@ -318,30 +429,50 @@ int cmd_op_canny(int argc, char **argv)
         fprintf(stderr, "clrun op canny: cannot create folder %s: %s\n", out, strerror(errno));
         rc = EXIT_RUNTIME;
     }
-    clrun_ctx *ctx = NULL;
-    double t[5] = {cli_now(), 0, 0, 0, 0}; /* --stages: open, read, Canny, write; t[0] the start */
+    clrun_ctx *ctx = NULL, *list[64], *const *ctxs = &ctx;
+    clrun_group *grp = NULL;
+    double t[5] = {cli_now(), 0, 0, 0, 0}, w[64]; /* --stages: open, read, Canny, write; t[0] the start */
+    int nctx = 1;
     unsigned ndev = 0;
+    if (!rc && devices && spec) rc = cli_usage_error("op canny", "give -d (one device) or --devices (a group), not both");
     if (!rc && stages) clrun_device_count(&ndev); /* the platforms' start-up, timed apart (cli_open reports a failure) */
     const double found = cli_now() - t[0];
-    if (!rc) rc = cli_open("op canny", spec, &ctx);
-    if (!rc && stages && clrun_profile_start(ctx) != CLRUN_OK) rc = cli_fail("op canny", ctx, CLRUN_CL_ERROR);
+    if (!rc && devices) {
+        clrun_status st = clrun_group_open(&grp, devices);
+        if (st == CLRUN_INVALID_ARG) rc = cli_usage_error("op canny", "%s", clrun_last_error(NULL));
+        else if (st) rc = cli_fail("op canny", NULL, st);
+        else if (clrun_group_size(grp) > 64) rc = cli_usage_error("op canny", "at most 64 devices");
+        else if ((st = clrun_group_weights(grp, w))) rc = cli_fail("op canny", NULL, st);
+        if (!rc) {
+            nctx = (int)clrun_group_size(grp);
+            for (int k = 0; k < nctx; k++) list[k] = clrun_group_ctx(grp, (unsigned)k);
+            ctxs = list;
+        }
+    } else if (!rc) {
+        rc = cli_open("op canny", spec, &ctx);
+    }
+    for (int k = 0; k < nctx && !rc && stages; k++)
+        if (clrun_profile_start(ctxs[k]) != CLRUN_OK) rc = cli_fail("op canny", ctxs[k], CLRUN_CL_ERROR);
     t[1] = cli_now() - t[0];
     int done = 0;
-    if (!rc) rc = canny_batch(ctx, &p, argv + optind, dsts, nin, nin > 1 && jobs > 1 ? (int)jobs : 1, quiet, t, &done);
+    if (!rc) rc = canny_batch(ctxs, grp ? w : NULL, nctx, &p, argv + optind, dsts, nin, nin > 1 && jobs > 1 ? (int)jobs : 1, quiet, t, &done);
     if (!rc && nin == 1) fprintf(cli_notes(out), "wrote %s\n", out);
-    if (stages && ctx && done) {
-        const clrun_profile_entry *e = NULL;
-        size_t ne = 0;
+    if (stages && (ctx || grp) && done) {
         double dev = 0;
-        if (clrun_profile_read(ctx, &e, &ne) == CLRUN_OK)
-            for (size_t j = 0; j < ne; j++) dev += e[j].total_ms;
+        for (int k = 0; k < nctx; k++) {
+            const clrun_profile_entry *e = NULL;
+            size_t ne = 0;
+            if (clrun_profile_read(ctxs[k], &e, &ne) == CLRUN_OK)
+                for (size_t j = 0; j < ne; j++) dev += e[j].total_ms;
+        }
         fprintf(stderr,
-                "stages over %d image%s, %.1f ms in all: find the devices %.1f ms and open one %.1f ms (once); per image: read and "
+                "stages over %d image%s, %.1f ms in all: find the devices %.1f ms and open %s %.1f ms (once); per image: read and "
                 "decode %.2f ms, "
                 "the device pipeline %.2f ms (waits included; kernels %.3f ms of device time), encode and write %.2f ms\n",
-                done, done == 1 ? "" : "s", (cli_now() - t[0]) * 1e3, found * 1e3, (t[1] - found) * 1e3, t[2] * 1e3 / done, t[3] * 1e3 / done, dev / done,
-                t[4] * 1e3 / done);
+                done, done == 1 ? "" : "s", (cli_now() - t[0]) * 1e3, found * 1e3, nctx > 1 ? "them" : "one", (t[1] - found) * 1e3,
+                t[2] * 1e3 / done, t[3] * 1e3 / done, dev / done, t[4] * 1e3 / done);
     }
+    clrun_group_close(grp);
     clrun_close(ctx);
     free(dsts);
     return rc;

@@ -77,11 +77,12 @@ int cmd_run(int argc, char **argv);
 int cmd_op(int argc, char **argv);
 int cmd_op_canny(int argc, char **argv); /* argv[1] is "canny" */
 /* `op canny` over n inputs in[i] -> dst[i] (canny.c): read and decode, and encode and write, on jobs
- * threads around the device pipeline (clrun_pipe_canny) on ctx. Prints "IN -> OUT" lines (unless
- * quiet or n is 1) and the failures, by name and in order. Adds the summed read, device and write
- * seconds to t[2], t[3], t[4]; *done counts the frames written. Returns the exit code. */
-int canny_batch(clrun_ctx *ctx, const clrun_canny_params *p, char **in, char (*dst)[4400], int n, int jobs, int quiet, double t[5],
-                int *done);
+ * threads around a device pipeline (clrun_pipe_canny) on each of the nctx contexts, frames dealt by
+ * the weights w (NULL: equal). Prints "IN -> OUT" lines (unless quiet or n is 1) and the failures,
+ * by name and in order. Adds the summed read, device and write seconds to t[2], t[3], t[4]; *done
+ * counts the frames written. Returns the exit code. */
+int canny_batch(clrun_ctx *const *ctx, const double *w, int nctx, const clrun_canny_params *p, char **in, char (*dst)[4400], int n,
+                int jobs, int quiet, double t[5], int *done);
 int cmd_tune(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
 

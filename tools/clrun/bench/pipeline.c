@@ -143,9 +143,9 @@ int bench_pipeline(const struct bench_opts *o)
         for (int i = 0; i < n; i++) snprintf(names[i], sizeof names[i], "%s/f%05d.%s", sub[0], i, ext);
         double t[5] = {0}, tw[5] = {0};
         int done = 0, warm = 0;
-        if ((rc = canny_batch(ctx, &p, in, dst, 1, 1, 1, tw, &warm))) break; /* kernels built or loaded, device awake */
+        if ((rc = canny_batch(&ctx, NULL, 1, &p, in, dst, 1, 1, 1, tw, &warm))) break; /* kernels built or loaded, device awake */
         const double t0 = cli_now();
-        if ((rc = canny_batch(ctx, &p, in, dst, n, jobs, 1, t, &done))) break;
+        if ((rc = canny_batch(&ctx, NULL, 1, &p, in, dst, n, jobs, 1, t, &done))) break;
         const double clrun_s = cli_now() - t0;
         for (int k = 0; k < KEEP; k++) {
             clrun_image_free(&edges[k]);

@@ -367,6 +367,43 @@ int canny_batch(clrun_ctx *const *ctx, const double *w, int nctx, const clrun_ca
     return rc;
 }
 
+#ifdef CLRUN_HAVE_MPI
+#include <clrun_mpi.h>
+
+/* The batch over the ranks of mpirun: each rank opens the device at its local rank (-d: among
+ * those SPEC names), then takes chunks of `jobs` files from a counter on rank 0 until none are left,
+ * each chunk a canny_batch; rank 0 prints one summary line. A rank without a device makes every
+ * rank end with its status. */
+static int canny_ranks(const char *spec, const clrun_canny_params *p, char **in, char (*dst)[4400], int n, int jobs, int quiet)
+{
+    clrun_ctx *ctx = NULL;
+    clrun_status st = clrun_mpi_open(MPI_COMM_WORLD, spec, &ctx);
+    int rc = st ? cli_fail("op canny", NULL, st) : 0;
+    if ((rc = cli_mpi_max(rc))) return clrun_close(ctx), rc;
+    clrun_mpi_counter *counter = NULL;
+    if ((st = clrun_mpi_counter_new(MPI_COMM_WORLD, 0, &counter))) return clrun_close(ctx), cli_fail("op canny", NULL, st);
+    int done = 0, taken = 0;
+    double t[5] = {0};
+    for (;;) {
+        const long start = clrun_mpi_counter_take(counter, jobs);
+        if (start < 0 || start >= n) break;
+        const int count = (int)(n - start < jobs ? n - start : jobs), before = done;
+        const int e = canny_batch(&ctx, NULL, 1, p, in + start, dst + start, count, jobs, quiet, t, &done);
+        taken += count;
+        if (e > rc) rc = e;
+        if (e && done - before == 0 && e != EXIT_USAGE) break; /* the device failed: take no more */
+    }
+    clrun_mpi_counter_free(counter);
+    clrun_close(ctx);
+    const int all_done = cli_mpi_sum(done), all_taken = cli_mpi_sum(taken);
+    rc = cli_mpi_max(rc);
+    if (cli_mpi_rank() == 0)
+        fprintf(stderr, "clrun op canny: %d images on %d ranks: %d written, %d failed%s\n", n, cli_mpi_size(), all_done, n - all_done,
+                all_taken < n ? " or were not done" : "");
+    return rc;
+}
+#endif
+
 int cmd_op_canny(int argc, char **argv)
 {
     const char *spec = NULL, *out = NULL, *devices = NULL;
@@ -429,6 +466,14 @@ int cmd_op_canny(int argc, char **argv)
         fprintf(stderr, "clrun op canny: cannot create folder %s: %s\n", out, strerror(errno));
         rc = EXIT_RUNTIME;
     }
+#ifdef CLRUN_HAVE_MPI
+    if (!rc && cli_mpi_size() > 1) { /* under mpirun: the files dealt over the ranks */
+        if (devices) rc = cli_usage_error("op canny", "under mpirun each rank takes one device (-d limits the candidates); not --devices");
+        if (!rc) rc = canny_ranks(spec, &p, argv + optind, dsts, nin, jobs > 1 ? (int)jobs : 1, quiet);
+        free(dsts);
+        return rc;
+    }
+#endif
     clrun_ctx *ctx = NULL, *list[64], *const *ctxs = &ctx;
     clrun_group *grp = NULL;
     double t[5] = {cli_now(), 0, 0, 0, 0}, w[64]; /* --stages: open, read, Canny, write; t[0] the start */

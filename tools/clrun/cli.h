@@ -76,6 +76,18 @@ int cmd_bench(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_op(int argc, char **argv);
 int cmd_op_canny(int argc, char **argv); /* argv[1] is "canny" */
+
+/* Under an MPI launcher (mpi.c; libclrun_mpi built): MPI started at entry when the launcher's
+ * environment names this process a rank, finished at exit; size 1 and rank 0 otherwise. The
+ * collectives are no-ops without MPI: bcast_int returns rank 0's value, max and sum reduce over
+ * the ranks. */
+void cli_mpi_init(void);
+void cli_mpi_finalize(void);
+int cli_mpi_size(void);
+int cli_mpi_rank(void);
+int cli_mpi_bcast_int(int v);
+int cli_mpi_max(int v);
+int cli_mpi_sum(int v);
 /* `op canny` over n inputs in[i] -> dst[i] (canny.c): read and decode, and encode and write, on jobs
  * threads around a device pipeline (clrun_pipe_canny) on each of the nctx contexts, frames dealt by
  * the weights w (NULL: equal). Prints "IN -> OUT" lines (unless quiet or n is 1) and the failures,

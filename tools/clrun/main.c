@@ -273,7 +273,10 @@ int main(int argc, char **argv)
         if (strcmp(argv[1], commands[i].name) != 0) continue;
         int sub_argc = argc - 1, rc;
         if (commands[i].limit > 0 && (rc = watchdog(commands[i].name, commands[i].limit, &sub_argc, argv + 1))) return rc;
-        return commands[i].fn(sub_argc, argv + 1);
+        if (strcmp(argv[1], "op") == 0) cli_mpi_init(); /* a rank of mpirun: op canny and op gemm split over the ranks */
+        rc = commands[i].fn(sub_argc, argv + 1);
+        cli_mpi_finalize();
+        return rc;
     }
     fprintf(stderr, "clrun: unknown command '%s'\n", argv[1]);
     usage(stderr);

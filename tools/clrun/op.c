@@ -1,6 +1,10 @@
 /* op.c — `clrun op NAME IN.npy... -o OUT.npy`: the kernel library's ops on NumPy files. */
 #include "cli.h"
 
+#ifdef CLRUN_HAVE_MPI
+#include <clrun_mpi.h>
+#endif
+
 #include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
@@ -165,6 +169,22 @@ static int op_gemm(clrun_ctx *ctx, clrun_group *grp, clrun_array *in, const stru
     }
     clrun_gemm_desc d = {g->ta, g->tb, M,        N,    K, g->alpha, g->beta, NULL,  0,          ac,      ar * ac, NULL,
                          0,     bcn,   br * bcn, NULL, 0, N,        M * N,   batch, g->backend, g->fast, type, 0};
+#ifdef CLRUN_HAVE_MPI
+    if (R.count && cli_mpi_size() > 1) { /* under mpirun: each product over the ranks (op_gemm_follow on the others) */
+        const size_t es = clrun_dtype_size(type);
+        clrun_gemm_desc e = d;
+        e.batch = 0;
+        for (size_t i = 0; i < batch; i++) {
+            cli_mpi_bcast_int(1); /* another product follows */
+            if ((st = clrun_mpi_gemm(MPI_COMM_WORLD, 0, ctx, &e, (char *)A->data + i * ar * ac * es, (char *)B->data + i * br * bcn * es,
+                                     (float *)R.data + i * M * N))) {
+                rc = (fprintf(stderr, "clrun op gemm: the product failed on a rank (%s; its text is above)\n", clrun_status_str(st)),
+                      cli_exit_code(st));
+                goto done;
+            }
+        }
+    } else
+#endif
     if (R.count && grp) { /* split over the group's devices, one batch after another */
         const size_t es = clrun_dtype_size(type);
         clrun_gemm_desc e = d;
@@ -384,9 +404,32 @@ int cmd_op(int argc, char **argv)
     clrun_array in[4];
     memset(in, 0, sizeof in);
     int rc = 0;
-    for (int i = 0; i < nin && !rc; i++)
+    for (int i = 0; i < nin && !rc && cli_mpi_rank() == 0; i++)
         if (clrun_npy_read(argv[optind + i], &in[i]) != CLRUN_OK)
             rc = (fprintf(stderr, "clrun op %s: %s\n", name, clrun_last_error(NULL)), EXIT_USAGE);
+#ifdef CLRUN_HAVE_MPI
+    if (cli_mpi_size() > 1) { /* under mpirun: rank 0 reads, writes and leads; the others compute their rows */
+        if (op->kind != 2 || devices) {
+            if (cli_mpi_rank() == 0) cli_usage_error("op", "under mpirun, gemm (and canny) split over the ranks: not %s%s", name, devices ? " --devices" : "");
+            for (int i = 0; i < nin; i++) clrun_array_free(&in[i]);
+            return EXIT_USAGE;
+        }
+        clrun_ctx *ctx = NULL;
+        clrun_status st = clrun_mpi_open(MPI_COMM_WORLD, spec, &ctx);
+        int rc2 = cli_mpi_max(st ? cli_fail("op", NULL, st) : 0);
+        if (!rc2 && cli_mpi_rank() == 0) {
+            g.alpha = o.alpha;
+            rc2 = rc ? rc : op_gemm(ctx, NULL, in, &o, &g);
+            cli_mpi_bcast_int(-rc2); /* the end */
+        } else if (!rc2) {
+            for (int msg; (msg = cli_mpi_bcast_int(0)) == 1;)
+                if ((st = clrun_mpi_gemm(MPI_COMM_WORLD, 0, ctx, NULL, NULL, NULL, NULL))) rc2 = cli_exit_code(st);
+        }
+        for (int i = 0; i < nin; i++) clrun_array_free(&in[i]);
+        clrun_close(ctx);
+        return rc2;
+    }
+#endif
     clrun_ctx *ctx = NULL;
     clrun_group *grp = NULL;
     if (!rc && devices && spec) rc = cli_usage_error("op", "give -d (one device) or --devices (a group), not both");

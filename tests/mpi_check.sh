@@ -1,11 +1,12 @@
 #!/bin/sh
-# mpi_check.sh CLRUN DATA — clrun under `mpirun -np 2` (libclrun_mpi): op gemm (plain, transposed,
-# scaled with beta, batched) and op canny over the ranks give the bytes one process gives; a missing
+# mpi_check.sh CLRUN DATA [MLP] — clrun under `mpirun -np 2` (libclrun_mpi): op gemm (plain,
+# transposed, scaled with beta, batched) and op canny over the ranks give the bytes one process
+# gives; the MLP example's data-parallel run over the ranks gives the one-device loss curve; a missing
 # file, a bad image among good ones and a rank without a device end the job with the message and a
 # non-zero status, never a hang (every mpirun runs under a time limit). Exit 77 (skipped) when
 # mpirun is missing.
 set -u
-clrun=$1 data=$2
+clrun=$1 data=$2 mlp=${3:-}
 command -v mpirun >/dev/null 2>&1 || { echo "mpirun not found (openmpi-bin): the MPI tests are skipped"; exit 77; }
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 work=$(mktemp -d)
@@ -60,6 +61,12 @@ rc=$?
 mpi op mul "$work/a.npy" "$work/a.npy" -o "$work/x.npy" >"$work/out" 2>&1
 rc=$?
 [ $rc = 2 ] && grep -q "split over the ranks" "$work/out" && ok || bad "mul under mpirun: exit $rc: $(cat "$work/out")"
+
+if [ -n "$mlp" ]; then
+    timeout 300 mpirun -np 2 "$mlp" 120 --mpi >"$work/out" 2>&1
+    rc=$?
+    [ $rc = 0 ] && grep -q "differ by at most 0 " "$work/out" && ok || bad "mlp --mpi: exit $rc: $(tail -5 "$work/out")"
+fi
 
 echo "mpi_check: $checks checks, $fails failed"
 [ $fails = 0 ]

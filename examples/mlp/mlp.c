@@ -211,6 +211,11 @@ int mlp_train(clrun_ctx *ctx, int steps, int every) { return mlp_train_dp(&ctx, 
 
 int mlp_train_dp(clrun_ctx *const *ctxs, int P, int steps, int every, double *losses)
 {
+    return mlp_train_peers(ctxs, P, NULL, steps, every, losses);
+}
+
+int mlp_train_peers(clrun_ctx *const *ctxs, int P, const struct mlp_peers *peers, int steps, int every, double *losses)
+{
     struct replica *rep = calloc((size_t)P, sizeof *rep);
     float *gsum = malloc(sizeof(float) * (D * HID + HID + HID * C + C)), *gpart = malloc(sizeof(float) * (N / MB) * D * HID),
           *rowv = malloc(sizeof(float) * 2 * N);
@@ -234,37 +239,51 @@ int mlp_train_dp(clrun_ctx *const *ctxs, int P, int steps, int every, double *lo
     }
     for (int i = 0; i < D * HID; i++) w1[i] = (float)((uniform(&seed) * 2 - 1) / sqrt(D));
     for (int i = 0; i < HID * C; i++) w2[i] = (float)((uniform(&seed) * 2 - 1) / sqrt(HID));
-    /* the batch in P slices of rows, multiples of 128 (the last takes the rest) */
+    /* this process's rows (all of them, or its peers' share), in P slices of whole micro-batches */
+    const size_t row0 = peers ? peers->row0 : 0, rows = peers ? peers->rows : (size_t)N, mbs = rows / MB;
+    const int talk = !peers || peers->rank == 0; /* one process prints */
     for (int p = 0; p < P; p++) {
         rep[p].ctx = ctxs[p];
-        rep[p].r0 = (size_t)N / 128 * (size_t)p / (size_t)P * 128;
-        rep[p].n = (p + 1 < P ? (size_t)N / 128 * (size_t)(p + 1) / (size_t)P * 128 : (size_t)N) - rep[p].r0;
+        rep[p].r0 = row0 + mbs * (size_t)p / (size_t)P * MB;
+        rep[p].n = row0 + mbs * (size_t)(p + 1) / (size_t)P * MB - rep[p].r0;
     }
     for (int p = 0; p < P && !st; p++)
         if ((st = replica_init(&rep[p], x, label, w1, w2))) failed_dev = p;
     if (st) goto fail;
     const float lr = 0.5f;
-    printf("mlp        %d points, %d → %d → %d, f16 GEMMs on %s, f32 master weights, loss scaling%s\n", N, D, HID, C,
-           clrun_gemm_tensor_cores(rep[0].ctx) ? "tensor cores" : "the portable kernels", P > 1 ? ", data-parallel" : "");
-    if (P > 1) printf("mlp        %d devices, %zu rows each (the last %zu)\n", P, rep[0].n, rep[P - 1].n);
+    if (talk)
+        printf("mlp        %d points, %d → %d → %d, f16 GEMMs on %s, f32 master weights, loss scaling%s\n", N, D, HID, C,
+               clrun_gemm_tensor_cores(rep[0].ctx) ? "tensor cores" : "the portable kernels", P > 1 || peers ? ", data-parallel" : "");
+    if (talk && (P > 1 || peers))
+        printf("mlp        %d device%s in %d process%s\n", P * (peers ? peers->size : 1), P * (peers ? peers->size : 1) == 1 ? "" : "s",
+               peers ? peers->size : 1, peers && peers->size > 1 ? "es" : "");
     for (int step = 0; step < steps; step++) {
         const float scale = rep[0].sc.scale;
         for (int p = 0; p < P && !st; p++)
             if ((st = replica_grads(&rep[p], N))) failed_dev = p;
         if (st) goto fail;
         /* the micro-batches' partial gradients summed on the host in micro-batch order (the same
-         * f32 additions however the rows are split), and the sum given to every replica */
+         * f32 additions however the rows are split, over devices or processes), and the sum given
+         * to every replica */
         {
             size_t off = 0;
             for (int gi = 0; gi < 4; off += gsize[gi++]) {
-                memset(gsum + off, 0, gsize[gi] * 4);
+                size_t have = 0; /* this process's partials, in micro-batch order */
                 for (int p = 0; p < P; p++) {
-                    const size_t nmb = rep[p].n / MB;
-                    if ((st = clrun_download(rep[p].b[PW1 + gi], 0, gpart, nmb * gsize[gi] * 4))) {
+                    if ((st = clrun_download(rep[p].b[PW1 + gi], 0, gpart + have * gsize[gi], rep[p].n / MB * gsize[gi] * 4))) {
                         failed_dev = p;
                         goto fail;
                     }
-                    for (size_t mb = 0; mb < nmb; mb++)
+                    have += rep[p].n / MB;
+                }
+                if (peers) {
+                    if (peers->sum_partials(peers->arg, gpart, have, gsize[gi], gsum + off)) {
+                        fprintf(stderr, "mlp: the processes could not exchange gradients\n");
+                        goto done;
+                    }
+                } else {
+                    memset(gsum + off, 0, gsize[gi] * 4);
+                    for (size_t mb = 0; mb < have; mb++)
                         for (size_t e = 0; e < gsize[gi]; e++) gsum[off + e] += gpart[mb * gsize[gi] + e];
                 }
                 for (int p = 0; p < P; p++)
@@ -288,6 +307,7 @@ int mlp_train_dp(clrun_ctx *const *ctxs, int P, int steps, int every, double *lo
             }
             found_any |= found;
         }
+        if (peers) found_any = peers->any(peers->arg, found_any);
         skipped += found_any;
         for (int p = 0; p < P; p++)
             for (int i = 0; !found_any && i < 4; i++) /* W1 B1 W2 B2 follow each other */
@@ -297,24 +317,34 @@ int mlp_train_dp(clrun_ctx *const *ctxs, int P, int steps, int every, double *lo
                 }
         if (losses || step == 0 || step == steps - 1 || (every && (step + 1) % every == 0) || found_any) {
             loss = acc = 0; /* per-row losses summed on the host in row order, whatever the split */
+            size_t have = 0;
             for (int p = 0; p < P; p++) {
-                if ((st = clrun_download(rep[p].b[LOSS], 0, rowv, rep[p].n * 4)) ||
-                    (st = clrun_download(rep[p].b[RIGHT], 0, rowv + N, rep[p].n * 4))) {
+                if ((st = clrun_download(rep[p].b[LOSS], 0, rowv + have, rep[p].n * 4)) ||
+                    (st = clrun_download(rep[p].b[RIGHT], 0, rowv + N + have, rep[p].n * 4))) {
                     failed_dev = p;
                     goto fail;
                 }
-                for (size_t i = 0; i < rep[p].n; i++) loss += rowv[i], acc += rowv[N + i];
+                have += rep[p].n;
+            }
+            if (peers) {
+                if (peers->sum_rows(peers->arg, rowv, rowv + N, have, &loss, &acc)) {
+                    fprintf(stderr, "mlp: the processes could not exchange losses\n");
+                    goto done;
+                }
+            } else {
+                for (size_t i = 0; i < have; i++) loss += rowv[i], acc += rowv[N + i];
             }
             loss /= N, acc /= N;
             if (losses) losses[step] = loss;
             if (step == 0) first = loss;
-            if (found_any || step == 0 || step == steps - 1 || (every && (step + 1) % every == 0))
+            if (talk && (found_any || step == 0 || step == steps - 1 || (every && (step + 1) % every == 0)))
                 printf("mlp        step %4d  loss %.4f  accuracy %5.1f%%  scale %-10g%s\n", step + 1, loss, 100 * acc, (double)scale,
                        found_any ? "  overflow in the f16 gradients: step skipped, scale halved" : "");
         }
     }
     rc = loss < first / 4 && acc > 0.9 ? 0 : 1;
-    printf("mlp        loss %.4f → %.4f, accuracy %.1f%%, %d of %d steps skipped; %s\n", first, loss, 100 * acc, skipped, steps,
+    if (talk)
+        printf("mlp        loss %.4f → %.4f, accuracy %.1f%%, %d of %d steps skipped; %s\n", first, loss, 100 * acc, skipped, steps,
            rc ? "did NOT train as expected" : "trained");
     goto done;
 fail:

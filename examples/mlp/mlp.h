@@ -18,4 +18,23 @@ int mlp_train(clrun_ctx *ctx, int steps, int every);
  * P = 1 is mlp_train. */
 int mlp_train_dp(clrun_ctx *const *ctxs, int P, int steps, int every, double *losses);
 
+/* Other processes holding replicas too (mlp_mpi.c over MPI): this process has rows row0 .. row0 +
+ * rows of the batch (whole micro-batches of 128), the processes' rows following each other in rank
+ * order. sum_partials gets this process's partial gradients (nmb micro-batches of len floats, in
+ * order) and must give every process the sum over all micro-batches of all processes, added in
+ * micro-batch order; sum_rows likewise the sums over all rows, in row order, of the per-row losses
+ * and right answers; any the OR over the processes. Each returns 0, or non-zero on failure. */
+struct mlp_peers {
+    int rank, size;
+    size_t row0, rows;
+    int (*sum_partials)(void *arg, const float *part, size_t nmb, size_t len, float *sum);
+    int (*sum_rows)(void *arg, const float *loss, const float *right, size_t n, double *loss_sum, double *right_sum);
+    int (*any)(void *arg, int v);
+    void *arg;
+};
+int mlp_train_peers(clrun_ctx *const *ctxs, int P, const struct mlp_peers *peers, int steps, int every, double *losses);
+
+/* The batch's size in rows (a multiple of 128). */
+enum { MLP_ROWS = 4096 };
+
 #endif

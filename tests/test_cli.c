@@ -178,6 +178,9 @@ static void demo_and_bench(void **state)
     EXPECT(0, "\"impl\": \"floor: decode + encode only (2 threads)\", \"input\": \"png\", \"frames\": 2", "bench", "pipeline", "--frames",
            "2", "--jobs", "2", "--json");
     EXPECT(2, "--frames wants", "bench", "pipeline", "--frames", "0");
+    EXPECT(0, "is bit-identical to device 0's", "bench", "gemm", "--devices", "all", "--shapes", "300x150x70", "--repeat", "1");
+    EXPECT(0, "threads + 2 devices", "bench", "pipeline", "--devices", "all", "--frames", "2", "--jobs", "2");
+    EXPECT(2, "named twice", "bench", "gemm", "--devices", "0,0", "--shapes", "8x8x8", "--repeat", "1");
     EXPECT(2, "--jobs wants", "bench", "pipeline", "--jobs", "x");
     EXPECT(2, "unknown benchmark", "bench", "nosuch");
     EXPECT(2, "which benchmark", "bench");

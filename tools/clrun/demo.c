@@ -140,7 +140,7 @@ static int demo_canny(clrun_ctx *ctx, const char *edges_path)
 }
 
 static const char *demo_help =
-    "usage: clrun demo [-d SPEC] [--edges FILE]\n\n"
+    "usage: clrun demo [-d SPEC] [--edges FILE] [--devices GROUP]\n\n"
     "Shows the device and runs the seed examples on it, each checked against a CPU reference, with\n"
     "timings: the PyCUDA-style vector multiply, and a matrix multiply through clrun_gemm (2048² on\n"
     "GPUs, 512² on CPUs) checked in fp64 on sampled entries, and Canny edges of a sample image written\n"
@@ -148,22 +148,81 @@ static const char *demo_help =
     "steps of training a small MLP with f16 GEMMs, f32 master weights and loss scaling (the loss falls,\n"
     "steps whose f16 gradients overflow are skipped; examples/mlp.c is the full version).\n\n"
     "  --edges FILE        where the demo's edge image goes\n"
+    "  --devices GROUP     then the same on a device group (all, gpu, cpu, 0,2 ...): a 1024³ GEMM split over it\n"
+    "                      against its first device alone (bit-identical), and the MLP trained data-parallel\n"
+    "                      against its first device alone (the same loss curve)\n"
     "  -d, --device SPEC   device (default: $CLRUN_DEVICE, else the best)\n"
     "  --timeout S         end the command (exit 6) when it runs past S seconds (default 600, 0: none)\n"
 "  --help              this text\n\n"
     "Exit codes: 0 all examples match (and the MLP trains); 1 a mismatch or runtime failure; 3 no device; 4 build failure; 6 timeout.\n";
 
+/* --devices: the group's share of the demo: a GEMM split over it (against its first device alone,
+ * the same bits) and the MLP trained data-parallel (against the first device alone, the same loss
+ * curve). */
+static int demo_group(const char *devices)
+{
+    clrun_group *g = NULL;
+    clrun_status st = clrun_group_open(&g, devices);
+    if (st) return st == CLRUN_INVALID_ARG ? cli_usage_error("demo", "%s", clrun_last_error(NULL)) : cli_fail("demo", NULL, st);
+    const unsigned nd = clrun_group_size(g);
+    double w[64] = {0}, alone[64] = {1};
+    clrun_ctx *ctxs[64];
+    int rc = nd > 64;
+    if (!rc) st = clrun_group_weights(g, w);
+    for (unsigned i = 0; !rc && !st && i < nd; i++) {
+        ctxs[i] = clrun_group_ctx(g, i);
+        printf("group      device %u: %s (weight %.1f)\n", i, clrun_ctx_device(ctxs[i])->name, w[i]);
+    }
+    const size_t n = 1024;
+    float *a = malloc(n * n * 4), *c1 = malloc(n * n * 4), *c2 = malloc(n * n * 4);
+    clrun_gemm_desc d = {0};
+    d.m = d.n = d.k = n, d.alpha = 1, d.lda = d.ldb = d.ldc = n;
+    uint64_t seed = 5;
+    for (size_t i = 0; a && i < n * n; i++) a[i] = (float)((seed = seed * 6364136223846793005ull + 1) >> 40) / 16777216.0f - 0.5f;
+    double t0 = cli_now(), t1 = 0, t2 = 0;
+    if (!rc && !st && a && c1 && c2 && !(st = clrun_group_set_weights(g, alone)) && !(st = clrun_group_gemm(g, &d, a, a, c1))) {
+        t1 = cli_now() - t0, t0 = cli_now();
+        if (!(st = clrun_group_set_weights(g, w)) && !(st = clrun_group_gemm(g, &d, a, a, c2))) t2 = cli_now() - t0;
+    }
+    if (st) rc = cli_fail("demo", NULL, st);
+    else if (!rc) {
+        size_t rows[64];
+        clrun_group_split_rows(g, n, rows);
+        printf("group      gemm 1024³ from host arrays: %.1f ms on device 0 alone, %.1f ms on the group (rows:", t1 * 1e3, t2 * 1e3);
+        for (unsigned i = 0; i < nd; i++) printf(" %zu", rows[i]);
+        const int same = !memcmp(c1, c2, n * n * 4);
+        printf("); %s\n", same ? "bit-identical" : "DIFFERENT");
+        rc = !same;
+    }
+    free(a), free(c1), free(c2);
+    double *one = calloc(150, sizeof *one), *all = calloc(150, sizeof *all);
+    if (!rc && one && all) rc = mlp_train_dp(ctxs, 1, 150, 150, one) || mlp_train_dp(ctxs, (int)nd, 150, 50, all);
+    if (!rc && one && all) {
+        double worst = 0;
+        for (int s = 0; s < 150; s++) worst = fabs(all[s] - one[s]) / fabs(one[s]) > worst ? fabs(all[s] - one[s]) / fabs(one[s]) : worst;
+        printf("group      the MLP data-parallel on %u devices: loss curve within %.3g of device 0 alone\n", nd, worst);
+        rc = worst > 1e-6;
+    }
+    free(one), free(all);
+    clrun_group_close(g);
+    return rc;
+}
+
 int cmd_demo(int argc, char **argv)
 {
-    const char *spec = NULL, *edges = "clrun-demo-edges.png";
-    static const struct option opts[] = {
-        {"device", required_argument, NULL, 'd'}, {"edges", required_argument, NULL, 'e'}, {"help", no_argument, NULL, 'h'}, {0}};
+    const char *spec = NULL, *edges = "clrun-demo-edges.png", *devices = NULL;
+    static const struct option opts[] = {{"device", required_argument, NULL, 'd'},
+                                         {"edges", required_argument, NULL, 'e'},
+                                         {"devices", required_argument, NULL, 'G'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {0}};
     int c;
     struct cli_opts opt = {.sub = "demo", .help = demo_help, .first = 1};
     while ((c = cli_next_opt(&opt, argc, argv, "d:h", opts)) != CLI_OPTS_END) {
         if (c == CLI_OPTS_EXIT) return opt.rc;
         if (c == 'd') spec = optarg;
         else if (c == 'e') edges = optarg;
+        else if (c == 'G') devices = optarg;
     }
     if (optind < argc) return cli_usage_error("demo", "unexpected argument '%s'", argv[optind]);
     clrun_ctx *ctx = NULL;
@@ -179,5 +238,9 @@ int cmd_demo(int argc, char **argv)
     rc2 = mlp_train(ctx, 150, 50); /* the seed's AMP loop, in C */
     clrun_close(ctx);
     if (!rc) rc = rc2;
+    if (devices) {
+        rc2 = demo_group(devices);
+        if (!rc) rc = rc2;
+    }
     return rc;
 }

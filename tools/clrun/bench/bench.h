@@ -12,6 +12,7 @@ struct bench_opts {
     double size_mib;
     const char *shapes; /* gemm: "MxNxK,..." */
     int frames, jobs;   /* pipeline: frames on disk, host threads */
+    const char *devices; /* gemm, pipeline: a device group (clrun_group_open) to measure too */
 };
 
 /* One result: a table row, or with --json a record (extra: more JSON members, may be NULL). */

@@ -64,6 +64,14 @@ int bench_gemm(const struct bench_opts *o)
         return cli_usage_error("bench", "--shapes wants MxNxK[,MxNxK...], not '%s'", list);
     }
     int reps = o->repeat > 64 ? 64 : o->repeat;
+    clrun_group *grp = NULL;
+    if (o->devices) {
+        clrun_status gst = clrun_group_open(&grp, o->devices);
+        if (gst) {
+            clrun_close(ctx);
+            return gst == CLRUN_INVALID_ARG ? cli_usage_error("bench", "%s", clrun_last_error(NULL)) : cli_fail("bench", NULL, gst);
+        }
+    }
     if (!o->json) {
         printf("gemm benchmark on %s: f32 row-major NN, GFLOP/s = 2·M·N·K / time, wall clock around the call and clFinish,\n"
                "median of %d after a warm-up\n%-30s %6s %6s %6s %12s %10s\n",
@@ -100,9 +108,37 @@ int bench_gemm(const struct bench_opts *o)
                 fprintf(stderr, "clrun bench: CLBlast: %s\n", clrun_last_error(ctx));
             else gemm_record(o, "CLBlast", m, n, k, ms);
         }
+        if (rc == 0 && grp) { /* from host arrays: the group against its first device alone, the same bits */
+            const unsigned nd = clrun_group_size(grp);
+            double *w = calloc(nd, sizeof *w), *alone = calloc(nd, sizeof *alone), t1[64], t2[64];
+            float *hc2 = malloc(m * n * 4);
+            clrun_gemm_desc e = d;
+            e.a = e.b = e.c = NULL;
+            if (!w || !alone || !hc2 || clrun_group_weights(grp, w)) rc = (fprintf(stderr, "clrun bench: out of host memory\n"), EXIT_RUNTIME);
+            if (alone) alone[0] = 1;
+            for (int r = -1; rc == 0 && r < reps; r++) {
+                double t0 = cli_now();
+                if ((st = clrun_group_set_weights(grp, alone)) || (st = clrun_group_gemm(grp, &e, ha, hb, hc))) break;
+                const double t1x = cli_now();
+                if ((st = clrun_group_set_weights(grp, w)) || (st = clrun_group_gemm(grp, &e, ha, hb, hc2))) break;
+                if (r >= 0) t1[r] = (t1x - t0) * 1e3, t2[r] = (cli_now() - t1x) * 1e3;
+            }
+            if (st) rc = cli_fail("bench", NULL, st);
+            char impl[64];
+            if (rc == 0) {
+                gemm_record(o, "device 0 alone, host arrays", m, n, k, cli_median(t1, reps));
+                snprintf(impl, sizeof impl, "group of %u, host arrays", nd);
+                gemm_record(o, impl, m, n, k, cli_median(t2, reps));
+                const int same = !memcmp(hc, hc2, m * n * 4);
+                if (!o->json) printf("  the group's C %s device 0's\n", same ? "is bit-identical to" : "DIFFERS from");
+                if (!same) rc = EXIT_RUNTIME;
+            }
+            free(w), free(alone), free(hc2);
+        }
         clrun_buf_free(d.a), clrun_buf_free(d.b), clrun_buf_free(d.c);
         free(ha), free(hb), free(hc);
     }
+    clrun_group_close(grp);
 #ifdef CLRUN_HAVE_OPENBLAS
     /* the CPU peer, on the host's cores, after every device measurement: OpenBLAS's threads keep
      * spinning for a while after a call and would slow PoCL down */

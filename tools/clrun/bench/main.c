@@ -87,7 +87,7 @@ int bench_peer(const char *script, const char *const *args, const char *const *k
 }
 
 static const char *bench_help = "usage: clrun bench NAME [-d SPEC] [--json] [--repeat N] [--size MIB] [--shapes LIST]\n"
-                                "                  [--frames N] [--jobs N]\n\n"
+                                "                  [--frames N] [--jobs N] [--devices GROUP]\n\n"
                                 "Benchmarks, each printing the baseline it is judged against in the same run:\n"
                                 "  transfer   host<->device from pinned memory (clrun_host_alloc), from ordinary memory through the\n"
                                 "             plain driver path (baseline) and through clrun; device-to-device copy for reference\n"
@@ -116,6 +116,8 @@ static const char *bench_help = "usage: clrun bench NAME [-d SPEC] [--json] [--r
                                 "  --repeat N          timed repetitions after a warm-up (default 5)\n"
                                 "  --size MIB          transfer: MiB (default 1024 on a GPU, 256 otherwise); vector: Mi elements\n"
                                 "                      (default 256 on a GPU, 16 otherwise)\n"
+                                "  --devices GROUP     gemm: also time clrun_group_gemm on the group from host arrays, against its\n"
+                                "                      first device alone (same bits checked); pipeline: op canny on the group\n"
                                 "  --frames N          pipeline: frames (default 50)\n"
                                 "  --jobs N            pipeline: clrun's host threads and OpenCV's processes (default: the cores plus\n"
                                 "                      one for clrun, as op canny; the cores for OpenCV's pool)\n"
@@ -124,7 +126,7 @@ static const char *bench_help = "usage: clrun bench NAME [-d SPEC] [--json] [--r
 
 int cmd_bench(int argc, char **argv)
 {
-    struct bench_opts o = {NULL, 0, 5, 0, NULL, 0, 0};
+    struct bench_opts o = {NULL, 0, 5, 0, NULL, 0, 0, NULL};
     static const struct option opts[] = {{"device", required_argument, NULL, 'd'},
                                          {"json", no_argument, NULL, 'j'},
                                          {"repeat", required_argument, NULL, 'r'},
@@ -132,6 +134,7 @@ int cmd_bench(int argc, char **argv)
                                          {"shapes", required_argument, NULL, 'S'},
                                          {"frames", required_argument, NULL, 'F'},
                                          {"jobs", required_argument, NULL, 'J'},
+                                         {"devices", required_argument, NULL, 'G'},
                                          {"help", no_argument, NULL, 'h'},
                                          {0}};
     int c;
@@ -153,6 +156,7 @@ int cmd_bench(int argc, char **argv)
                 return cli_usage_error("bench", "--size wants a positive number of MiB, not '%s'", optarg);
             break;
         case 'S': o.shapes = optarg; break;
+        case 'G': o.devices = optarg; break;
         case 'F':
         case 'J': {
             long v = strtol(optarg, &end, 10);

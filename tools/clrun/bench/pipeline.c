@@ -131,7 +131,19 @@ int bench_pipeline(const struct bench_opts *o)
     const char *const jargs[] = {"jpeg", sub[0], NULL}, *const jkeys[] = {"made", NULL};
     double made = 0;
     const int have_jpeg = !rc && bench_peer("opencv_pipeline.py", jargs, jkeys, &made) == 1 && (int)made == n;
+    clrun_group *grp = NULL;
+    clrun_ctx *list[64];
+    double w[64];
+    int nctx = 1;
     if (!rc) rc = cli_open("bench", o->spec, &ctx);
+    if (!rc && o->devices) { /* op canny over the group, in place of the one device */
+        clrun_status gst = clrun_group_open(&grp, o->devices);
+        if (!gst && clrun_group_size(grp) > 64) gst = CLRUN_INVALID_ARG;
+        if (!gst) gst = clrun_group_weights(grp, w);
+        if (gst) rc = cli_fail("bench", NULL, gst);
+        for (int k = 0; !rc && k < (int)clrun_group_size(grp); k++) list[k] = clrun_group_ctx(grp, (unsigned)k), nctx = k + 1;
+    }
+    clrun_ctx *const *ctxs = grp ? list : &ctx;
     if (!rc && !o->json)
         printf("pipeline benchmark on %s: %d frames %dx%d (8-bit gray) on disk -> Canny (L1, 50/100) -> PNG files, end to end;\n"
                "clrun's host threads %d, OpenCV's pool %d processes (--jobs N sets both); OpenCV: cv2.imread, cv2.Canny, cv2.imwrite\n"
@@ -143,9 +155,9 @@ int bench_pipeline(const struct bench_opts *o)
         for (int i = 0; i < n; i++) snprintf(names[i], sizeof names[i], "%s/f%05d.%s", sub[0], i, ext);
         double t[5] = {0}, tw[5] = {0};
         int done = 0, warm = 0;
-        if ((rc = canny_batch(&ctx, NULL, 1, &p, in, dst, 1, 1, 1, tw, &warm))) break; /* kernels built or loaded, device awake */
+        if ((rc = canny_batch(ctxs, grp ? w : NULL, nctx, &p, in, dst, 1, 1, 1, tw, &warm))) break; /* kernels built or loaded, device awake */
         const double t0 = cli_now();
-        if ((rc = canny_batch(&ctx, NULL, 1, &p, in, dst, n, jobs, 1, t, &done))) break;
+        if ((rc = canny_batch(ctxs, grp ? w : NULL, nctx, &p, in, dst, n, jobs, 1, t, &done))) break;
         const double clrun_s = cli_now() - t0;
         for (int k = 0; k < KEEP; k++) {
             clrun_image_free(&edges[k]);
@@ -158,7 +170,8 @@ int bench_pipeline(const struct bench_opts *o)
         const int have_cv = !rc && bench_peer("opencv_pipeline.py", args, keys, v) == 2;
         if (rc) break;
         char impl[64];
-        snprintf(impl, sizeof impl, "clrun op canny (%d threads + device)", jobs);
+        if (grp) snprintf(impl, sizeof impl, "clrun op canny (%d threads + %d devices)", jobs, nctx);
+        else snprintf(impl, sizeof impl, "clrun op canny (%d threads + device)", jobs);
         pipe_record(o, impl, ext, n, clrun_s, have_cv ? v[0] : 0);
         if (have_cv) {
             pipe_record(o, "OpenCV loop (1 process)", ext, n, v[0], v[0]);
@@ -182,6 +195,7 @@ int bench_pipeline(const struct bench_opts *o)
     if (!rc && !have_jpeg && !o->json) printf("  (OpenCV not measured and no JPEG frames: python3 with cv2 is not installed)\n");
     for (int k = 0; k < KEEP; k++) clrun_image_free(&edges[k]);
     clrun_close(ctx);
+    clrun_group_close(grp);
     nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
     free(in), free(names), free(dst), free(fl);
     return rc;

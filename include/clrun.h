@@ -819,8 +819,10 @@ CLRUN_API unsigned clrun_group_size(const clrun_group *g);
 CLRUN_API clrun_ctx *clrun_group_ctx(const clrun_group *g, unsigned i);
 
 /** The devices' relative speeds, by which work is split: w[i] >= 0 for each device (0: give it
- *  nothing; at least one > 0). w NULL: measure them again (a short GEMM on each device, run once
- *  per group before its first split unless weights were set). */
+ *  nothing; at least one > 0). w NULL: measure them again (each device's f32 GEMM rate, from 256³
+ *  doubling until a product takes 2 ms or reaches 2048³, so that a GPU is not judged by its launch
+ *  latency; run once per group before its first split unless weights were set), or take them from
+ *  $CLRUN_GROUP_WEIGHTS (integers, one per device). */
 CLRUN_API clrun_status clrun_group_set_weights(clrun_group *g, const double *w);
 
 /** The weights in use (measured first when needed) into w[0 .. size). */

@@ -126,24 +126,34 @@ static double now_s(void)
     return (double)t.tv_sec + t.tv_nsec * 1e-9;
 }
 
-/* A device's GEMM rate in GFLOP/s: 256³ f32, the best of three after a warm-up. 0 when it fails. */
+/* A device's GEMM rate in GFLOP/s: f32 products from 256³ up, doubling until one takes 2 ms or
+ * 2048³ is reached (a GPU is launch-bound on small ones and would look slower than it is), the
+ * best of two runs after a warm-up at the last size. 0 when it fails. */
 static double measure(clrun_ctx *ctx)
 {
-    enum { S = 256 };
-    clrun_buf *a = NULL, *c = NULL;
     double best = 0;
-    const size_t bytes = (size_t)S * S * sizeof(float);
-    if (clrun_buf_new(ctx, bytes, 0, &a) || clrun_buf_new(ctx, bytes, 0, &c) || clrun_buf_fill(a, &(float){0}, sizeof(float), 0, bytes)) goto done;
-    clrun_gemm_desc d = {0};
-    d.m = d.n = d.k = S, d.alpha = 1, d.a = a, d.b = a, d.c = c, d.lda = d.ldb = d.ldc = S;
-    for (int r = 0; r < 4; r++) {
-        const double t0 = now_s();
-        if (clrun_gemm(ctx, &d) || clrun_finish(ctx)) goto done;
-        const double rate = 2.0 * S * S * S / (now_s() - t0) / 1e9;
-        if (r && rate > best) best = rate;
+    for (size_t S = 256; S <= 2048; S *= 2) {
+        clrun_buf *a = NULL, *c = NULL;
+        const size_t bytes = S * S * sizeof(float);
+        double took = 0;
+        best = 0;
+        if (clrun_buf_new(ctx, bytes, 0, &a) || clrun_buf_new(ctx, bytes, 0, &c) || clrun_buf_fill(a, &(float){0}, sizeof(float), 0, bytes)) {
+            clrun_buf_free(a), clrun_buf_free(c);
+            break;
+        }
+        clrun_gemm_desc d = {0};
+        d.m = d.n = d.k = S, d.alpha = 1, d.a = a, d.b = a, d.c = c, d.lda = d.ldb = d.ldc = S;
+        int ok = 1;
+        for (int r = 0; r < 3 && ok; r++) {
+            const double t0 = now_s();
+            ok = !clrun_gemm(ctx, &d) && !clrun_finish(ctx);
+            took = now_s() - t0;
+            const double rate = 2.0 * (double)S * S * S / took / 1e9;
+            if (ok && r && rate > best) best = rate;
+        }
+        clrun_buf_free(a), clrun_buf_free(c);
+        if (!ok || took >= 2e-3) break;
     }
-done:
-    clrun_buf_free(a), clrun_buf_free(c);
     if (ctx->err) ctx->err[0] = 0;
     return best;
 }
@@ -152,6 +162,17 @@ clrun_status clrun_group_set_weights(clrun_group *g, const double *w)
 {
     if (!g) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_group_set_weights: g is NULL");
     if (!w) {
+        unsigned v[CLRUN__SETTING_MAX_UINTS], nv = 0, sum = 0;
+        clrun_status st = clrun__setting_uints(NULL, CLRUN__SET_GROUP_WEIGHTS, v, &nv);
+        if (st) return st;
+        for (unsigned i = 0; i < nv; i++) sum += v[i];
+        if (nv && (nv != g->n || !sum))
+            return clrun__setting_refuse(NULL, CLRUN__SET_GROUP_WEIGHTS, "one weight per device of the group, not all 0");
+        if (nv) { /* set by the user: no measurement */
+            for (unsigned i = 0; i < g->n; i++) g->w[i] = v[i];
+            g->have_w = 1;
+            return CLRUN_OK;
+        }
         int any = 0;
         for (unsigned i = 0; i < g->n; i++) any |= (g->w[i] = measure(g->ctx[i])) > 0;
         if (!any) for (unsigned i = 0; i < g->n; i++) g->w[i] = 1; /* nothing measured: equal shares */
@@ -172,7 +193,8 @@ clrun_status clrun_group_set_weights(clrun_group *g, const double *w)
 clrun_status clrun_group_weights(clrun_group *g, double *w)
 {
     if (!g || !w) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_group_weights: NULL argument");
-    if (!g->have_w) clrun_group_set_weights(g, NULL);
+    clrun_status st;
+    if (!g->have_w && (st = clrun_group_set_weights(g, NULL))) return st;
     memcpy(w, g->w, g->n * sizeof *w);
     return CLRUN_OK;
 }
@@ -281,7 +303,10 @@ clrun_status clrun_group_gemm(clrun_group *g, const clrun_gemm_desc *d, const vo
         free(rows), free(s), free(th);
         return clrun__fail(NULL, CLRUN_HOST_OUT_OF_MEMORY, "clrun_group_gemm: out of memory");
     }
-    clrun_group_split_rows(g, d->m, rows);
+    if ((st = clrun_group_split_rows(g, d->m, rows))) {
+        free(rows), free(s), free(th);
+        return st;
+    }
     size_t r0 = 0;
     for (unsigned i = 0; i < g->n; i++) {
         s[i] = (struct gemm_share){g, i, d, a, b, c, r0, rows[i], CLRUN_OK, {0}};
@@ -382,7 +407,10 @@ static clrun_status run_ranges(clrun_group *g, struct range_share *s, size_t n, 
         free(units), free(th);
         return clrun__fail(NULL, CLRUN_HOST_OUT_OF_MEMORY, "%s: out of memory", what);
     }
-    if (!g->have_w) clrun_group_set_weights(g, NULL);
+    if (!g->have_w && (st = clrun_group_set_weights(g, NULL))) {
+        free(units), free(th);
+        return st;
+    }
     split_units(g->w, g->n, (n + RANGE_UNIT - 1) / RANGE_UNIT, units);
     size_t r0 = 0;
     for (unsigned i = 0; i < g->n; i++) {

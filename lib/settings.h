@@ -18,6 +18,8 @@
 #define CLRUN__SETTINGS(X)                                                                                                               \
     X(DEVICE, TEXT, 0, 0, "a selection string", "default device: `PLATFORM:DEVICE`, an index, a name, `gpu`, `cpu` or `accelerator`")    \
     X(DEVICES, TEXT, 0, 0, "a group", "default device group (`clrun_group_open`, `--devices`): `all`, `gpu`, `cpu` or selection strings `0,2`")  \
+    X(GROUP_WEIGHTS, UINTS, 1, 8, "`W,W,...`",                                                                                         \
+      "device groups: the devices' relative speeds, one integer per device in group order (0: give it nothing), instead of measuring them") \
     X(CACHE_DIR, TEXT, 0, 0, "a folder", "binary cache folder (else `$XDG_CACHE_HOME/clrun`, else `~/.cache/clrun`)")                    \
     X(NO_CACHE, FLAG, 0, 0, "`1` or `0`", "`1`: no binary cache")                                                                        \
     X(KERNEL_DIR, TEXT, 0, 0, "a folder", "load the kernel library's sources from this folder instead of the embedded copy")             \

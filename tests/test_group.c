@@ -94,7 +94,14 @@ static void split(void **state)
     CHECK_OK(NULL, clrun_group_set_weights(g, NULL)); /* measured: both devices run GEMM */
     CHECK_OK(NULL, clrun_group_weights(g, w));
     assert_true(w[0] > 0 && w[1] > 0);
-    fprintf(stderr, "measured weights (GFLOP/s at 256^3): %.2f, %.2f\n", w[0], w[1]);
+    fprintf(stderr, "measured weights (GFLOP/s): %.2f, %.2f\n", w[0], w[1]);
+    setenv("CLRUN_GROUP_WEIGHTS", "3,1", 1); /* the user's weights, not measured */
+    CHECK_OK(NULL, clrun_group_set_weights(g, NULL));
+    CHECK_OK(NULL, clrun_group_weights(g, w));
+    assert_true(w[0] == 3 && w[1] == 1);
+    setenv("CLRUN_GROUP_WEIGHTS", "1", 1);
+    CHECK_FAIL(NULL, clrun_group_set_weights(g, NULL), CLRUN_INVALID_ARG, "one weight per device");
+    unsetenv("CLRUN_GROUP_WEIGHTS");
     clrun_group_close(g);
 }
 

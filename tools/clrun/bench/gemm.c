@@ -48,6 +48,46 @@ clrun_status time_gemm(clrun_ctx *ctx, clrun_gemm_desc *d, clrun_gemm_backend be
     return st;
 }
 
+/* --devices: each shape from host arrays on the group's first device alone and on the whole group
+ * (clrun_group_gemm, its measured weights), the results compared bit for bit. */
+static int group_rows(const struct bench_opts *o, clrun_group *grp, size_t shapes[16][3], size_t ns, int reps)
+{
+    const unsigned nd = clrun_group_size(grp);
+    int rc = 0;
+    for (size_t si = 0; si < ns && rc == 0; si++) {
+        const size_t m = shapes[si][0], n = shapes[si][1], k = shapes[si][2];
+        double *w = calloc(nd, sizeof *w), *alone = calloc(nd, sizeof *alone), t1[64], t2[64];
+        float *ha = malloc(m * k * 4), *hb = malloc(k * n * 4), *hc = malloc(m * n * 4), *hc2 = malloc(m * n * 4);
+        clrun_gemm_desc e = {0};
+        clrun_status st = CLRUN_OK;
+        e.m = m, e.n = n, e.k = k, e.alpha = 1, e.lda = k, e.ldb = n, e.ldc = n;
+        uint64_t seed = 7 + si;
+        if (!w || !alone || !ha || !hb || !hc || !hc2 || clrun_group_weights(grp, w)) rc = (fprintf(stderr, "clrun bench: out of host memory\n"), EXIT_RUNTIME);
+        for (size_t i = 0; rc == 0 && i < m * k; i++) ha[i] = (float)((seed = seed * 6364136223846793005ull + 1) >> 40) / 16777216.0f - 0.5f;
+        for (size_t i = 0; rc == 0 && i < k * n; i++) hb[i] = (float)((seed = seed * 6364136223846793005ull + 1) >> 40) / 16777216.0f - 0.5f;
+        if (alone) alone[0] = 1;
+        for (int r = -1; rc == 0 && r < reps; r++) {
+            double t0 = cli_now();
+            if ((st = clrun_group_set_weights(grp, alone)) || (st = clrun_group_gemm(grp, &e, ha, hb, hc))) break;
+            const double t1x = cli_now();
+            if ((st = clrun_group_set_weights(grp, w)) || (st = clrun_group_gemm(grp, &e, ha, hb, hc2))) break;
+            if (r >= 0) t1[r] = (t1x - t0) * 1e3, t2[r] = (cli_now() - t1x) * 1e3;
+        }
+        if (st) rc = cli_fail("bench", NULL, st);
+        if (rc == 0) {
+            char impl[64];
+            gemm_record(o, "device 0 alone, host arrays", m, n, k, cli_median(t1, reps));
+            snprintf(impl, sizeof impl, "group of %u, host arrays", nd);
+            gemm_record(o, impl, m, n, k, cli_median(t2, reps));
+            const int same = !memcmp(hc, hc2, m * n * 4);
+            if (!o->json) printf("  the group's C is %s device 0's\n", same ? "bit-identical to" : "DIFFERENT from");
+            if (!same) rc = EXIT_RUNTIME;
+        }
+        free(w), free(alone), free(ha), free(hb), free(hc), free(hc2);
+    }
+    return rc;
+}
+
 int bench_gemm(const struct bench_opts *o)
 {
     clrun_ctx *ctx = NULL;
@@ -108,36 +148,12 @@ int bench_gemm(const struct bench_opts *o)
                 fprintf(stderr, "clrun bench: CLBlast: %s\n", clrun_last_error(ctx));
             else gemm_record(o, "CLBlast", m, n, k, ms);
         }
-        if (rc == 0 && grp) { /* from host arrays: the group against its first device alone, the same bits */
-            const unsigned nd = clrun_group_size(grp);
-            double *w = calloc(nd, sizeof *w), *alone = calloc(nd, sizeof *alone), t1[64], t2[64];
-            float *hc2 = malloc(m * n * 4);
-            clrun_gemm_desc e = d;
-            e.a = e.b = e.c = NULL;
-            if (!w || !alone || !hc2 || clrun_group_weights(grp, w)) rc = (fprintf(stderr, "clrun bench: out of host memory\n"), EXIT_RUNTIME);
-            if (alone) alone[0] = 1;
-            for (int r = -1; rc == 0 && r < reps; r++) {
-                double t0 = cli_now();
-                if ((st = clrun_group_set_weights(grp, alone)) || (st = clrun_group_gemm(grp, &e, ha, hb, hc))) break;
-                const double t1x = cli_now();
-                if ((st = clrun_group_set_weights(grp, w)) || (st = clrun_group_gemm(grp, &e, ha, hb, hc2))) break;
-                if (r >= 0) t1[r] = (t1x - t0) * 1e3, t2[r] = (cli_now() - t1x) * 1e3;
-            }
-            if (st) rc = cli_fail("bench", NULL, st);
-            char impl[64];
-            if (rc == 0) {
-                gemm_record(o, "device 0 alone, host arrays", m, n, k, cli_median(t1, reps));
-                snprintf(impl, sizeof impl, "group of %u, host arrays", nd);
-                gemm_record(o, impl, m, n, k, cli_median(t2, reps));
-                const int same = !memcmp(hc, hc2, m * n * 4);
-                if (!o->json) printf("  the group's C %s device 0's\n", same ? "is bit-identical to" : "DIFFERS from");
-                if (!same) rc = EXIT_RUNTIME;
-            }
-            free(w), free(alone), free(hc2);
-        }
         clrun_buf_free(d.a), clrun_buf_free(d.b), clrun_buf_free(d.c);
         free(ha), free(hb), free(hc);
     }
+    clrun_close(ctx); /* before the group runs: an idle context's driver threads must not compete with the group's */
+    ctx = NULL;
+    if (rc == 0 && grp) rc = group_rows(o, grp, shapes, ns, reps);
     clrun_group_close(grp);
 #ifdef CLRUN_HAVE_OPENBLAS
     /* the CPU peer, on the host's cores, after every device measurement: OpenBLAS's threads keep

@@ -496,7 +496,26 @@ static void op_gemm_devices(void **state)
     EXPECT(2, "named twice", "op", "gemm", path("da.npy"), path("db.npy"), "-o", path("x.npy"), "--devices", "0,0");
     EXPECT(3, "no OpenCL device matches", "op", "gemm", path("da.npy"), path("db.npy"), "-o", path("x.npy"), "--devices", "0,nosuch");
     EXPECT(2, "not both", "op", "gemm", path("da.npy"), path("db.npy"), "-o", path("x.npy"), "--devices", "all", "-d", "0");
-    EXPECT(2, "runs on one device", "op", "mul", path("da.npy"), path("da.npy"), "-o", path("x.npy"), "--devices", "all");
+    { /* element-wise ops and reductions over the group: the same bytes and values */
+        size_t big[1] = {3 * 4096 + 77};
+        clrun_array v;
+        CHECK_OK(NULL, clrun_array_new(&v, CLRUN_F32, 1, big));
+        for (size_t i = 0; i < v.count; i++) ((float *)v.data)[i] = rng_float(&s);
+        CHECK_OK(NULL, clrun_npy_write(path("dv.npy"), &v));
+        clrun_array_free(&v);
+        EXPECT(0, "wrote", "op", "fma", path("dv.npy"), path("dv.npy"), path("dv.npy"), "-o", path("f1.npy"), "-d", "0");
+        EXPECT(0, "wrote", "op", "fma", path("dv.npy"), path("dv.npy"), path("dv.npy"), "-o", path("f2.npy"), "--devices", "all");
+        CHECK_OK(NULL, clrun_npy_read(path("f1.npy"), &one));
+        CHECK_OK(NULL, clrun_npy_read(path("f2.npy"), &two));
+        assert_memory_equal(one.data, two.data, one.bytes);
+        clrun_array_free(&one), clrun_array_free(&two);
+        EXPECT(0, NULL, "op", "max", path("dv.npy"), "-d", "0");
+        char want[64];
+        snprintf(want, sizeof want, "%.63s", out_text);
+        EXPECT(0, NULL, "op", "max", path("dv.npy"), "--devices", "all");
+        assert_string_equal(out_text, want);
+        EXPECT(0, "\"op\": \"sum\"", "op", "sum", path("dv.npy"), "--devices", "all", "--json");
+    }
     clrun_array_free(&a), clrun_array_free(&b);
 }
 

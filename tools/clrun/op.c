@@ -29,7 +29,7 @@ static int same_shape(const clrun_array *a, const clrun_array *b)
 }
 
 /* Upload the inputs, run the op, write or print the result. */
-static int op_run(clrun_ctx *ctx, const struct op *op, clrun_array *in, int nin, const struct op_opts *o)
+static int op_run(clrun_ctx *ctx, clrun_group *grp, const struct op *op, clrun_array *in, int nin, const struct op_opts *o)
 {
     clrun_buf *b[4] = {NULL, NULL, NULL, NULL};
     clrun_array r = {0};
@@ -52,6 +52,24 @@ static int op_run(clrun_ctx *ctx, const struct op *op, clrun_array *in, int nin,
         }
     }
     size_t n = in[0].count, bytes = in[0].bytes ? in[0].bytes : 4;
+    double d = 0;
+    float f = 0;
+    size_t idx = 0;
+    const char *name = op->name;
+    if (grp) { /* ranges over the group's devices */
+        if (op->kind == 0) {
+            if (clrun_array_new(&r, t, in[0].ndim, in[0].shape) != CLRUN_OK) return cli_fail("op", NULL, CLRUN_HOST_OUT_OF_MEMORY);
+            if ((st = clrun_group_vec(grp, op->vop, t, n, o->alpha, r.data, in[0].data, nin > 1 ? in[1].data : NULL, nin > 2 ? in[2].data : NULL)))
+                rc = cli_fail("op", NULL, st);
+            else if (clrun_npy_write(o->out, &r) != CLRUN_OK) rc = cli_fail("op", NULL, CLRUN_IO_ERROR);
+            else fprintf(cli_notes(o->out), "wrote %s (%s, %zu elements)\n", o->out, clrun_dtype_name(t), n);
+            clrun_array_free(&r);
+            return rc;
+        }
+        if ((st = clrun_group_reduce(grp, name, t, in[0].data, nin > 1 ? in[1].data : NULL, n, &d, &idx)))
+            return st == CLRUN_INVALID_ARG ? (fprintf(stderr, "clrun op %s: %s\n", name, clrun_last_error(NULL)), EXIT_USAGE) : cli_fail("op", NULL, st);
+        goto print;
+    }
     for (int i = 0; i < nin && st == CLRUN_OK; i++)
         if ((st = clrun_buf_new(ctx, bytes, 0, &b[i])) == CLRUN_OK && n) st = clrun_upload(b[i], 0, in[i].data, in[i].bytes);
     if (st == CLRUN_OK && op->kind == 0) st = clrun_buf_new(ctx, bytes, 0, &b[3]);
@@ -76,10 +94,6 @@ static int op_run(clrun_ctx *ctx, const struct op *op, clrun_array *in, int nin,
         fprintf(cli_notes(o->out), "wrote %s (%s, %zu elements)\n", o->out, clrun_dtype_name(t), n);
         goto done;
     }
-    double d = 0;
-    float f = 0;
-    size_t idx = 0;
-    const char *name = op->name;
     if (!strcmp(name, "sum")) st = clrun_sum(ctx, t, b[0], 0, n, &d);
     else if (!strcmp(name, "dot")) st = clrun_dot(ctx, t, b[0], 0, b[1], 0, n, &d);
     else if (!strcmp(name, "norm2")) st = clrun_norm2(ctx, t, b[0], 0, n, &d);
@@ -91,6 +105,7 @@ static int op_run(clrun_ctx *ctx, const struct op *op, clrun_array *in, int nin,
                                      : cli_fail("op", ctx, st);
         goto done;
     }
+print:
     if (!strcmp(name, "argmax")) {
         if (o->json) printf("{\"op\": \"argmax\", \"n\": %zu, \"index\": %zu}\n", n, idx);
         else printf("%zu\n", idx);
@@ -271,9 +286,11 @@ static const char *op_help = "usage: clrun op NAME IN.npy... [-o OUT.npy] [--alp
                              "  --fast              gemm: one running sum per element (as a plain loop, a few % faster) instead\n"
                              "                      of per-slice partial sums (about 3x more accurate)\n"
                              "  -d, --device SPEC   device (default: $CLRUN_DEVICE, else the best)\n"
-                             "  --devices GROUP     gemm: split the rows of C over a group of devices (all, gpu, cpu, or selection\n"
-                             "                      strings 0,2; default $CLRUN_DEVICES): blocks of 128 rows by each device's\n"
-                             "                      measured speed; bit-identical to one device on devices of one kind\n"
+                             "  --devices GROUP     split over a group of devices (all, gpu, cpu, or selection strings 0,2; default\n"
+                             "                      $CLRUN_DEVICES) by each device's measured speed: gemm in blocks of 128 rows of C\n"
+                             "                      (bit-identical to one device on devices of one kind); element-wise ops and\n"
+                             "                      reductions in ranges of 4096 elements (element-wise: bit-identical; sums:\n"
+                             "                      combined in double, the same error bound)\n"
                              "  --timeout S         end the command (exit 6) when it runs past S seconds (default 600, 0: none)\n"
 "  --help              this text\n\n"
                              "Exit codes: 0; 1 runtime failure; 2 bad command line or input file; 3 no device; 6 timeout.\n\n";
@@ -433,7 +450,6 @@ int cmd_op(int argc, char **argv)
     clrun_ctx *ctx = NULL;
     clrun_group *grp = NULL;
     if (!rc && devices && spec) rc = cli_usage_error("op", "give -d (one device) or --devices (a group), not both");
-    if (!rc && devices && op->kind != 2) rc = cli_usage_error("op", "--devices splits gemm over a group; %s runs on one device (-d)", name);
     if (!rc && devices && g.backend != CLRUN_GEMM_AUTO) rc = cli_usage_error("op", "--backend applies to one device; --devices chooses per device");
     if (!rc && devices) {
         clrun_status st = clrun_group_open(&grp, devices);
@@ -443,7 +459,7 @@ int cmd_op(int argc, char **argv)
         rc = cli_open("op", spec, &ctx);
     }
     g.alpha = o.alpha;
-    if (!rc) rc = op->kind == 2 ? op_gemm(ctx, grp, in, &o, &g) : op_run(ctx, op, in, nin, &o);
+    if (!rc) rc = op->kind == 2 ? op_gemm(ctx, grp, in, &o, &g) : op_run(ctx, grp, op, in, nin, &o);
     for (int i = 0; i < nin; i++) clrun_array_free(&in[i]);
     clrun_close(ctx);
     clrun_group_close(grp);

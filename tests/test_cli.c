@@ -181,6 +181,7 @@ static void demo_and_bench(void **state)
     EXPECT(0, "is bit-identical to device 0's", "bench", "gemm", "--devices", "all", "--shapes", "300x150x70", "--repeat", "1");
     EXPECT(0, "threads + 2 devices", "bench", "pipeline", "--devices", "all", "--frames", "2", "--jobs", "2");
     EXPECT(2, "named twice", "bench", "gemm", "--devices", "0,0", "--shapes", "8x8x8", "--repeat", "1");
+    EXPECT(0, "pageable, clrun, 2 devices at once", "bench", "transfer", "--devices", "all", "--size", "4", "--repeat", "2");
     EXPECT(2, "--jobs wants", "bench", "pipeline", "--jobs", "x");
     EXPECT(2, "unknown benchmark", "bench", "nosuch");
     EXPECT(2, "which benchmark", "bench");

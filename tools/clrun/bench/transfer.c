@@ -3,6 +3,7 @@
 #include "bench.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,6 +22,91 @@ static double time_transfer(clrun_ctx *ctx, clrun_buf *buf, void *host, size_t b
     }
     (void)ctx;
     return cli_median(t, repeat);
+}
+
+/* --devices: every device of the group copying at once, a thread each (does the host's memory or
+ * PCIe saturate?): each thread times `reps` blocking transfers after a common start. */
+struct copier {
+    clrun_ctx *ctx;
+    clrun_buf *buf;
+    void *pinned;
+    char *plain;
+    size_t bytes;
+    int reps, dir, pinned_case;
+    pthread_barrier_t *start;
+    double secs;
+    clrun_status st;
+};
+
+static void *copier(void *arg)
+{
+    struct copier *c = arg;
+    void *host = c->pinned_case ? c->pinned : c->plain;
+    c->st = c->dir == H2D ? clrun_upload(c->buf, 0, host, c->bytes) : clrun_download(c->buf, 0, host, c->bytes); /* warm-up */
+    pthread_barrier_wait(c->start);
+    const double t0 = cli_now();
+    for (int r = 0; r < c->reps && !c->st; r++)
+        c->st = c->dir == H2D ? clrun_upload(c->buf, 0, host, c->bytes) : clrun_download(c->buf, 0, host, c->bytes);
+    c->secs = cli_now() - t0;
+    return NULL;
+}
+
+static int group_transfer(const struct bench_opts *o, double mib)
+{
+    clrun_group *g = NULL;
+    clrun_status st = clrun_group_open(&g, o->devices);
+    if (st) return st == CLRUN_INVALID_ARG ? cli_usage_error("bench", "%s", clrun_last_error(NULL)) : cli_fail("bench", NULL, st);
+    const unsigned nd = clrun_group_size(g);
+    struct copier *c = calloc(nd, sizeof *c);
+    pthread_t *th = calloc(nd, sizeof *th);
+    pthread_barrier_t start;
+    int rc = !c || !th ? (fprintf(stderr, "clrun bench: out of memory\n"), EXIT_RUNTIME) : 0;
+    for (unsigned i = 0; !rc && i < nd; i++) {
+        const clrun_device_info *in = clrun_ctx_device(clrun_group_ctx(g, i));
+        size_t bytes = (size_t)(mib * 1048576.0);
+        if (bytes > in->max_alloc) bytes = (size_t)in->max_alloc / 4096 * 4096;
+        c[i] = (struct copier){clrun_group_ctx(g, i), NULL, NULL, malloc(bytes), bytes, o->repeat, 0, 0, &start, 0, CLRUN_OK};
+        if (!c[i].plain || (st = clrun_buf_new(c[i].ctx, bytes, 0, &c[i].buf)) || (st = clrun_host_alloc(c[i].ctx, bytes, &c[i].pinned)))
+            rc = cli_fail("bench", c[i].plain ? c[i].ctx : NULL, c[i].plain ? st : CLRUN_HOST_OUT_OF_MEMORY);
+        else memset(c[i].plain, 1, bytes), memset(c[i].pinned, 2, bytes);
+    }
+    if (!rc && !o->json) printf("all %u devices of the group copying at once, a thread each:\n", nd);
+    for (int dir = H2D; !rc && dir <= D2H; dir++)
+        for (int pc = 1; !rc && pc >= 0; pc--) {
+            pthread_barrier_init(&start, NULL, nd);
+            unsigned started = 0;
+            for (unsigned i = 0; i < nd; i++) {
+                c[i].dir = dir, c[i].pinned_case = pc, c[i].st = CLRUN_OK;
+                if (pthread_create(&th[i], NULL, copier, &c[i])) break;
+                started++;
+            }
+            if (started < nd) { /* the barrier would never open: give up (threads are few, this does not happen) */
+                fprintf(stderr, "clrun bench: cannot start the copying threads\n");
+                exit(EXIT_RUNTIME);
+            }
+            double slowest = 0, total = 0;
+            for (unsigned i = 0; i < nd; i++) {
+                pthread_join(th[i], NULL);
+                if (c[i].st && !rc) rc = cli_fail("bench", c[i].ctx, c[i].st);
+                if (c[i].secs > slowest) slowest = c[i].secs;
+                total += (double)c[i].bytes * c[i].reps;
+            }
+            pthread_barrier_destroy(&start);
+            if (rc) break;
+            char impl[64];
+            snprintf(impl, sizeof impl, "%s, %u devices at once", pc ? "pinned" : "pageable, clrun", nd);
+            record(o, dir == H2D ? "h2d" : "d2h", impl, (size_t)total, slowest * 1e3, total / slowest / 1e9, NULL);
+            for (unsigned i = 0; i < nd && !o->json; i++)
+                printf("    device %u: %.1f GB/s\n", i, (double)c[i].bytes * c[i].reps / c[i].secs / 1e9);
+        }
+    for (unsigned i = 0; c && i < nd; i++) {
+        free(c[i].plain);
+        if (c[i].pinned) clrun_host_free(c[i].ctx, c[i].pinned);
+        clrun_buf_free(c[i].buf);
+    }
+    free(c), free(th);
+    clrun_group_close(g);
+    return rc;
 }
 
 int bench_transfer(const struct bench_opts *o)
@@ -99,5 +185,6 @@ done:
     clrun_buf_free(buf);
     clrun_buf_free(buf2);
     clrun_close(ctx);
+    if (rc == 0 && o->devices) rc = group_transfer(o, mib); /* after this context is gone: its driver threads would compete */
     return rc;
 }

@@ -2,6 +2,8 @@
  * the timing shared with `clrun bench mixed`. */
 #include "bench.h"
 
+#include <pthread.h>
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,8 +50,79 @@ clrun_status time_gemm(clrun_ctx *ctx, clrun_gemm_desc *d, clrun_gemm_backend be
     return st;
 }
 
+/* Device-resident over the group: each device holds its block of A's rows, all of B and its block
+ * of C (as clrun_group_gemm would split them) and multiplies, all at once, a thread each; the time
+ * is the slowest device's, from a common start. */
+struct resident {
+    clrun_ctx *ctx;
+    clrun_gemm_desc d;
+    pthread_barrier_t *start;
+    int reps;
+    double ms[64];
+    clrun_status st;
+};
+
+static void *resident_run(void *arg)
+{
+    struct resident *r = arg;
+    r->st = r->d.m ? clrun_gemm(r->ctx, &r->d) : CLRUN_OK; /* warm-up */
+    if (!r->st) r->st = clrun_finish(r->ctx);
+    for (int i = 0; i < r->reps; i++) {
+        pthread_barrier_wait(r->start);
+        const double t0 = cli_now();
+        if (!r->st && r->d.m && !(r->st = clrun_gemm(r->ctx, &r->d))) r->st = clrun_finish(r->ctx);
+        r->ms[i] = (cli_now() - t0) * 1e3;
+    }
+    return NULL;
+}
+
+static int group_resident(const struct bench_opts *o, clrun_group *grp, size_t m, size_t n, size_t k, int reps, clrun_dtype type,
+                          const char *who)
+{
+    const unsigned nd = clrun_group_size(grp);
+    size_t *rows = calloc(nd, sizeof *rows);
+    struct resident *r = calloc(nd, sizeof *r);
+    pthread_t *th = calloc(nd, sizeof *th);
+    pthread_barrier_t start;
+    const size_t es = clrun_dtype_size(type);
+    clrun_status st = rows && r && th ? clrun_group_split_rows(grp, m, rows) : CLRUN_HOST_OUT_OF_MEMORY;
+    int rc = st ? cli_fail("bench", NULL, st) : 0;
+    for (unsigned i = 0; !rc && i < nd; i++) {
+        clrun_ctx *ctx = clrun_group_ctx(grp, i);
+        clrun_gemm_desc d = {0};
+        d.m = rows[i], d.n = n, d.k = k, d.alpha = 1, d.lda = k, d.ldb = n, d.ldc = n, d.whole_m = m, d.type = type;
+        if (rows[i] && ((st = clrun_buf_new(ctx, rows[i] * k * es, 0, &d.a)) || (st = clrun_buf_new(ctx, k * n * es, 0, &d.b)) ||
+                        (st = clrun_buf_new(ctx, rows[i] * n * 4, 0, &d.c)) || (st = clrun_buf_fill(d.a, &(uint16_t){0x3c00}, 2, 0, rows[i] * k * es)) ||
+                        (st = clrun_buf_fill(d.b, &(uint16_t){0x3c00}, 2, 0, k * n * es))))
+            rc = cli_fail("bench", ctx, st);
+        r[i] = (struct resident){ctx, d, &start, reps, {0}, CLRUN_OK};
+    }
+    if (!rc) {
+        pthread_barrier_init(&start, NULL, nd);
+        for (unsigned i = 0; i < nd; i++)
+            if (pthread_create(&th[i], NULL, resident_run, &r[i])) exit((fprintf(stderr, "clrun bench: cannot start a thread\n"), EXIT_RUNTIME));
+        for (unsigned i = 0; i < nd; i++) pthread_join(th[i], NULL);
+        pthread_barrier_destroy(&start);
+        double t[64];
+        for (int j = 0; j < reps; j++) {
+            t[j] = 0;
+            for (unsigned i = 0; i < nd; i++) t[j] = r[i].ms[j] > t[j] ? r[i].ms[j] : t[j];
+        }
+        for (unsigned i = 0; i < nd && !rc; i++)
+            if (r[i].st) rc = cli_fail("bench", r[i].ctx, r[i].st);
+        char impl[64];
+        snprintf(impl, sizeof impl, "%s, resident%s", who, type == CLRUN_F16 ? ", f16" : "");
+        if (!rc) gemm_record(o, impl, m, n, k, cli_median(t, reps));
+    }
+    for (unsigned i = 0; r && i < nd; i++) clrun_buf_free(r[i].d.a), clrun_buf_free(r[i].d.b), clrun_buf_free(r[i].d.c);
+    free(rows), free(r), free(th);
+    return rc;
+}
+
 /* --devices: each shape from host arrays on the group's first device alone and on the whole group
- * (clrun_group_gemm, its measured weights), the results compared bit for bit. */
+ * (clrun_group_gemm, its measured weights), the results compared bit for bit; then device-resident
+ * over the group, f32 and f16 (the tensor cores where there are some), for the multi-GPU speed-up
+ * against one device's resident rows above. */
 static int group_rows(const struct bench_opts *o, clrun_group *grp, size_t shapes[16][3], size_t ns, int reps)
 {
     const unsigned nd = clrun_group_size(grp);
@@ -82,6 +155,17 @@ static int group_rows(const struct bench_opts *o, clrun_group *grp, size_t shape
             const int same = !memcmp(hc, hc2, m * n * 4);
             if (!o->json) printf("  the group's C is %s device 0's\n", same ? "bit-identical to" : "DIFFERENT from");
             if (!same) rc = EXIT_RUNTIME;
+        }
+        char who[32];
+        snprintf(who, sizeof who, "group of %u", nd);
+        for (int ty = 0; ty < 2 && rc == 0; ty++) { /* f32, then f16: device 0 alone, then the group */
+            const clrun_dtype type = ty ? CLRUN_F16 : CLRUN_F32;
+            if ((rc = clrun_group_set_weights(grp, alone) ? cli_fail("bench", NULL, CLRUN_INVALID_ARG) : 0) ||
+                (rc = group_resident(o, grp, m, n, k, reps, type, "device 0 alone")))
+                break;
+            if ((rc = clrun_group_set_weights(grp, w) ? cli_fail("bench", NULL, CLRUN_INVALID_ARG) : 0) ||
+                (rc = group_resident(o, grp, m, n, k, reps, type, who)))
+                break;
         }
         free(w), free(alone), free(ha), free(hb), free(hc), free(hc2);
     }

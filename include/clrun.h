@@ -730,6 +730,40 @@ CLRUN_API clrun_status clrun_scaler_unscale(clrun_ctx *ctx, clrun_scaler *s, con
 CLRUN_API clrun_status clrun_scaler_update(clrun_ctx *ctx, clrun_scaler *s, int *found_inf);
 
 /* ------------------------------------------------------------------------------------------------
+ * INT8 quantization (lib/ops/quant.c, cl/quant.cl)
+ *
+ * f32 -> s8 with PyTorch's arithmetic for qint8 (torch.quantize_per_tensor / quantize_per_channel):
+ *     inv = 1.0f / scale (f32),  q = clamp(zero_point + rint(x · inv), -128, 127)
+ * with rint rounding half to even and the addition in f32 (as PyTorch's int64 + float is); ±inf
+ * saturate, NaN gives the zero point. Back: x = (float)(q - zero_point) · scale in f32 (one
+ * rounding), as torch.dequantize. Per tensor (channels 0 or 1) or per channel: element i of a
+ * row-major array belongs to channel (i / inner) % channels, inner being the product of the
+ * dimensions after the channel axis.
+ * ----------------------------------------------------------------------------------------------*/
+
+typedef struct clrun_qparams {
+    size_t channels;           /* 0 or 1: per tensor; else the length of the channel axis */
+    size_t inner;              /* per channel: elements per step along the axis (product of the later dimensions) */
+    const float *scale;        /* host array, one per channel: positive and finite */
+    const int32_t *zero_point; /* host array, one per channel: -128 to 127 */
+} clrun_qparams;
+
+/** n f32 elements of x from element x_off into n s8 elements of q from q_off (queued). */
+CLRUN_API clrun_status clrun_quantize(clrun_ctx *ctx, clrun_buf *x, size_t x_off, clrun_buf *q, size_t q_off, size_t n, const clrun_qparams *p);
+
+/** n s8 elements of q from q_off into n f32 elements of x from x_off (queued). */
+CLRUN_API clrun_status clrun_dequantize(clrun_ctx *ctx, clrun_buf *q, size_t q_off, clrun_buf *x, size_t x_off, size_t n, const clrun_qparams *p);
+
+/** Scales and zero points (one per channel; channels and inner as in clrun_qparams) from the
+ *  range of host data x, as torch.ao.quantization's MinMaxObserver computes them for qint8 in f32:
+ *  symmetric: scale = max(|min|, max) / 127.5, zero point 0; affine: scale = (max - min) / 255 and
+ *  zero point = -128 - round(min / scale), clamped; min taken ≤ 0 and max ≥ 0; scale at least f32's
+ *  epsilon. percentile 100 uses the range itself; below 100 the nearest-rank percentile from the
+ *  top for max and from the bottom for min, which clips outliers. Non-finite values are ignored. */
+CLRUN_API clrun_status clrun_quant_calibrate(const float *x, size_t n, size_t channels, size_t inner, int symmetric, double percentile,
+                                             float *scale, int32_t *zero_point);
+
+/* ------------------------------------------------------------------------------------------------
  * Images and Canny edge detection (lib/io/image.c, lib/ops/canny.c, cl/canny.cl)
  * ----------------------------------------------------------------------------------------------*/
 

@@ -464,6 +464,51 @@ static void op_mul(void **state)
 
 /* op gemm --devices: the rows split over PoCL's two devices, the file byte-identical to one device's;
  * batches one after another; a bad group or another op refused. */
+/* op quantize / dequantize: per tensor and per channel against the formula; calibration printed and
+ * taken back; bad command lines. */
+static void op_quant(void **state)
+{
+    (void)state;
+    uint64_t rng = test_seed() + 21;
+    size_t sh[3] = {3, 4, 5};
+    clrun_array x, q, y;
+    CHECK_OK(NULL, clrun_array_new(&x, CLRUN_F32, 3, sh));
+    for (size_t i = 0; i < x.count; i++) ((float *)x.data)[i] = rng_float(&rng) * 40;
+    ((float *)x.data)[7] = 1e9f, ((float *)x.data)[8] = -1e9f;
+    CHECK_OK(NULL, clrun_npy_write(path("qx.npy"), &x));
+    EXPECT(0, "--zero-point -3", "op", "quantize", path("qx.npy"), "-o", path("qq.npy"), "--scale", "0.25", "--zero-point", "-3");
+    CHECK_OK(NULL, clrun_npy_read(path("qq.npy"), &q));
+    assert_int_equal(q.dtype, CLRUN_I8);
+    for (size_t i = 0; i < x.count; i++) {
+        float r = -3.0f + rintf(((float *)x.data)[i] * (1.0f / 0.25f));
+        r = r < -128 ? -128 : r > 127 ? 127 : r;
+        assert_int_equal(((signed char *)q.data)[i], (int)r);
+    }
+    EXPECT(0, "wrote", "op", "dequantize", path("qq.npy"), "-o", path("qy.npy"), "--scale", "0.25", "--zero-point", "-3");
+    CHECK_OK(NULL, clrun_npy_read(path("qy.npy"), &y));
+    for (size_t i = 0; i < x.count; i++) assert_true(((float *)y.data)[i] == (float)(((signed char *)q.data)[i] + 3) * 0.25f);
+    clrun_array_free(&q), clrun_array_free(&y);
+    /* per channel along the middle axis: four scales */
+    EXPECT(0, "wrote", "op", "quantize", path("qx.npy"), "-o", path("qc.npy"), "--scale", "0.5,0.25,1,2", "--zero-point", "1,2,3,4", "--axis", "1");
+    CHECK_OK(NULL, clrun_npy_read(path("qc.npy"), &q));
+    static const float cs[4] = {0.5f, 0.25f, 1, 2};
+    for (size_t i = 0; i < x.count; i++) {
+        const size_t c = (i / 5) % 4;
+        float r = (float)(c + 1) + rintf(((float *)x.data)[i] * (1.0f / cs[c]));
+        r = r < -128 ? -128 : r > 127 ? 127 : r;
+        assert_int_equal(((signed char *)q.data)[i], (int)r);
+    }
+    clrun_array_free(&q);
+    EXPECT(0, "--axis 1", "op", "quantize", path("qx.npy"), "-o", path("qk.npy"), "--calibrate", "--axis", "1", "--percentile", "99");
+    EXPECT(2, "one of them", "op", "quantize", path("qx.npy"), "-o", path("qk.npy"));
+    EXPECT(2, "wants 4 numbers", "op", "quantize", path("qx.npy"), "-o", path("qk.npy"), "--scale", "1,2", "--axis", "1");
+    EXPECT(2, "-128 to 127", "op", "quantize", path("qx.npy"), "-o", path("qk.npy"), "--scale", "1", "--zero-point", "300");
+    EXPECT(2, "positive and finite", "op", "quantize", path("qx.npy"), "-o", path("qk.npy"), "--scale", "-1");
+    EXPECT(2, "takes i8", "op", "dequantize", path("qx.npy"), "-o", path("qk.npy"), "--scale", "1");
+    EXPECT(2, "has 3 dimensions", "op", "quantize", path("qx.npy"), "-o", path("qk.npy"), "--scale", "1", "--axis", "3");
+    clrun_array_free(&x);
+}
+
 static void op_gemm_devices(void **state)
 {
     (void)state;
@@ -990,6 +1035,7 @@ int main(void)
         cmocka_unit_test(op_mul),
         cmocka_unit_test(op_gemm),
         cmocka_unit_test(op_gemm_devices),
+        cmocka_unit_test(op_quant),
         cmocka_unit_test(tune_gemm),
         cmocka_unit_test(op_canny),
         cmocka_unit_test(op_canny_devices),

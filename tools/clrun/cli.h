@@ -76,6 +76,7 @@ int cmd_bench(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_op(int argc, char **argv);
 int cmd_op_canny(int argc, char **argv); /* argv[1] is "canny" */
+int cmd_op_quant(int argc, char **argv, int quantize); /* argv[1] is "quantize" or "dequantize" (quant.c) */
 
 /* Under an MPI launcher (mpi.c; libclrun_mpi built): MPI started at entry when the launcher's
  * environment names this process a rank, finished at exit; size 1 and rank 0 otherwise. The

@@ -268,6 +268,8 @@ static void list_ops(FILE *f)
     for (size_t i = 0; i < sizeof ops / sizeof *ops; i++) fprintf(f, "  %-8s %s\n", ops[i].name, ops[i].what);
     fprintf(f, "  %-8s Canny edges of PNG/PGM/PPM images, as cv2.Canny (clrun op canny --help; name it first)\n", "canny");
     fprintf(f, "  %-8s float32 <-> float16 / bfloat16 (--to; clrun op cast --help; name it first)\n", "cast");
+    fprintf(f, "  %-8s float32 -> int8, PyTorch's qint8 (clrun op quantize --help)\n", "quantize");
+    fprintf(f, "  %-8s int8 -> float32 (clrun op dequantize --help)\n", "dequantize");
 }
 
 static const char *op_help = "usage: clrun op NAME IN.npy... [-o OUT.npy] [--alpha X] [--json] [-d SPEC | --devices GROUP]\n\n"
@@ -361,6 +363,7 @@ int cmd_op(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "canny") == 0) return cmd_op_canny(argc, argv); /* images, not .npy */
     if (argc > 1 && strcmp(argv[1], "cast") == 0) return cmd_op_cast(argc, argv);
+    if (argc > 1 && (strcmp(argv[1], "quantize") == 0 || strcmp(argv[1], "dequantize") == 0)) return cmd_op_quant(argc, argv, argv[1][0] == 'q');
     const char *spec = NULL, *devices = NULL;
     struct op_opts o = {NULL, 1.0f, 0};
     struct gemm_opts g = {0, 0, 1.0f, 0.0f, NULL, CLRUN_GEMM_AUTO, 0, 0};

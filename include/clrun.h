@@ -763,6 +763,23 @@ CLRUN_API clrun_status clrun_dequantize(clrun_ctx *ctx, clrun_buf *q, size_t q_o
 CLRUN_API clrun_status clrun_quant_calibrate(const float *x, size_t n, size_t channels, size_t inner, int symmetric, double percentile,
                                              float *scale, int32_t *zero_point);
 
+/** The fused epilogue of an INT8 linear layer (clrun_gemm_s8): C is f32,
+ *  C[i][j] = relu?( ((float)acc · row_scale[i]) · col_scale[j] + bias[j] ), each operation rounded
+ *  apart in f32. A NULL buffer leaves its step out. */
+typedef struct clrun_s8_epilogue {
+    clrun_buf *row_scale; /* m floats (e.g. A's per-row quantization scales), or NULL */
+    clrun_buf *col_scale; /* n floats (e.g. B's per-column scales), or NULL */
+    clrun_buf *bias;      /* n floats, or NULL */
+    int relu;             /* 1: max(v, 0) last */
+} clrun_s8_epilogue;
+
+/** INT8 GEMM: op(A)·op(B) with A and B s8 (d->type CLRUN_I8; offsets, leading dimensions and
+ *  strides in elements, transposes and batches as clrun_gemm takes them), accumulated exactly in
+ *  int32 (K up to 131072). Without an epilogue C is int32: C = acc, or C + acc with beta 1; with
+ *  one, C is f32 as clrun_s8_epilogue says. alpha must be 1. The same result on every device, equal
+ *  to NumPy's int64 matmul. Queued. */
+CLRUN_API clrun_status clrun_gemm_s8(clrun_ctx *ctx, const clrun_gemm_desc *d, const clrun_s8_epilogue *e);
+
 /* ------------------------------------------------------------------------------------------------
  * Images and Canny edge detection (lib/io/image.c, lib/ops/canny.c, cl/canny.cl)
  * ----------------------------------------------------------------------------------------------*/

@@ -133,6 +133,88 @@ static void bad_parameters(void **state)
     clrun_buf_free(b), clrun_buf_free(q);
 }
 
+/* INT8 GEMM against an int64 reference on the host: transposes, batches with strides, offsets,
+ * padded leading dimensions, K = 0, beta 1 (add into C), and the fused f32 epilogue. */
+static void gemm_s8_exact(void **state)
+{
+    clrun_ctx *ctx = *state;
+    uint64_t rng = test_seed() + 7;
+    const size_t shapes[][3] = {{1, 1, 1}, {17, 33, 65}, {40, 7, 300}, {3, 100, 16}, {5, 9, 0}, {64, 64, 1000}};
+    for (size_t si = 0; si < sizeof shapes / sizeof *shapes; si++)
+        for (int ta = 0; ta < 2; ta++)
+            for (int tb = 0; tb < 2; tb++) {
+                const size_t m = shapes[si][0], n = shapes[si][1], k = shapes[si][2], batch = 1 + (si % 3);
+                const size_t ar = ta ? k : m, ac = ta ? m : k, br = tb ? n : k, bc = tb ? k : n;
+                const size_t lda = ac + rng_next(&rng) % 3, ldb = bc + rng_next(&rng) % 3, ldc = n + rng_next(&rng) % 3;
+                const size_t sa = ar * lda + 5, sb = br * ldb + 3, sc = m * ldc + 2, ao = 7, bo = 2, co = 3;
+                const size_t na = ao + batch * sa, nb = bo + batch * sb, nc = co + batch * sc;
+                signed char *a = malloc(na + 1), *b = malloc(nb + 1);
+                int32_t *c0 = malloc(nc * 4 + 4), *c = malloc(nc * 4 + 4);
+                float *f = malloc(nc * 4 + 4), *rs = malloc(m * 4 + 4), *cs = malloc(n * 4 + 4), *bias = malloc(n * 4 + 4);
+                for (size_t i = 0; i < na; i++) a[i] = (signed char)(rng_next(&rng) & 255);
+                for (size_t i = 0; i < nb; i++) b[i] = (signed char)(rng_next(&rng) & 255);
+                a[ao] = -128, b[bo] = -128; /* the extremes */
+                for (size_t i = 0; i < nc; i++) c0[i] = (int32_t)(rng_next(&rng) % 2001) - 1000;
+                for (size_t i = 0; i < m; i++) rs[i] = 0.001f + rng_float(&rng) * rng_float(&rng);
+                for (size_t j = 0; j < n; j++) cs[j] = 0.01f + rng_float(&rng), bias[j] = rng_float(&rng) * 50;
+                clrun_buf *ba, *bb, *bc_, *bf, *brs, *bcs, *bbias;
+                CHECK_OK(ctx, clrun_buf_new(ctx, na, 0, &ba));
+                CHECK_OK(ctx, clrun_buf_new(ctx, nb, 0, &bb));
+                CHECK_OK(ctx, clrun_buf_new(ctx, nc * 4, 0, &bc_));
+                CHECK_OK(ctx, clrun_buf_new(ctx, nc * 4, 0, &bf));
+                CHECK_OK(ctx, clrun_buf_new(ctx, m * 4, 0, &brs));
+                CHECK_OK(ctx, clrun_buf_new(ctx, n * 4, 0, &bcs));
+                CHECK_OK(ctx, clrun_buf_new(ctx, n * 4, 0, &bbias));
+                CHECK_OK(ctx, clrun_upload(ba, 0, a, na));
+                CHECK_OK(ctx, clrun_upload(bb, 0, b, nb));
+                CHECK_OK(ctx, clrun_upload(bc_, 0, c0, nc * 4));
+                CHECK_OK(ctx, clrun_upload(brs, 0, rs, m * 4));
+                CHECK_OK(ctx, clrun_upload(bcs, 0, cs, n * 4));
+                CHECK_OK(ctx, clrun_upload(bbias, 0, bias, n * 4));
+                clrun_gemm_desc d = {0};
+                d.trans_a = ta, d.trans_b = tb, d.m = m, d.n = n, d.k = k, d.alpha = 1, d.beta = (si & 1) ? 1.0f : 0.0f, d.type = CLRUN_I8;
+                d.a = ba, d.a_off = ao, d.lda = lda, d.stride_a = sa, d.b = bb, d.b_off = bo, d.ldb = ldb, d.stride_b = sb;
+                d.c = bc_, d.c_off = co, d.ldc = ldc, d.stride_c = sc, d.batch = batch;
+                CHECK_OK(ctx, clrun_gemm_s8(ctx, &d, NULL));
+                CHECK_OK(ctx, clrun_download(bc_, 0, c, nc * 4));
+                const clrun_s8_epilogue e = {brs, bcs, bbias, (int)(si & 1)};
+                d.c = bf, d.beta = 0;
+                CHECK_OK(ctx, clrun_gemm_s8(ctx, &d, &e));
+                CHECK_OK(ctx, clrun_download(bf, 0, f, nc * 4));
+                for (size_t z = 0; z < batch; z++)
+                    for (size_t i = 0; i < m; i++)
+                        for (size_t j = 0; j < n; j++) {
+                            int64_t acc = 0;
+                            for (size_t q = 0; q < k; q++) {
+                                const int64_t x = a[ao + z * sa + (ta ? q * lda + i : i * lda + q)];
+                                const int64_t y = b[bo + z * sb + (tb ? j * ldb + q : q * ldb + j)];
+                                acc += x * y;
+                            }
+                            const size_t at = co + z * sc + i * ldc + j;
+                            const int64_t want = (si & 1) ? c0[at] + acc : acc;
+                            if (c[at] != want)
+                                fail_msg("%zux%zux%zu ta %d tb %d batch %zu: C[%zu][%zu][%zu] = %d, int64 gives %lld", m, n, k, ta, tb, batch, z, i, j, c[at],
+                                         (long long)want);
+                            volatile float v = (float)acc;
+                            v = v * rs[i];
+                            v = v * cs[j];
+                            v = v + bias[j];
+                            const float w = (si & 1) && v < 0 ? 0.0f : v;
+                            if (memcmp(&f[at], &w, 4)) fail_msg("epilogue C[%zu][%zu][%zu] = %a, the formula gives %a", z, i, j, f[at], w);
+                        }
+                clrun_buf_free(ba), clrun_buf_free(bb), clrun_buf_free(bc_), clrun_buf_free(bf), clrun_buf_free(brs), clrun_buf_free(bcs),
+                    clrun_buf_free(bbias);
+                free(a), free(b), free(c0), free(c), free(f), free(rs), free(cs), free(bias);
+            }
+    clrun_gemm_desc d = {0};
+    d.m = d.n = d.k = 4, d.alpha = 1, d.type = CLRUN_F32;
+    CHECK_FAIL(ctx, clrun_gemm_s8(ctx, &d, NULL), CLRUN_INVALID_ARG, "CLRUN_I8");
+    d.type = CLRUN_I8, d.alpha = 2;
+    CHECK_FAIL(ctx, clrun_gemm_s8(ctx, &d, NULL), CLRUN_INVALID_ARG, "alpha is 1");
+    d.alpha = 1, d.k = 200000;
+    CHECK_FAIL(ctx, clrun_gemm_s8(ctx, &d, NULL), CLRUN_INVALID_ARG, "131072");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -140,6 +222,7 @@ int main(void)
         cmocka_unit_test(per_channel_middle_axis),
         cmocka_unit_test(calibrate),
         cmocka_unit_test(bad_parameters),
+        cmocka_unit_test(gemm_s8_exact),
     };
     return cmocka_run_group_tests(tests, ctx_setup, ctx_teardown);
 }

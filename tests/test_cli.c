@@ -507,6 +507,37 @@ static void op_quant(void **state)
     EXPECT(2, "takes i8", "op", "dequantize", path("qx.npy"), "-o", path("qk.npy"), "--scale", "1");
     EXPECT(2, "has 3 dimensions", "op", "quantize", path("qx.npy"), "-o", path("qk.npy"), "--scale", "1", "--axis", "3");
     clrun_array_free(&x);
+    /* op gemm on int8: int32 exactly, or f32 through the row and column scales */
+    size_t as[2] = {19, 40}, bs[2] = {40, 11}, ss[1] = {19}, ts[1] = {11};
+    clrun_array a, b, sa, sb, r;
+    CHECK_OK(NULL, clrun_array_new(&a, CLRUN_I8, 2, as));
+    CHECK_OK(NULL, clrun_array_new(&b, CLRUN_I8, 2, bs));
+    CHECK_OK(NULL, clrun_array_new(&sa, CLRUN_F32, 1, ss));
+    CHECK_OK(NULL, clrun_array_new(&sb, CLRUN_F32, 1, ts));
+    for (size_t i = 0; i < a.count; i++) ((signed char *)a.data)[i] = (signed char)(rng_next(&rng) & 255);
+    for (size_t i = 0; i < b.count; i++) ((signed char *)b.data)[i] = (signed char)(rng_next(&rng) & 255);
+    for (size_t i = 0; i < 19; i++) ((float *)sa.data)[i] = 0.5f + rng_float(&rng);
+    for (size_t i = 0; i < 11; i++) ((float *)sb.data)[i] = 0.5f + rng_float(&rng);
+    CHECK_OK(NULL, clrun_npy_write(path("ia.npy"), &a));
+    CHECK_OK(NULL, clrun_npy_write(path("ib.npy"), &b));
+    CHECK_OK(NULL, clrun_npy_write(path("sa.npy"), &sa));
+    CHECK_OK(NULL, clrun_npy_write(path("sb.npy"), &sb));
+    EXPECT(0, "int32, 19×11", "op", "gemm", path("ia.npy"), path("ib.npy"), "-o", path("ic.npy"));
+    CHECK_OK(NULL, clrun_npy_read(path("ic.npy"), &r));
+    assert_int_equal(r.dtype, CLRUN_I32);
+    for (size_t i = 0; i < 19; i++)
+        for (size_t j = 0; j < 11; j++) {
+            int64_t acc = 0;
+            for (size_t q = 0; q < 40; q++) acc += (int64_t)((signed char *)a.data)[i * 40 + q] * ((signed char *)b.data)[q * 11 + j];
+            assert_int_equal(((int32_t *)r.data)[i * 11 + j], acc);
+        }
+    clrun_array_free(&r);
+    EXPECT(0, "f32, 19×11", "op", "gemm", path("ia.npy"), path("ib.npy"), "-o", path("if.npy"), "--scale-a", path("sa.npy"), "--scale-b",
+           path("sb.npy"));
+    EXPECT(2, "19 float32 scales", "op", "gemm", path("ia.npy"), path("ib.npy"), "-o", path("if.npy"), "--scale-a", path("sb.npy"));
+    EXPECT(2, "both A and B as int8", "op", "gemm", path("ia.npy"), path("sa.npy"), "-o", path("if.npy"));
+    EXPECT(2, "no --alpha", "op", "gemm", path("ia.npy"), path("ib.npy"), "-o", path("if.npy"), "--alpha", "2");
+    clrun_array_free(&a), clrun_array_free(&b), clrun_array_free(&sa), clrun_array_free(&sb);
 }
 
 static void op_gemm_devices(void **state)

@@ -129,10 +129,78 @@ struct gemm_opts {
     const char *c0;
     clrun_gemm_backend backend;
     int fast, bf16;
+    const char *scale_a, *scale_b; /* int8: f32 .npy of op(A)'s row and op(B)'s column scales */
 };
+
+/* gemm on int8 arrays: int32 out (clrun_gemm_s8), or f32 scaled by --scale-a/--scale-b. */
+static int op_gemm_s8(clrun_ctx *ctx, clrun_array *A, clrun_array *B, const struct op_opts *o, const struct gemm_opts *g)
+{
+    clrun_array R = {0}, S[2] = {{0}};
+    clrun_buf *ba = NULL, *bb = NULL, *bc = NULL, *bs[2] = {NULL, NULL};
+    clrun_status st = CLRUN_OK;
+    int rc = 0;
+    if (A->dtype != CLRUN_I8 || B->dtype != CLRUN_I8)
+        return fprintf(stderr, "clrun op gemm: int8 products take both A and B as int8 (they are %s and %s)\n", clrun_dtype_name(A->dtype),
+                       clrun_dtype_name(B->dtype)), EXIT_USAGE;
+    if (A->ndim < 2 || A->ndim > 3 || B->ndim != A->ndim || (A->ndim == 3 && A->shape[0] != B->shape[0]))
+        return fprintf(stderr, "clrun op gemm: A and B must both be 2-D matrices or both batches of as many\n"), EXIT_USAGE;
+    if (o->alpha != 1.0f || g->beta != 0.0f || g->c0 || g->fast || g->bf16 || g->backend != CLRUN_GEMM_AUTO)
+        return fprintf(stderr, "clrun op gemm: int8 products take no --alpha, --beta, -c, --fast, --bf16 or --backend (scale with --scale-a/--scale-b)\n"),
+               EXIT_USAGE;
+    const size_t o3 = A->ndim == 3, batch = o3 ? A->shape[0] : 1, ar = A->shape[o3], ac = A->shape[o3 + 1], br = B->shape[o3], bcn = B->shape[o3 + 1];
+    const size_t M = g->ta ? ac : ar, K = g->ta ? ar : ac, KB = g->tb ? bcn : br, N = g->tb ? br : bcn;
+    if (K != KB) return fprintf(stderr, "clrun op gemm: op(A) is %zu×%zu but op(B) is %zu×%zu: the inner dimensions differ\n", M, K, KB, N), EXIT_USAGE;
+    const char *sf[2] = {g->scale_a, g->scale_b};
+    const size_t want[2] = {M, N};
+    for (int i = 0; i < 2; i++) {
+        if (!sf[i]) continue;
+        if (clrun_npy_read(sf[i], &S[i])) {
+            rc = (fprintf(stderr, "clrun op gemm: %s\n", clrun_last_error(NULL)), EXIT_USAGE);
+            goto done;
+        }
+        if (S[i].dtype != CLRUN_F32 || S[i].count != want[i]) {
+            rc = (fprintf(stderr, "clrun op gemm: %s must hold %zu float32 scales (one per %s)\n", sf[i], want[i], i ? "column of op(B)" : "row of op(A)"),
+                  EXIT_USAGE);
+            goto done;
+        }
+    }
+    const int epi = sf[0] || sf[1];
+    size_t shape[3] = {batch, M, N};
+    if (clrun_array_new(&R, epi ? CLRUN_F32 : CLRUN_I32, A->ndim, o3 ? shape : shape + 1)) {
+        rc = cli_fail("op", NULL, CLRUN_HOST_OUT_OF_MEMORY);
+        goto done;
+    }
+    clrun_gemm_desc d = {0};
+    d.trans_a = g->ta, d.trans_b = g->tb, d.m = M, d.n = N, d.k = K, d.alpha = 1, d.type = CLRUN_I8, d.batch = batch;
+    d.lda = ac, d.stride_a = ar * ac, d.ldb = bcn, d.stride_b = br * bcn, d.ldc = N, d.stride_c = M * N;
+    if (R.count) {
+        if ((A->count && ((st = clrun_buf_new(ctx, A->bytes, 0, &ba)) || (st = clrun_upload(ba, 0, A->data, A->bytes)))) ||
+            (B->count && ((st = clrun_buf_new(ctx, B->bytes, 0, &bb)) || (st = clrun_upload(bb, 0, B->data, B->bytes)))) ||
+            (st = clrun_buf_new(ctx, R.bytes, 0, &bc)))
+            goto fail;
+        for (int i = 0; i < 2; i++)
+            if (S[i].count && ((st = clrun_buf_new(ctx, S[i].bytes, 0, &bs[i])) || (st = clrun_upload(bs[i], 0, S[i].data, S[i].bytes)))) goto fail;
+        d.a = ba, d.b = bb, d.c = bc;
+        const clrun_s8_epilogue e = {bs[0], bs[1], NULL, 0};
+        if ((st = clrun_gemm_s8(ctx, &d, epi ? &e : NULL)) || (st = clrun_download(bc, 0, R.data, R.bytes))) goto fail;
+    }
+    if (clrun_npy_write(o->out, &R)) rc = cli_fail("op", NULL, CLRUN_IO_ERROR);
+    else fprintf(cli_notes(o->out), "wrote %s (%s, %s%zu×%zu, from int8 inputs)\n", o->out, epi ? "f32" : "int32", o3 ? "batch × " : "", M, N);
+    goto done;
+fail:
+    rc = st == CLRUN_INVALID_ARG ? (fprintf(stderr, "clrun op gemm: %s\n", clrun_last_error(ctx)), EXIT_USAGE) : cli_fail("op", ctx, st);
+done:
+    clrun_buf_free(ba), clrun_buf_free(bb), clrun_buf_free(bc), clrun_buf_free(bs[0]), clrun_buf_free(bs[1]);
+    clrun_array_free(&R), clrun_array_free(&S[0]), clrun_array_free(&S[1]);
+    return rc;
+}
 
 static int op_gemm(clrun_ctx *ctx, clrun_group *grp, clrun_array *in, const struct op_opts *o, const struct gemm_opts *g)
 {
+    if (in[0].dtype == CLRUN_I8 || in[1].dtype == CLRUN_I8 || g->scale_a || g->scale_b) {
+        if (grp || cli_mpi_size() > 1) return fprintf(stderr, "clrun op gemm: int8 products run on one device (-d)\n"), EXIT_USAGE;
+        return op_gemm_s8(ctx, &in[0], &in[1], o, g);
+    }
     clrun_array *A = &in[0], *B = &in[1], C0 = {0}, R = {0};
     clrun_buf *ba = NULL, *bb = NULL, *bc = NULL;
     clrun_status st;
@@ -285,6 +353,9 @@ static const char *op_help = "usage: clrun op NAME IN.npy... [-o OUT.npy] [--alp
                              "                      cores: f16/bf16, and 3xTF32 for f32; auto takes them for f16/bf16 where they\n"
                              "                      are); clrun, gpu and cpu are deprecated aliases of kernel, gpu-kernel, cpu-kernel\n"
                              "  --bf16              gemm: A and B are uint16 arrays of bf16 patterns (as clrun op cast writes)\n"
+                             "                      gemm on int8 arrays: exact int32 results (clrun_gemm_s8), or with\n"
+                             "  --scale-a F.npy     f32: each row i of op(A) times F[i] (M float32 scales) ...\n"
+                             "  --scale-b F.npy     ... and each column j of op(B) times F[j] (N scales): an INT8 linear layer\n"
                              "  --fast              gemm: one running sum per element (as a plain loop, a few % faster) instead\n"
                              "                      of per-slice partial sums (about 3x more accurate)\n"
                              "  -d, --device SPEC   device (default: $CLRUN_DEVICE, else the best)\n"
@@ -366,13 +437,14 @@ int cmd_op(int argc, char **argv)
     if (argc > 1 && (strcmp(argv[1], "quantize") == 0 || strcmp(argv[1], "dequantize") == 0)) return cmd_op_quant(argc, argv, argv[1][0] == 'q');
     const char *spec = NULL, *devices = NULL;
     struct op_opts o = {NULL, 1.0f, 0};
-    struct gemm_opts g = {0, 0, 1.0f, 0.0f, NULL, CLRUN_GEMM_AUTO, 0, 0};
+    struct gemm_opts g = {0, 0, 1.0f, 0.0f, NULL, CLRUN_GEMM_AUTO, 0, 0, NULL, NULL};
     static const struct option opts[] = {{"output", required_argument, NULL, 'o'}, {"device", required_argument, NULL, 'd'},
                                          {"alpha", required_argument, NULL, 'a'},  {"json", no_argument, NULL, 'j'},
                                          {"ta", no_argument, NULL, 'T'},           {"tb", no_argument, NULL, 'U'},
                                          {"beta", required_argument, NULL, 'B'},   {"backend", required_argument, NULL, 'K'},
                                          {"fast", no_argument, NULL, 'F'},         {"bf16", no_argument, NULL, 'H'},
                                          {"devices", required_argument, NULL, 'G'},
+                                         {"scale-a", required_argument, NULL, 'X'}, {"scale-b", required_argument, NULL, 'Y'},
                                          {"help", no_argument, NULL, 'h'},         {0}};
     int c;
     struct cli_opts opt = {.sub = "op", .help = NULL, .first = 1};
@@ -397,6 +469,8 @@ int cmd_op(int argc, char **argv)
             if (!*optarg || *end) return cli_usage_error("op", "--alpha wants a number, not '%s'", optarg);
         } else if (c == 'd') spec = optarg;
         else if (c == 'G') devices = optarg;
+        else if (c == 'X') g.scale_a = optarg;
+        else if (c == 'Y') g.scale_b = optarg;
         else if (c == 'h') {
             fputs(op_help, stdout);
             list_ops(stdout);

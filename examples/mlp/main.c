@@ -1,6 +1,8 @@
 /* main.c — the mlp example: mixed-precision training of a small perceptron (examples/mlp/mlp.c).
  *
  *   usage: mlp [STEPS] [--devices GROUP]    (default 300 steps, one device)
+ *          mlp [STEPS] --int8                 train, then run the model in INT8 (per-channel weights):
+ *                                             its accuracy must stay within one point of f32
  *          mpirun -np N mlp [STEPS] --mpi     (built with MPI: data-parallel over the ranks, a
  *                                             device each; rank 0 first runs the same steps alone
  *                                             and the curves must agree as with --devices)
@@ -25,10 +27,11 @@ int main(int argc, char **argv)
 {
     int steps = 300;
     const char *devices = NULL;
-    int over_mpi = 0;
+    int over_mpi = 0, int8 = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--devices") == 0 && i + 1 < argc) devices = argv[++i];
         else if (strcmp(argv[i], "--mpi") == 0) over_mpi = 1;
+        else if (strcmp(argv[i], "--int8") == 0) int8 = 1;
         else if ((steps = atoi(argv[i])) < 1) {
             fprintf(stderr, "usage: mlp [STEPS] [--devices GROUP]   (STEPS ≥ 1, default 300)\n");
             return 1;
@@ -108,7 +111,7 @@ int main(int argc, char **argv)
         return st == CLRUN_NO_PLATFORM || st == CLRUN_NO_DEVICE ? 3 : 1;
     }
     printf("device: %s (%s)\n", clrun_ctx_device(ctx)->name, clrun_ctx_device(ctx)->platform_name);
-    int rc = mlp_train(ctx, steps, 25);
+    int rc = int8 ? mlp_int8(ctx, steps, 25) : mlp_train(ctx, steps, 25);
     clrun_close(ctx);
     return rc;
 }

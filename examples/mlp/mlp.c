@@ -207,7 +207,18 @@ static const size_t gsize[4] = {D * HID, HID, HID * C, C};
 
 /* Train for `steps` steps, printing a line every `every` steps. Returns 0 when the loss fell below a
  * quarter of its start and accuracy passed 90%, 1 otherwise or on failure (the error on stderr). */
+/* Where mlp_train_model wants the trained model (NULL otherwise). */
+static struct mlp_model *model_out;
+
 int mlp_train(clrun_ctx *ctx, int steps, int every) { return mlp_train_dp(&ctx, 1, steps, every, NULL); }
+
+int mlp_train_model(clrun_ctx *ctx, int steps, int every, struct mlp_model *m)
+{
+    model_out = m;
+    const int rc = mlp_train_dp(&ctx, 1, steps, every, NULL);
+    model_out = NULL;
+    return rc;
+}
 
 int mlp_train_dp(clrun_ctx *const *ctxs, int P, int steps, int every, double *losses)
 {
@@ -343,6 +354,16 @@ int mlp_train_peers(clrun_ctx *const *ctxs, int P, const struct mlp_peers *peers
         }
     }
     rc = loss < first / 4 && acc > 0.9 ? 0 : 1;
+    if (model_out) { /* the weights (every replica holds the same) and the data, for mlp_train_model */
+        struct mlp_model *m = model_out;
+        m->x = malloc(sizeof(float) * N * D), m->label = malloc(sizeof(int) * N);
+        if (!m->x || !m->label || (st = clrun_download(rep[0].b[W1], 0, m->w1, sizeof m->w1)) ||
+            (st = clrun_download(rep[0].b[B1], 0, m->b1, sizeof m->b1)) || (st = clrun_download(rep[0].b[W2], 0, m->w2, sizeof m->w2)) ||
+            (st = clrun_download(rep[0].b[B2], 0, m->b2, sizeof m->b2)))
+            goto fail;
+        for (size_t i = 0; i < (size_t)N * D; i++) m->x[i] = clrun_f16_to_f32(x[i]);
+        memcpy(m->label, label, sizeof(int) * N);
+    }
     if (talk)
         printf("mlp        loss %.4f → %.4f, accuracy %.1f%%, %d of %d steps skipped; %s\n", first, loss, 100 * acc, skipped, steps,
            rc ? "did NOT train as expected" : "trained");

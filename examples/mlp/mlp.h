@@ -34,7 +34,22 @@ struct mlp_peers {
 };
 int mlp_train_peers(clrun_ctx *const *ctxs, int P, const struct mlp_peers *peers, int steps, int every, double *losses);
 
-/* The batch's size in rows (a multiple of 128). */
-enum { MLP_ROWS = 4096 };
+/* The batch's size in rows (a multiple of 128), and the layers. */
+enum { MLP_ROWS = 4096, MLP_IN = 32, MLP_HID = 64, MLP_OUT = 8 };
+
+/* A trained model and its data (mlp_train_model): row-major weights, x (MLP_ROWS × MLP_IN) and the
+ * labels malloc'd (free them). */
+struct mlp_model {
+    float w1[MLP_IN * MLP_HID], b1[MLP_HID], w2[MLP_HID * MLP_OUT], b2[MLP_OUT];
+    float *x;
+    int *label;
+};
+/* mlp_train on one device, keeping the trained model in *m. */
+int mlp_train_model(clrun_ctx *ctx, int steps, int every, struct mlp_model *m);
+
+/* Train, then run the model in INT8 (int8.c): weights quantized per output channel, activations per
+ * tensor, both symmetric, the two layers as clrun_gemm_s8 with the fused epilogue (scales, bias,
+ * ReLU); prints f32 and INT8 accuracy. 0 when INT8 stays within one point of f32. */
+int mlp_int8(clrun_ctx *ctx, int steps, int every);
 
 #endif

@@ -146,7 +146,8 @@ static const char *demo_help =
     "GPUs, 512² on CPUs) checked in fp64 on sampled entries, and Canny edges of a sample image written\n"
     "to a PNG (--edges FILE, default clrun-demo-edges.png); then the seed's mixed-precision loop: 150\n"
     "steps of training a small MLP with f16 GEMMs, f32 master weights and loss scaling (the loss falls,\n"
-    "steps whose f16 gradients overflow are skipped; examples/mlp.c is the full version).\n\n"
+    "steps whose f16 gradients overflow are skipped; examples/mlp.c is the full version), and the trained model run in\n"
+    "INT8 (weights quantized per output channel, two INT8 GEMMs with fused epilogues), its accuracy against f32.\n\n"
     "  --edges FILE        where the demo's edge image goes\n"
     "  --devices GROUP     then the same on a device group (all, gpu, cpu, 0,2 ...): a 1024³ GEMM split over it\n"
     "                      against its first device alone (bit-identical), and the MLP trained data-parallel\n"
@@ -235,7 +236,7 @@ int cmd_demo(int argc, char **argv)
     if (!rc) rc = rc2;
     rc2 = demo_canny(ctx, edges);
     if (!rc) rc = rc2;
-    rc2 = mlp_train(ctx, 150, 50); /* the seed's AMP loop, in C */
+    rc2 = mlp_int8(ctx, 150, 50); /* the seed's AMP loop, in C, then the trained model in INT8 */
     clrun_close(ctx);
     if (!rc) rc = rc2;
     if (devices) {

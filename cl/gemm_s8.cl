@@ -47,3 +47,64 @@ clrun_gemm_s8(const uint M, const uint N, const uint K, __global const char *A, 
     C[c] = (flags & 2) ? C[c] + acc : acc;
 #endif
 }
+
+/* The CPU shape: a work-item per 4 rows × 16 columns of C, B's row segment read once for the four
+ * rows and widened to int16 vectors, no local memory and no barriers (the same exact sums). */
+#define RM 4
+__kernel void clrun_gemm_s8_cpu(const uint M, const uint N, const uint K, __global const char *A, const ulong a_off, const uint lda,
+                                const ulong stride_a, __global const char *B, const ulong b_off, const uint ldb, const ulong stride_b,
+                                __global void *Cv, const ulong c_off, const uint ldc, const ulong stride_c, __global const float *rs,
+                                __global const float *cs, __global const float *bias, const int flags)
+{
+    const uint j0 = get_global_id(0) * 16, i0 = get_global_id(1) * RM, z = get_global_id(2);
+    if (j0 >= N || i0 >= M) return;
+    A += a_off + z * stride_a, B += b_off + z * stride_b;
+    int16 acc[RM];
+    for (int r = 0; r < RM; r++) acc[r] = (int16)(0);
+    const int full = j0 + 16 <= N;
+    for (uint k = 0; k < K; k++) {
+        int16 b;
+#if TB
+        char bb[16];
+        for (int c = 0; c < 16; c++) bb[c] = j0 + c < N ? B[(ulong)(j0 + c) * ldb + k] : 0;
+        b = convert_int16(vload16(0, bb));
+#else
+        if (full) b = convert_int16(vload16(0, B + (ulong)k * ldb + j0));
+        else {
+            char bb[16];
+            for (int c = 0; c < 16; c++) bb[c] = j0 + c < N ? B[(ulong)k * ldb + j0 + c] : 0;
+            b = convert_int16(vload16(0, bb));
+        }
+#endif
+        for (int r = 0; r < RM; r++) {
+            const uint i = i0 + r;
+#if TA
+            const int a = i < M ? A[(ulong)k * lda + i] : 0;
+#else
+            const int a = i < M ? A[(ulong)i * lda + k] : 0;
+#endif
+            acc[r] += a * b;
+        }
+    }
+    for (int r = 0; r < RM; r++) {
+        const uint i = i0 + r;
+        if (i >= M) break;
+        int v16[16];
+        vstore16(acc[r], 0, v16);
+        for (int c = 0; c < 16 && j0 + c < N; c++) {
+            const uint j = j0 + c;
+            const ulong at = c_off + z * stride_c + (ulong)i * ldc + j;
+#if EPI
+            float v = (float)v16[c];
+            if (rs) v = v * rs[i];
+            if (cs) v = v * cs[j];
+            if (bias) v = v + bias[j];
+            if (flags & 1) v = fmax(v, 0.0f);
+            ((__global float *)Cv)[at] = v;
+#else
+            __global int *C = (__global int *)Cv;
+            C[at] = (flags & 2) ? C[at] + v16[c] : v16[c];
+#endif
+        }
+    }
+}

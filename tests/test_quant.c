@@ -135,9 +135,19 @@ static void bad_parameters(void **state)
 
 /* INT8 GEMM against an int64 reference on the host: transposes, batches with strides, offsets,
  * padded leading dimensions, K = 0, beta 1 (add into C), and the fused f32 epilogue. */
-static void gemm_s8_exact(void **state)
+static void gemm_s8_in(clrun_ctx *ctx);
+
+static void gemm_s8_exact(void **state) /* both shapes of the kernel, on any device */
 {
-    clrun_ctx *ctx = *state;
+    setenv("CLRUN_GEMM_S8_SHAPE", "cpu", 1);
+    gemm_s8_in(*state);
+    setenv("CLRUN_GEMM_S8_SHAPE", "gpu", 1);
+    gemm_s8_in(*state);
+    unsetenv("CLRUN_GEMM_S8_SHAPE");
+}
+
+static void gemm_s8_in(clrun_ctx *ctx)
+{
     uint64_t rng = test_seed() + 7;
     const size_t shapes[][3] = {{1, 1, 1}, {17, 33, 65}, {40, 7, 300}, {3, 100, 16}, {5, 9, 0}, {64, 64, 1000}};
     for (size_t si = 0; si < sizeof shapes / sizeof *shapes; si++)

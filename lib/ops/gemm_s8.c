@@ -45,9 +45,15 @@ clrun_status clrun_gemm_s8(clrun_ctx *ctx, const clrun_gemm_desc *d, const clrun
     char opts[64];
     snprintf(opts, sizeof opts, "-DTA=%d -DTB=%d -DEPI=%d", d->trans_a != 0, d->trans_b != 0, e != NULL);
     clrun_kernel *k;
-    if ((st = clrun__lib_kernel(ctx, "gemm_s8", opts, "clrun_gemm_s8", &k))) return st;
+    /* CPUs: rows of 16 columns a work-item, no barriers (PoCL runs the tiled kernel's 256-item
+     * work-groups with a barrier every 16 steps of K far more slowly); GPUs: tiles in local memory */
+    int forced;
+    if ((st = clrun__setting_choice(ctx, CLRUN__SET_GEMM_S8_SHAPE, &forced))) return st;
+    const int cpu = forced >= 0 ? forced == 1 : clrun_ctx_device(ctx)->type == CLRUN_DEVICE_CPU;
+    if ((st = clrun__lib_kernel(ctx, "gemm_s8", opts, cpu ? "clrun_gemm_s8_cpu" : "clrun_gemm_s8", &k))) return st;
     clrun_buf *a = d->a ? d->a : d->c, *b = d->b ? d->b : d->c; /* K = 0: never read */
-    const clrun__grid g = {3, {(d->n + 15) / 16 * 16, (d->m + 15) / 16 * 16, batch}, {16, 16, 1}};
+    clrun__grid g = {3, {(d->n + 15) / 16 * 16, (d->m + 15) / 16 * 16, batch}, {16, 16, 1}};
+    if (cpu) g = (clrun__grid){3, {(d->n + 15) / 16, (d->m + 3) / 4, batch}, {1, 1, 1}};
     const int flags = (e && e->relu ? 1 : 0) | (d->beta == 1.0f ? 2 : 0);
     return CLRUN__RUN(k, g, ARG_U32(d->m), ARG_U32(d->n), ARG_U32(d->k), ARG_BUF(a), ARG_U64(d->a_off), ARG_U32(d->lda ? d->lda : 1),
                       ARG_U64(d->stride_a), ARG_BUF(b), ARG_U64(d->b_off), ARG_U32(d->ldb ? d->ldb : 1), ARG_U64(d->stride_b), ARG_BUF(d->c),

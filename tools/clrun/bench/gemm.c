@@ -227,6 +227,21 @@ int bench_gemm(const struct bench_opts *o)
             else gemm_record(o, "clrun fast", m, n, k, ms);
             d.fast = 0;
         }
+        if (rc == 0) { /* INT8: s8 x s8 -> s32 (clrun_gemm_s8), ops counted as FLOPs are */
+            clrun_gemm_desc e = {0};
+            e.m = m, e.n = n, e.k = k, e.alpha = 1, e.type = CLRUN_I8, e.lda = k, e.ldb = n, e.ldc = n;
+            double t8[64];
+            if (!(st = clrun_buf_new(ctx, m * k, 0, &e.a)) && !(st = clrun_buf_new(ctx, k * n, 0, &e.b)) && !(st = clrun_buf_new(ctx, m * n * 4, 0, &e.c)) &&
+                !(st = clrun_buf_fill(e.a, &(char){3}, 1, 0, m * k)) && !(st = clrun_buf_fill(e.b, &(char){-5}, 1, 0, k * n)))
+                for (int r = -1; r < reps && !st; r++) {
+                    const double t0 = cli_now();
+                    if (!(st = clrun_gemm_s8(ctx, &e, NULL))) st = clrun_finish(ctx);
+                    if (r >= 0) t8[r] = (cli_now() - t0) * 1e3;
+                }
+            if (st) rc = cli_fail("bench", ctx, st);
+            else gemm_record(o, "clrun int8 (s8 x s8 -> s32; GOP/s)", m, n, k, cli_median(t8, reps));
+            clrun_buf_free(e.a), clrun_buf_free(e.b), clrun_buf_free(e.c);
+        }
         if (rc == 0 && clrun_have_clblast()) {
             if ((st = time_gemm(ctx, &d, CLRUN_GEMM_CLBLAST, reps, &ms)))
                 fprintf(stderr, "clrun bench: CLBlast: %s\n", clrun_last_error(ctx));

@@ -236,17 +236,61 @@ clrun_status clrun_group_split_rows(clrun_group *g, size_t m, size_t *rows)
     return CLRUN_OK;
 }
 
+/* ---- shares on threads ------------------------------------------------------------------------ */
+
+/* What every kind of share starts with: its device, and how it went. */
+struct share {
+    clrun_group *g;
+    unsigned dev;
+    clrun_status st;
+    char err[2048]; /* the device's name and its failure */
+};
+
+/* Run n shares (each `size` bytes, a struct share first) with fn, a thread each, then each failed
+ * share again, in turn, on the first device that did not fail (one context, one thread), its
+ * results copied back. The call fails only when a share failed everywhere it ran. */
+static clrun_status run_shares(clrun_group *g, void *shares, size_t size, void *(*fn)(void *), const char *what)
+{
+    char *base = shares;
+    pthread_t *th = calloc(g->n, sizeof *th);
+    void *again = malloc(size);
+    clrun_status st = CLRUN_OK;
+    if (!th || !again) {
+        free(th), free(again);
+        return clrun__fail(NULL, CLRUN_HOST_OUT_OF_MEMORY, "%s: out of memory", what);
+    }
+    for (unsigned i = 0; i < g->n; i++)
+        if (pthread_create(&th[i], NULL, fn, base + i * size)) fn(base + i * size), th[i] = 0;
+    for (unsigned i = 0; i < g->n; i++)
+        if (th[i]) pthread_join(th[i], NULL);
+    int ok = -1;
+    for (unsigned i = 0; i < g->n && ok < 0; i++)
+        if (!((struct share *)(base + i * size))->st) ok = (int)i;
+    for (unsigned i = 0; i < g->n && !st; i++) {
+        struct share *s = (struct share *)(base + i * size), *a = again;
+        if (!s->st) continue;
+        if (ok < 0) {
+            st = clrun__fail(NULL, s->st, "%s: every device failed; %s", what, s->err);
+            break;
+        }
+        memcpy(again, s, size);
+        a->dev = (unsigned)ok, a->st = CLRUN_OK;
+        fn(again);
+        if (a->st) st = clrun__fail(NULL, a->st, "%s: %s; then %s", what, s->err, a->err);
+        else memcpy(s, again, size);
+    }
+    free(th), free(again);
+    return st;
+}
+
 /* ---- GEMM over the group --------------------------------------------------------------------- */
 
 struct gemm_share {
-    clrun_group *g;
-    unsigned dev;
+    struct share h;
     const clrun_gemm_desc *d;
     const char *a, *b;
     float *c;
     size_t r0, rows;
-    clrun_status st;
-    char err[2048];
 };
 
 /* Device `dev` computes C's rows r0 .. r0+rows. */
@@ -254,14 +298,14 @@ static void *gemm_share(void *arg)
 {
     struct gemm_share *s = arg;
     const clrun_gemm_desc *d = s->d;
-    clrun_ctx *ctx = s->g->ctx[s->dev];
+    clrun_ctx *ctx = s->h.g->ctx[s->h.dev];
     const size_t es = clrun_dtype_size(d->type);
     clrun_buf *ba = NULL, *bb = NULL, *bc = NULL;
     clrun_gemm_desc e = *d;
     clrun_status st = CLRUN_OK;
     if (!s->rows) return NULL;
-    if ((int)s->dev == s->g->fail_dev) {
-        st = clrun__fail(ctx, CLRUN_CL_ERROR, "gemm: device %u failed on purpose (tests)", s->dev);
+    if ((int)s->h.dev == s->h.g->fail_dev) {
+        st = clrun__fail(ctx, CLRUN_CL_ERROR, "gemm: device %u failed on purpose (tests)", s->h.dev);
         goto done;
     }
     const size_t ar = d->trans_a ? d->k : s->rows, ac = d->trans_a ? d->m : d->k; /* the part of A this block reads */
@@ -280,9 +324,9 @@ static void *gemm_share(void *arg)
     if ((st = clrun_gemm(ctx, &e))) goto done;
     st = clrun_download(bc, 0, cblock, c_n * sizeof(float));
 done:
-    if (st) snprintf(s->err, sizeof s->err, "%s: %s", clrun_ctx_device(ctx)->name, clrun_last_error(ctx));
+    if (st) snprintf(s->h.err, sizeof s->h.err, "%s: %s", clrun_ctx_device(ctx)->name, clrun_last_error(ctx));
     clrun_buf_free(ba), clrun_buf_free(bb), clrun_buf_free(bc);
-    s->st = st;
+    s->h.st = st;
     return NULL;
 }
 
@@ -297,40 +341,20 @@ clrun_status clrun_group_gemm(clrun_group *g, const clrun_gemm_desc *d, const vo
         return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_group_gemm: a leading dimension is smaller than its row, or the type is unknown");
     size_t *rows = calloc(g->n, sizeof *rows);
     struct gemm_share *s = calloc(g->n, sizeof *s);
-    pthread_t *th = calloc(g->n, sizeof *th);
     clrun_status st = CLRUN_OK;
-    if (!rows || !s || !th) {
-        free(rows), free(s), free(th);
+    if (!rows || !s) {
+        free(rows), free(s);
         return clrun__fail(NULL, CLRUN_HOST_OUT_OF_MEMORY, "clrun_group_gemm: out of memory");
     }
-    if ((st = clrun_group_split_rows(g, d->m, rows))) {
-        free(rows), free(s), free(th);
-        return st;
-    }
-    size_t r0 = 0;
-    for (unsigned i = 0; i < g->n; i++) {
-        s[i] = (struct gemm_share){g, i, d, a, b, c, r0, rows[i], CLRUN_OK, {0}};
-        r0 += rows[i];
-        if (pthread_create(&th[i], NULL, gemm_share, &s[i])) gemm_share(&s[i]), th[i] = 0;
-    }
-    for (unsigned i = 0; i < g->n; i++)
-        if (th[i]) pthread_join(th[i], NULL);
-    /* a failed share again on the first device that did not fail (in turn: one context, one thread) */
-    int ok = -1;
-    for (unsigned i = 0; i < g->n && ok < 0; i++)
-        if (!s[i].st) ok = (int)i;
-    for (unsigned i = 0; i < g->n && !st; i++) {
-        if (!s[i].st) continue;
-        if (ok < 0) {
-            st = clrun__fail(NULL, s[i].st, "group gemm: every device failed; %s", s[i].err);
-            break;
+    if (!(st = clrun_group_split_rows(g, d->m, rows))) {
+        size_t r0 = 0;
+        for (unsigned i = 0; i < g->n; i++) {
+            s[i] = (struct gemm_share){{g, i, CLRUN_OK, {0}}, d, a, b, c, r0, rows[i]};
+            r0 += rows[i];
         }
-        struct gemm_share again = s[i];
-        again.dev = (unsigned)ok, again.st = CLRUN_OK;
-        gemm_share(&again);
-        if (again.st) st = clrun__fail(NULL, again.st, "group gemm: %s; then %s", s[i].err, again.err);
+        st = run_shares(g, s, sizeof *s, gemm_share, "clrun_group_gemm");
     }
-    free(rows), free(s), free(th);
+    free(rows), free(s);
     return st;
 }
 
@@ -339,8 +363,7 @@ clrun_status clrun_group_gemm(clrun_group *g, const clrun_gemm_desc *d, const vo
 enum { RANGE_UNIT = 4096 };
 
 struct range_share {
-    clrun_group *g;
-    unsigned dev;
+    struct share h;
     int reduce;           /* 0: clrun_vec; 1: a reduction */
     clrun_vec_op vop;
     const char *rop;
@@ -351,20 +374,18 @@ struct range_share {
     size_t r0, count;
     double value;         /* reductions: the range's result */
     size_t index;         /* argmax: in the whole array */
-    clrun_status st;
-    char err[2048];
 };
 
 static void *range_share(void *arg)
 {
     struct range_share *s = arg;
-    clrun_ctx *ctx = s->g->ctx[s->dev];
+    clrun_ctx *ctx = s->h.g->ctx[s->h.dev];
     const size_t es = clrun_dtype_size(s->t), bytes = s->count * es;
     clrun_buf *buf[4] = {NULL};
     clrun_status st = CLRUN_OK;
     if (!s->count) return NULL;
-    if ((int)s->dev == s->g->fail_dev) {
-        st = clrun__fail(ctx, CLRUN_CL_ERROR, "device %u failed on purpose (tests)", s->dev);
+    if ((int)s->h.dev == s->h.g->fail_dev) {
+        st = clrun__fail(ctx, CLRUN_CL_ERROR, "device %u failed on purpose (tests)", s->h.dev);
         goto done;
     }
     for (int i = 0; i < 3; i++)
@@ -390,55 +411,29 @@ static void *range_share(void *arg)
         s->value = v;
     }
 done:
-    if (st) snprintf(s->err, sizeof s->err, "%s: %s", clrun_ctx_device(ctx)->name, clrun_last_error(ctx));
+    if (st) snprintf(s->h.err, sizeof s->h.err, "%s: %s", clrun_ctx_device(ctx)->name, clrun_last_error(ctx));
     for (int i = 0; i < 4; i++) clrun_buf_free(buf[i]);
-    s->st = st;
+    s->h.st = st;
     return NULL;
 }
 
-/* Run the shares of n elements split by the weights, on a thread each; a failed share again on the
- * first device that did not fail. s[i] has everything but dev, r0, count. */
+/* Split n elements by the weights into s[0 .. g->n) (everything else already set) and run them. */
 static clrun_status run_ranges(clrun_group *g, struct range_share *s, size_t n, const char *what)
 {
     size_t *units = calloc(g->n, sizeof *units);
-    pthread_t *th = calloc(g->n, sizeof *th);
     clrun_status st = CLRUN_OK;
-    if (!units || !th) {
-        free(units), free(th);
-        return clrun__fail(NULL, CLRUN_HOST_OUT_OF_MEMORY, "%s: out of memory", what);
-    }
-    if (!g->have_w && (st = clrun_group_set_weights(g, NULL))) {
-        free(units), free(th);
-        return st;
-    }
+    if (!units) return clrun__fail(NULL, CLRUN_HOST_OUT_OF_MEMORY, "%s: out of memory", what);
+    if (!g->have_w && (st = clrun_group_set_weights(g, NULL))) return free(units), st;
     split_units(g->w, g->n, (n + RANGE_UNIT - 1) / RANGE_UNIT, units);
     size_t r0 = 0;
     for (unsigned i = 0; i < g->n; i++) {
         size_t c = units[i] * RANGE_UNIT;
         if (r0 + c > n) c = n - r0;
-        s[i].dev = i, s[i].r0 = r0, s[i].count = c, s[i].st = CLRUN_OK;
+        s[i].h = (struct share){g, i, CLRUN_OK, {0}}, s[i].r0 = r0, s[i].count = c;
         r0 += c;
-        if (pthread_create(&th[i], NULL, range_share, &s[i])) range_share(&s[i]), th[i] = 0;
     }
-    for (unsigned i = 0; i < g->n; i++)
-        if (th[i]) pthread_join(th[i], NULL);
-    int ok = -1;
-    for (unsigned i = 0; i < g->n && ok < 0; i++)
-        if (!s[i].st) ok = (int)i;
-    for (unsigned i = 0; i < g->n && !st; i++) {
-        if (!s[i].st) continue;
-        if (ok < 0) {
-            st = clrun__fail(NULL, s[i].st, "%s: every device failed; %s", what, s[i].err);
-            break;
-        }
-        struct range_share again = s[i];
-        again.dev = (unsigned)ok;
-        range_share(&again);
-        if (again.st) st = clrun__fail(NULL, again.st, "%s: %s; then %s", what, s[i].err, again.err);
-        s[i].value = again.value, s[i].index = again.index;
-    }
-    free(units), free(th);
-    return st;
+    free(units);
+    return run_shares(g, s, sizeof *s, range_share, what);
 }
 
 static clrun_status check_type(const char *what, clrun_dtype t)
@@ -460,7 +455,7 @@ clrun_status clrun_group_vec(clrun_group *g, clrun_vec_op op, clrun_dtype t, siz
     struct range_share *s = calloc(g->n, sizeof *s);
     if (!s) return clrun__fail(NULL, CLRUN_HOST_OUT_OF_MEMORY, "clrun_group_vec: out of memory");
     for (unsigned i = 0; i < g->n; i++)
-        s[i] = (struct range_share){.g = g, .vop = op, .t = t, .alpha = alpha, .dst = dst, .in = {a, need_b ? b : NULL, need_c ? c : NULL}};
+        s[i] = (struct range_share){.vop = op, .t = t, .alpha = alpha, .dst = dst, .in = {a, need_b ? b : NULL, need_c ? c : NULL}};
     st = run_ranges(g, s, n, "clrun_group_vec");
     free(s);
     return st;
@@ -484,7 +479,7 @@ clrun_status clrun_group_reduce(clrun_group *g, const char *op, clrun_dtype t, c
     }
     struct range_share *s = calloc(g->n, sizeof *s);
     if (!s) return clrun__fail(NULL, CLRUN_HOST_OUT_OF_MEMORY, "clrun_group_reduce: out of memory");
-    for (unsigned i = 0; i < g->n; i++) s[i] = (struct range_share){.g = g, .reduce = 1, .rop = ops[k], .t = t, .in = {x, k == 1 ? y : NULL}};
+    for (unsigned i = 0; i < g->n; i++) s[i] = (struct range_share){.reduce = 1, .rop = ops[k], .t = t, .in = {x, k == 1 ? y : NULL}};
     if ((st = run_ranges(g, s, n, "clrun_group_reduce"))) return free(s), st;
     if (k <= 2) { /* the devices' results in device order, a double Neumaier sum */
         double sum = 0, comp = 0;

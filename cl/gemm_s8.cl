@@ -5,6 +5,23 @@
 #pragma OPENCL FP_CONTRACT OFF
 #define T 16
 
+/* Element `at` of C, row i, column j, from its exact sum: the epilogue (EPI) or the int32 store. */
+inline void store(__global void *Cv, const ulong at, const int acc, const uint i, const uint j, __global const float *rs,
+                  __global const float *cs, __global const float *bias, const int flags)
+{
+#if EPI
+    float v = (float)acc;
+    if (rs) v = v * rs[i];
+    if (cs) v = v * cs[j];
+    if (bias) v = v + bias[j];
+    if (flags & 1) v = fmax(v, 0.0f);
+    ((__global float *)Cv)[at] = v;
+#else
+    __global int *C = (__global int *)Cv;
+    C[at] = (flags & 2) ? C[at] + acc : acc;
+#endif
+}
+
 __kernel __attribute__((reqd_work_group_size(T, T, 1))) void
 clrun_gemm_s8(const uint M, const uint N, const uint K, __global const char *A, const ulong a_off, const uint lda, const ulong stride_a,
               __global const char *B, const ulong b_off, const uint ldb, const ulong stride_b, __global void *Cv, const ulong c_off,
@@ -34,18 +51,7 @@ clrun_gemm_s8(const uint M, const uint N, const uint K, __global const char *A, 
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     if (i >= M || j >= N) return;
-    const ulong c = c_off + z * stride_c + (ulong)i * ldc + j;
-#if EPI
-    float v = (float)acc;
-    if (rs) v = v * rs[i];
-    if (cs) v = v * cs[j];
-    if (bias) v = v + bias[j];
-    if (flags & 1) v = fmax(v, 0.0f);
-    ((__global float *)Cv)[c] = v;
-#else
-    __global int *C = (__global int *)Cv;
-    C[c] = (flags & 2) ? C[c] + acc : acc;
-#endif
+    store(Cv, c_off + z * stride_c + (ulong)i * ldc + j, acc, i, j, rs, cs, bias, flags);
 }
 
 /* The CPU shape: a work-item per 4 rows × 16 columns of C, B's row segment read once for the four
@@ -91,20 +97,7 @@ __kernel void clrun_gemm_s8_cpu(const uint M, const uint N, const uint K, __glob
         if (i >= M) break;
         int v16[16];
         vstore16(acc[r], 0, v16);
-        for (int c = 0; c < 16 && j0 + c < N; c++) {
-            const uint j = j0 + c;
-            const ulong at = c_off + z * stride_c + (ulong)i * ldc + j;
-#if EPI
-            float v = (float)v16[c];
-            if (rs) v = v * rs[i];
-            if (cs) v = v * cs[j];
-            if (bias) v = v + bias[j];
-            if (flags & 1) v = fmax(v, 0.0f);
-            ((__global float *)Cv)[at] = v;
-#else
-            __global int *C = (__global int *)Cv;
-            C[at] = (flags & 2) ? C[at] + v16[c] : v16[c];
-#endif
-        }
+        for (int c = 0; c < 16 && j0 + c < N; c++)
+            store(Cv, c_off + z * stride_c + (ulong)i * ldc + j0 + c, v16[c], i, j0 + c, rs, cs, bias, flags);
     }
 }

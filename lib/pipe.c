@@ -34,7 +34,6 @@ struct clrun_pipe {
     void *arg;
     cl_command_queue up, down;
     unsigned depth, head, count; /* the oldest item's slot; items in flight */
-    unsigned long long sent;
     struct slot *slots;
     clrun_status broken; /* the pipeline's own failure, sticky */
     char *broken_err;
@@ -58,7 +57,7 @@ clrun_status clrun_pipe_new(clrun_ctx *ctx, const clrun_pipe_op *op, unsigned de
         free(pp);
         return clrun__fail(ctx, CLRUN_HOST_OUT_OF_MEMORY, "clrun_pipe_new: out of memory");
     }
-    *pp = (clrun_pipe){ctx, *op, deliver, arg, NULL, NULL, depth, 0, 0, 0, pp->slots, CLRUN_OK, NULL, 0, NULL};
+    *pp = (clrun_pipe){ctx, *op, deliver, arg, NULL, NULL, depth, 0, 0, pp->slots, CLRUN_OK, NULL, 0, NULL};
     for (int i = 0; i < 2; i++) {
         cl_command_queue q = clCreateCommandQueue(ctx->context, ctx->device, 0, &err);
         if (!q) {
@@ -269,7 +268,7 @@ clrun_status clrun_pipe_send(clrun_pipe *pp, const clrun_image *in, void *tag)
         s->err = NULL;
         return fail_pipe(pp, st);
     }
-    pp->count++, pp->sent++;
+    pp->count++;
     return CLRUN_OK;
 }
 

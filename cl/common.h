@@ -3,7 +3,8 @@
 #define CLRUN_COMMON_H
 
 /* Element type of the GEMM operands A and B (-DABT): 0 f32, 1 f16 (IEEE binary16, read with
- * vload_half: no cl_khr_fp16 needed), 2 bf16 (the top half of an f32 pattern, stored as ushort).
+ * vload_half: no cl_khr_fp16 needed), 2 bf16 (the top half of an f32 pattern, stored as ushort),
+ * 3 s8 (INT8 GEMM's packing on CPUs: every s8 is exact in f32).
  * Every element is widened to f32 on load; the arithmetic is f32 whatever ABT. CLRUN_LD(p, i) reads
  * element i of p, CLRUN_LD4(p) the four elements from p. */
 #ifndef ABT
@@ -17,6 +18,10 @@
 #define CLRUN_ELT ushort
 #define CLRUN_LD(p, i) as_float((uint)(p)[i] << 16)
 #define CLRUN_LD4(p) as_float4(convert_uint4(vload4(0, (p))) << 16)
+#elif ABT == 3
+#define CLRUN_ELT char
+#define CLRUN_LD(p, i) ((float)(p)[i])
+#define CLRUN_LD4(p) convert_float4(vload4(0, (p)))
 #else
 #define CLRUN_ELT float
 #define CLRUN_LD(p, i) ((p)[i])

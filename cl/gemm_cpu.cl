@@ -33,6 +33,16 @@
 #ifndef PA
 #define PA 0 /* 1: A comes packed in panels of RM rows (clrun_gemm_pack_a), whatever ABT */
 #endif
+#ifndef S8
+#define S8 0 /* 1: INT8 GEMM: A and B were s8, packed as f32 (ABT 3: exact); C from exact int32 sums */
+#endif
+#if S8
+#pragma OPENCL FP_CONTRACT OFF /* the epilogue's operations are rounded apart */
+#include "s8_epilogue.h"
+/* Products of two s8 are at most 2^14 in magnitude, so f32 sums of up to 1024 of them (below 2^24)
+ * are exact: each block of SB steps is summed in f32 FMAs, converted and added in int32. */
+#define SB 1024
+#endif
 #define NR (2 * VW)
 
 #include "common.h"
@@ -42,12 +52,15 @@
 #define CAT_(a, b) a##b
 #define CAT(a, b) CAT_(a, b)
 #define FV CAT(float, VW)
+#define IV CAT(int, VW)
 #define VLOAD CAT(vload, VW)
 #define VSTORE CAT(vstore, VW)
 /* VW elements of B from p + k·VW, widened to f32 (f16 has none: PoCL's vload_half16 is several
  * times slower than sixteen vload_half, so f16 panels take the element-by-element path) */
 #if ABT == 2
 #define LDV(k, p) CAT(as_float, VW)(CAT(convert_uint, VW)(CAT(vload, VW)(k, p)) << 16)
+#elif ABT == 3
+#define LDV(k, p) CAT(convert_float, VW)(CAT(vload, VW)(k, p))
 #else
 #define LDV(k, p) VLOAD(k, p)
 #endif
@@ -90,14 +103,21 @@ __kernel __attribute__((reqd_work_group_size(8, 1, 1))) void
 clrun_gemm_cpu(const uint M, const uint N, const uint K, const float alpha, const float beta,
                __global const CLRUN_ELT *restrict A0, const ulong a_off, const uint lda, const ulong stride_a,
                __global const float *restrict Bp, const ulong stride_p,
+#if S8
+               __global void *C0, const ulong c_off, const uint ldc, const ulong stride_c, __global const float *rs,
+               __global const float *cs, __global const float *bias, const int flags)
+#else
                __global float *C0, const ulong c_off, const uint ldc, const ulong stride_c)
+#endif
 {
     const uint panel = get_global_id(1), j0 = panel * NR, i0 = get_global_id(0) * RM;
     if (j0 >= N || i0 >= M) return;
     const size_t batch = get_global_id(2);
     __global const CLRUN_ELT *A = A0 + a_off + batch * stride_a;
     __global const float *bp = Bp + batch * stride_p + (size_t)panel * K * NR;
+#if !S8
     __global float *C = C0 + c_off + batch * stride_c;
+#endif
 #if PA /* A packed by clrun_gemm_pack_a: panel get_global_id(0), RM floats per step of K */
     __global const float *ap = (__global const float *)A0 + a_off + batch * stride_a + (size_t)get_global_id(0) * K * RM;
 #define A_AT(r, p) ap[(size_t)(p) * RM + (r)]
@@ -111,6 +131,35 @@ clrun_gemm_cpu(const uint M, const uint N, const uint K, const float alpha, cons
         row[r] = min(i0 + r, M - 1);
         lo[r] = hi[r] = (FV)(0.0f);
     }
+#if S8
+    IV il[RM], ih[RM];
+#pragma unroll
+    for (int r = 0; r < RM; r++) il[r] = ih[r] = (IV)(0);
+    for (uint p0 = 0; p0 < K; p0 += SB) {
+        for (uint p = p0; p < min(K, p0 + SB); p++, bp += NR) {
+            const FV b0 = VLOAD(0, bp), b1 = VLOAD(1, bp);
+#pragma unroll
+            for (int r = 0; r < RM; r++) {
+                const FV a = (FV)(A_AT(r, p));
+                lo[r] = fma(a, b0, lo[r]);
+                hi[r] = fma(a, b1, hi[r]);
+            }
+        }
+#pragma unroll
+        for (int r = 0; r < RM; r++) {
+            il[r] += CAT(convert_int, VW)(lo[r]), ih[r] += CAT(convert_int, VW)(hi[r]);
+            lo[r] = hi[r] = (FV)(0.0f);
+        }
+    }
+    const uint rows = min((uint)RM, M - i0), cols = min((uint)NR, N - j0);
+    for (uint r = 0; r < rows; r++) {
+        int out[NR];
+        CAT(vstore, VW)(il[r], 0, out);
+        CAT(vstore, VW)(ih[r], 1, out);
+        const ulong at = c_off + batch * stride_c + (size_t)(i0 + r) * ldc + j0;
+        for (uint q = 0; q < cols; q++) clrun_s8_store(C0, at + q, out[q], i0 + r, j0 + q, rs, cs, bias, flags);
+    }
+#else
 #if PSUM
     /* blocks of KB steps are summed on their own, then added to the accumulators: about three
      * times more accurate than one running sum, for twice the registers */
@@ -159,4 +208,5 @@ clrun_gemm_cpu(const uint M, const uint N, const uint K, const float alpha, cons
             for (uint q = 0; q < cols; q++) c[q] = beta == 0.0f ? alpha * out[q] : fma(alpha, out[q], beta * c[q]);
         }
     }
+#endif
 }

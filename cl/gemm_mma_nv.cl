@@ -15,6 +15,10 @@
  * distinct banks; transposed operands are read with ldmatrix.trans. Work-groups walk the tiles in
  * groups of GM tile rows, so neighbours in time share panels of A and B in L2.
  *
+ * ABT 3 (s8, clrun_gemm_s8): mma.sync.m16n8k32.s32.s8.s8.s32, exact int32 sums, C stored through
+ * s8_epilogue.h; A must be stored M×K and B N×K (TA 0, TB 1: ldmatrix cannot transpose bytes; the
+ * host packs other layouts first).
+ *
  * The host guarantees what cp.async needs: leading dimensions, offsets and batch strides multiples
  * of 16 bytes' worth of elements (8 for f16/bf16, 4 for f32). */
 
@@ -59,7 +63,19 @@
 #define ELT float
 #define EPC 4 /* elements per 16-byte chunk */
 #define KSTEP 8
+#define ACC float
+#elif ABT == 3
+#define ELT char
+#define EPC 16
+#define KSTEP 32
+#define ACC int
+#if TA || !TB
+#error "the s8 tensor-core kernel reads A as M×K and B as N×K"
+#endif
+#pragma OPENCL FP_CONTRACT OFF
+#include "s8_epilogue.h"
 #else
+#define ACC float
 #define ELT ushort
 #define EPC 8
 #define KSTEP 16
@@ -121,6 +137,16 @@ static inline void load_slice(__local ELT *as, __local ELT *bs, __global const E
 #else
 #define MMA_TYPE "bf16"
 #endif
+#if ABT == 3 /* k 32 bytes: a0..a3 rows g, g+8 × bytes 4c.., then 16+4c..; b0, b1 the same along k */
+static inline void mma_step(int *c, const uint *a, const uint *b)
+{
+    asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                 : "+r"(c[0]), "+r"(c[1]), "+r"(c[2]), "+r"(c[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+#else
+#define mma_step mma16816
+#endif
 #define LDSM_X4(r, addr, trans)                                                                                     \
     asm volatile("ldmatrix.sync.aligned.m8n8.x4" trans ".shared.b16 {%0,%1,%2,%3}, [%4];\n"                        \
                  : "=r"((r)[0]), "=r"((r)[1]), "=r"((r)[2]), "=r"((r)[3])                                          \
@@ -158,7 +184,12 @@ __kernel __attribute__((reqd_work_group_size(NTHR, 1, 1))) void
 clrun_gemm_mma(const uint M, const uint N, const uint K, const float alpha, const float beta,
                __global const ELT *restrict A0, const ulong a_off, const uint lda, const ulong stride_a,
                __global const ELT *restrict B0, const ulong b_off, const uint ldb, const ulong stride_b,
+#if ABT == 3
+               __global void *C0, const ulong c_off, const uint ldc, const ulong stride_c, __global const float *rs,
+               __global const float *cs, __global const float *bias, const int flags)
+#else
                __global float *C0, const ulong c_off, const uint ldc, const ulong stride_c)
+#endif
 {
     __local ELT smem[STAGES * (A_SZ + B_SZ)] __attribute__((aligned(128)));
     const uint tid = get_local_id(0), lane = tid & 31, warp = tid >> 5;
@@ -170,14 +201,16 @@ clrun_gemm_mma(const uint M, const uint N, const uint K, const float alpha, cons
     const size_t batch = get_global_id(1);
     __global const ELT *A = A0 + a_off + batch * stride_a;
     __global const ELT *B = B0 + b_off + batch * stride_b;
+#if ABT != 3
     __global float *C = C0 + c_off + batch * stride_c;
+#endif
     const uint wm0 = (warp / (BN / WTN)) * WTM, wn0 = (warp % (BN / WTN)) * WTN;
 
-    float acc[MT][NT][4];
+    ACC acc[MT][NT][4];
 #pragma unroll
     for (int i = 0; i < MT; i++)
 #pragma unroll
-        for (int j = 0; j < NT; j++) acc[i][j][0] = acc[i][j][1] = acc[i][j][2] = acc[i][j][3] = 0.0f;
+        for (int j = 0; j < NT; j++) acc[i][j][0] = acc[i][j][1] = acc[i][j][2] = acc[i][j][3] = 0;
 
     const uint kt_n = (K + BK - 1) / BK;
 #pragma unroll
@@ -212,7 +245,7 @@ clrun_gemm_mma(const uint M, const uint N, const uint K, const float alpha, cons
                 const uint k = kk + (j >> 1) * 8 + q, m = mb + (j & 1) * 8; /* stored k rows: transpose */
                 LDSM_X4(af[i], smem_addr(as + A_AT(k, m)), ".trans");
 #else
-                const uint m = mb + (lane & 15), k = kk + (lane >> 4) * 8;
+                const uint m = mb + (lane & 15), k = kk + (lane >> 4) * EPC;
                 LDSM_X4(af[i], smem_addr(as + A_AT(m, k)), "");
 #endif
             }
@@ -221,7 +254,7 @@ clrun_gemm_mma(const uint M, const uint N, const uint K, const float alpha, cons
                 const uint nb = wn0 + t * 8;
                 uint r[4];
 #if TB
-                const uint n = nb + (j >> 1) * 8 + q, k = kk + (j & 1) * 8;
+                const uint n = nb + (j >> 1) * 8 + q, k = kk + (j & 1) * EPC;
                 LDSM_X4(r, smem_addr(bs + B_AT(n, k)), "");
 #else
                 const uint k = kk + (j & 1) * 8 + q, n = nb + (j >> 1) * 8; /* stored k rows: transpose */
@@ -232,7 +265,7 @@ clrun_gemm_mma(const uint M, const uint N, const uint K, const float alpha, cons
 #pragma unroll
             for (int i = 0; i < MT; i++)
 #pragma unroll
-                for (int t = 0; t < NT; t++) mma16816(acc[i][t], af[i], bf[t]);
+                for (int t = 0; t < NT; t++) mma_step(acc[i][t], af[i], bf[t]);
 #else
             /* tf32 fragments (g = lane/4, c = lane%4): A a0 (g, c), a1 (g+8, c), a2 (g, c+4),
              * a3 (g+8, c+4); B b0 (k c, n g), b1 (k c+4, n g) */
@@ -297,6 +330,12 @@ clrun_gemm_mma(const uint M, const uint N, const uint K, const float alpha, cons
             for (int hh = 0; hh < 4; hh += 2) {
                 const uint gi = m0 + wm0 + i * 16 + g + (hh >> 1) * 8, gj = n0 + wn0 + t * 8 + c2;
                 if (gi >= M || gj >= N) continue;
+#if ABT == 3
+                const ulong at = c_off + batch * stride_c + (size_t)gi * ldc + gj;
+                clrun_s8_store(C0, at, acc[i][t][hh], gi, gj, rs, cs, bias, flags);
+                if (gj + 1 < N) clrun_s8_store(C0, at + 1, acc[i][t][hh + 1], gi, gj + 1, rs, cs, bias, flags);
+                continue;
+#else
                 __global float *p = C + (size_t)gi * ldc + gj;
                 if (C2 && gj + 1 < N) { /* both columns, 8 bytes at once (the host saw C's rows 8-byte aligned) */
                     const float2 r = (float2)(acc[i][t][hh], acc[i][t][hh + 1]);
@@ -305,5 +344,6 @@ clrun_gemm_mma(const uint M, const uint N, const uint K, const float alpha, cons
                     for (int h = hh; h < hh + 2 && gj + (h - hh) < N; h++, p++)
                         *p = beta == 0.0f ? alpha * acc[i][t][h] : fma(alpha, acc[i][t][h], beta * *p); /* beta 0: C is not read */
                 }
+#endif
             }
 }

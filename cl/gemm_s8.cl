@@ -1,26 +1,11 @@
 /* gemm_s8.cl — C = op(A)·op(B) over int8, accumulated in int32 exactly (lib/ops/gemm_s8.c): a
- * work-item per element of C, tiles of A and B staged in local memory. TA, TB: transposes; EPI 1:
- * C is f32, C = (float)acc · row_scale[i] · col_scale[j] + bias[j], then ReLU when RELU (each
- * operation rounded apart: no contraction); EPI 0: C is int32, C = acc (+ C when ACC). */
+ * work-item per element of C, tiles of A and B staged in local memory (GPUs without tensor cores).
+ * TA, TB: transposes; EPI: C's epilogue (s8_epilogue.h). Also clrun_s8_pack, which copies op(A)
+ * or op(B) into the row layout the tensor-core kernel reads. */
 #pragma OPENCL FP_CONTRACT OFF
 #define T 16
 
-/* Element `at` of C, row i, column j, from its exact sum: the epilogue (EPI) or the int32 store. */
-inline void store(__global void *Cv, const ulong at, const int acc, const uint i, const uint j, __global const float *rs,
-                  __global const float *cs, __global const float *bias, const int flags)
-{
-#if EPI
-    float v = (float)acc;
-    if (rs) v = v * rs[i];
-    if (cs) v = v * cs[j];
-    if (bias) v = v + bias[j];
-    if (flags & 1) v = fmax(v, 0.0f);
-    ((__global float *)Cv)[at] = v;
-#else
-    __global int *C = (__global int *)Cv;
-    C[at] = (flags & 2) ? C[at] + acc : acc;
-#endif
-}
+#include "s8_epilogue.h"
 
 __kernel __attribute__((reqd_work_group_size(T, T, 1))) void
 clrun_gemm_s8(const uint M, const uint N, const uint K, __global const char *A, const ulong a_off, const uint lda, const ulong stride_a,
@@ -51,53 +36,38 @@ clrun_gemm_s8(const uint M, const uint N, const uint K, __global const char *A, 
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     if (i >= M || j >= N) return;
-    store(Cv, c_off + z * stride_c + (ulong)i * ldc + j, acc, i, j, rs, cs, bias, flags);
+    clrun_s8_store(Cv, c_off + z * stride_c + (ulong)i * ldc + j, acc, i, j, rs, cs, bias, flags);
 }
 
-/* The CPU shape: a work-item per 4 rows × 16 columns of C, B's row segment read once for the four
- * rows and widened to int16 vectors, no local memory and no barriers (the same exact sums). */
-#define RM 4
-__kernel void clrun_gemm_s8_cpu(const uint M, const uint N, const uint K, __global const char *A, const ulong a_off, const uint lda,
-                                const ulong stride_a, __global const char *B, const ulong b_off, const uint ldb, const ulong stride_b,
-                                __global void *Cv, const ulong c_off, const uint ldc, const ulong stride_c, __global const float *rs,
-                                __global const float *cs, __global const float *bias, const int flags)
+
+/* D[z][r][c] = op(S)[r][c] for c < cols, 0 for cols <= c < ldd (r < rows): op(A) as M×K or op(B)ᵀ
+ * as N×K, rows of ldd (a multiple of 16) bytes, for the tensor-core kernel. TR 1: op(S)[r][c] is
+ * S[c·lds + r], transposed through a 64×64 tile in local memory so that both sides move along rows. */
+#ifndef TR
+#define TR 0
+#endif
+__kernel __attribute__((reqd_work_group_size(64, 4, 1))) void clrun_s8_pack(const uint rows, const uint cols, const uint ldd,
+                                                                         __global const char *S, const ulong s_off, const uint lds,
+                                                                         const ulong s_stride, __global char *D, const ulong d_off,
+                                                                         const ulong d_stride)
 {
-    const uint j0 = get_global_id(0) * 16, i0 = get_global_id(1) * RM, z = get_global_id(2);
-    if (j0 >= N || i0 >= M) return;
-    A += a_off + z * stride_a, B += b_off + z * stride_b;
-    int16 acc[RM];
-    for (int r = 0; r < RM; r++) acc[r] = (int16)(0);
-    const int full = j0 + 16 <= N;
-    for (uint k = 0; k < K; k++) {
-        int16 b;
-#if TB
-        char bb[16];
-        for (int c = 0; c < 16; c++) bb[c] = j0 + c < N ? B[(ulong)(j0 + c) * ldb + k] : 0;
-        b = convert_int16(vload16(0, bb));
-#else
-        if (full) b = convert_int16(vload16(0, B + (ulong)k * ldb + j0));
-        else {
-            char bb[16];
-            for (int c = 0; c < 16; c++) bb[c] = j0 + c < N ? B[(ulong)k * ldb + j0 + c] : 0;
-            b = convert_int16(vload16(0, bb));
-        }
-#endif
-        for (int r = 0; r < RM; r++) {
-            const uint i = i0 + r;
-#if TA
-            const int a = i < M ? A[(ulong)k * lda + i] : 0;
-#else
-            const int a = i < M ? A[(ulong)i * lda + k] : 0;
-#endif
-            acc[r] += a * b;
-        }
+    const uint tx = get_local_id(0), ty = get_local_id(1), c0 = get_group_id(0) * 64, r0 = get_group_id(1) * 64, z = get_global_id(2);
+    S += s_off + z * s_stride, D += d_off + z * d_stride;
+#if TR
+    __local char t[64][65];
+    for (uint y = ty; y < 64; y += 4) {
+        const uint c = c0 + y, r = r0 + tx;
+        t[y][tx] = c < cols && r < rows ? S[(ulong)c * lds + r] : 0;
     }
-    for (int r = 0; r < RM; r++) {
-        const uint i = i0 + r;
-        if (i >= M) break;
-        int v16[16];
-        vstore16(acc[r], 0, v16);
-        for (int c = 0; c < 16 && j0 + c < N; c++)
-            store(Cv, c_off + z * stride_c + (ulong)i * ldc + j0 + c, v16[c], i, j0 + c, rs, cs, bias, flags);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint y = ty; y < 64; y += 4) {
+        const uint r = r0 + y, c = c0 + tx;
+        if (r < rows && c < ldd) D[(ulong)r * ldd + c] = t[tx][y];
     }
+#else
+    for (uint y = ty; y < 64; y += 4) {
+        const uint r = r0 + y, c = c0 + tx;
+        if (r < rows && c < ldd) D[(ulong)r * ldd + c] = c < cols ? S[(ulong)r * lds + c] : 0;
+    }
+#endif
 }

@@ -205,18 +205,20 @@ static clrun_status cpu_params(clrun_ctx *ctx, unsigned *vw, unsigned *rm)
 }
 
 /* The CPU kernel: pack op(B) into panels in the context's scratch buffer (widening f16/bf16 to f32);
- * for f16/bf16 pack op(A) there too, in panels of RM rows, then multiply in f32. */
-static clrun_status run_cpu(clrun_ctx *ctx, const clrun_gemm_desc *d, size_t batch)
+ * for f16/bf16 pack op(A) there too, in panels of RM rows, then multiply in f32. INT8 (d->type
+ * CLRUN_I8, from clrun_gemm_s8) runs the same way: s8 is widened to f32 exactly, the multiply sums
+ * blocks of K in f32 exactly and adds them in int32, and e (or NULL) is C's epilogue. */
+static clrun_status run_cpu_e(clrun_ctx *ctx, const clrun_gemm_desc *d, size_t batch, const clrun_s8_epilogue *e)
 {
     clrun_status st;
     unsigned vw, rm;
     if ((st = cpu_params(ctx, &vw, &rm))) return st;
     clrun_kernel *pack = NULL, *packa = NULL, *k = NULL;
-    char opts[112], mopts[112];
+    char opts[112], mopts[128];
     const size_t nr = 2 * (size_t)vw, panels = (d->n + nr - 1) / nr, apanels = (d->m + rm - 1) / rm;
     /* A packed too for f16/bf16 (it needs a pass to be widened anyway); for f32 packing A measured no
      * faster on AVX-512 (within this machine's noise), so f32 reads A in place */
-    const int pa = d->k && d->type != CLRUN_F32;
+    const int s8 = d->type == CLRUN_I8, code = s8 ? 3 : clrun__float_code(d->type), pa = d->k && d->type != CLRUN_F32 && !s8;
     size_t stride_p = 0, bytes = 0, stride_pa = 0, abytes = 0;
     if (d->k &&
         (__builtin_mul_overflow(panels * nr, d->k, &stride_p) || __builtin_mul_overflow(stride_p, batch * sizeof(float), &bytes) ||
@@ -225,9 +227,9 @@ static clrun_status run_cpu(clrun_ctx *ctx, const clrun_gemm_desc *d, size_t bat
         return clrun__fail(ctx, CLRUN_INVALID_ARG, "gemm: the packed panels of %zu×%zu×%zu in %zu batches overflow the address space", d->m,
                            d->n, d->k, batch);
     snprintf(opts, sizeof opts, "-DVW=%u -DRM=%u -DTA=%d -DTB=%d -DPSUM=%d -DABT=%d", vw, rm, d->trans_a != 0, d->trans_b != 0, !d->fast,
-             clrun__float_code(d->type));
-    snprintf(mopts, sizeof mopts, "-DVW=%u -DRM=%u -DTA=%d -DTB=%d -DPSUM=%d -DABT=%d -DPA=%d", vw, rm, d->trans_a != 0, d->trans_b != 0,
-             !d->fast, pa ? 0 : clrun__float_code(d->type), pa);
+             code);
+    snprintf(mopts, sizeof mopts, "-DVW=%u -DRM=%u -DTA=%d -DTB=%d -DPSUM=%d -DABT=%d -DPA=%d -DS8=%d -DEPI=%d", vw, rm, d->trans_a != 0,
+             d->trans_b != 0, !d->fast, pa ? 0 : code, pa, s8, e != NULL);
     if ((st = clrun__lib_kernel(ctx, "gemm_cpu", mopts, "clrun_gemm_cpu", &k))) return st;
     clrun_buf *packed = d->c, *a = d->a ? d->a : d->c; /* K = 0: nothing is packed or read */
     size_t a_off = d->a_off, lda = d->lda ? d->lda : 1, stride_a = d->stride_a;
@@ -248,9 +250,22 @@ static clrun_status run_cpu(clrun_ctx *ctx, const clrun_gemm_desc *d, size_t bat
         }
     }
     const clrun__grid grid = {3, {((d->m + rm - 1) / rm + 7) / 8 * 8, panels, batch}, {8, 1, 1}};
+    if (s8)
+        return CLRUN__RUN(k, grid, ARG_U32(d->m), ARG_U32(d->n), ARG_U32(d->k), ARG_F32(d->alpha), ARG_F32(d->beta), ARG_BUF(a),
+                          ARG_U64(a_off), ARG_U32(lda), ARG_U64(stride_a), ARG_BUF(packed), ARG_U64(stride_p), ARG_BUF(d->c),
+                          ARG_U64(d->c_off), ARG_U32(d->ldc), ARG_U64(d->stride_c), ARG_BUF(e ? e->row_scale : NULL),
+                          ARG_BUF(e ? e->col_scale : NULL), ARG_BUF(e ? e->bias : NULL),
+                          ARG_I32((e && e->relu ? 1 : 0) | (d->beta == 1.0f ? 2 : 0)));
     return CLRUN__RUN(k, grid, ARG_U32(d->m), ARG_U32(d->n), ARG_U32(d->k), ARG_F32(d->alpha), ARG_F32(d->beta), ARG_BUF(a), ARG_U64(a_off),
                       ARG_U32(lda), ARG_U64(stride_a), ARG_BUF(packed), ARG_U64(stride_p), ARG_BUF(d->c), ARG_U64(d->c_off),
                       ARG_U32(d->ldc), ARG_U64(d->stride_c));
+}
+
+static clrun_status run_cpu(clrun_ctx *ctx, const clrun_gemm_desc *d, size_t batch) { return run_cpu_e(ctx, d, batch, NULL); }
+
+clrun_status clrun__gemm_s8_cpu(clrun_ctx *ctx, const clrun_gemm_desc *d, const clrun_s8_epilogue *e)
+{
+    return run_cpu_e(ctx, d, d->batch ? d->batch : 1, e);
 }
 
 /* Bind the argument list the GPU-shaped kernels share (cl/gemm.cl, cl/gemm_mma_nv.cl) and launch:
@@ -297,9 +312,10 @@ struct mma_params {
 
 static int mma_ok(const clrun_device_info *in, const struct mma_params *p, size_t esize)
 {
-    const unsigned epc = (unsigned)(16 / esize), ks = esize == 4 ? 8 : 16;
+    const unsigned epc = (unsigned)(16 / esize), ks = esize == 4 ? 8 : esize == 2 ? 16 : 32;
     if (!p->bm || !p->bn || !p->bk || !p->wtm || !p->wtn || p->stages < 2 || p->stages > 8) return 0;
-    if (p->bm % p->wtm || p->bn % p->wtn || p->wtm % 16 || p->wtn % 16 || p->bk % ks || p->bm % (8 * epc) || p->bn % (8 * epc) ||
+    /* transposed tiles (f16, bf16, f32) store rows of BM or BN elements: 8 chunks at least */
+    if (p->bm % p->wtm || p->bn % p->wtn || p->wtm % 16 || p->wtn % 16 || p->bk % ks || (esize != 1 && (p->bm % (8 * epc) || p->bn % (8 * epc))) ||
         p->bk % epc)
         return 0;
     size_t threads = (size_t)(p->bm / p->wtm) * (p->bn / p->wtn) * 32, lmem = (size_t)p->stages * (p->bm + p->bn) * p->bk * esize;
@@ -311,7 +327,7 @@ static clrun_status mma_params(clrun_ctx *ctx, const clrun_gemm_desc *d, struct 
     const size_t es = clrun_dtype_size(d->type);
     unsigned v[CLRUN__SETTING_MAX_UINTS], n;
     clrun_status st;
-    *p = es == 4 ? (struct mma_params){128, 128, 16, 64, 64, 3, 2} : (struct mma_params){128, 128, 32, 64, 64, 3, 1};
+    *p = es == 4 ? (struct mma_params){128, 128, 16, 64, 64, 3, 2} : (struct mma_params){128, 128, 32 * (2 / es), 64, 64, 3, 1};
     if ((st = clrun__setting_uints(ctx, CLRUN__SET_GEMM_MMA_PARAMS, v, &n)) || !n) return st;
     const struct mma_params e = {v[0], v[1], v[2], v[3], v[4], v[5], n == 7 ? v[6] : 1};
     if ((e.tfacc != 1 && e.tfacc != 2) || !mma_ok(clrun_ctx_device(ctx), &e, es))
@@ -348,6 +364,32 @@ static clrun_status run_tensor(clrun_ctx *ctx, const clrun_gemm_desc *d, size_t 
     const size_t threads = (size_t)(p.bm / p.wtm) * (p.bn / p.wtn) * 32;
     const size_t tiles = ((d->m + p.bm - 1) / p.bm) * ((d->n + p.bn - 1) / p.bn);
     return launch_gpu_shaped(k, (clrun__grid){2, {tiles * threads, batch, 1}, {threads, 1, 1}}, d, 8);
+}
+
+/* INT8 on the tensor cores (cl/gemm_mma_nv.cl, ABT 3) for clrun_gemm_s8, which has checked d and
+ * brings A as M×K and B as N×K (trans_a 0, trans_b 1) with rows, offsets and strides on 16 bytes. */
+clrun_status clrun__gemm_s8_tensor(clrun_ctx *ctx, const clrun_gemm_desc *d, const clrun_s8_epilogue *e)
+{
+    clrun_status st;
+    clrun_kernel *k = NULL;
+    struct mma_params p = {0};
+    char opts[200];
+    const size_t batch = d->batch ? d->batch : 1;
+    if (d->trans_a || !d->trans_b || !mma_aligned(d, batch))
+        return clrun__fail(ctx, CLRUN_INVALID_ARG, "gemm s8: the tensor-core kernel reads A as M×K and B as N×K, rows on 16 bytes");
+    if ((st = mma_params(ctx, d, &p))) return st;
+    snprintf(opts, sizeof opts, "-DABT=3 -DBM=%u -DBN=%u -DBK=%u -DWTM=%u -DWTN=%u -DSTAGES=%u -DTA=0 -DTB=1 -DEPI=%d", p.bm, p.bn, p.bk,
+             p.wtm, p.wtn, p.stages, e != NULL);
+    if ((st = clrun__lib_kernel(ctx, "gemm_mma_nv", opts, "clrun_gemm_mma", &k))) return st;
+    const size_t threads = (size_t)(p.bm / p.wtm) * (p.bn / p.wtn) * 32;
+    const size_t tiles = ((d->m + p.bm - 1) / p.bm) * ((d->n + p.bn - 1) / p.bn);
+    clrun_buf *a = d->a ? d->a : d->c, *b = d->b ? d->b : d->c;
+    return CLRUN__RUN(k, ((clrun__grid){2, {tiles * threads, batch, 1}, {threads, 1, 1}}), ARG_U32(d->m), ARG_U32(d->n), ARG_U32(d->k),
+                      ARG_F32(1.0f), ARG_F32(0.0f), ARG_BUF(a), ARG_U64(d->a_off), ARG_U32(d->lda ? d->lda : 16), ARG_U64(d->stride_a),
+                      ARG_BUF(b), ARG_U64(d->b_off), ARG_U32(d->ldb ? d->ldb : 16), ARG_U64(d->stride_b), ARG_BUF(d->c),
+                      ARG_U64(d->c_off), ARG_U32(d->ldc), ARG_U64(d->stride_c), ARG_BUF(e ? e->row_scale : NULL),
+                      ARG_BUF(e ? e->col_scale : NULL), ARG_BUF(e ? e->bias : NULL),
+                      ARG_I32((e && e->relu ? 1 : 0) | (d->beta == 1.0f ? 2 : 0)));
 }
 
 /* The probe: on an NVIDIA platform, build the tensor-core kernel and multiply small integers in f16

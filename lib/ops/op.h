@@ -102,6 +102,14 @@ clrun_status clrun__launch(clrun_kernel *k, clrun__grid g, const clrun__arg *arg
  * bits): f32 0, f16 1, bf16 2; -1 for any other type. */
 static inline int clrun__float_code(clrun_dtype t) { return t == CLRUN_F32 ? 0 : t == CLRUN_F16 ? 1 : t == CLRUN_BF16 ? 2 : -1; }
 
+/* ---- ops reached by other ops ---------------------------------------------------------------- */
+
+/* INT8 GEMM on the CPU-shaped f32 kernel (lib/ops/gemm.c): d->type CLRUN_I8, checked by the caller. */
+clrun_status clrun__gemm_s8_cpu(clrun_ctx *ctx, const clrun_gemm_desc *d, const clrun_s8_epilogue *e);
+/* INT8 GEMM on NVIDIA's tensor cores (lib/ops/gemm.c): A M×K, B N×K (trans_b 1), rows, offsets and
+ * batch strides multiples of 16; the caller has checked the rest and that the cores are there. */
+clrun_status clrun__gemm_s8_tensor(clrun_ctx *ctx, const clrun_gemm_desc *d, const clrun_s8_epilogue *e);
+
 /* ---- ops reached by tests ----------------------------------------------------------------------- */
 
 /* Runs the Canny hysteresis of the device's shape (CLRUN_CANNY_SHAPE overrides it) on a W×H map of

@@ -210,3 +210,77 @@ clrun_gemm_cpu(const uint M, const uint N, const uint K, const float alpha, cons
     }
 #endif
 }
+
+/* The sparse GEMM on CPUs (clrun_gemm_sp; SP 1): A 2:4 compressed (values of ABT, metadata words as
+ * clrun.h lays them out), B packed by clrun_gemm_pack_b. As clrun_gemm_cpu, a work-item owns an
+ * RM×NR block of C; per group of 4 steps of K each row adds its two kept values times the two
+ * panel rows they name, so half the FMAs of the dense kernel, in one f32 sum per element in the
+ * order of K. */
+#ifdef SP
+__kernel __attribute__((reqd_work_group_size(8, 1, 1))) void
+clrun_gemm_sp_cpu(const uint M, const uint N, const uint K, const float alpha, const float beta,
+                  __global const CLRUN_ELT *restrict A0, const ulong a_off, const uint lda, const ulong stride_a,
+                  __global const uint *restrict meta0, const ulong meta_off, __global const float *restrict Bp, const ulong stride_p,
+                  __global float *C0, const ulong c_off, const uint ldc, const ulong stride_c)
+{
+    const uint panel = get_global_id(1), j0 = panel * NR, i0 = get_global_id(0) * RM;
+    if (j0 >= N || i0 >= M) return;
+    const size_t batch = get_global_id(2);
+    const uint km = (K + 31) / 32, full = K / 4;
+    __global const CLRUN_ELT *A = A0 + a_off + batch * stride_a;
+    __global const uint *meta = meta0 + meta_off + batch * (size_t)M * km;
+    __global const float *bp = Bp + batch * stride_p + (size_t)panel * K * NR;
+    __global float *C = C0 + c_off + batch * stride_c;
+    __global const CLRUN_ELT *ar[RM];
+    __global const uint *mr[RM];
+    FV lo[RM], hi[RM];
+#pragma unroll
+    for (int r = 0; r < RM; r++) {
+        const uint row = min(i0 + r, M - 1);
+        ar[r] = A + (size_t)row * lda, mr[r] = meta + (size_t)row * km;
+        lo[r] = hi[r] = (FV)(0.0f);
+    }
+    for (uint g0 = 0; g0 < full; g0 += 8) {
+        uint e[RM];
+#pragma unroll
+        for (int r = 0; r < RM; r++) e[r] = mr[r][g0 / 8];
+        const uint gn = min(8u, full - g0);
+        for (uint g = g0; g < g0 + gn; g++) {
+            __global const float *p = bp + (size_t)4 * g * NR;
+#pragma unroll
+            for (int r = 0; r < RM; r++) {
+                __global const float *p0 = p + (e[r] & 3) * NR, *p1 = p + ((e[r] >> 2) & 3) * NR;
+                e[r] >>= 4;
+                const FV v0 = (FV)(CLRUN_LD(ar[r], 2 * g)), v1 = (FV)(CLRUN_LD(ar[r], 2 * g + 1));
+                lo[r] = fma(v0, VLOAD(0, p0), lo[r]);
+                hi[r] = fma(v0, VLOAD(1, p0), hi[r]);
+                lo[r] = fma(v1, VLOAD(0, p1), lo[r]);
+                hi[r] = fma(v1, VLOAD(1, p1), hi[r]);
+            }
+        }
+    }
+    if (full * 4 < K) { /* the last, partial group: only columns before K */
+        const uint g = full;
+#pragma unroll
+        for (int r = 0; r < RM; r++) {
+            const uint e = mr[r][g / 8] >> (4 * (g % 8)), k0 = 4 * g + (e & 3), k1 = 4 * g + ((e >> 2) & 3);
+            if (k0 < K) {
+                const FV v = (FV)(CLRUN_LD(ar[r], 2 * g));
+                lo[r] = fma(v, VLOAD(0, bp + (size_t)k0 * NR), lo[r]), hi[r] = fma(v, VLOAD(1, bp + (size_t)k0 * NR), hi[r]);
+            }
+            if (k1 < K) {
+                const FV v = (FV)(CLRUN_LD(ar[r], 2 * g + 1));
+                lo[r] = fma(v, VLOAD(0, bp + (size_t)k1 * NR), lo[r]), hi[r] = fma(v, VLOAD(1, bp + (size_t)k1 * NR), hi[r]);
+            }
+        }
+    }
+    const uint rows = min((uint)RM, M - i0), cols = min((uint)NR, N - j0);
+    for (uint r = 0; r < rows; r++) {
+        __global float *c = C + (size_t)(i0 + r) * ldc + j0;
+        float out[NR];
+        VSTORE(lo[r], 0, out);
+        VSTORE(hi[r], 1, out);
+        for (uint q = 0; q < cols; q++) c[q] = beta == 0.0f ? alpha * out[q] : fma(alpha, out[q], beta * c[q]);
+    }
+}
+#endif

@@ -19,6 +19,12 @@
  * s8_epilogue.h; A must be stored M×K and B N×K (TA 0, TB 1: ldmatrix cannot transpose bytes; the
  * host packs other layouts first).
  *
+ * SP 1 (f16/bf16, clrun_gemm_sp): A is 2:4 compressed (clrun.h): its tiles hold BK/2 values per row
+ * and BK/32 metadata words per row (cp.async of 4 bytes), multiplied by mma.sp.m16n8k32 (SPORD 1:
+ * the ordered-metadata form). SPMETA says which threads hand the instruction which words: 1, the
+ * first two of each quad, thread c holding half c (16 columns) of rows g and g+8; 2, thread 0 row g
+ * and thread 1 row g+8, whole words. The host's probe picks the one that computes correctly.
+ *
  * The host guarantees what cp.async needs: leading dimensions, offsets and batch strides multiples
  * of 16 bytes' worth of elements (8 for f16/bf16, 4 for f32). */
 
@@ -50,6 +56,18 @@
 #ifndef C2
 #define C2 0 /* 1: C's element offset, leading dimension and batch stride are even: store pairs as float2 */
 #endif
+#ifndef SP
+#define SP 0
+#endif
+#ifndef SPMETA
+#define SPMETA 1
+#endif
+#ifndef SPORD
+#define SPORD 1
+#endif
+#if SP && (ABT == 0 || ABT == 3 || TA || BK % 32)
+#error "the sparse kernel takes f16 or bf16, A stored M×K, slices of 32"
+#endif
 #ifndef TFACC
 #define TFACC 1 /* 3xTF32: 1 each step's products summed from zero, then into acc; 2 each slice's */
 #endif
@@ -78,16 +96,19 @@
 #define ACC float
 #define ELT ushort
 #define EPC 8
-#define KSTEP 16
+#define KSTEP (SP ? 32 : 16)
 #endif
 
 /* the tiles as stored: rows × chunks */
 #define A_ROWS (TA ? BK : BM)
-#define A_CH ((TA ? BM : BK) / EPC)
+#define A_CH ((TA ? BM : SP ? BK / 2 : BK) / EPC)
 #define B_ROWS (TB ? BN : BK)
 #define B_CH ((TB ? BK : BN) / EPC)
 #define A_SZ (A_ROWS * A_CH * EPC) /* elements per stage */
 #define B_SZ (B_ROWS * B_CH * EPC)
+#define MW (BK / 32)                                            /* SP: metadata words per row of a slice */
+#define M_SZ (SP ? BM * MW * 4 / (int)sizeof(ELT) : 0)            /* in elements */
+#define ST_SZ (A_SZ + B_SZ + M_SZ)
 
 /* Physical chunk of logical chunk c in row r of a tile with ch chunks per row. Rows of 128 bytes or
  * more: c ^ (r mod 8), so the same chunk of 8 consecutive rows lands in 8 distinct bank groups;
@@ -109,13 +130,14 @@ static inline void cp_async16(__local void *dst, __global const void *src, uint 
 /* Copy the slice of depth k0 of op(A) and op(B) into stage buffers as, bs (cp.async, not waited). */
 static inline void load_slice(__local ELT *as, __local ELT *bs, __global const ELT *A, __global const ELT *B, const uint lda,
                               const uint ldb, const uint M, const uint N, const uint K, const uint m0, const uint n0, const uint k0,
-                              const uint tid)
+                              const uint tid, __global const uint *meta, const uint km)
 {
 #pragma unroll
     for (uint e = tid; e < A_ROWS * A_CH; e += NTHR) {
         const uint r = e / A_CH, c = (e % A_CH) * EPC;
         /* stored row r, elements c .. c+EPC-1 along the contiguous dimension */
-        const uint gr = (TA ? k0 : m0) + r, gc = (TA ? m0 : k0) + c, rows = TA ? K : M, cols = TA ? M : K;
+        const uint gr = (TA ? k0 : m0) + r, gc = (TA ? m0 : SP ? k0 / 2 : k0) + c, rows = TA ? K : M;
+        const uint cols = TA ? M : SP ? 2 * ((K + 3) / 4) : K;
         const uint ok = gr < rows && gc < cols;
         const uint bytes = ok ? min((uint)EPC, cols - gc) * (uint)sizeof(ELT) : 0u;
         cp_async16(as + A_AT(r, c), ok ? A + (size_t)gr * lda + gc : A, bytes);
@@ -128,6 +150,17 @@ static inline void load_slice(__local ELT *as, __local ELT *bs, __global const E
         const uint bytes = ok ? min((uint)EPC, cols - gc) * (uint)sizeof(ELT) : 0u;
         cp_async16(bs + B_AT(r, c), ok ? B + (size_t)gr * ldb + gc : B, bytes);
     }
+#if SP /* metadata word w of row r at word r·MW + w after B's tile; zeros past M and K */
+    __local uint *ms = (__local uint *)(bs + B_SZ);
+    for (uint e = tid; e < BM * MW; e += NTHR) {
+        const uint gr = m0 + e / MW, gw = k0 / 32 + e % MW, ok = gr < M && gw < km;
+        asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(smem_addr(ms + e)), "l"(ok ? meta + (size_t)gr * km + gw : meta),
+                     "r"(ok ? 4u : 0u)
+                     : "memory");
+    }
+#else
+    (void)meta, (void)km;
+#endif
     asm volatile("cp.async.commit_group;\n" ::: "memory");
 }
 
@@ -146,6 +179,23 @@ static inline void mma_step(int *c, const uint *a, const uint *b)
 }
 #else
 #define mma_step mma16816
+#endif
+#if SP
+#if SPORD
+#define SP_FORM "mma.sp::ordered_metadata"
+#else
+#define SP_FORM "mma.sp"
+#endif
+/* 16×32 of A (compressed: 16×16 values in a, metadata e) times 32×8 of B (b0, b1 rows 0-15; b2, b3 16-31) */
+static inline void mma_sp(float *c, const uint *a, const uint *b, const uint e)
+{
+    asm volatile(SP_FORM ".sync.aligned.m16n8k32.row.col.f32." MMA_TYPE "." MMA_TYPE ".f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+                 "{%8,%9,%10,%11}, {%0,%1,%2,%3}, %12, 0x0;\n"
+                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(e));
+}
+/* A zero half word is a row or slice past the matrix (real groups never encode 0): columns 0 and 1 */
+static inline uint meta_half(uint h) { return h ? h : 0x4444u; }
 #endif
 #define LDSM_X4(r, addr, trans)                                                                                     \
     asm volatile("ldmatrix.sync.aligned.m8n8.x4" trans ".shared.b16 {%0,%1,%2,%3}, [%4];\n"                        \
@@ -183,6 +233,9 @@ static inline void split(float x, uint *hi, uint *lo)
 __kernel __attribute__((reqd_work_group_size(NTHR, 1, 1))) void
 clrun_gemm_mma(const uint M, const uint N, const uint K, const float alpha, const float beta,
                __global const ELT *restrict A0, const ulong a_off, const uint lda, const ulong stride_a,
+#if SP
+               __global const uint *restrict meta0, const ulong meta_off,
+#endif
                __global const ELT *restrict B0, const ulong b_off, const uint ldb, const ulong stride_b,
 #if ABT == 3
                __global void *C0, const ulong c_off, const uint ldc, const ulong stride_c, __global const float *rs,
@@ -191,7 +244,7 @@ clrun_gemm_mma(const uint M, const uint N, const uint K, const float alpha, cons
                __global float *C0, const ulong c_off, const uint ldc, const ulong stride_c)
 #endif
 {
-    __local ELT smem[STAGES * (A_SZ + B_SZ)] __attribute__((aligned(128)));
+    __local ELT smem[STAGES * ST_SZ] __attribute__((aligned(128)));
     const uint tid = get_local_id(0), lane = tid & 31, warp = tid >> 5;
     /* grouped tile order: GM tile rows at a time, down each column of the group */
     const uint tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN, pid = get_group_id(0);
@@ -205,6 +258,12 @@ clrun_gemm_mma(const uint M, const uint N, const uint K, const float alpha, cons
     __global float *C = C0 + c_off + batch * stride_c;
 #endif
     const uint wm0 = (warp / (BN / WTN)) * WTM, wn0 = (warp % (BN / WTN)) * WTN;
+    const uint km = (K + 31) / 32;
+#if SP
+    __global const uint *meta = meta0 + meta_off + batch * (size_t)M * km;
+#else
+    __global const uint *meta = 0;
+#endif
 
     ACC acc[MT][NT][4];
 #pragma unroll
@@ -215,7 +274,7 @@ clrun_gemm_mma(const uint M, const uint N, const uint K, const float alpha, cons
     const uint kt_n = (K + BK - 1) / BK;
 #pragma unroll
     for (uint s = 0; s < STAGES - 1; s++) {
-        if (s < kt_n) load_slice(smem + s * (A_SZ + B_SZ), smem + s * (A_SZ + B_SZ) + A_SZ, A, B, lda, ldb, M, N, K, m0, n0, s * BK, tid);
+        if (s < kt_n) load_slice(smem + s * ST_SZ, smem + s * ST_SZ + A_SZ, A, B, lda, ldb, M, N, K, m0, n0, s * BK, tid, meta, km);
         else asm volatile("cp.async.commit_group;\n" ::: "memory");
     }
     for (uint kt = 0; kt < kt_n; kt++) {
@@ -223,9 +282,9 @@ clrun_gemm_mma(const uint M, const uint N, const uint K, const float alpha, cons
         barrier(CLK_LOCAL_MEM_FENCE);
         /* refill the buffer every warp finished with before the barrier */
         const uint nk = kt + STAGES - 1, ns = nk % STAGES;
-        if (nk < kt_n) load_slice(smem + ns * (A_SZ + B_SZ), smem + ns * (A_SZ + B_SZ) + A_SZ, A, B, lda, ldb, M, N, K, m0, n0, nk * BK, tid);
+        if (nk < kt_n) load_slice(smem + ns * ST_SZ, smem + ns * ST_SZ + A_SZ, A, B, lda, ldb, M, N, K, m0, n0, nk * BK, tid, meta, km);
         else asm volatile("cp.async.commit_group;\n" ::: "memory");
-        __local const ELT *as = smem + (kt % STAGES) * (A_SZ + B_SZ), *bs = as + A_SZ;
+        __local const ELT *as = smem + (kt % STAGES) * ST_SZ, *bs = as + A_SZ;
 #if ABT == 0 && TFACC == 2
         float part[MT][NT][4];
 #pragma unroll
@@ -235,7 +294,42 @@ clrun_gemm_mma(const uint M, const uint N, const uint K, const float alpha, cons
 #endif
 #pragma unroll
         for (uint kk = 0; kk < BK; kk += KSTEP) {
-#if ABT != 0
+#if SP
+            uint af[MT][4], bf[NT][4], em[MT];
+            const uint j = lane >> 3, q = lane & 7, g = lane >> 2, c = lane & 1;
+            __local const uint *ms = (__local const uint *)(bs + B_SZ);
+#pragma unroll
+            for (int i = 0; i < MT; i++) {
+                const uint mb = wm0 + i * 16, m = mb + (lane & 15), kc = kk / 2 + (lane >> 4) * 8;
+                LDSM_X4(af[i], smem_addr(as + A_AT(m, kc)), "");
+#if SPMETA == 1
+                const uint w0 = ms[(mb + g) * MW + kk / 32], w1 = ms[(mb + g + 8) * MW + kk / 32];
+                em[i] = meta_half((w0 >> (16 * c)) & 0xFFFFu) | meta_half((w1 >> (16 * c)) & 0xFFFFu) << 16;
+#else
+                const uint w = ms[(mb + g + 8 * c) * MW + kk / 32];
+                em[i] = meta_half(w & 0xFFFFu) | meta_half(w >> 16) << 16;
+#endif
+            }
+#pragma unroll
+            for (int h = 0; h < 2; h++)
+#pragma unroll
+                for (int t = 0; t < NT; t += 2) {
+                    const uint nb = wn0 + t * 8, k16 = kk + 16 * h;
+                    uint r[4];
+#if TB
+                    const uint n = nb + (j >> 1) * 8 + q, k = k16 + (j & 1) * 8;
+                    LDSM_X4(r, smem_addr(bs + B_AT(n, k)), "");
+#else
+                    const uint k = k16 + (j & 1) * 8 + q, n = nb + (j >> 1) * 8;
+                    LDSM_X4(r, smem_addr(bs + B_AT(k, n)), ".trans");
+#endif
+                    bf[t][2 * h] = r[0], bf[t][2 * h + 1] = r[1], bf[t + 1][2 * h] = r[2], bf[t + 1][2 * h + 1] = r[3];
+                }
+#pragma unroll
+            for (int i = 0; i < MT; i++)
+#pragma unroll
+                for (int t = 0; t < NT; t++) mma_sp(acc[i][t], af[i], bf[t], em[i]);
+#elif ABT != 0
             uint af[MT][4], bf[NT][2];
             const uint j = lane >> 3, q = lane & 7;
 #pragma unroll

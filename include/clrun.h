@@ -781,6 +781,53 @@ typedef struct clrun_s8_epilogue {
 CLRUN_API clrun_status clrun_gemm_s8(clrun_ctx *ctx, const clrun_gemm_desc *d, const clrun_s8_epilogue *e);
 
 /* ------------------------------------------------------------------------------------------------
+ * 2:4 structured sparsity (lib/ops/sparse.c, cl/sparse.cl, cl/gemm_sp_nv.cl)
+ *
+ * A matrix of R rows × K columns is 2:4 sparse along K when every group of 4 consecutive elements
+ * of a row (columns 4g .. 4g+3; a last, partial group counts as padded with zeros) holds at most 2
+ * nonzeros. Pruning keeps in each group the 2 elements of largest magnitude (ties to the lower
+ * column; NaN counts as infinite) and zeroes the others. The compressed form, the operand of
+ * NVIDIA's sparse tensor-core instruction (mma.sp m16n8k32, ordered metadata) and of clrun_gemm_sp:
+ *   values: R rows of clrun_sp24_kv(K) = 2·⌈K/4⌉ elements of the matrix's type: group g's two kept
+ *           elements, lower column first, at 2g and 2g+1;
+ *   meta:   R rows of clrun_sp24_km(K) = ⌈K/32⌉ uint32: word w of a row holds groups 8w .. 8w+7,
+ *           group g in bits 4(g mod 8) .. 4(g mod 8)+3: the lower kept column (0-3 within the group) in
+ *           the low 2 bits, the higher in the next 2 (always two distinct columns). Bits of groups past
+ *           the row's end are 0x4 (columns 0 and 1).
+ * Element types: CLRUN_F32, CLRUN_F16, CLRUN_BF16. Rows of values and meta are packed (leading
+ * dimension kv and km); the dense matrix has leading dimension ld ≥ K and starts at element off.
+ * ----------------------------------------------------------------------------------------------*/
+
+/** Elements per compressed row: 2·⌈k/4⌉. */
+CLRUN_API size_t clrun_sp24_kv(size_t k);
+/** uint32 metadata words per row: ⌈k/32⌉. */
+CLRUN_API size_t clrun_sp24_km(size_t k);
+
+/** Prune the rows × k matrix x (type t, from element off, leading dimension ld) to 2:4 in place (queued). */
+CLRUN_API clrun_status clrun_sp24_prune(clrun_ctx *ctx, clrun_dtype t, clrun_buf *x, size_t off, size_t ld, size_t rows, size_t k);
+
+/** Prune and compress x (as clrun_sp24_prune chooses; x is not changed) into values and meta, both
+ *  from their start (queued). */
+CLRUN_API clrun_status clrun_sp24_compress(clrun_ctx *ctx, clrun_dtype t, clrun_buf *x, size_t off, size_t ld, size_t rows, size_t k,
+                                           clrun_buf *values, clrun_buf *meta);
+
+/** Expand values and meta back into the dense rows × k matrix x (zeros where pruned; queued).
+ *  Metadata that names the same column twice, or a column past k with a nonzero value, is refused
+ *  by clrun_gemm_sp only where it is checked on the host; here it writes what it names, within the row. */
+CLRUN_API clrun_status clrun_sp24_decompress(clrun_ctx *ctx, clrun_dtype t, clrun_buf *values, clrun_buf *meta, size_t rows, size_t k,
+                                             clrun_buf *x, size_t off, size_t ld);
+
+/** Sparse GEMM: C = alpha·A·op(B) + beta·C with A 2:4 compressed: d->a holds its values (d->type
+ *  f32, f16 or bf16; d->lda ≥ clrun_sp24_kv(K) elements between rows, d->a_off, d->stride_a per
+ *  batch) and meta its metadata (packed rows of clrun_sp24_km(K) words from word meta_off, batches
+ *  M rows apart); trans_a must be 0. B, C, batches, alpha, beta as clrun_gemm; C is f32. The products
+ *  and sums are those of the dense mixed GEMM on the decompressed A with its zero terms left out:
+ *  on CPUs and portable GPU kernels each element is one f32 sum in the order of K, so its error is
+ *  within the f32 accumulation bound of that dense sum (K/2·u·Σ|a||b|); on NVIDIA's tensor cores
+ *  (mma.sp) the sums are the tensor cores' own. Queued. */
+CLRUN_API clrun_status clrun_gemm_sp(clrun_ctx *ctx, const clrun_gemm_desc *d, clrun_buf *meta, size_t meta_off);
+
+/* ------------------------------------------------------------------------------------------------
  * Images and Canny edge detection (lib/io/image.c, lib/ops/canny.c, cl/canny.cl)
  * ----------------------------------------------------------------------------------------------*/
 

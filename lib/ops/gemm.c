@@ -392,6 +392,57 @@ clrun_status clrun__gemm_s8_tensor(clrun_ctx *ctx, const clrun_gemm_desc *d, con
                       ARG_I32((e && e->relu ? 1 : 0) | (d->beta == 1.0f ? 2 : 0)));
 }
 
+/* 2:4 sparse A on the tensor cores (cl/gemm_mma_nv.cl, SP 1) for clrun_gemm_sp, which has checked
+ * d (f16/bf16, trans_a 0, rows of A's values and B on 16 bytes). form: the probe's choice, SPMETA
+ * (1 or 2) + 2·SPORD (0 or 1). */
+clrun_status clrun__gemm_sp_tensor(clrun_ctx *ctx, const clrun_gemm_desc *d, clrun_buf *meta, size_t meta_off, int form)
+{
+    clrun_status st;
+    clrun_kernel *k = NULL;
+    struct mma_params p = {0};
+    char opts[220];
+    const size_t batch = d->batch ? d->batch : 1;
+    if ((st = mma_params(ctx, d, &p))) return st;
+    if (p.bk % 32) return clrun__setting_refuse(ctx, CLRUN__SET_GEMM_MMA_PARAMS, "the sparse kernel takes slices of K in multiples of 32");
+    const int c2 = d->c_off % 2 == 0 && d->ldc % 2 == 0 && (batch == 1 || d->stride_c % 2 == 0);
+    snprintf(opts, sizeof opts, "-DABT=%d -DBM=%u -DBN=%u -DBK=%u -DWTM=%u -DWTN=%u -DSTAGES=%u -DTA=0 -DTB=%d -DC2=%d -DSP=1 -DSPMETA=%d -DSPORD=%d",
+             clrun__float_code(d->type), p.bm, p.bn, p.bk, p.wtm, p.wtn, p.stages, d->trans_b != 0, c2, form > 2 ? form - 2 : form, form > 2);
+    if ((st = clrun__lib_kernel(ctx, "gemm_mma_nv", opts, "clrun_gemm_mma", &k))) return st;
+    const size_t threads = (size_t)(p.bm / p.wtm) * (p.bn / p.wtn) * 32;
+    const size_t tiles = ((d->m + p.bm - 1) / p.bm) * ((d->n + p.bn - 1) / p.bn);
+    clrun_buf *a = d->a ? d->a : d->c, *b = d->b ? d->b : d->c;
+    return CLRUN__RUN(k, ((clrun__grid){2, {tiles * threads, batch, 1}, {threads, 1, 1}}), ARG_U32(d->m), ARG_U32(d->n), ARG_U32(d->k),
+                      ARG_F32(d->alpha), ARG_F32(d->beta), ARG_BUF(a), ARG_U64(d->a_off), ARG_U32(d->lda ? d->lda : 8), ARG_U64(d->stride_a),
+                      ARG_BUF(meta ? meta : d->c), ARG_U64(meta_off), ARG_BUF(b), ARG_U64(d->b_off), ARG_U32(d->ldb ? d->ldb : 8),
+                      ARG_U64(d->stride_b), ARG_BUF(d->c), ARG_U64(d->c_off), ARG_U32(d->ldc), ARG_U64(d->stride_c));
+}
+
+/* The sparse CPU kernel (cl/gemm_cpu.cl, SP): B packed as for the dense kernel, then the multiply. */
+clrun_status clrun__gemm_sp_cpu(clrun_ctx *ctx, const clrun_gemm_desc *d, clrun_buf *meta, size_t meta_off)
+{
+    clrun_status st;
+    unsigned vw, rm;
+    if ((st = cpu_params(ctx, &vw, &rm))) return st;
+    const size_t batch = d->batch ? d->batch : 1, nr = 2 * (size_t)vw, panels = (d->n + nr - 1) / nr;
+    size_t stride_p = 0, bytes = 0;
+    if (__builtin_mul_overflow(panels * nr, d->k, &stride_p) || __builtin_mul_overflow(stride_p, batch * sizeof(float), &bytes))
+        return clrun__fail(ctx, CLRUN_INVALID_ARG, "gemm sp: the packed panels of %zu×%zu in %zu batches overflow the address space", d->k,
+                           d->n, batch);
+    char opts[112];
+    snprintf(opts, sizeof opts, "-DVW=%u -DRM=%u -DTA=0 -DTB=%d -DPSUM=0 -DABT=%d -DSP=1", vw, rm, d->trans_b != 0, clrun__float_code(d->type));
+    clrun_kernel *pack = NULL, *k = NULL;
+    clrun_buf *packed = d->c;
+    if ((st = clrun__lib_kernel(ctx, "gemm_cpu", opts, "clrun_gemm_sp_cpu", &k))) return st;
+    if (d->k && ((st = clrun__lib_kernel(ctx, "gemm_cpu", opts, "clrun_gemm_pack_b", &pack)) || (st = clrun__scratch(ctx, bytes, &packed)) ||
+                 (st = CLRUN__RUN(pack, ((clrun__grid){3, {d->k, panels, batch}, {0}}), ARG_U32(d->n), ARG_U32(d->k), ARG_BUF(d->b),
+                                  ARG_U64(d->b_off), ARG_U32(d->ldb), ARG_U64(d->stride_b), ARG_BUF(packed), ARG_U64(stride_p)))))
+        return st;
+    const clrun__grid grid = {3, {((d->m + rm - 1) / rm + 7) / 8 * 8, panels, batch}, {8, 1, 1}};
+    return CLRUN__RUN(k, grid, ARG_U32(d->m), ARG_U32(d->n), ARG_U32(d->k), ARG_F32(d->alpha), ARG_F32(d->beta), ARG_BUF(d->a ? d->a : d->c),
+                      ARG_U64(d->a_off), ARG_U32(d->lda ? d->lda : 1), ARG_U64(d->stride_a), ARG_BUF(meta ? meta : d->c), ARG_U64(meta_off),
+                      ARG_BUF(packed), ARG_U64(stride_p), ARG_BUF(d->c), ARG_U64(d->c_off), ARG_U32(d->ldc), ARG_U64(d->stride_c));
+}
+
 /* The probe: on an NVIDIA platform, build the tensor-core kernel and multiply small integers in f16
  * (exact in f32) on a shape with edges in M, N and K; compare with the host. */
 static int tensor_probe(clrun_ctx *ctx)

@@ -109,6 +109,11 @@ clrun_status clrun__gemm_s8_cpu(clrun_ctx *ctx, const clrun_gemm_desc *d, const 
 /* INT8 GEMM on NVIDIA's tensor cores (lib/ops/gemm.c): A M×K, B N×K (trans_b 1), rows, offsets and
  * batch strides multiples of 16; the caller has checked the rest and that the cores are there. */
 clrun_status clrun__gemm_s8_tensor(clrun_ctx *ctx, const clrun_gemm_desc *d, const clrun_s8_epilogue *e);
+/* 2:4 sparse GEMM (lib/ops/gemm.c) for clrun_gemm_sp, which has checked d: on the CPU-shaped kernel,
+ * and on NVIDIA's tensor cores (f16/bf16, rows of A's values and of B on 16 bytes) in the probe's
+ * form (SPMETA 1 or 2, + 2 for the ordered-metadata instruction). */
+clrun_status clrun__gemm_sp_cpu(clrun_ctx *ctx, const clrun_gemm_desc *d, clrun_buf *meta, size_t meta_off);
+clrun_status clrun__gemm_sp_tensor(clrun_ctx *ctx, const clrun_gemm_desc *d, clrun_buf *meta, size_t meta_off, int form);
 
 /* ---- ops reached by tests ----------------------------------------------------------------------- */
 

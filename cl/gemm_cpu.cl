@@ -153,10 +153,28 @@ clrun_gemm_cpu(const uint M, const uint N, const uint K, const float alpha, cons
     }
     const uint rows = min((uint)RM, M - i0), cols = min((uint)NR, N - j0);
     for (uint r = 0; r < rows; r++) {
+        const ulong at = c_off + batch * stride_c + (size_t)(i0 + r) * ldc + j0;
+        if (cols == NR) { /* whole rows of the block: the epilogue in vectors, the same operations */
+#if EPI
+            FV x0 = CAT(convert_float, VW)(il[r]), x1 = CAT(convert_float, VW)(ih[r]);
+            if (rs) x0 = x0 * rs[i0 + r], x1 = x1 * rs[i0 + r];
+            if (cs) x0 = x0 * VLOAD(0, cs + j0), x1 = x1 * VLOAD(1, cs + j0);
+            if (bias) x0 = x0 + VLOAD(0, bias + j0), x1 = x1 + VLOAD(1, bias + j0);
+            if (flags & 1) x0 = fmax(x0, (FV)(0.0f)), x1 = fmax(x1, (FV)(0.0f));
+            __global float *c = (__global float *)C0 + at;
+            VSTORE(x0, 0, c);
+            VSTORE(x1, 1, c);
+#else
+            __global int *c = (__global int *)C0 + at;
+            if (flags & 2) il[r] += CAT(vload, VW)(0, c), ih[r] += CAT(vload, VW)(1, c);
+            CAT(vstore, VW)(il[r], 0, c);
+            CAT(vstore, VW)(ih[r], 1, c);
+#endif
+            continue;
+        }
         int out[NR];
         CAT(vstore, VW)(il[r], 0, out);
         CAT(vstore, VW)(ih[r], 1, out);
-        const ulong at = c_off + batch * stride_c + (size_t)(i0 + r) * ldc + j0;
         for (uint q = 0; q < cols; q++) clrun_s8_store(C0, at + q, out[q], i0 + r, j0 + q, rs, cs, bias, flags);
     }
 #else
@@ -212,46 +230,60 @@ clrun_gemm_cpu(const uint M, const uint N, const uint K, const float alpha, cons
 }
 
 /* The sparse GEMM on CPUs (clrun_gemm_sp; SP 1): A 2:4 compressed (values of ABT, metadata words as
- * clrun.h lays them out), B packed by clrun_gemm_pack_b. As clrun_gemm_cpu, a work-item owns an
- * RM×NR block of C; per group of 4 steps of K each row adds its two kept values times the two
- * panel rows they name, so half the FMAs of the dense kernel, in one f32 sum per element in the
- * order of K. */
+ * clrun.h lays them out), B packed by clrun_gemm_pack_b. clrun_gemm_sp_pack_a copies A into panels
+ * of RM rows: per group, the rows' two values widened to f32 side by side, and per metadata word
+ * the rows' words side by side. As clrun_gemm_cpu, a work-item owns an RM×NR block of C; per group
+ * of 4 steps of K each row adds its two values times the two panel rows they name: half the FMAs
+ * of the dense kernel, in one f32 sum per element in the order of K. */
 #ifdef SP
+__kernel void clrun_gemm_sp_pack_a(const uint M, const uint K, __global const CLRUN_ELT *restrict A0, const ulong a_off, const uint lda,
+                                   const ulong stride_a, __global const uint *restrict meta0, const ulong meta_off,
+                                   __global float *restrict Ap, const ulong ap_off, const ulong stride_p, __global uint *restrict Mp,
+                                   const ulong mp_off, const ulong stride_m)
+{
+    const uint g = get_global_id(0), panel = get_global_id(1), G = (K + 3) / 4, km = (K + 31) / 32;
+    if (g >= G || panel * RM >= M) return;
+    const size_t batch = get_global_id(2);
+    __global const CLRUN_ELT *A = A0 + a_off + batch * stride_a;
+    __global const uint *meta = meta0 + meta_off + batch * (size_t)M * km;
+    __global float *ap = Ap + ap_off + batch * stride_p + ((size_t)panel * G + g) * RM * 2;
+    for (uint r = 0; r < RM; r++) {
+        const size_t row = min(panel * RM + r, M - 1);
+        ap[2 * r] = CLRUN_LD(A, row * lda + 2 * g), ap[2 * r + 1] = CLRUN_LD(A, row * lda + 2 * g + 1);
+        if (g % 8 == 0) Mp[mp_off + batch * stride_m + ((size_t)panel * km + g / 8) * RM + r] = meta[row * km + g / 8];
+    }
+}
+
 __kernel __attribute__((reqd_work_group_size(8, 1, 1))) void
 clrun_gemm_sp_cpu(const uint M, const uint N, const uint K, const float alpha, const float beta,
-                  __global const CLRUN_ELT *restrict A0, const ulong a_off, const uint lda, const ulong stride_a,
-                  __global const uint *restrict meta0, const ulong meta_off, __global const float *restrict Bp, const ulong stride_p,
-                  __global float *C0, const ulong c_off, const uint ldc, const ulong stride_c)
+                  __global const float *restrict Ap0, const ulong ap_off, const ulong stride_pa, __global const uint *restrict Mp0,
+                  const ulong mp_off, const ulong stride_m,
+                  __global const float *restrict Bp, const ulong stride_p, __global float *C0, const ulong c_off, const uint ldc,
+                  const ulong stride_c)
 {
     const uint panel = get_global_id(1), j0 = panel * NR, i0 = get_global_id(0) * RM;
     if (j0 >= N || i0 >= M) return;
     const size_t batch = get_global_id(2);
-    const uint km = (K + 31) / 32, full = K / 4;
-    __global const CLRUN_ELT *A = A0 + a_off + batch * stride_a;
-    __global const uint *meta = meta0 + meta_off + batch * (size_t)M * km;
+    const uint km = (K + 31) / 32, G = (K + 3) / 4, full = K / 4;
+    __global const float *ap = Ap0 + ap_off + batch * stride_pa + (size_t)get_global_id(0) * G * RM * 2;
+    __global const uint *mp = Mp0 + mp_off + batch * stride_m + (size_t)get_global_id(0) * km * RM;
     __global const float *bp = Bp + batch * stride_p + (size_t)panel * K * NR;
     __global float *C = C0 + c_off + batch * stride_c;
-    __global const CLRUN_ELT *ar[RM];
-    __global const uint *mr[RM];
     FV lo[RM], hi[RM];
 #pragma unroll
-    for (int r = 0; r < RM; r++) {
-        const uint row = min(i0 + r, M - 1);
-        ar[r] = A + (size_t)row * lda, mr[r] = meta + (size_t)row * km;
-        lo[r] = hi[r] = (FV)(0.0f);
-    }
+    for (int r = 0; r < RM; r++) lo[r] = hi[r] = (FV)(0.0f);
     for (uint g0 = 0; g0 < full; g0 += 8) {
         uint e[RM];
 #pragma unroll
-        for (int r = 0; r < RM; r++) e[r] = mr[r][g0 / 8];
+        for (int r = 0; r < RM; r++) e[r] = mp[(g0 / 8) * RM + r];
         const uint gn = min(8u, full - g0);
         for (uint g = g0; g < g0 + gn; g++) {
-            __global const float *p = bp + (size_t)4 * g * NR;
+            __global const float *p = bp + (size_t)4 * g * NR, *v = ap + (size_t)g * RM * 2;
 #pragma unroll
             for (int r = 0; r < RM; r++) {
                 __global const float *p0 = p + (e[r] & 3) * NR, *p1 = p + ((e[r] >> 2) & 3) * NR;
                 e[r] >>= 4;
-                const FV v0 = (FV)(CLRUN_LD(ar[r], 2 * g)), v1 = (FV)(CLRUN_LD(ar[r], 2 * g + 1));
+                const FV v0 = (FV)(v[2 * r]), v1 = (FV)(v[2 * r + 1]);
                 lo[r] = fma(v0, VLOAD(0, p0), lo[r]);
                 hi[r] = fma(v0, VLOAD(1, p0), hi[r]);
                 lo[r] = fma(v1, VLOAD(0, p1), lo[r]);
@@ -259,18 +291,19 @@ clrun_gemm_sp_cpu(const uint M, const uint N, const uint K, const float alpha, c
             }
         }
     }
-    if (full * 4 < K) { /* the last, partial group: only columns before K */
+    if (full < G) { /* the last, partial group: only columns before K */
         const uint g = full;
+        __global const float *v = ap + (size_t)g * RM * 2;
 #pragma unroll
         for (int r = 0; r < RM; r++) {
-            const uint e = mr[r][g / 8] >> (4 * (g % 8)), k0 = 4 * g + (e & 3), k1 = 4 * g + ((e >> 2) & 3);
+            const uint e = mp[(g / 8) * RM + r] >> (4 * (g % 8)), k0 = 4 * g + (e & 3), k1 = 4 * g + ((e >> 2) & 3);
             if (k0 < K) {
-                const FV v = (FV)(CLRUN_LD(ar[r], 2 * g));
-                lo[r] = fma(v, VLOAD(0, bp + (size_t)k0 * NR), lo[r]), hi[r] = fma(v, VLOAD(1, bp + (size_t)k0 * NR), hi[r]);
+                const FV x = (FV)(v[2 * r]);
+                lo[r] = fma(x, VLOAD(0, bp + (size_t)k0 * NR), lo[r]), hi[r] = fma(x, VLOAD(1, bp + (size_t)k0 * NR), hi[r]);
             }
             if (k1 < K) {
-                const FV v = (FV)(CLRUN_LD(ar[r], 2 * g + 1));
-                lo[r] = fma(v, VLOAD(0, bp + (size_t)k1 * NR), lo[r]), hi[r] = fma(v, VLOAD(1, bp + (size_t)k1 * NR), hi[r]);
+                const FV x = (FV)(v[2 * r + 1]);
+                lo[r] = fma(x, VLOAD(0, bp + (size_t)k1 * NR), lo[r]), hi[r] = fma(x, VLOAD(1, bp + (size_t)k1 * NR), hi[r]);
             }
         }
     }

@@ -218,7 +218,11 @@ static clrun_status run_cpu_e(clrun_ctx *ctx, const clrun_gemm_desc *d, size_t b
     const size_t nr = 2 * (size_t)vw, panels = (d->n + nr - 1) / nr, apanels = (d->m + rm - 1) / rm;
     /* A packed too for f16/bf16 (it needs a pass to be widened anyway); for f32 packing A measured no
      * faster on AVX-512 (within this machine's noise), so f32 reads A in place */
-    const int s8 = d->type == CLRUN_I8, code = s8 ? 3 : clrun__float_code(d->type), pa = d->k && d->type != CLRUN_F32 && !s8;
+    /* INT8 packs op(A) as f32 too when the product is large enough for the extra pass to pay (the
+     * multiply then broadcasts floats instead of converting bytes: 5-10% at 1024³; at 256³ the
+     * pass costs more than it saves) */
+    const int s8 = d->type == CLRUN_I8, code = s8 ? 3 : clrun__float_code(d->type);
+    const int pa = d->k && d->type != CLRUN_F32 && (!s8 || (double)d->m * d->n * d->k >= 0x1p27);
     size_t stride_p = 0, bytes = 0, stride_pa = 0, abytes = 0;
     if (d->k &&
         (__builtin_mul_overflow(panels * nr, d->k, &stride_p) || __builtin_mul_overflow(stride_p, batch * sizeof(float), &bytes) ||
@@ -417,30 +421,42 @@ clrun_status clrun__gemm_sp_tensor(clrun_ctx *ctx, const clrun_gemm_desc *d, clr
                       ARG_U64(d->stride_b), ARG_BUF(d->c), ARG_U64(d->c_off), ARG_U32(d->ldc), ARG_U64(d->stride_c));
 }
 
-/* The sparse CPU kernel (cl/gemm_cpu.cl, SP): B packed as for the dense kernel, then the multiply. */
+/* The sparse CPU kernel (cl/gemm_cpu.cl, SP): B packed as for the dense kernel, A's values (as f32)
+ * and metadata packed in panels of RM rows after it, then the multiply. */
 clrun_status clrun__gemm_sp_cpu(clrun_ctx *ctx, const clrun_gemm_desc *d, clrun_buf *meta, size_t meta_off)
 {
     clrun_status st;
     unsigned vw, rm;
     if ((st = cpu_params(ctx, &vw, &rm))) return st;
-    const size_t batch = d->batch ? d->batch : 1, nr = 2 * (size_t)vw, panels = (d->n + nr - 1) / nr;
-    size_t stride_p = 0, bytes = 0;
-    if (__builtin_mul_overflow(panels * nr, d->k, &stride_p) || __builtin_mul_overflow(stride_p, batch * sizeof(float), &bytes))
-        return clrun__fail(ctx, CLRUN_INVALID_ARG, "gemm sp: the packed panels of %zu×%zu in %zu batches overflow the address space", d->k,
-                           d->n, batch);
+    const size_t batch = d->batch ? d->batch : 1, nr = 2 * (size_t)vw, panels = (d->n + nr - 1) / nr, apanels = (d->m + rm - 1) / rm;
+    const size_t G = (d->k + 3) / 4, km = (d->k + 31) / 32;
+    size_t stride_p = 0, bytes = 0, stride_pa = 0, abytes = 0, stride_m = 0, mbytes = 0, total = 0;
+    if (__builtin_mul_overflow(panels * nr, d->k, &stride_p) || __builtin_mul_overflow(stride_p, batch * sizeof(float), &bytes) ||
+        __builtin_mul_overflow(apanels * rm * 2, G, &stride_pa) || __builtin_mul_overflow(stride_pa, batch * sizeof(float), &abytes) ||
+        __builtin_mul_overflow(apanels * rm, km, &stride_m) || __builtin_mul_overflow(stride_m, batch * 4, &mbytes) ||
+        __builtin_add_overflow(bytes, abytes, &total) || __builtin_add_overflow(total, mbytes, &total))
+        return clrun__fail(ctx, CLRUN_INVALID_ARG, "gemm sp: the packed panels of %zu×%zu×%zu in %zu batches overflow the address space", d->m,
+                           d->n, d->k, batch);
     char opts[112];
     snprintf(opts, sizeof opts, "-DVW=%u -DRM=%u -DTA=0 -DTB=%d -DPSUM=0 -DABT=%d -DSP=1", vw, rm, d->trans_b != 0, clrun__float_code(d->type));
-    clrun_kernel *pack = NULL, *k = NULL;
-    clrun_buf *packed = d->c;
-    if ((st = clrun__lib_kernel(ctx, "gemm_cpu", opts, "clrun_gemm_sp_cpu", &k))) return st;
-    if (d->k && ((st = clrun__lib_kernel(ctx, "gemm_cpu", opts, "clrun_gemm_pack_b", &pack)) || (st = clrun__scratch(ctx, bytes, &packed)) ||
-                 (st = CLRUN__RUN(pack, ((clrun__grid){3, {d->k, panels, batch}, {0}}), ARG_U32(d->n), ARG_U32(d->k), ARG_BUF(d->b),
-                                  ARG_U64(d->b_off), ARG_U32(d->ldb), ARG_U64(d->stride_b), ARG_BUF(packed), ARG_U64(stride_p)))))
+    clrun_kernel *pack = NULL, *packa = NULL, *k = NULL;
+    clrun_buf *s = NULL;
+    if (!d->k) return clrun__fail(ctx, CLRUN_INVALID_ARG, "gemm sp: K = 0 reaches the CPU kernel (clrun_gemm_sp runs it elsewhere)");
+    if ((st = clrun__lib_kernel(ctx, "gemm_cpu", opts, "clrun_gemm_sp_cpu", &k)) ||
+        (st = clrun__lib_kernel(ctx, "gemm_cpu", opts, "clrun_gemm_pack_b", &pack)) ||
+        (st = clrun__lib_kernel(ctx, "gemm_cpu", opts, "clrun_gemm_sp_pack_a", &packa)) || (st = clrun__scratch(ctx, total, &s)))
         return st;
-    const clrun__grid grid = {3, {((d->m + rm - 1) / rm + 7) / 8 * 8, panels, batch}, {8, 1, 1}};
-    return CLRUN__RUN(k, grid, ARG_U32(d->m), ARG_U32(d->n), ARG_U32(d->k), ARG_F32(d->alpha), ARG_F32(d->beta), ARG_BUF(d->a ? d->a : d->c),
-                      ARG_U64(d->a_off), ARG_U32(d->lda ? d->lda : 1), ARG_U64(d->stride_a), ARG_BUF(meta ? meta : d->c), ARG_U64(meta_off),
-                      ARG_BUF(packed), ARG_U64(stride_p), ARG_BUF(d->c), ARG_U64(d->c_off), ARG_U32(d->ldc), ARG_U64(d->stride_c));
+    /* the scratch buffer: B's panels, then A's values, then A's metadata (4-byte elements) */
+    const size_t ap = bytes / 4, mp = (bytes + abytes) / 4;
+    if ((st = CLRUN__RUN(pack, ((clrun__grid){3, {d->k, panels, batch}, {0}}), ARG_U32(d->n), ARG_U32(d->k), ARG_BUF(d->b), ARG_U64(d->b_off),
+                         ARG_U32(d->ldb), ARG_U64(d->stride_b), ARG_BUF(s), ARG_U64(stride_p))) ||
+        (st = CLRUN__RUN(packa, ((clrun__grid){3, {G, apanels, batch}, {0}}), ARG_U32(d->m), ARG_U32(d->k), ARG_BUF(d->a), ARG_U64(d->a_off),
+                         ARG_U32(d->lda), ARG_U64(d->stride_a), ARG_BUF(meta), ARG_U64(meta_off), ARG_BUF(s), ARG_U64(ap), ARG_U64(stride_pa),
+                         ARG_BUF(s), ARG_U64(mp), ARG_U64(stride_m))))
+        return st;
+    return CLRUN__RUN(k, ((clrun__grid){3, {(apanels + 7) / 8 * 8, panels, batch}, {8, 1, 1}}), ARG_U32(d->m), ARG_U32(d->n), ARG_U32(d->k),
+                      ARG_F32(d->alpha), ARG_F32(d->beta), ARG_BUF(s), ARG_U64(ap), ARG_U64(stride_pa), ARG_BUF(s), ARG_U64(mp),
+                      ARG_U64(stride_m), ARG_BUF(s), ARG_U64(stride_p), ARG_BUF(d->c), ARG_U64(d->c_off), ARG_U32(d->ldc), ARG_U64(d->stride_c));
 }
 
 /* The probe: on an NVIDIA platform, build the tensor-core kernel and multiply small integers in f16

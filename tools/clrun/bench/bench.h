@@ -38,5 +38,7 @@ int bench_gemm(const struct bench_opts *o);
 int bench_mixed(const struct bench_opts *o);
 int bench_canny(const struct bench_opts *o);
 int bench_pipeline(const struct bench_opts *o);
+int bench_int8(const struct bench_opts *o);
+int bench_sparse(const struct bench_opts *o);
 
 #endif

@@ -110,7 +110,12 @@ static const char *bench_help = "usage: clrun bench NAME [-d SPEC] [--json] [--r
                                 "             around the device pipeline, against OpenCV in one process (imread, Canny, imwrite)\n"
                                 "             and on a multiprocessing.Pool of --jobs processes, and against the floor: the same\n"
                                 "             files decoded and edge images encoded by clrun's codecs, no Canny; checks the edges\n"
-                                "             equal OpenCV's\n\n"
+                                "             equal OpenCV's\n"
+                                "  int8       INT8 GEMM (s8 x s8 -> s32, exact) with B as NxK and KxN and with the f32 epilogue,\n"
+                                "             against clrun's f16 tensor-core kernel (NVIDIA) or f32 kernel in the same run and\n"
+                                "             PyTorch's torch._int_mm; then quantize/dequantize bandwidth (--size Mi elements)\n"
+                                "  sparse     2:4 sparse GEMM (clrun_gemm_sp, f16 and bf16) against clrun's dense kernel on the same\n"
+                                "             pruned A, the results compared; PyTorch's semi-structured sparse matmul on CUDA\n\n"
                                 "  -d, --device SPEC   device (default: $CLRUN_DEVICE, else the best)\n"
                                 "  --json              one JSON record per line: op, impl, size, median_ms, gbps\n"
                                 "  --repeat N          timed repetitions after a warm-up (default 5)\n"
@@ -168,7 +173,7 @@ int cmd_bench(int argc, char **argv)
         }
         }
     }
-    if (optind >= argc) return cli_usage_error("bench", "which benchmark? transfer, launch, vector, gemm, mixed, canny or pipeline");
+    if (optind >= argc) return cli_usage_error("bench", "which benchmark? transfer, launch, vector, gemm, mixed, canny, pipeline, int8 or sparse");
     const char *name = argv[optind];
     if (optind + 1 < argc) return cli_usage_error("bench", "unexpected argument '%s'", argv[optind + 1]);
     if (strcmp(name, "transfer") == 0) return bench_transfer(&o);
@@ -178,5 +183,8 @@ int cmd_bench(int argc, char **argv)
     if (strcmp(name, "canny") == 0) return bench_canny(&o);
     if (strcmp(name, "mixed") == 0) return bench_mixed(&o);
     if (strcmp(name, "pipeline") == 0) return bench_pipeline(&o);
-    return cli_usage_error("bench", "unknown benchmark '%s'; there are: transfer, launch, vector, gemm, mixed, canny, pipeline", name);
+    if (strcmp(name, "int8") == 0) return bench_int8(&o);
+    if (strcmp(name, "sparse") == 0) return bench_sparse(&o);
+    return cli_usage_error("bench", "unknown benchmark '%s'; there are: transfer, launch, vector, gemm, mixed, canny, pipeline, int8, sparse",
+                           name);
 }

@@ -540,6 +540,62 @@ static void op_quant(void **state)
     clrun_array_free(&a), clrun_array_free(&b), clrun_array_free(&sa), clrun_array_free(&sb);
 }
 
+/* op sparsify / densify / gemm --meta: the rule on every group (ties, a partial last group), the
+ * files' shapes and types, densify(sparsify(A)) equal to the pruned A, the sparse product against
+ * the pruned A's, and bad command lines. */
+static void op_sparse(void **state)
+{
+    (void)state;
+    uint64_t rng = test_seed() + 31;
+    size_t as[2] = {9, 22}, bs[2] = {22, 5};
+    clrun_array a, b, v, m, p, d, c;
+    CHECK_OK(NULL, clrun_array_new(&a, CLRUN_F32, 2, as));
+    CHECK_OK(NULL, clrun_array_new(&b, CLRUN_F32, 2, bs));
+    for (size_t i = 0; i < a.count; i++) ((float *)a.data)[i] = (float)((int)(rng_next(&rng) % 7) - 3); /* many ties */
+    for (size_t i = 0; i < b.count; i++) ((float *)b.data)[i] = rng_float(&rng);
+    CHECK_OK(NULL, clrun_npy_write(path("spa.npy"), &a));
+    CHECK_OK(NULL, clrun_npy_write(path("spb.npy"), &b));
+    EXPECT(0, "9 rows of 12 kept values", "op", "sparsify", path("spa.npy"), "-o", path("spv.npy"), "--pruned", path("spp.npy"));
+    CHECK_OK(NULL, clrun_npy_read(path("spv.npy"), &v));
+    CHECK_OK(NULL, clrun_npy_read(path("spv.meta.npy"), &m));
+    CHECK_OK(NULL, clrun_npy_read(path("spp.npy"), &p));
+    assert_int_equal(v.dtype, CLRUN_F32), assert_int_equal(v.shape[1], 12), assert_int_equal(m.dtype, CLRUN_U32), assert_int_equal(m.shape[1], 1);
+    for (size_t r = 0; r < 9; r++)
+        for (size_t g = 0; g < 6; g++) { /* the two largest magnitudes, the first of equals */
+            const float *x = (const float *)a.data + r * 22 + 4 * g;
+            const size_t n = g == 5 ? 2 : 4;
+            int k1 = 0, k2 = -1;
+            for (size_t q = 1; q < 4; q++)
+                if ((q < n ? fabsf(x[q]) : 0) > fabsf(x[k1])) k1 = (int)q;
+            for (size_t q = 0; q < 4; q++)
+                if ((int)q != k1 && (k2 < 0 || (q < n ? fabsf(x[q]) : 0) > (k2 < (int)n ? fabsf(x[k2]) : 0))) k2 = (int)q;
+            const int lo = k1 < k2 ? k1 : k2, hi = k1 < k2 ? k2 : k1;
+            assert_int_equal((((uint32_t *)m.data)[r] >> (4 * g)) & 15, (unsigned)(lo | hi << 2));
+            for (size_t q = 0; q < n; q++)
+                assert_true(((float *)p.data)[r * 22 + 4 * g + q] == ((int)q == lo || (int)q == hi ? x[q] : 0.0f));
+        }
+    EXPECT(0, "9 rows of 22", "op", "densify", path("spv.npy"), "--meta", path("spv.meta.npy"), "--k", "22", "-o", path("spd.npy"));
+    CHECK_OK(NULL, clrun_npy_read(path("spd.npy"), &d));
+    assert_memory_equal(d.data, p.data, p.bytes);
+    EXPECT(0, "from a 2:4 sparse f32 A", "op", "gemm", path("spv.npy"), path("spb.npy"), "--meta", path("spv.meta.npy"), "-o", path("spc.npy"));
+    CHECK_OK(NULL, clrun_npy_read(path("spc.npy"), &c));
+    for (size_t i = 0; i < 9; i++)
+        for (size_t j = 0; j < 5; j++) {
+            double s = 0, sa = 0;
+            for (size_t q = 0; q < 22; q++) s += (double)((float *)p.data)[i * 22 + q] * ((float *)b.data)[q * 5 + j], sa += fabs((double)((float *)p.data)[i * 22 + q] * ((float *)b.data)[q * 5 + j]);
+            assert_true(fabs(((float *)c.data)[i * 5 + j] - s) <= 1e-6 * sa + 1e-30);
+        }
+    EXPECT(2, "K = 21 to 24, not 30", "op", "densify", path("spv.npy"), "--meta", path("spv.meta.npy"), "--k", "30", "-o", path("spd.npy"));
+    EXPECT(2, "--meta", "op", "densify", path("spv.npy"), "-o", path("spd.npy"));
+    EXPECT(2, "uint32", "op", "densify", path("spv.npy"), "--meta", path("spv.npy"), "-o", path("spd.npy"));
+    EXPECT(2, "not 12", "op", "gemm", path("spv.npy"), path("spb.npy"), "--meta", path("spv.meta.npy"), "-o", path("spc.npy"), "--tb");
+    EXPECT(2, "--tb, --alpha and --bf16 only", "op", "gemm", path("spv.npy"), path("spb.npy"), "--meta", path("spv.meta.npy"), "-o", path("spc.npy"), "--ta");
+    EXPECT(2, "float32 or float16", "op", "sparsify", path("spv.meta.npy"), "-o", path("spx.npy"));
+    EXPECT(0, "usage: clrun op sparsify", "op", "sparsify", "--help");
+    clrun_array_free(&a), clrun_array_free(&b), clrun_array_free(&v), clrun_array_free(&m), clrun_array_free(&p), clrun_array_free(&d),
+        clrun_array_free(&c);
+}
+
 static void op_gemm_devices(void **state)
 {
     (void)state;
@@ -1067,6 +1123,7 @@ int main(void)
         cmocka_unit_test(op_gemm),
         cmocka_unit_test(op_gemm_devices),
         cmocka_unit_test(op_quant),
+        cmocka_unit_test(op_sparse),
         cmocka_unit_test(tune_gemm),
         cmocka_unit_test(op_canny),
         cmocka_unit_test(op_canny_devices),

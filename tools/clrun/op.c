@@ -130,6 +130,7 @@ struct gemm_opts {
     clrun_gemm_backend backend;
     int fast, bf16;
     const char *scale_a, *scale_b; /* int8: f32 .npy of op(A)'s row and op(B)'s column scales */
+    const char *meta;              /* 2:4 sparse A: its metadata .npy (A holds the compressed values) */
 };
 
 /* gemm on int8 arrays: int32 out (clrun_gemm_s8), or f32 scaled by --scale-a/--scale-b. */
@@ -197,6 +198,12 @@ done:
 
 static int op_gemm(clrun_ctx *ctx, clrun_group *grp, clrun_array *in, const struct op_opts *o, const struct gemm_opts *g)
 {
+    if (g->meta) {
+        if (grp || cli_mpi_size() > 1) return fprintf(stderr, "clrun op gemm: sparse products run on one device (-d)\n"), EXIT_USAGE;
+        if (g->ta || g->beta != 0.0f || g->c0 || g->fast || g->backend != CLRUN_GEMM_AUTO || g->scale_a || g->scale_b)
+            return fprintf(stderr, "clrun op gemm: with --meta (a 2:4 sparse A) take --tb, --alpha and --bf16 only\n"), EXIT_USAGE;
+        return cli_gemm_sparse(ctx, &in[0], &in[1], g->meta, g->tb, g->alpha, g->bf16, o->out);
+    }
     if (in[0].dtype == CLRUN_I8 || in[1].dtype == CLRUN_I8 || g->scale_a || g->scale_b) {
         if (grp || cli_mpi_size() > 1) return fprintf(stderr, "clrun op gemm: int8 products run on one device (-d)\n"), EXIT_USAGE;
         return op_gemm_s8(ctx, &in[0], &in[1], o, g);
@@ -338,6 +345,8 @@ static void list_ops(FILE *f)
     fprintf(f, "  %-8s float32 <-> float16 / bfloat16 (--to; clrun op cast --help; name it first)\n", "cast");
     fprintf(f, "  %-8s float32 -> int8, PyTorch's qint8 (clrun op quantize --help)\n", "quantize");
     fprintf(f, "  %-8s int8 -> float32 (clrun op dequantize --help)\n", "dequantize");
+    fprintf(f, "  %-8s prune to 2:4 and compress: values + metadata (clrun op sparsify --help)\n", "sparsify");
+    fprintf(f, "  %-8s 2:4 values + metadata back to the dense matrix (clrun op sparsify --help)\n", "densify");
 }
 
 static const char *op_help = "usage: clrun op NAME IN.npy... [-o OUT.npy] [--alpha X] [--json] [-d SPEC | --devices GROUP]\n\n"
@@ -356,6 +365,7 @@ static const char *op_help = "usage: clrun op NAME IN.npy... [-o OUT.npy] [--alp
                              "                      gemm on int8 arrays: exact int32 results (clrun_gemm_s8), or with\n"
                              "  --scale-a F.npy     f32: each row i of op(A) times F[i] (M float32 scales) ...\n"
                              "  --scale-b F.npy     ... and each column j of op(B) times F[j] (N scales): an INT8 linear layer\n"
+                             "  --meta META.npy     gemm: A is 2:4 compressed values with this metadata (clrun op sparsify)\n"
                              "  --fast              gemm: one running sum per element (as a plain loop, a few % faster) instead\n"
                              "                      of per-slice partial sums (about 3x more accurate)\n"
                              "  -d, --device SPEC   device (default: $CLRUN_DEVICE, else the best)\n"
@@ -435,9 +445,10 @@ int cmd_op(int argc, char **argv)
     if (argc > 1 && strcmp(argv[1], "canny") == 0) return cmd_op_canny(argc, argv); /* images, not .npy */
     if (argc > 1 && strcmp(argv[1], "cast") == 0) return cmd_op_cast(argc, argv);
     if (argc > 1 && (strcmp(argv[1], "quantize") == 0 || strcmp(argv[1], "dequantize") == 0)) return cmd_op_quant(argc, argv, argv[1][0] == 'q');
+    if (argc > 1 && (strcmp(argv[1], "sparsify") == 0 || strcmp(argv[1], "densify") == 0)) return cmd_op_sparse(argc, argv);
     const char *spec = NULL, *devices = NULL;
     struct op_opts o = {NULL, 1.0f, 0};
-    struct gemm_opts g = {0, 0, 1.0f, 0.0f, NULL, CLRUN_GEMM_AUTO, 0, 0, NULL, NULL};
+    struct gemm_opts g = {0, 0, 1.0f, 0.0f, NULL, CLRUN_GEMM_AUTO, 0, 0, NULL, NULL, NULL};
     static const struct option opts[] = {{"output", required_argument, NULL, 'o'}, {"device", required_argument, NULL, 'd'},
                                          {"alpha", required_argument, NULL, 'a'},  {"json", no_argument, NULL, 'j'},
                                          {"ta", no_argument, NULL, 'T'},           {"tb", no_argument, NULL, 'U'},
@@ -445,6 +456,7 @@ int cmd_op(int argc, char **argv)
                                          {"fast", no_argument, NULL, 'F'},         {"bf16", no_argument, NULL, 'H'},
                                          {"devices", required_argument, NULL, 'G'},
                                          {"scale-a", required_argument, NULL, 'X'}, {"scale-b", required_argument, NULL, 'Y'},
+                                         {"meta", required_argument, NULL, 'M'},
                                          {"help", no_argument, NULL, 'h'},         {0}};
     int c;
     struct cli_opts opt = {.sub = "op", .help = NULL, .first = 1};
@@ -471,6 +483,7 @@ int cmd_op(int argc, char **argv)
         else if (c == 'G') devices = optarg;
         else if (c == 'X') g.scale_a = optarg;
         else if (c == 'Y') g.scale_b = optarg;
+        else if (c == 'M') g.meta = optarg;
         else if (c == 'h') {
             fputs(op_help, stdout);
             list_ops(stdout);

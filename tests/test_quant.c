@@ -15,19 +15,20 @@ static signed char want_q(float x, float scale, int zp)
     return (signed char)(int)r;
 }
 
-static void check(clrun_ctx *ctx, const float *x, size_t n, const clrun_qparams *p)
+/* Quantize and dequantize n values from element xo of x into element qo of q, against the formula. */
+static void check_at(clrun_ctx *ctx, const float *x, size_t n, const clrun_qparams *p, size_t xo, size_t qo)
 {
     clrun_buf *bx, *bq, *by;
     signed char *q = malloc(n + 1);
     float *y = malloc(n * 4 + 4);
-    CHECK_OK(ctx, clrun_buf_new(ctx, n * 4 + 4, 0, &bx));
-    CHECK_OK(ctx, clrun_buf_new(ctx, n + 3, 0, &bq));
-    CHECK_OK(ctx, clrun_buf_new(ctx, n * 4 + 4, 0, &by));
-    CHECK_OK(ctx, clrun_upload(bx, 4, x, n * 4)); /* from element 1, to element 3: offsets */
-    CHECK_OK(ctx, clrun_quantize(ctx, bx, 1, bq, 3, n, p));
-    CHECK_OK(ctx, clrun_download(bq, 3, q, n));
-    CHECK_OK(ctx, clrun_dequantize(ctx, bq, 3, by, 1, n, p));
-    CHECK_OK(ctx, clrun_download(by, 4, y, n * 4));
+    CHECK_OK(ctx, clrun_buf_new(ctx, (n + xo) * 4 + 4, 0, &bx));
+    CHECK_OK(ctx, clrun_buf_new(ctx, n + qo + 1, 0, &bq));
+    CHECK_OK(ctx, clrun_buf_new(ctx, (n + xo) * 4 + 4, 0, &by));
+    CHECK_OK(ctx, clrun_upload(bx, xo * 4, x, n * 4));
+    CHECK_OK(ctx, clrun_quantize(ctx, bx, xo, bq, qo, n, p));
+    CHECK_OK(ctx, clrun_download(bq, qo, q, n));
+    CHECK_OK(ctx, clrun_dequantize(ctx, bq, qo, by, xo, n, p));
+    CHECK_OK(ctx, clrun_download(by, xo * 4, y, n * 4));
     const size_t ch = p->channels ? p->channels : 1;
     for (size_t i = 0; i < n; i++) {
         const size_t c = ch == 1 ? 0 : (i / p->inner) % ch;
@@ -38,6 +39,13 @@ static void check(clrun_ctx *ctx, const float *x, size_t n, const clrun_qparams 
     }
     clrun_buf_free(bx), clrun_buf_free(bq), clrun_buf_free(by);
     free(q), free(y);
+}
+
+/* both kernels: odd offsets (an element a work-item) and offsets on 4 (four) */
+static void check(clrun_ctx *ctx, const float *x, size_t n, const clrun_qparams *p)
+{
+    check_at(ctx, x, n, p, 1, 3);
+    check_at(ctx, x, n, p, 0, 4);
 }
 
 static void per_tensor_edges(void **state)

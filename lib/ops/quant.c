@@ -56,8 +56,9 @@ static clrun_status run(clrun_ctx *ctx, int quant, clrun_buf *src, size_t src_of
     if ((st = params(ctx, what, p, quant, &fb, &zb))) return st;
     if (!(st = range_check(ctx, what, "source", src, src_off, n, quant ? 4 : 1)) &&
         !(st = range_check(ctx, what, "destination", dst, dst_off, n, quant ? 1 : 4)) && n &&
-        !(st = clrun__lib_kernel(ctx, "quant", NULL, quant ? "clrun_quantize" : "clrun_dequantize", &k)))
-        st = CLRUN__RUN(k, CLRUN__GRID1(n), ARG_BUF(src), ARG_U64(src_off), ARG_BUF(dst), ARG_U64(dst_off), ARG_U64(n), ARG_BUF(fb),
+        !(st = clrun__lib_kernel(ctx, "quant", src_off % 4 == 0 && dst_off % 4 == 0 ? "-DVEC=4" : "-DVEC=1",
+                                 quant ? "clrun_quantize" : "clrun_dequantize", &k)))
+        st = CLRUN__RUN(k, CLRUN__GRID1(src_off % 4 == 0 && dst_off % 4 == 0 ? (n + 3) / 4 : n), ARG_BUF(src), ARG_U64(src_off), ARG_BUF(dst), ARG_U64(dst_off), ARG_U64(n), ARG_BUF(fb),
                         ARG_BUF(zb), ARG_U32(p->channels ? p->channels : 1), ARG_U64(p->inner ? p->inner : 1));
     clrun_buf_free(fb), clrun_buf_free(zb); /* the launch keeps them until it is done */
     return st;

@@ -140,6 +140,35 @@ static clrun_status check_operand(clrun_ctx *ctx, const char *name, clrun_buf *b
     return CLRUN_OK;
 }
 
+/* Copy rows × cols 16-bit elements of each batch from src (element off, leading dimension ld, batch
+ * stride stride) to dst from element dst_off, rows ldd elements apart and batches rows·ldd apart. */
+static clrun_status copy_rows(clrun_ctx *ctx, clrun_buf *src, size_t off, size_t ld, size_t stride, size_t rows, size_t cols, size_t batch,
+                              clrun_buf *dst, size_t dst_off, size_t ldd)
+{
+    clrun_status st;
+    clrun_kernel *k;
+    if ((st = clrun__lib_kernel(ctx, "sparse", "-DABT=1", "clrun_sp24_copy_rows", &k))) return st;
+    return CLRUN__RUN(k, ((clrun__grid){3, {cols, rows, batch}, {0}}), ARG_BUF(src), ARG_U64(off), ARG_U32(ld), ARG_U64(stride), ARG_U32(rows),
+                      ARG_U32(cols), ARG_BUF(dst), ARG_U64(dst_off), ARG_U32(ldd));
+}
+
+/* The tensor-core kernel on a layout it cannot read directly: A's values and B copied into rows of a
+ * multiple of 8 elements in the context's scratch buffer first (one pass over them). */
+static clrun_status run_staged(clrun_ctx *ctx, const clrun_gemm_desc *d, clrun_buf *meta, size_t meta_off, size_t batch)
+{
+    clrun_status st;
+    const size_t es = 2, kv = clrun_sp24_kv(d->k), br = d->trans_b ? d->n : d->k, bc = d->trans_b ? d->k : d->n;
+    const size_t lda = (kv + 7) / 8 * 8, ldb = (bc + 7) / 8 * 8, abytes = batch * d->m * lda * es, bbytes = batch * br * ldb * es;
+    clrun_buf *s;
+    if ((st = clrun__scratch(ctx, abytes + bbytes, &s)) ||
+        (st = copy_rows(ctx, d->a, d->a_off, d->lda, d->stride_a, d->m, kv, batch, s, 0, lda)) ||
+        (st = copy_rows(ctx, d->b, d->b_off, d->ldb, d->stride_b, br, bc, batch, s, abytes / es, ldb)))
+        return st;
+    clrun_gemm_desc t = *d;
+    t.a = s, t.a_off = 0, t.lda = lda, t.stride_a = d->m * lda, t.b = s, t.b_off = abytes / es, t.ldb = ldb, t.stride_b = br * ldb;
+    return clrun__gemm_sp_tensor(ctx, &t, meta, meta_off, tensor_form(ctx));
+}
+
 clrun_status clrun_gemm_sp(clrun_ctx *ctx, const clrun_gemm_desc *d, clrun_buf *meta, size_t meta_off)
 {
     clrun_status st;
@@ -168,18 +197,17 @@ clrun_status clrun_gemm_sp(clrun_ctx *ctx, const clrun_gemm_desc *d, clrun_buf *
     }
     int forced;
     if ((st = clrun__setting_choice(ctx, CLRUN__SET_GEMM_SP_SHAPE, &forced))) return st;
-    const int kind = forced >= 0                                         ? forced
-                     : clrun_ctx_device(ctx)->type == CLRUN_DEVICE_CPU ? 1
-                     : tensor_layout(d, batch) && tensor_form(ctx) > 0 ? 2
-                                                                         : 0;
+    const int kind = forced >= 0                                              ? forced
+                     : clrun_ctx_device(ctx)->type == CLRUN_DEVICE_CPU      ? 1
+                     : d->type != CLRUN_F32 && tensor_form(ctx) > 0         ? 2
+                                                                              : 0;
     if (kind == 1) return clrun__gemm_sp_cpu(ctx, d, meta, meta_off);
     if (kind == 2) {
         if (tensor_form(ctx) <= 0)
             return clrun__fail(ctx, CLRUN_UNSUPPORTED, "gemm sp: no sparse tensor-core kernel on %s (NVIDIA's OpenCL and mma.sp are needed)",
                                clrun_ctx_device(ctx)->name);
-        if (!tensor_layout(d, batch))
-            return clrun__fail(ctx, CLRUN_INVALID_ARG, "gemm sp: the tensor-core kernel takes f16 or bf16 with lda, ldb, the offsets of A and B "
-                                                       "and their batch strides multiples of 8 elements");
+        if (d->type == CLRUN_F32) return clrun__fail(ctx, CLRUN_INVALID_ARG, "gemm sp: the sparse tensor cores take f16 or bf16");
+        if (!tensor_layout(d, batch)) return run_staged(ctx, d, meta, meta_off, batch);
         return clrun__gemm_sp_tensor(ctx, d, meta, meta_off, tensor_form(ctx));
     }
     return run_portable(ctx, d, meta, meta_off, batch);
@@ -191,7 +219,7 @@ clrun_status clrun_gemm_sp(clrun_ctx *ctx, const clrun_gemm_desc *d, clrun_buf *
  * through the tensor-core kernel of the given form, against the host. */
 static int probe_form(clrun_ctx *ctx, int form)
 {
-    enum { PM = 40, PN = 24, PK = 72, KV = 36, KM = 3 };
+    enum { PM = 40, PN = 24, PK = 80, KV = 40, KM = 3 }; /* rows of values on 16 bytes, as the kernel needs */
     uint16_t dense[PM * PK], hb[PK * PN], vals[PM * KV];
     uint32_t meta[PM * KM];
     float hc[PM * PN], want[PM * PN];

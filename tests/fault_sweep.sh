@@ -10,7 +10,7 @@
 # run of a command, whole or partial (the library scenario writes its two files
 # as steps of their own: there, no temporary file may be left). Jobs: the library scenario (tests/fault_scenario.c)
 # and the clrun commands op canny (on one device and on every device of the platform, where a
-# device that fails gives its images to the others), op gemm and run.
+# device that fails gives its images to the others), op gemm, op sparsify, op gemm --meta and run.
 set -u
 shim=$1 scenario=$2 clrun=$3 data=$4
 work=$(mktemp -d)
@@ -24,6 +24,7 @@ bad=0 runs=0
 LD_PRELOAD= "$clrun" run "$data/kernels/cli.cl" -k axpb -g 64 "out:f32:64@$work/x.npy" range:f32:64 f32:0.5 f32:1 u32:64 >/dev/null ||
     { echo "fault_sweep: cannot make inputs"; exit 1; }
 LD_PRELOAD= "$clrun" run "$data/kernels/cli.cl" -k axpb -g 64 "out:f32:8x8@$work/sq.npy" range:f32:64 f32:0.25 f32:2 u32:64 >/dev/null
+LD_PRELOAD= "$clrun" op sparsify "$work/sq.npy" -o "$work/pv.npy" 2>/dev/null
 
 # check NAME OUTPUTS... -- COMMAND...: one job, swept
 check() {
@@ -84,6 +85,9 @@ check clrun-canny-devices "$work/gd/noise-odd.png" "$work/gd/three-by-one.png" -
     "$data/canny/three-by-one.png" -o "$work/gd" --devices all -q
 unset CLRUN_GROUP_WEIGHTS
 check clrun-gemm "$work/prod.npy" -- "$clrun" op gemm "$work/sq.npy" "$work/sq.npy" -o "$work/prod.npy"
+check clrun-sparsify "$work/sv.npy" "$work/sv.meta.npy" "$work/sp.npy" -- "$clrun" op sparsify "$work/sq.npy" -o "$work/sv.npy" \
+    --pruned "$work/sp.npy"
+check clrun-gemm-sparse "$work/sc.npy" -- "$clrun" op gemm "$work/pv.npy" "$work/sq.npy" --meta "$work/pv.meta.npy" -o "$work/sc.npy"
 check clrun-run "$work/y.npy" -- "$clrun" run "$data/kernels/cli.cl" -k axpb -g 64 "out:f32:64@$work/y.npy" "$work/x.npy" f32:2 f32:1 u32:64
 
 echo "$runs runs with one call failing, $bad problems"

@@ -295,7 +295,7 @@ clrun_gemm_mma(const uint M, const uint N, const uint K, const float alpha, cons
 #pragma unroll
         for (uint kk = 0; kk < BK; kk += KSTEP) {
 #if SP
-            uint af[MT][4], bf[NT][4], em[MT];
+            uint af[MT][4], em[MT];
             const uint j = lane >> 3, q = lane & 7, g = lane >> 2, c = lane & 1;
             __local const uint *ms = (__local const uint *)(bs + B_SZ);
 #pragma unroll
@@ -310,10 +310,13 @@ clrun_gemm_mma(const uint M, const uint N, const uint K, const float alpha, cons
                 em[i] = meta_half(w & 0xFFFFu) | meta_half(w >> 16) << 16;
 #endif
             }
+            /* a pair of n-tiles at a time: their B fragments (k 0-15, then 16-31) live only while
+             * their mma.sp run, which keeps the warp's registers within bounds */
 #pragma unroll
-            for (int h = 0; h < 2; h++)
+            for (int t = 0; t < NT; t += 2) {
+                uint b0[4], b1[4];
 #pragma unroll
-                for (int t = 0; t < NT; t += 2) {
+                for (int h = 0; h < 2; h++) {
                     const uint nb = wn0 + t * 8, k16 = kk + 16 * h;
                     uint r[4];
 #if TB
@@ -323,12 +326,14 @@ clrun_gemm_mma(const uint M, const uint N, const uint K, const float alpha, cons
                     const uint k = k16 + (j & 1) * 8 + q, n = nb + (j >> 1) * 8;
                     LDSM_X4(r, smem_addr(bs + B_AT(k, n)), ".trans");
 #endif
-                    bf[t][2 * h] = r[0], bf[t][2 * h + 1] = r[1], bf[t + 1][2 * h] = r[2], bf[t + 1][2 * h + 1] = r[3];
+                    b0[2 * h] = r[0], b0[2 * h + 1] = r[1], b1[2 * h] = r[2], b1[2 * h + 1] = r[3];
                 }
 #pragma unroll
-            for (int i = 0; i < MT; i++)
-#pragma unroll
-                for (int t = 0; t < NT; t++) mma_sp(acc[i][t], af[i], bf[t], em[i]);
+                for (int i = 0; i < MT; i++) {
+                    mma_sp(acc[i][t], af[i], b0, em[i]);
+                    mma_sp(acc[i][t + 1], af[i], b1, em[i]);
+                }
+            }
 #elif ABT != 0
             uint af[MT][4], bf[NT][2];
             const uint j = lane >> 3, q = lane & 7;

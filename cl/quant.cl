@@ -6,7 +6,9 @@
  *
  * VEC 4 (the host's choice when both offsets are multiples of 4): a work-item takes 4 consecutive
  * elements, one float4 and one char4 (a warp moves 512 and 128 contiguous bytes); VEC 1 one element.
- * The channel index is computed in 32 bits when the range allows (64-bit division is slow on GPUs). */
+ * The channel index is computed in 32 bits when the range allows (64-bit division is slow on GPUs).
+ * Per tensor (channels 1) the scale and zero point come as arguments (inv0 or scale0, zp0) and the
+ * buffers are NULL. */
 #ifndef VEC
 #define VEC 1
 #endif
@@ -17,6 +19,19 @@ static inline uint chan(const ulong i, const uint channels, const ulong inner, c
     return small ? (uint)i / (uint)inner % channels : (uint)((i / inner) % channels);
 }
 
+/* The channels of elements i .. i+3: one division, then steps along the axis. */
+static inline uint4 chan4(const ulong i, const uint channels, const ulong inner, const int small)
+{
+    if (channels == 1) return (uint4)(0);
+    ulong blk = small ? (uint)i / (uint)inner : i / inner, rem = i - blk * inner;
+    uint c = small ? (uint)blk % channels : (uint)(blk % channels), out[4];
+    for (int k = 0; k < 4; k++) {
+        out[k] = c;
+        if (++rem == inner) rem = 0, c = c + 1 == channels ? 0 : c + 1;
+    }
+    return (uint4)(out[0], out[1], out[2], out[3]);
+}
+
 static inline char quant1(const float x, const float inv, const int zp)
 {
     const float v = x * inv; /* one rounding, no fma */
@@ -25,16 +40,22 @@ static inline char quant1(const float x, const float inv, const int zp)
 }
 
 __kernel void clrun_quantize(__global const float *x, const ulong x_off, __global char *q, const ulong q_off, const ulong n,
-                             __global const float *inv, __global const int *zp, const uint channels, const ulong inner)
+                             __global const float *inv, __global const int *zp, const float inv0, const int zp0, const uint channels,
+                             const ulong inner)
 {
     const ulong i = get_global_id(0) * VEC;
     const int small = n <= 0xFFFFFFFFul && inner <= 0xFFFFFFFFul;
     if (i >= n) return;
 #if VEC == 4
+    if (i + 4 <= n && channels == 1) { /* per tensor: the numbers are arguments */
+        const float4 v = *(__global const float4 *)(x + x_off + i);
+        *(__global char4 *)(q + q_off + i) = (char4)(quant1(v.s0, inv0, zp0), quant1(v.s1, inv0, zp0), quant1(v.s2, inv0, zp0), quant1(v.s3, inv0, zp0));
+        return;
+    }
     if (i + 4 <= n) {
         const float4 v = *(__global const float4 *)(x + x_off + i);
-        const uint c0 = chan(i, channels, inner, small), c1 = chan(i + 1, channels, inner, small), c2 = chan(i + 2, channels, inner, small),
-                   c3 = chan(i + 3, channels, inner, small);
+        const uint4 cc = chan4(i, channels, inner, small);
+        const uint c0 = cc.s0, c1 = cc.s1, c2 = cc.s2, c3 = cc.s3;
         *(__global char4 *)(q + q_off + i) =
             (char4)(quant1(v.s0, inv[c0], zp[c0]), quant1(v.s1, inv[c1], zp[c1]), quant1(v.s2, inv[c2], zp[c2]), quant1(v.s3, inv[c3], zp[c3]));
         return;
@@ -42,21 +63,28 @@ __kernel void clrun_quantize(__global const float *x, const ulong x_off, __globa
 #endif
     for (ulong j = i; j < min(n, i + VEC); j++) {
         const uint c = chan(j, channels, inner, small);
-        q[q_off + j] = quant1(x[x_off + j], inv[c], zp[c]);
+        q[q_off + j] = channels == 1 ? quant1(x[x_off + j], inv0, zp0) : quant1(x[x_off + j], inv[c], zp[c]);
     }
 }
 
 __kernel void clrun_dequantize(__global const char *q, const ulong q_off, __global float *x, const ulong x_off, const ulong n,
-                               __global const float *scale, __global const int *zp, const uint channels, const ulong inner)
+                               __global const float *scale, __global const int *zp, const float scale0, const int zp0,
+                               const uint channels, const ulong inner)
 {
     const ulong i = get_global_id(0) * VEC;
     const int small = n <= 0xFFFFFFFFul && inner <= 0xFFFFFFFFul;
     if (i >= n) return;
 #if VEC == 4
+    if (i + 4 <= n && channels == 1) {
+        const int4 v = convert_int4(*(__global const char4 *)(q + q_off + i));
+        *(__global float4 *)(x + x_off + i) = (float4)((float)(v.s0 - zp0) * scale0, (float)(v.s1 - zp0) * scale0, (float)(v.s2 - zp0) * scale0,
+                                                       (float)(v.s3 - zp0) * scale0);
+        return;
+    }
     if (i + 4 <= n) {
         const int4 v = convert_int4(*(__global const char4 *)(q + q_off + i));
-        const uint c0 = chan(i, channels, inner, small), c1 = chan(i + 1, channels, inner, small), c2 = chan(i + 2, channels, inner, small),
-                   c3 = chan(i + 3, channels, inner, small);
+        const uint4 cc = chan4(i, channels, inner, small);
+        const uint c0 = cc.s0, c1 = cc.s1, c2 = cc.s2, c3 = cc.s3;
         *(__global float4 *)(x + x_off + i) = (float4)((float)(v.s0 - zp[c0]) * scale[c0], (float)(v.s1 - zp[c1]) * scale[c1],
                                                        (float)(v.s2 - zp[c2]) * scale[c2], (float)(v.s3 - zp[c3]) * scale[c3]);
         return;
@@ -64,6 +92,6 @@ __kernel void clrun_dequantize(__global const char *q, const ulong q_off, __glob
 #endif
     for (ulong j = i; j < min(n, i + VEC); j++) {
         const uint c = chan(j, channels, inner, small);
-        x[x_off + j] = (float)((int)q[q_off + j] - zp[c]) * scale[c];
+        x[x_off + j] = channels == 1 ? (float)((int)q[q_off + j] - zp0) * scale0 : (float)((int)q[q_off + j] - zp[c]) * scale[c];
     }
 }

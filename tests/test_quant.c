@@ -76,14 +76,18 @@ static void per_channel_middle_axis(void **state)
 {
     clrun_ctx *ctx = *state;
     uint64_t rng = test_seed() + 1;
-    enum { A = 3, C = 7, I = 50 }; /* shape A × C × I, the channel axis in the middle */
-    float *x = malloc(A * C * I * 4), s[C];
-    int32_t zp[C];
-    for (int c = 0; c < C; c++) s[c] = 0.01f + (float)(rng_next(&rng) % 1000) / 997.0f, zp[c] = (int)(rng_next(&rng) % 256) - 128;
-    for (size_t i = 0; i < A * C * I; i++) x[i] = rng_float(&rng) * 200 * s[(i / I) % C];
-    const clrun_qparams p = {C, I, s, zp};
-    check(ctx, x, A * C * I, &p);
-    free(x);
+    /* shape A × C × I, the channel axis in the middle; I = 1 is the last axis (a channel per element) */
+    static const size_t shapes[][3] = {{3, 7, 50}, {9, 5, 1}, {11, 3, 2}, {6, 4, 3}};
+    for (size_t si = 0; si < sizeof shapes / sizeof *shapes; si++) {
+        const size_t A = shapes[si][0], C = shapes[si][1], I = shapes[si][2];
+        float *x = malloc(A * C * I * 4), s[8];
+        int32_t zp[8];
+        for (size_t c = 0; c < C; c++) s[c] = 0.01f + (float)(rng_next(&rng) % 1000) / 997.0f, zp[c] = (int)(rng_next(&rng) % 256) - 128;
+        for (size_t i = 0; i < A * C * I; i++) x[i] = rng_float(&rng) * 200 * s[(i / I) % C];
+        const clrun_qparams p = {C, I, s, zp};
+        check(ctx, x, A * C * I, &p);
+        free(x);
+    }
 }
 
 static void calibrate(void **state)

@@ -7,8 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The parameters checked, and the per-channel arrays the kernels read (inv: 1/scale or scale). */
-static clrun_status params(clrun_ctx *ctx, const char *what, const clrun_qparams *p, int inverse, clrun_buf **fb, clrun_buf **zb)
+/* The parameters checked, and the per-channel arrays the kernels read (inv: 1/scale or scale); per
+ * tensor only *f0 and *z0, and the buffers stay NULL. */
+static clrun_status params(clrun_ctx *ctx, const char *what, const clrun_qparams *p, int inverse, clrun_buf **fb, clrun_buf **zb, float *f0,
+                           int32_t *z0)
 {
     clrun_status st;
     if (!p || !p->scale || !p->zero_point) return clrun__fail(ctx, CLRUN_INVALID_ARG, "%s: NULL parameters", what);
@@ -28,6 +30,11 @@ static clrun_status params(clrun_ctx *ctx, const char *what, const clrun_qparams
         f[c] = inverse ? 1.0f / p->scale[c] : p->scale[c]; /* f32 division, as PyTorch computes inv_scale */
     }
     *fb = *zb = NULL;
+    *f0 = f[0], *z0 = p->zero_point[0];
+    if (ch == 1) { /* per tensor: the kernels take the two numbers as arguments, no buffers */
+        free(f);
+        return CLRUN_OK;
+    }
     if ((st = clrun_buf_new(ctx, ch * 4, 0, fb)) || (st = clrun_upload(*fb, 0, f, ch * 4)) || (st = clrun_buf_new(ctx, ch * 4, 0, zb)) ||
         (st = clrun_upload(*zb, 0, p->zero_point, ch * 4))) {
         clrun_buf_free(*fb), clrun_buf_free(*zb);
@@ -53,13 +60,15 @@ static clrun_status run(clrun_ctx *ctx, int quant, clrun_buf *src, size_t src_of
     clrun_status st;
     clrun_buf *fb = NULL, *zb = NULL;
     clrun_kernel *k;
-    if ((st = params(ctx, what, p, quant, &fb, &zb))) return st;
+    float f0 = 1.0f;
+    int32_t z0 = 0;
+    if ((st = params(ctx, what, p, quant, &fb, &zb, &f0, &z0))) return st;
     if (!(st = range_check(ctx, what, "source", src, src_off, n, quant ? 4 : 1)) &&
         !(st = range_check(ctx, what, "destination", dst, dst_off, n, quant ? 1 : 4)) && n &&
         !(st = clrun__lib_kernel(ctx, "quant", src_off % 4 == 0 && dst_off % 4 == 0 ? "-DVEC=4" : "-DVEC=1",
                                  quant ? "clrun_quantize" : "clrun_dequantize", &k)))
         st = CLRUN__RUN(k, CLRUN__GRID1(src_off % 4 == 0 && dst_off % 4 == 0 ? (n + 3) / 4 : n), ARG_BUF(src), ARG_U64(src_off), ARG_BUF(dst), ARG_U64(dst_off), ARG_U64(n), ARG_BUF(fb),
-                        ARG_BUF(zb), ARG_U32(p->channels ? p->channels : 1), ARG_U64(p->inner ? p->inner : 1));
+                        ARG_BUF(zb), ARG_F32(f0), ARG_I32(z0), ARG_U32(p->channels ? p->channels : 1), ARG_U64(p->inner ? p->inner : 1));
     clrun_buf_free(fb), clrun_buf_free(zb); /* the launch keeps them until it is done */
     return st;
 }

@@ -67,3 +67,12 @@ __kernel void clrun_bf16_to_f32_x4(__global const ushort *restrict src, const ul
     TAIL(dst[d0 + i] = (uint)src[so + i] << 16)
     *(__global uint4 *)(dst + d0 + i0) = convert_uint4(*(__global const ushort4 *)(src + so + i0)) << 16;
 }
+
+/* dst[z][r][c] = src[off + z·stride + r·ld + c]: matrices of 16-bit elements copied
+ * into rows ldd apart (the tensor-core kernels' aligned staging). */
+__kernel void clrun_copy_rows16(__global const ushort *src, const ulong off, const uint ld, const ulong stride, const uint rows, const uint cols,
+                                __global ushort *dst, const ulong dst_off, const uint ldd)
+{
+    const uint c = get_global_id(0), r = get_global_id(1), z = get_global_id(2);
+    if (c < cols && r < rows) dst[dst_off + ((size_t)z * rows + r) * ldd + c] = src[off + z * stride + (size_t)r * ld + c];
+}

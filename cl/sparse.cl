@@ -97,14 +97,6 @@ __kernel void clrun_sp24_decompress(__global const RAW *values, __global const u
     }
 }
 
-/* dst[z][r][c] = src[off + z·stride + r·ld + c]: operands copied into aligned rows (16-bit elements). */
-__kernel void clrun_sp24_copy_rows(__global const ushort *src, const ulong off, const uint ld, const ulong stride, const uint rows,
-                                   const uint cols, __global ushort *dst, const ulong dst_off, const uint ldd)
-{
-    const uint c = get_global_id(0), r = get_global_id(1), z = get_global_id(2);
-    if (c < cols && r < rows) dst[dst_off + ((size_t)z * rows + r) * ldd + c] = src[off + z * stride + (size_t)r * ld + c];
-}
-
 /* The portable sparse GEMM (GPUs without sparse tensor cores): a work-item per element of C, one f32
  * sum over the kept elements of A's row in the order of K. */
 __kernel __attribute__((reqd_work_group_size(16, 16, 1))) void

@@ -615,7 +615,10 @@ typedef enum clrun_gemm_backend {
                             * operand split into a tf32 high part and a tf32 residual, three products
                             * summed in f32: the f32 kernels' accuracy, on tensor cores). Only where
                             * clrun_gemm_tensor_cores says so, else CLRUN_UNSUPPORTED. CLRUN_GEMM_AUTO
-                            * picks it for f16/bf16 inputs when it is there; for f32 it is opt-in. */
+                            * picks it for f16/bf16 inputs when it is there; for f32 it is opt-in.
+                            * f16/bf16 rows that do not start on 16 bytes are copied into rows that
+                            * do first (scratch memory, one pass over A and B); 3xTF32 needs leading
+                            * dimensions, offsets and batch strides that are multiples of 4. */
 } clrun_gemm_backend;
 
 typedef struct clrun_gemm_desc {

@@ -120,24 +120,34 @@ static void shapes_types_transposes(void **state)
         }
 }
 
-/* Unaligned layouts: the portable kernels take any; the tensor kernel refuses them by name, and
- * AUTO then runs the portable one. Batches. */
+/* Unaligned layouts: the portable kernels take any; the tensor kernel takes f16/bf16 ones through
+ * its staging in aligned rows (AUTO too), every transpose; 3xTF32 (f32) refuses them by name.
+ * Batches. */
 static void unaligned_and_batches(void **state)
 {
     clrun_ctx *ctx = *state;
     uint64_t s = test_seed();
     struct problem p;
-    make(ctx, &p, CLRUN_F16, 1, 0, 29, 35, 23, 3, 1, &s);
-    p.d.a_off |= 1; /* odd: no 16-byte rows (the guard at the end of the buffer covers the step) */
-    clrun_gemm_desc d = p.d;
-    run_check(ctx, &p, CLRUN_GEMM_AUTO);
-    run_check(ctx, &p, CLRUN_GEMM_KERNEL);
-    if (clrun_gemm_tensor_cores(ctx)) {
-        assert_int_not_equal(clrun_gemm_resolve(ctx, &d), CLRUN_GEMM_TENSOR);
-        d.backend = CLRUN_GEMM_TENSOR;
-        CHECK_FAIL(ctx, clrun_gemm(ctx, &d), CLRUN_INVALID_ARG, "multiples of 8 elements");
+    for (int t = 0; t < 4; t++) {
+        make(ctx, &p, t % 2 ? CLRUN_BF16 : CLRUN_F16, t & 1, t >> 1, 29 + t, 35, 23 + 2 * t, 3, 1, &s);
+        p.d.a_off |= 1; /* odd: no 16-byte rows (the guard at the end of the buffer covers the step) */
+        clrun_gemm_desc d = p.d;
+        run_check(ctx, &p, CLRUN_GEMM_AUTO);
+        run_check(ctx, &p, CLRUN_GEMM_KERNEL);
+        if (clrun_gemm_tensor_cores(ctx)) {
+            assert_int_equal(clrun_gemm_resolve(ctx, &d), CLRUN_GEMM_TENSOR);
+            run_check(ctx, &p, CLRUN_GEMM_TENSOR);
+        }
+        drop(&p);
     }
-    drop(&p);
+    if (clrun_gemm_tensor_cores(ctx)) { /* f32 on the tensor cores (3xTF32) reads rows in place */
+        clrun_buf *b;
+        CHECK_OK(ctx, clrun_buf_new(ctx, 4096, 0, &b));
+        clrun_gemm_desc d = {0};
+        d.m = d.n = d.k = 8, d.alpha = 1, d.a = d.b = d.c = b, d.lda = 9, d.ldb = d.ldc = 8, d.backend = CLRUN_GEMM_TENSOR;
+        CHECK_FAIL(ctx, clrun_gemm(ctx, &d), CLRUN_INVALID_ARG, "multiples of 4 elements");
+        clrun_buf_free(b);
+    }
     make(ctx, &p, CLRUN_BF16, 0, 0, 64, 40, 48, 4, 8, &s);
     clrun_gemm_backend be[8];
     size_t nb = backends(ctx, be);

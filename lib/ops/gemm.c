@@ -349,12 +349,37 @@ static int mma_aligned(const clrun_gemm_desc *d, size_t batch)
            (batch == 1 || (d->stride_a % epc == 0 && d->stride_b % epc == 0));
 }
 
+static clrun_status run_tensor(clrun_ctx *ctx, const clrun_gemm_desc *d, size_t batch);
+
+/* f16/bf16 operands whose rows do not start on 16 bytes: A and B copied into rows of a multiple of
+ * 8 elements in the context's scratch buffer (one pass over each, against the GEMM's M·N·K), then
+ * the tensor-core kernel. */
+static clrun_status run_tensor_staged(clrun_ctx *ctx, const clrun_gemm_desc *d, size_t batch)
+{
+    clrun_status st;
+    clrun_gemm_desc t = *d;
+    if (!d->k) { /* nothing is read */
+        t.a = t.b = NULL, t.a_off = t.b_off = t.stride_a = t.stride_b = 0, t.lda = t.ldb = 8;
+        return run_tensor(ctx, &t, batch);
+    }
+    const size_t ar = d->trans_a ? d->k : d->m, ac = d->trans_a ? d->m : d->k, br = d->trans_b ? d->n : d->k, bc = d->trans_b ? d->k : d->n;
+    const size_t lda = (ac + 7) / 8 * 8, ldb = (bc + 7) / 8 * 8, an = batch * ar * lda, bn = batch * br * ldb;
+    clrun_buf *s;
+    if ((st = clrun__scratch(ctx, (an + bn) * 2, &s)) ||
+        (st = clrun__copy_rows16(ctx, d->a, d->a_off, d->lda, d->stride_a, ar, ac, batch, s, 0, lda)) ||
+        (st = clrun__copy_rows16(ctx, d->b, d->b_off, d->ldb, d->stride_b, br, bc, batch, s, an, ldb)))
+        return st;
+    t.a = s, t.a_off = 0, t.lda = lda, t.stride_a = ar * lda, t.b = s, t.b_off = an, t.ldb = ldb, t.stride_b = br * ldb;
+    return run_tensor(ctx, &t, batch);
+}
+
 static clrun_status run_tensor(clrun_ctx *ctx, const clrun_gemm_desc *d, size_t batch)
 {
     clrun_status st;
     clrun_kernel *k = NULL;
     struct mma_params p = {0};
     char opts[160];
+    if (!mma_aligned(d, batch) && d->type != CLRUN_F32) return run_tensor_staged(ctx, d, batch);
     if (!mma_aligned(d, batch))
         return clrun__fail(ctx, CLRUN_INVALID_ARG,
                            "gemm: the tensor-core kernel needs lda, ldb, the offsets of A and B and their batch strides to be "
@@ -538,8 +563,8 @@ clrun_gemm_backend clrun_gemm_resolve(clrun_ctx *ctx, const clrun_gemm_desc *d)
     const clrun_gemm_backend own = clrun_ctx_device(ctx)->type == CLRUN_DEVICE_CPU ? CLRUN_GEMM_CPU_KERNEL : CLRUN_GEMM_GPU_KERNEL;
     switch (d->backend) {
     case CLRUN_GEMM_AUTO: {
-        /* f16/bf16 products go to the tensor cores where they are and the layout allows */
-        if (d->type != CLRUN_F32 && mma_aligned(d, d->batch ? d->batch : 1) && clrun_gemm_tensor_cores(ctx)) return CLRUN_GEMM_TENSOR;
+        /* f16/bf16 products go to the tensor cores where they are (rows not on 16 bytes staged) */
+        if (d->type != CLRUN_F32 && clrun_gemm_tensor_cores(ctx)) return CLRUN_GEMM_TENSOR;
         /* the tuning file's measured winner for the shape class, else clrun's kernel for the device:
          * on the devices measured (docs/BENCHMARKS.md) it beats CLBlast in every class */
         const struct gemm_state *gs = tuned_state(ctx);

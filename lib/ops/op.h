@@ -104,6 +104,12 @@ static inline int clrun__float_code(clrun_dtype t) { return t == CLRUN_F32 ? 0 :
 
 /* ---- ops reached by other ops ---------------------------------------------------------------- */
 
+/* Copy rows × cols 16-bit elements of each of `batch` matrices from src (element off, leading
+ * dimension ld, batch stride) into dst from element dst_off, rows ldd apart and batches rows·ldd
+ * apart (lib/ops/convert.c): the tensor-core kernels' staging in aligned rows. Queued. */
+clrun_status clrun__copy_rows16(clrun_ctx *ctx, clrun_buf *src, size_t off, size_t ld, size_t stride, size_t rows, size_t cols, size_t batch,
+                                clrun_buf *dst, size_t dst_off, size_t ldd);
+
 /* INT8 GEMM on the CPU-shaped f32 kernel (lib/ops/gemm.c): d->type CLRUN_I8, checked by the caller. */
 clrun_status clrun__gemm_s8_cpu(clrun_ctx *ctx, const clrun_gemm_desc *d, const clrun_s8_epilogue *e);
 /* INT8 GEMM on NVIDIA's tensor cores (lib/ops/gemm.c): A M×K, B N×K (trans_b 1), rows, offsets and

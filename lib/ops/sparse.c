@@ -140,18 +140,6 @@ static clrun_status check_operand(clrun_ctx *ctx, const char *name, clrun_buf *b
     return CLRUN_OK;
 }
 
-/* Copy rows × cols 16-bit elements of each batch from src (element off, leading dimension ld, batch
- * stride stride) to dst from element dst_off, rows ldd elements apart and batches rows·ldd apart. */
-static clrun_status copy_rows(clrun_ctx *ctx, clrun_buf *src, size_t off, size_t ld, size_t stride, size_t rows, size_t cols, size_t batch,
-                              clrun_buf *dst, size_t dst_off, size_t ldd)
-{
-    clrun_status st;
-    clrun_kernel *k;
-    if ((st = clrun__lib_kernel(ctx, "sparse", "-DABT=1", "clrun_sp24_copy_rows", &k))) return st;
-    return CLRUN__RUN(k, ((clrun__grid){3, {cols, rows, batch}, {0}}), ARG_BUF(src), ARG_U64(off), ARG_U32(ld), ARG_U64(stride), ARG_U32(rows),
-                      ARG_U32(cols), ARG_BUF(dst), ARG_U64(dst_off), ARG_U32(ldd));
-}
-
 /* The tensor-core kernel on a layout it cannot read directly: A's values and B copied into rows of a
  * multiple of 8 elements in the context's scratch buffer first (one pass over them). */
 static clrun_status run_staged(clrun_ctx *ctx, const clrun_gemm_desc *d, clrun_buf *meta, size_t meta_off, size_t batch)
@@ -161,8 +149,8 @@ static clrun_status run_staged(clrun_ctx *ctx, const clrun_gemm_desc *d, clrun_b
     const size_t lda = (kv + 7) / 8 * 8, ldb = (bc + 7) / 8 * 8, abytes = batch * d->m * lda * es, bbytes = batch * br * ldb * es;
     clrun_buf *s;
     if ((st = clrun__scratch(ctx, abytes + bbytes, &s)) ||
-        (st = copy_rows(ctx, d->a, d->a_off, d->lda, d->stride_a, d->m, kv, batch, s, 0, lda)) ||
-        (st = copy_rows(ctx, d->b, d->b_off, d->ldb, d->stride_b, br, bc, batch, s, abytes / es, ldb)))
+        (st = clrun__copy_rows16(ctx, d->a, d->a_off, d->lda, d->stride_a, d->m, kv, batch, s, 0, lda)) ||
+        (st = clrun__copy_rows16(ctx, d->b, d->b_off, d->ldb, d->stride_b, br, bc, batch, s, abytes / es, ldb)))
         return st;
     clrun_gemm_desc t = *d;
     t.a = s, t.a_off = 0, t.lda = lda, t.stride_a = d->m * lda, t.b = s, t.b_off = abytes / es, t.ldb = ldb, t.stride_b = br * ldb;

@@ -1,0 +1,19 @@
+"""clrun: OpenCL compute on any vendor's device, from Python and NumPy.
+
+    import clrun, numpy as np
+    with clrun.open("gpu") as ctx:                       # or "cpu", an index, a name; None: the best
+        prog = ctx.program(source=KERNEL)
+        prog.multiply_them(clrun.Out(dest), clrun.In(a), clrun.In(b), global_size=400)
+        c = clrun.gemm(ctx, a2, b2)                       # the kernel library on NumPy arrays
+
+A thin layer over libclrun (ctypes): every failure raises a clrun.Error subclass carrying the status
+and the library's message.
+"""
+from ._core import (ArgMismatch, Buffer, BuildFailed, CLError, Context, DeviceInfo, DeviceOutOfMemory, Error, Event, FileError,  # noqa: F401
+                    FormatError, HostOutOfMemory, In, InOut, InvalidArgument, Kernel, Local, NoDevice, NoPlatform, NotFound, Out, Program,
+                    Unsupported, devices, open, select, version)
+from ._ops import (add, argmax, axpy, calibrate, canny, cast, dequantize, div, dot, fma, gemm, gemm_s8, gemm_sp, imread, imwrite,  # noqa: F401
+                   max, min, mul, norm2, quantize, scale, sp24_compress, sp24_decompress, sp24_prune, sub, sum, tensor_cores)
+from .amp import GradScaler  # noqa: F401
+
+__version__ = version()

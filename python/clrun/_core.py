@@ -1,0 +1,557 @@
+"""The runtime: errors, devices, contexts, buffers, programs, kernels, events, profiling."""
+import ctypes
+import dataclasses
+import os
+import threading
+import weakref
+from ctypes import byref, c_char_p, c_double, c_size_t, c_uint, c_void_p
+
+import numpy as np
+
+from . import _lib as L
+
+# ---- errors -----------------------------------------------------------------------------------------
+
+
+class Error(Exception):
+    """A clrun call failed: .status (the clrun_status number), .name ("CLRUN_BUILD_FAILED") and
+    .message (the library's text: what failed and what to do; a build failure's log included)."""
+
+    status = -1
+
+    def __init__(self, status, message):
+        self.status = status
+        self.name = L.status_str(status).decode()
+        self.message = message
+        super().__init__(f"{self.name}: {message}")
+
+
+def _cls(name, code, doc):
+    return type(name, (Error,), {"status": code, "__doc__": doc})
+
+
+InvalidArgument = _cls("InvalidArgument", 1, "An argument is out of range or inconsistent (also ValueError-like).")
+NoPlatform = _cls("NoPlatform", 2, "The ICD loader found no OpenCL platform.")
+NoDevice = _cls("NoDevice", 3, "No device matches the selection.")
+HostOutOfMemory = _cls("HostOutOfMemory", 4, "Out of host memory.")
+DeviceOutOfMemory = _cls("DeviceOutOfMemory", 5, "Out of device memory.")
+BuildFailed = _cls("BuildFailed", 6, "A kernel build failed; the message holds the build log.")
+FileError = _cls("FileError", 7, "A file could not be read or written.")
+NotFound = _cls("NotFound", 8, "A kernel or file was not found.")
+ArgMismatch = _cls("ArgMismatch", 9, "Kernel arguments do not match the kernel's signature.")
+CLError = _cls("CLError", 10, "An OpenCL call failed.")
+Unsupported = _cls("Unsupported", 11, "The device cannot do this.")
+FormatError = _cls("FormatError", 12, "Malformed input data.")
+_by_status = {c.status: c for c in (InvalidArgument, NoPlatform, NoDevice, HostOutOfMemory, DeviceOutOfMemory, BuildFailed, FileError,
+                                     NotFound, ArgMismatch, CLError, Unsupported, FormatError)}
+
+
+def _raise(st, ctx=None):
+    msg = L.last_error(ctx).decode(errors="replace")
+    if not msg:
+        msg = L.status_text(st).decode()
+    raise _by_status.get(st, Error)(st, msg)
+
+
+def _check(st, ctx=None):
+    if st:
+        _raise(st, ctx)
+
+
+# ---- types ------------------------------------------------------------------------------------------
+
+# clrun_dtype numbers
+F32, F16, BF16, F64, I8, I16, I32, I64, U8, U16, U32, U64, BOOL = range(13)
+_np_to_code = {np.dtype(np.float32): F32, np.dtype(np.float16): F16, np.dtype(np.float64): F64, np.dtype(np.int8): I8,
+               np.dtype(np.int16): I16, np.dtype(np.int32): I32, np.dtype(np.int64): I64, np.dtype(np.uint8): U8,
+               np.dtype(np.uint16): U16, np.dtype(np.uint32): U32, np.dtype(np.uint64): U64, np.dtype(np.bool_): BOOL}
+
+_DEVICE_TYPES = {1: "gpu", 2: "accelerator", 3: "cpu", 4: "other"}
+
+
+@dataclasses.dataclass(frozen=True)
+class DeviceInfo:
+    """One device (clrun_device_info)."""
+    index: int
+    platform_index: int
+    device_index: int
+    type: str
+    platform_name: str
+    platform_version: str
+    platform_vendor: str
+    name: str
+    vendor: str
+    version: str
+    driver_version: str
+    c_version: str
+    global_mem: int
+    max_alloc: int
+    local_mem: int
+    compute_units: int
+    max_work_group: int
+    max_work_item: tuple
+    preferred_multiple: int
+    mem_base_align: int
+    fp64: bool
+    fp16: bool
+    subgroups: bool
+    host_unified: bool
+
+    @property
+    def spec(self):
+        """The selection string that names this device: "PLATFORM:DEVICE"."""
+        return f"{self.platform_index}:{self.device_index}"
+
+
+def _info(c):
+    s = lambda b: b.decode(errors="replace")  # noqa: E731
+    return DeviceInfo(c.index, c.platform_index, c.device_index, _DEVICE_TYPES.get(c.type, "other"), s(c.platform_name),
+                      s(c.platform_version), s(c.platform_vendor), s(c.name), s(c.vendor), s(c.version), s(c.driver_version),
+                      s(c.c_version).strip(), c.global_mem, c.max_alloc, c.local_mem, c.compute_units, c.max_work_group,
+                      tuple(c.max_work_item), c.preferred_multiple, c.mem_base_align, bool(c.fp64), bool(c.fp16), bool(c.subgroups),
+                      bool(c.host_unified))
+
+
+def version():
+    """libclrun's version string."""
+    return L.version().decode()
+
+
+def devices():
+    """Every OpenCL device the ICD loader finds, in platform order (a list of DeviceInfo)."""
+    n = c_uint()
+    _check(L.device_count(byref(n)))
+    out = []
+    for i in range(n.value):
+        c = L.DeviceInfoC()
+        _check(L.device_get(i, byref(c)))
+        out.append(_info(c))
+    return out
+
+
+def select(spec=None):
+    """The device a selection string names (None: $CLRUN_DEVICE, else the best) and why it was chosen."""
+    idx, why = c_uint(), c_char_p()
+    _check(L.device_select(spec.encode() if spec else None, byref(idx), byref(why)))
+    return devices()[idx.value], (why.value or b"").decode()
+
+
+# ---- context ------------------------------------------------------------------------------------------
+
+
+class Context:
+    """A device's context and in-order queue (clrun_open). Use as a context manager, or close()."""
+
+    def __init__(self, spec=None):
+        h = c_void_p()
+        _check(L.open_(byref(h), spec.encode() if spec else None))
+        self._h = h.value
+        self.device = _info(L.ctx_device(self._h).contents)
+        self._lock = threading.Lock()
+        self._children = weakref.WeakSet()  # buffers, programs, kernels, pinned arrays: freed before the context
+
+    def _adopt(self, child):
+        self._children.add(child)
+
+    @property
+    def handle(self):
+        if not self._h:
+            raise InvalidArgument(1, "the context is closed")
+        return self._h
+
+    def close(self):
+        """Finish what is queued and free the context; buffers and programs made from it must not be used after."""
+        if self._h:
+            for child in sorted(list(self._children), key=lambda c: c._rank):
+                child._release()
+            L.close(self._h)
+            self._h = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    def __repr__(self):
+        return f"<clrun.Context on {self.device.name!r}>"
+
+    def finish(self):
+        """Wait for everything queued on the context."""
+        _check(L.finish(self.handle), self._h)
+
+    def check(self, st):
+        _check(st, self._h)
+
+    # buffers
+    def empty(self, shape, dtype=np.float32):
+        """A device buffer for an array of this shape and dtype (contents undefined)."""
+        return Buffer(self, shape, dtype)
+
+    def zeros(self, shape, dtype=np.float32):
+        b = Buffer(self, shape, dtype)
+        if b.nbytes:
+            _check(L.buf_fill(b._h, byref(ctypes.c_uint8(0)), 1, 0, b.nbytes), self._h)
+        return b
+
+    def upload(self, arr, dtype=None):
+        """A device buffer holding a copy of arr (any array-like; C order on the device)."""
+        a = np.ascontiguousarray(arr, dtype=dtype)
+        b = Buffer(self, a.shape, a.dtype)
+        b.upload(a)
+        return b
+
+    def host_array(self, shape, dtype=np.float32):
+        """A NumPy array in pinned host memory (clrun_host_alloc): transfers from and to it run at DMA
+        speed and take no copy. Valid while the context is open."""
+        dt = np.dtype(dtype)
+        n = int(np.prod(shape, dtype=np.int64)) * dt.itemsize
+        p = c_void_p()
+        _check(L.host_alloc(self.handle, max(n, 1), byref(p)), self._h)
+        raw = (ctypes.c_uint8 * max(n, 1)).from_address(p.value)
+        arr = np.frombuffer(raw, dtype=np.uint8, count=n).view(dt).reshape(shape)
+        h, ctx = p.value, self
+
+        keeper = _Keeper(ctx, h)
+        return _Pinned(arr, keeper)
+
+    # programs
+    def program(self, source=None, path=None, options=None, name=None):
+        """Build a program from OpenCL C source text or a .cl file (through the binary cache)."""
+        return Program(self, source=source, path=path, options=options, name=name)
+
+    # profiling
+    def profile_start(self):
+        """Record the device time of every kernel launched on this context (the library's ops too)."""
+        _check(L.profile_start(self.handle), self._h)
+
+    def profile(self):
+        """The records since profile_start: a list of (kernel, launches, total_ms, min_ms, max_ms), largest total first."""
+        p, n = ctypes.POINTER(L.ProfileEntryC)(), c_size_t()
+        _check(L.profile_read(self.handle, byref(p), byref(n)), self._h)
+        return [(p[i].kernel.decode(), p[i].launches, p[i].total_ms, p[i].min_ms, p[i].max_ms) for i in range(n.value)]
+
+    def profile_stop(self):
+        L.profile_stop(self.handle)
+
+
+class _Keeper:
+    """Frees pinned host memory with the last view of its array, or at the context's close."""
+    _rank = 3
+
+    def __init__(self, ctx, h):
+        self.ctx, self.h = ctx, h
+        ctx._adopt(self)
+
+    def _release(self):
+        if self.h and self.ctx._h:
+            L.host_free(self.ctx._h, self.h)
+        self.h = None
+
+    def __del__(self):
+        self._release()
+
+
+class _Pinned(np.ndarray):
+    """A NumPy array over pinned host memory; its memory lives as long as the array and its views."""
+
+    def __new__(cls, arr, keeper):
+        obj = arr.view(cls)
+        obj._keeper = keeper
+        return obj
+
+    def __array_finalize__(self, obj):
+        self._keeper = getattr(obj, "_keeper", None)
+
+
+def open(spec=None):  # noqa: A001 - the library's own verb
+    """Open a context on a device: "gpu", "cpu", an index, "PLATFORM:DEVICE", a name; None:
+    $CLRUN_DEVICE, else the best device."""
+    return Context(spec)
+
+
+# ---- buffers ----------------------------------------------------------------------------------------
+
+
+class Buffer:
+    """Device memory for an array of a shape and dtype."""
+
+    def __init__(self, ctx, shape, dtype=np.float32):
+        self.ctx = ctx
+        self.dtype = np.dtype(dtype)
+        self.shape = tuple(int(s) for s in (shape if isinstance(shape, (tuple, list)) else (shape,)))
+        self.size = int(np.prod(self.shape, dtype=np.int64))
+        self.nbytes = self.size * self.dtype.itemsize
+        h = c_void_p()
+        _check(L.buf_new(ctx.handle, max(self.nbytes, 1), 0, byref(h)), ctx._h)
+        self._h = h.value
+        ctx._adopt(self)
+
+    _rank = 2
+
+    def _release(self):
+        if self._h:
+            L.buf_free(self._h)
+            self._h = None
+
+    def free(self):
+        """Free the device memory now (else when the Buffer is collected or its context closes)."""
+        self._release()
+
+    def __del__(self):
+        try:
+            self.free()
+        except Exception:
+            pass
+
+    def __repr__(self):
+        return f"<clrun.Buffer {self.shape} {self.dtype} on {self.ctx.device.name!r}>"
+
+    @property
+    def handle(self):
+        if not self._h:
+            raise InvalidArgument(1, "the buffer is freed")
+        return self._h
+
+    def upload(self, arr):
+        """Copy arr (same number of bytes) into the buffer, straight from its memory when it is contiguous."""
+        a = np.ascontiguousarray(arr)
+        if a.nbytes != self.nbytes:
+            raise InvalidArgument(1, f"upload: {a.nbytes} bytes into a buffer of {self.nbytes}")
+        if a.nbytes:
+            _check(L.upload(self.handle, 0, a.ctypes.data, a.nbytes), self.ctx._h)
+        return self
+
+    def download(self, out=None):
+        """The buffer's contents as a NumPy array of its shape and dtype (into out when given)."""
+        if out is None:
+            out = np.empty(self.shape, self.dtype)
+        elif not out.flags.c_contiguous or out.nbytes != self.nbytes:
+            raise InvalidArgument(1, "download: out must be C-contiguous and as large as the buffer")
+        if self.nbytes:
+            _check(L.download(self.handle, 0, out.ctypes.data, self.nbytes), self.ctx._h)
+        return out
+
+    numpy = download
+
+    def fill(self, value):
+        v = np.asarray(value, self.dtype)
+        if self.nbytes:
+            _check(L.buf_fill(self.handle, v.ctypes.data, v.itemsize, 0, self.nbytes), self.ctx._h)
+        return self
+
+
+# ---- programs and kernels -----------------------------------------------------------------------------
+
+
+class In:
+    """A NumPy array a kernel reads: uploaded before the launch, not read back."""
+
+    def __init__(self, arr):
+        self.arr = np.ascontiguousarray(arr)
+
+
+class Out:
+    """A NumPy array a kernel writes: a buffer of its size, read back into it after the launch."""
+
+    def __init__(self, arr):
+        if not isinstance(arr, np.ndarray) or not arr.flags.c_contiguous:
+            raise InvalidArgument(1, "Out wants a C-contiguous NumPy array to write into")
+        self.arr = arr
+
+
+class InOut(Out):
+    """A NumPy array a kernel reads and writes (what a bare array argument means)."""
+
+
+class Local:
+    """bytes of __local memory for a __local pointer argument."""
+
+    def __init__(self, nbytes):
+        self.nbytes = int(nbytes)
+
+
+_SCALAR = {"char": "i8", "uchar": "u8", "short": "i16", "ushort": "u16", "int": "i32", "uint": "u32", "long": "i64", "ulong": "u64",
+           "float": "f32", "double": "f64", "half": "f16", "size_t": "u64", "bool": "i32"}
+
+
+class Event:
+    """A launch's event: wait(), ms (device time, start to end)."""
+
+    def __init__(self, h):
+        self._h = h
+
+    def wait(self):
+        _check(L.event_wait(self._h))
+
+    @property
+    def ms(self):
+        return L.event_ms(self._h)
+
+    def __del__(self):
+        if self._h:
+            L.event_free(self._h)
+            self._h = None
+
+
+class Kernel:
+    """One kernel of a program. Call it with one argument per kernel parameter: Buffers, NumPy arrays
+    (bare: in and out; or In/Out/InOut), Local(bytes), scalars (typed from the signature), and
+    global_size= (int or tuple: exact, no work-item past it runs), local_size= (default: a size that
+    divides the global one), wait= (default True: finish and read arrays back), event= (True: return
+    an Event with the launch's device time)."""
+
+    def __init__(self, prog, name):
+        self.prog, self.name = prog, name
+        h = c_void_p()
+        _check(L.kernel_new(prog.handle, name.encode(), byref(h)), prog.ctx._h)
+        self._h = h.value
+        prog.ctx._adopt(self)
+        self.nargs = L.kernel_nargs(self._h)
+        self.args = []
+        for i in range(self.nargs):
+            info = L.ArgInfoC()
+            if L.kernel_arg_info(self._h, i, byref(info)):
+                self.args.append((None, "", ""))
+            else:
+                self.args.append((info.kind, info.type.decode(), info.name.decode()))
+
+    _rank = 0
+
+    def _release(self):
+        if getattr(self, "_h", None):
+            L.kernel_free(self._h)
+            self._h = None
+
+    def __del__(self):
+        self._release()
+
+    @property
+    def handle(self):
+        if not self._h:
+            raise InvalidArgument(1, "the kernel's context is closed")
+        return self._h
+
+    def __call__(self, *args, global_size, local_size=None, wait=True, event=False):
+        ctx = self.prog.ctx
+        self.handle  # raises once the context is closed
+        if len(args) != self.nargs:
+            raise ArgMismatch(9, f"{self.name} takes {self.nargs} arguments, {len(args)} given")
+        temps, backs = [], []
+        for i, a in enumerate(args):
+            kind, ty, pname = self.args[i]
+            if isinstance(a, Buffer):
+                st = L.arg_buf(self.handle, i, a.handle)
+            elif a is None:
+                st = L.arg_buf(self._h, i, None)
+            elif isinstance(a, Local):
+                st = L.arg_local(self._h, i, a.nbytes)
+            elif kind == 3 and isinstance(a, np.ndarray):  # a by-value vector or struct from an array's bytes
+                st = self._scalar(i, ty, pname, a)
+            elif isinstance(a, (In, Out, np.ndarray)):
+                arr = a.arr if isinstance(a, (In, Out)) else a
+                if isinstance(a, np.ndarray) and not a.flags.c_contiguous:
+                    raise InvalidArgument(1, f"argument {i} ({pname}): a bare array is read back into; give a C-contiguous one, or In(...)")
+                b = Buffer(ctx, arr.shape, arr.dtype)
+                if not isinstance(a, Out) or isinstance(a, InOut):
+                    b.upload(arr)
+                temps.append(b)
+                if not isinstance(a, In):
+                    backs.append((b, arr))
+                st = L.arg_buf(self._h, i, b.handle)
+            else:
+                st = self._scalar(i, ty, pname, a)
+            _check(st, ctx._h)
+        gs = (global_size,) if isinstance(global_size, int) else tuple(global_size)
+        dims = len(gs)
+        g = (c_size_t * dims)(*gs)
+        if local_size is None:  # the global size is exact (as PyCUDA's grid × block): a work-group size that divides it
+            ls = [1] * dims
+            cap = min(256, ctx.device.max_work_group)
+            ls[0] = next(d for d in range(min(cap, gs[0]), 0, -1) if gs[0] % d == 0) if gs[0] else 1
+        else:
+            ls = (local_size,) if isinstance(local_size, int) else tuple(local_size)
+        loc = (c_size_t * dims)(*ls)
+        ev = None
+        if event:
+            e = c_void_p()
+            _check(L.launch_ev(self._h, dims, g, loc, byref(e)), ctx._h)
+            ev = Event(e.value)
+        else:
+            _check(L.launch(self._h, dims, g, loc), ctx._h)
+        if backs or wait:
+            for b, arr in backs:
+                _check(L.download(b._h, 0, arr.ctypes.data, b.nbytes), ctx._h)
+            if wait and not backs:
+                ctx.finish()
+        return ev
+
+    def _scalar(self, i, ty, pname, v):
+        base = ty.rstrip("*").strip()
+        code = _SCALAR.get(base)
+        if code is None:  # a vector or struct: its bytes, checked by the library against the device's size
+            raw = np.ascontiguousarray(v)
+            return L.arg_bytes(self._h, i, raw.ctypes.data, raw.nbytes)
+        setter, conv = L.arg_setters[code]
+        if code == "f16":
+            return setter(self._h, i, int(np.float16(v).view(np.uint16)))
+        return setter(self._h, i, conv(v))
+
+
+class Program:
+    """A built program; its kernels are attributes (prog.multiply_them) or prog.kernel(name)."""
+
+    def __init__(self, ctx, source=None, path=None, options=None, name=None):
+        if (source is None) == (path is None):
+            raise InvalidArgument(1, "program: give source= or path=, one of them")
+        self.ctx = ctx
+        h = c_void_p()
+        opts = options.encode() if options else None
+        if path is not None:
+            _check(L.prog_file(ctx.handle, os.fsencode(path), opts, byref(h)), ctx._h)
+        else:
+            _check(L.prog_source(ctx.handle, source.encode(), (name or "source").encode(), opts, byref(h)), ctx._h)
+        self._h = h.value
+        self._kernels = {}
+        ctx._adopt(self)
+
+    _rank = 1
+
+    def _release(self):
+        if getattr(self, "_h", None):
+            for k in self._kernels.values():
+                k._release()
+            self._kernels.clear()
+            L.prog_free(self._h)
+            self._h = None
+
+    @property
+    def handle(self):
+        if not self._h:
+            raise InvalidArgument(1, "the program's context is closed")
+        return self._h
+
+    @property
+    def from_cache(self):
+        """Whether the binary came from the on-disk cache."""
+        return bool(L.prog_from_cache(self._h))
+
+    def kernel(self, name):
+        k = self._kernels.get(name)
+        if k is None:
+            k = self._kernels[name] = Kernel(self, name)
+        return k
+
+    def __getattr__(self, name):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return self.kernel(name)
+
+    def __del__(self):
+        self._release()

@@ -1,0 +1,403 @@
+"""The kernel library on NumPy arrays and device buffers: each op takes a Context first; inputs may be
+NumPy arrays (uploaded for the call) or Buffers (used in place); results come back as NumPy arrays,
+or stay on the device as Buffers when every array input was a Buffer."""
+import ctypes
+from ctypes import byref, c_double, c_float, c_int, c_int32, c_size_t
+
+import numpy as np
+
+from . import _lib as L
+from ._core import BF16, F16, F32, I8, Buffer, InvalidArgument, _check
+
+_VEC = {"mul": 0, "add": 1, "sub": 2, "div": 3, "axpy": 4, "scale": 5, "fma": 6}
+_FLOAT = {np.dtype(np.float32): F32, np.dtype(np.float16): F16}
+
+
+def _code(dt, bf16=False):
+    dt = np.dtype(dt)
+    if bf16:
+        if dt != np.uint16:
+            raise InvalidArgument(1, f"bf16 data is uint16 arrays of bf16 patterns, not {dt}")
+        return BF16
+    if dt not in _FLOAT:
+        raise InvalidArgument(1, f"float32 or float16 arrays (bf16: uint16 with bf16=True), not {dt}")
+    return _FLOAT[dt]
+
+
+def _dev(ctx, x, dtype=None):
+    """(Buffer, was it given) for a Buffer or an array-like."""
+    if isinstance(x, Buffer):
+        if x.ctx is not ctx:
+            raise InvalidArgument(1, "a buffer of another context")
+        return x, True
+    a = np.ascontiguousarray(x, dtype=dtype)
+    return ctx.upload(a), False
+
+
+def _result(buf, keep):
+    return buf if keep else buf.download()
+
+
+# ---- element-wise ops and reductions -------------------------------------------------------------------
+
+
+def _vec(ctx, op, a, b=None, c=None, alpha=1.0):
+    ins = [x for x in (a, b, c) if x is not None]
+    bufs = [_dev(ctx, x) for x in ins]
+    dt = bufs[0][0].dtype
+    t = _code(dt)
+    for bb, _ in bufs:
+        if bb.dtype != dt or bb.size != bufs[0][0].size:
+            raise InvalidArgument(1, f"{op}: the operands must have one dtype and size ({dt}, {bufs[0][0].size})")
+    n = bufs[0][0].size
+    out = ctx.empty(bufs[0][0].shape, dt)
+    h = [bb.handle for bb, _ in bufs] + [None] * (3 - len(bufs))
+    _check(L.vec(ctx.handle, _VEC[op], t, n, alpha, out.handle, 0, h[0], 0, h[1], 0, h[2], 0), ctx._h)
+    return _result(out, all(k for _, k in bufs))
+
+
+def mul(ctx, a, b):
+    """a * b, element-wise (float32 or float16; f16 computed in f32, rounded to nearest even)."""
+    return _vec(ctx, "mul", a, b)
+
+
+def add(ctx, a, b):
+    return _vec(ctx, "add", a, b)
+
+
+def sub(ctx, a, b):
+    return _vec(ctx, "sub", a, b)
+
+
+def div(ctx, a, b):
+    """a / b, correctly rounded."""
+    return _vec(ctx, "div", a, b)
+
+
+def axpy(ctx, alpha, x, y):
+    """alpha * x + y, one rounding."""
+    return _vec(ctx, "axpy", x, y, alpha=alpha)
+
+
+def scale(ctx, alpha, x):
+    return _vec(ctx, "scale", x, alpha=alpha)
+
+
+def fma(ctx, a, b, c):
+    """a * b + c, one rounding."""
+    return _vec(ctx, "fma", a, b, c)
+
+
+def _red(ctx, name, x, y=None):
+    bx, _ = _dev(ctx, x)
+    t = _code(bx.dtype)
+    if name == "dot":
+        by, _ = _dev(ctx, y)
+        if by.size != bx.size or by.dtype != bx.dtype:
+            raise InvalidArgument(1, "dot: x and y must have one dtype and size")
+        r = c_double()
+        _check(L.dot(ctx.handle, t, bx.handle, 0, by.handle, 0, bx.size, byref(r)), ctx._h)
+        return r.value
+    if name in ("sum", "norm2"):
+        r = c_double()
+        _check(L.red_d[name](ctx.handle, t, bx.handle, 0, bx.size, byref(r)), ctx._h)
+        return r.value
+    if name in ("max", "min"):
+        r = c_float()
+        _check(L.red_f[name](ctx.handle, t, bx.handle, 0, bx.size, byref(r)), ctx._h)
+        return r.value
+    r = c_size_t()
+    _check(L.argmax(ctx.handle, t, bx.handle, 0, bx.size, byref(r)), ctx._h)
+    return r.value
+
+
+def sum(ctx, x):  # noqa: A001
+    """The sum of the elements, compensated (error about 5e-7 of the sum of magnitudes), as a float."""
+    return _red(ctx, "sum", x)
+
+
+def dot(ctx, x, y):
+    return _red(ctx, "dot", x, y)
+
+
+def norm2(ctx, x):
+    return _red(ctx, "norm2", x)
+
+
+def max(ctx, x):  # noqa: A001
+    """The largest element; NaN if any is NaN (as NumPy)."""
+    return _red(ctx, "max", x)
+
+
+def min(ctx, x):  # noqa: A001
+    return _red(ctx, "min", x)
+
+
+def argmax(ctx, x):
+    """The index of the first largest element, or of the first NaN (as NumPy)."""
+    return _red(ctx, "argmax", x)
+
+
+# ---- conversions --------------------------------------------------------------------------------------
+
+_CAST = {"f32": (F32, np.float32), "f16": (F16, np.float16), "bf16": (BF16, np.uint16)}
+
+
+def cast(ctx, x, to, bf16=False):
+    """Convert float32 to "f16" or "bf16" (bf16 as uint16 patterns), or either back to "f32", on the device."""
+    bx, keep = _dev(ctx, x)
+    src = BF16 if (bf16 or (bx.dtype == np.uint16 and to == "f32")) else _code(bx.dtype)
+    if to not in _CAST:
+        raise InvalidArgument(1, f"cast: to f32, f16 or bf16, not {to!r}")
+    code, dt = _CAST[to]
+    out = ctx.empty(bx.shape, dt)
+    _check(L.cast(ctx.handle, bx.handle, 0, src, out.handle, 0, code, bx.size), ctx._h)
+    return _result(out, keep)
+
+
+# ---- matrix multiply ------------------------------------------------------------------------------------
+
+
+def _mats(a, name):
+    if len(a.shape) not in (2, 3):
+        raise InvalidArgument(1, f"gemm: {name} must be a 2-D matrix or a 3-D batch of them, not of shape {a.shape}")
+    return (a.shape[0] if len(a.shape) == 3 else 1), a.shape[-2], a.shape[-1]
+
+
+def _desc(ba, bb, bc, ta, tb, alpha, beta, t, backend=0, fast=False):
+    na, ar, ac = _mats(ba, "A")
+    nb, br, bcn = _mats(bb, "B")
+    if na != nb:
+        raise InvalidArgument(1, f"gemm: A has {na} matrices and B {nb}")
+    m, k = (ac, ar) if ta else (ar, ac)
+    kb, n = (bcn, br) if tb else (br, bcn)
+    if k != kb:
+        raise InvalidArgument(1, f"gemm: op(A) is {m}×{k} but op(B) is {kb}×{n}: the inner dimensions differ")
+    d = L.GemmDescC()
+    d.trans_a, d.trans_b, d.m, d.n, d.k, d.alpha, d.beta = int(ta), int(tb), m, n, k, alpha, beta
+    d.a, d.lda, d.stride_a = ba.handle, ac, ar * ac
+    d.b, d.ldb, d.stride_b = bb.handle, bcn, br * bcn
+    d.ldc, d.stride_c, d.batch, d.backend, d.fast, d.type = n, m * n, na, backend, int(fast), t
+    if bc is not None:
+        d.c = bc.handle
+    return d, na, m, n
+
+
+def gemm(ctx, a, b, c=None, alpha=1.0, beta=0.0, ta=False, tb=False, backend="auto", fast=False, bf16=False):
+    """alpha·op(A)·op(B) + beta·C in float32. A and B float32 or float16 (bf16: uint16 patterns with
+    bf16=True); 3-D arrays are batches. backend: auto, kernel, gpu-kernel, cpu-kernel, clblast, tensor."""
+    ba, ka = _dev(ctx, a)
+    bb, kb = _dev(ctx, b)
+    if ba.dtype != bb.dtype:
+        raise InvalidArgument(1, f"gemm: A is {ba.dtype} and B {bb.dtype}")
+    t = _code(ba.dtype, bf16)
+    be = c_int()
+    _check(L.gemm_backend_parse(backend.encode(), byref(be)))
+    d, batch, m, n = _desc(ba, bb, None, ta, tb, alpha, beta, t, be.value, fast)
+    shape = (batch, m, n) if len(ba.shape) == 3 else (m, n)
+    if c is not None:
+        bc, kc = _dev(ctx, c, np.float32)
+        if bc.shape != shape or bc.dtype != np.float32:
+            raise InvalidArgument(1, f"gemm: C must be float32 of shape {shape}")
+        if not kc:
+            pass
+    else:
+        if beta != 0.0:
+            raise InvalidArgument(1, "gemm: beta needs a C to scale")
+        bc, kc = ctx.empty(shape, np.float32), True
+    d.c = bc.handle
+    _check(L.gemm(ctx.handle, byref(d)), ctx._h)
+    return _result(bc, ka and kb and (c is None or kc))
+
+
+def tensor_cores(ctx):
+    """Whether gemm(backend="tensor") runs here (NVIDIA's tensor cores through inline PTX)."""
+    return bool(L.gemm_tensor_cores(ctx.handle))
+
+
+# ---- INT8 -----------------------------------------------------------------------------------------------
+
+
+def _qparams(scale_, zero_point, axis, shape):
+    s = np.atleast_1d(np.asarray(scale_, np.float32))
+    z = np.atleast_1d(np.asarray(0 if zero_point is None else zero_point, np.int32))
+    if axis is None:
+        if s.size != 1 or z.size != 1:
+            raise InvalidArgument(1, "quantize: one scale and zero point per tensor (or give axis=)")
+        ch, inner = 1, 0
+    else:
+        axis = axis % len(shape)
+        ch, inner = shape[axis], int(np.prod(shape[axis + 1:], dtype=np.int64))
+        if z.size == 1:
+            z = np.full(ch, z[0], np.int32)
+        if s.size != ch or z.size != ch:
+            raise InvalidArgument(1, f"quantize: axis {axis} has {ch} channels: as many scales and zero points")
+    p = L.QParamsC(ch, inner, s.ctypes.data_as(ctypes.POINTER(c_float)), z.ctypes.data_as(ctypes.POINTER(c_int32)))
+    return p, (s, z)
+
+
+def quantize(ctx, x, scale, zero_point=0, axis=None):
+    """float32 -> int8 as torch.quantize_per_tensor / quantize_per_channel (qint8) compute it."""
+    bx, keep = _dev(ctx, x, np.float32)
+    p, hold = _qparams(scale, zero_point, axis, bx.shape)
+    out = ctx.empty(bx.shape, np.int8)
+    _check(L.quantize(ctx.handle, bx.handle, 0, out.handle, 0, bx.size, byref(p)), ctx._h)
+    return _result(out, keep)
+
+
+def dequantize(ctx, q, scale, zero_point=0, axis=None):
+    """int8 -> float32: (q - zero_point) · scale, as torch.dequantize."""
+    bq, keep = _dev(ctx, q, np.int8)
+    p, hold = _qparams(scale, zero_point, axis, bq.shape)
+    out = ctx.empty(bq.shape, np.float32)
+    _check(L.dequantize(ctx.handle, bq.handle, 0, out.handle, 0, bq.size, byref(p)), ctx._h)
+    return _result(out, keep)
+
+
+def calibrate(x, axis=None, symmetric=False, percentile=100.0):
+    """Scales and zero points from the data, as torch.ao.quantization's MinMaxObserver for qint8."""
+    a = np.ascontiguousarray(x, np.float32)
+    if axis is None:
+        ch, inner = 1, 0
+    else:
+        axis = axis % a.ndim
+        ch, inner = a.shape[axis], int(np.prod(a.shape[axis + 1:], dtype=np.int64))
+    s = np.empty(ch, np.float32)
+    z = np.empty(ch, np.int32)
+    _check(L.quant_calibrate(a.ctypes.data, a.size, ch, inner, int(symmetric), percentile, s.ctypes.data_as(ctypes.POINTER(c_float)),
+                             z.ctypes.data_as(ctypes.POINTER(c_int32))))
+    return (float(s[0]), int(z[0])) if axis is None else (s, z)
+
+
+def gemm_s8(ctx, a, b, ta=False, tb=False, row_scale=None, col_scale=None, bias=None, relu=False):
+    """int8 × int8 → int32, exact; with row_scale/col_scale/bias/relu the fused f32 epilogue of an INT8
+    linear layer: relu(acc · row_scale[i] · col_scale[j] + bias[j])."""
+    ba, ka = _dev(ctx, a, np.int8)
+    bb, kb = _dev(ctx, b, np.int8)
+    d, batch, m, n = _desc(ba, bb, None, ta, tb, 1.0, 0.0, I8)
+    epi = row_scale is not None or col_scale is not None or bias is not None or relu
+    shape = (batch, m, n) if len(ba.shape) == 3 else (m, n)
+    out = ctx.empty(shape, np.float32 if epi else np.int32)
+    d.c = out.handle
+    e, hold = None, []
+    if epi:
+        e = L.S8EpilogueC()
+        for field, v, cnt in (("row_scale", row_scale, m), ("col_scale", col_scale, n), ("bias", bias, n)):
+            if v is not None:
+                bv, _ = _dev(ctx, v, np.float32)
+                if bv.size != cnt:
+                    raise InvalidArgument(1, f"gemm_s8: {field} holds {cnt} floats")
+                hold.append(bv)
+                setattr(e, field, bv.handle)
+        e.relu = int(relu)
+    _check(L.gemm_s8(ctx.handle, byref(d), byref(e) if e is not None else None), ctx._h)
+    return _result(out, ka and kb)
+
+
+# ---- 2:4 sparsity -------------------------------------------------------------------------------------
+
+
+def _rows(shape):
+    return int(np.prod(shape[:-1], dtype=np.int64)), shape[-1]
+
+
+def sp24_prune(ctx, x, bf16=False):
+    """x pruned to 2:4 along its last axis (in each group of 4 the 2 of largest magnitude)."""
+    bx, keep = _dev(ctx, x)
+    t = _code(bx.dtype, bf16)
+    rows, k = _rows(bx.shape)
+    out = ctx.empty(bx.shape, bx.dtype)
+    _check(L.buf_copy(out.handle, 0, bx.handle, 0, bx.nbytes), ctx._h)
+    _check(L.sp24_prune(ctx.handle, t, out.handle, 0, k, rows, k), ctx._h)
+    return _result(out, keep)
+
+
+def sp24_compress(ctx, x, bf16=False):
+    """(values, metadata) of x pruned to 2:4 along its last axis: values rows of 2·ceil(K/4) elements,
+    metadata rows of ceil(K/32) uint32 words (the layout NVIDIA's mma.sp reads; clrun.h)."""
+    bx, keep = _dev(ctx, x)
+    t = _code(bx.dtype, bf16)
+    rows, k = _rows(bx.shape)
+    kv, km = L.sp24_kv(k), L.sp24_km(k)
+    vals = ctx.empty(bx.shape[:-1] + (kv,), bx.dtype)
+    meta = ctx.empty(bx.shape[:-1] + (km,), np.uint32)
+    if rows and k:
+        _check(L.sp24_compress(ctx.handle, t, bx.handle, 0, k, rows, k, vals.handle, meta.handle), ctx._h)
+    return _result(vals, keep), _result(meta, keep)
+
+
+def sp24_decompress(ctx, values, meta, k, bf16=False):
+    """The dense matrix (last axis k) that values and meta encode; zeros where pruned."""
+    bv, kv_ = _dev(ctx, values)
+    bm, km_ = _dev(ctx, meta, np.uint32)
+    t = _code(bv.dtype, bf16)
+    rows, kv = _rows(bv.shape)
+    if kv != L.sp24_kv(k) or bm.size != rows * L.sp24_km(k):
+        raise InvalidArgument(1, f"sp24_decompress: for K = {k}, rows of {L.sp24_kv(k)} values and {L.sp24_km(k)} metadata words")
+    out = ctx.zeros(bv.shape[:-1] + (k,), bv.dtype)
+    if rows and k:
+        _check(L.sp24_decompress(ctx.handle, t, bv.handle, bm.handle, rows, k, out.handle, 0, k), ctx._h)
+    return _result(out, kv_ and km_)
+
+
+def gemm_sp(ctx, values, meta, b, alpha=1.0, tb=False, bf16=False):
+    """alpha · A · op(B) in float32 with A 2:4 compressed (values, meta from sp24_compress)."""
+    bv, kv_ = _dev(ctx, values)
+    bm, km_ = _dev(ctx, meta, np.uint32)
+    bb, kb = _dev(ctx, b)
+    if bv.dtype != bb.dtype:
+        raise InvalidArgument(1, "gemm_sp: the values and B must have one dtype")
+    t = _code(bv.dtype, bf16)
+    if len(bv.shape) != 2 or len(bb.shape) != 2:
+        raise InvalidArgument(1, "gemm_sp: 2-D matrices")
+    m = bv.shape[0]
+    k, n = (bb.shape[1], bb.shape[0]) if tb else bb.shape
+    d = L.GemmDescC()
+    d.trans_b, d.m, d.n, d.k, d.alpha, d.type = int(tb), m, n, k, alpha, t
+    d.a, d.lda, d.b, d.ldb, d.ldc = bv.handle, bv.shape[1], bb.handle, bb.shape[1], n
+    out = ctx.empty((m, n), np.float32)
+    d.c = out.handle
+    _check(L.gemm_sp(ctx.handle, byref(d), bm.handle, 0), ctx._h)
+    return _result(out, kv_ and km_ and kb)
+
+
+# ---- Canny --------------------------------------------------------------------------------------------
+
+
+def canny(ctx, img, low, high, l2=False, aperture=3, blur=0, blur_sigma=0.0, bgr=False):
+    """Canny edges of an 8-bit image (H×W, or H×W×3 with R, G, B; bgr=True for OpenCV's B, G, R order),
+    equal byte for byte to cv2.Canny(img, low, high, apertureSize=aperture, L2gradient=l2)."""
+    a = np.asarray(img)
+    if a.dtype != np.uint8 or a.ndim not in (2, 3) or (a.ndim == 3 and a.shape[2] not in (1, 3)):
+        raise InvalidArgument(1, f"canny: an 8-bit image of H×W or H×W×3, not {a.dtype} of shape {a.shape}")
+    if a.ndim == 3 and a.shape[2] == 3 and bgr:
+        a = a[..., ::-1]
+    a = np.ascontiguousarray(a)
+    h, w = a.shape[:2]
+    ch = 1 if a.ndim == 2 else a.shape[2]
+    src = ctx.upload(a)
+    out = ctx.empty((h, w), np.uint8)
+    p = L.CannyParamsC(low, high, int(l2), aperture, blur, blur_sigma)
+    _check(L.canny(ctx.handle, src.handle, 0, w * ch, w, h, ch, out.handle, 0, w, byref(p)), ctx._h)
+    return out.download()
+
+
+def imread(path):
+    """An image file (PNG, JPEG, PGM/PPM) as a uint8 array, H×W or H×W×3 (R, G, B), as clrun reads it."""
+    im = L.ImageC()
+    _check(L.image_read(str(path).encode(), byref(im)))
+    h, w, ch = im.height, im.width, im.channels
+    try:
+        raw = (ctypes.c_uint8 * (im.stride * h)).from_address(im.data)
+        a = np.frombuffer(raw, np.uint8).reshape(h, im.stride)[:, :w * ch].copy()
+    finally:
+        L.image_free(byref(im))
+    return a.reshape(h, w, ch) if ch == 3 else a.reshape(h, w)
+
+
+def imwrite(path, img):
+    """Write a uint8 H×W or H×W×3 (R, G, B) array as PNG, JPEG or PGM/PPM, by the name's extension."""
+    a = np.ascontiguousarray(img, np.uint8)
+    ch = 1 if a.ndim == 2 else a.shape[2]
+    im = L.ImageC(a.shape[1], a.shape[0], a.shape[1] * ch, ch, a.ctypes.data)
+    _check(L.image_write(str(path).encode(), byref(im)))

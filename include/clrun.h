@@ -617,7 +617,8 @@ typedef enum clrun_gemm_backend {
                             * clrun_gemm_tensor_cores says so, else CLRUN_UNSUPPORTED. CLRUN_GEMM_AUTO
                             * picks it for f16/bf16 inputs when it is there; for f32 it is opt-in.
                             * f16/bf16 rows that do not start on 16 bytes are copied into rows that
-                            * do first (scratch memory, one pass over A and B); 3xTF32 needs leading
+                            * do first (scratch memory, one pass over A and B; AUTO does so for
+                            * products of 1 GFLOP or more, else runs the portable kernel); 3xTF32 needs leading
                             * dimensions, offsets and batch strides that are multiples of 4. */
 } clrun_gemm_backend;
 

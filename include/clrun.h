@@ -208,6 +208,11 @@ CLRUN_API cl_device_id clrun_ctx_cl_device(const clrun_ctx *ctx);
  *  asked and the device's limits. The contents are undefined. Free with clrun_buf_free. */
 CLRUN_API clrun_status clrun_buf_new(clrun_ctx *ctx, size_t bytes, unsigned flags, clrun_buf **out);
 
+/** clrun_buf_new holding a copy of `bytes` of host memory from src, made as the buffer is created
+ *  (CL_MEM_COPY_HOST_PTR: no queued command, src only read during the call). For small inputs made
+ *  per call, where a separate upload costs a round trip through the queue. */
+CLRUN_API clrun_status clrun_buf_new_from(clrun_ctx *ctx, const void *src, size_t bytes, unsigned flags, clrun_buf **out);
+
 /** A view of bytes [offset, offset+bytes) of `parent` (clCreateSubBuffer). offset must be a
  *  multiple of the device's mem_base_align. The view keeps the parent's memory alive; free both
  *  with clrun_buf_free, in any order. */

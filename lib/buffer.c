@@ -51,7 +51,7 @@ static clrun_status wrap(clrun_ctx *ctx, cl_mem mem, size_t bytes, clrun_buf **o
     return CLRUN_OK;
 }
 
-clrun_status clrun_buf_new(clrun_ctx *ctx, size_t bytes, unsigned flags, clrun_buf **out)
+static clrun_status buf_new(clrun_ctx *ctx, size_t bytes, unsigned flags, const void *src, clrun_buf **out)
 {
     cl_int err = CL_SUCCESS;
     if (!out) return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_buf_new: out is NULL");
@@ -63,13 +63,24 @@ clrun_status clrun_buf_new(clrun_ctx *ctx, size_t bytes, unsigned flags, clrun_b
     cl_mem_flags f = (flags & CLRUN_BUF_READ_ONLY)    ? CL_MEM_READ_ONLY
                      : (flags & CLRUN_BUF_WRITE_ONLY) ? CL_MEM_WRITE_ONLY
                                                       : CL_MEM_READ_WRITE;
-    cl_mem mem = clCreateBuffer(ctx->context, f, bytes, NULL, &err);
+    cl_mem mem = clCreateBuffer(ctx->context, f | (src ? CL_MEM_COPY_HOST_PTR : 0), bytes, (void *)src, &err);
     if (!mem) {
         if (err == CL_MEM_OBJECT_ALLOCATION_FAILURE || err == CL_OUT_OF_RESOURCES || err == CL_INVALID_BUFFER_SIZE)
             return too_big(ctx, bytes, err);
         return clrun__fail_cl(ctx, err, "clCreateBuffer", "allocating %zu bytes", bytes);
     }
     return wrap(ctx, mem, bytes, out);
+}
+
+clrun_status clrun_buf_new(clrun_ctx *ctx, size_t bytes, unsigned flags, clrun_buf **out) { return buf_new(ctx, bytes, flags, NULL, out); }
+
+clrun_status clrun_buf_new_from(clrun_ctx *ctx, const void *src, size_t bytes, unsigned flags, clrun_buf **out)
+{
+    if (!src) {
+        if (out) *out = NULL;
+        return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_buf_new_from: src is NULL");
+    }
+    return buf_new(ctx, bytes, flags, src, out);
 }
 
 clrun_status clrun_buf_sub(clrun_buf *parent, size_t offset, size_t bytes, clrun_buf **out)

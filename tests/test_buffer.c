@@ -185,6 +185,30 @@ static void zero_and_oversized(void **state)
     assert_null(b);
 }
 
+/* A buffer made from host memory holds its bytes, with no command queued; bad calls refused. */
+static void made_from_host(void **state)
+{
+    clrun_ctx *ctx = *state;
+    uint64_t rng = test_seed();
+    for (size_t n = 1; n < 5000; n = n * 3 + 7) {
+        unsigned char *src = malloc(n), *want = malloc(n), *back = malloc(n);
+        for (size_t i = 0; i < n; i++) want[i] = src[i] = (unsigned char)rng_next(&rng);
+        clrun_buf *b;
+        CHECK_OK(ctx, clrun_buf_new_from(ctx, src, n, n % 2 ? CLRUN_BUF_READ_ONLY : 0, &b));
+        memset(src, 0, n); /* only read during the call */
+        CHECK_OK(ctx, clrun_download(b, 0, back, n));
+        assert_memory_equal(back, want, n);
+        assert_int_equal(clrun_buf_size(b), n);
+        clrun_buf_free(b);
+        free(src), free(want), free(back);
+    }
+    unsigned char x[16] = {1, 2, 3};
+    clrun_buf *b = (clrun_buf *)1;
+    CHECK_FAIL(ctx, clrun_buf_new_from(ctx, NULL, 16, 0, &b), CLRUN_INVALID_ARG, "src is NULL");
+    assert_null(b);
+    CHECK_FAIL(ctx, clrun_buf_new_from(ctx, x, 0, 0, &b), CLRUN_INVALID_ARG, "0 bytes");
+}
+
 static void pinned_host_memory(void **state)
 {
     clrun_ctx *ctx = *state;
@@ -217,7 +241,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(blocking_round_trips),  cmocka_unit_test(staged_round_trip), cmocka_unit_test(async_transfers_with_events),
         cmocka_unit_test(fill_copy_and_offsets), cmocka_unit_test(sub_buffers),       cmocka_unit_test(zero_and_oversized),
-        cmocka_unit_test(pinned_host_memory),
+        cmocka_unit_test(pinned_host_memory),    cmocka_unit_test(made_from_host),
     };
     return cmocka_run_group_tests(tests, ctx_setup, ctx_teardown);
 }

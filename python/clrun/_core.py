@@ -1,6 +1,7 @@
 """The runtime: errors, devices, contexts, buffers, programs, kernels, events, profiling."""
 import ctypes
 import dataclasses
+import math
 import os
 import threading
 import weakref
@@ -203,8 +204,10 @@ class Context:
     def upload(self, arr, dtype=None):
         """A device buffer holding a copy of arr (any array-like; C order on the device)."""
         a = np.ascontiguousarray(arr, dtype=dtype)
+        if a.nbytes < (1 << 20):  # small: copied as the buffer is made
+            return Buffer(self, a.shape, a.dtype, src=a)
         b = Buffer(self, a.shape, a.dtype)
-        b.upload(a)
+        b.upload(a)  # large: clrun_upload (pinned staging where it pays)
         return b
 
     def host_array(self, shape, dtype=np.float32):
@@ -282,14 +285,17 @@ def open(spec=None):  # noqa: A001 - the library's own verb
 class Buffer:
     """Device memory for an array of a shape and dtype."""
 
-    def __init__(self, ctx, shape, dtype=np.float32):
+    def __init__(self, ctx, shape, dtype=np.float32, src=None):
         self.ctx = ctx
         self.dtype = np.dtype(dtype)
         self.shape = tuple(int(s) for s in (shape if isinstance(shape, (tuple, list)) else (shape,)))
-        self.size = int(np.prod(self.shape, dtype=np.int64))
+        self.size = math.prod(self.shape)
         self.nbytes = self.size * self.dtype.itemsize
         h = c_void_p()
-        _check(L.buf_new(ctx.handle, max(self.nbytes, 1), 0, byref(h)), ctx._h)
+        if src is not None and self.nbytes:  # made holding a copy of src (C-contiguous, nbytes long): no queued upload
+            _check(L.buf_new_from(ctx.handle, src.ctypes.data, self.nbytes, 0, byref(h)), ctx._h)
+        else:
+            _check(L.buf_new(ctx.handle, max(self.nbytes, 1), 0, byref(h)), ctx._h)
         self._h = h.value
         ctx._adopt(self)
 
@@ -414,6 +420,7 @@ class Kernel:
         self._h = h.value
         prog.ctx._adopt(self)
         self.nargs = L.kernel_nargs(self._h)
+        self._geo = {}
         self.args = []
         for i in range(self.nargs):
             info = L.ArgInfoC()
@@ -438,59 +445,91 @@ class Kernel:
             raise InvalidArgument(1, "the kernel's context is closed")
         return self._h
 
+    def _geometry(self, global_size, local_size):
+        """ctypes arrays of the launch's global and local sizes (cached per shape)."""
+        key = (global_size, local_size)
+        geo = self._geo.get(key)
+        if geo is None:
+            gs = (global_size,) if isinstance(global_size, int) else tuple(global_size)
+            dims = len(gs)
+            if local_size is None:  # the global size is exact (as PyCUDA's grid × block): a work-group size that divides it
+                ls = [1] * dims
+                cap = min(256, self.prog.ctx.device.max_work_group)
+                ls[0] = next(d for d in range(min(cap, gs[0]), 0, -1) if gs[0] % d == 0) if gs[0] else 1
+            else:
+                ls = (local_size,) if isinstance(local_size, int) else tuple(local_size)
+            if len(ls) != dims:
+                raise InvalidArgument(1, f"{self.name}: global_size has {dims} dimensions, local_size {len(ls)}")
+            geo = self._geo[key] = (dims, (c_size_t * dims)(*gs), (c_size_t * dims)(*ls))
+        return geo
+
     def __call__(self, *args, global_size, local_size=None, wait=True, event=False):
         ctx = self.prog.ctx
-        self.handle  # raises once the context is closed
+        kh = self.handle  # raises once the context is closed
         if len(args) != self.nargs:
             raise ArgMismatch(9, f"{self.name} takes {self.nargs} arguments, {len(args)} given")
-        temps, backs = [], []
-        for i, a in enumerate(args):
-            kind, ty, pname = self.args[i]
-            if isinstance(a, Buffer):
-                st = L.arg_buf(self.handle, i, a.handle)
-            elif a is None:
-                st = L.arg_buf(self._h, i, None)
-            elif isinstance(a, Local):
-                st = L.arg_local(self._h, i, a.nbytes)
-            elif kind == 3 and isinstance(a, np.ndarray):  # a by-value vector or struct from an array's bytes
-                st = self._scalar(i, ty, pname, a)
-            elif isinstance(a, (In, Out, np.ndarray)):
-                arr = a.arr if isinstance(a, (In, Out)) else a
-                if isinstance(a, np.ndarray) and not a.flags.c_contiguous:
-                    raise InvalidArgument(1, f"argument {i} ({pname}): a bare array is read back into; give a C-contiguous one, or In(...)")
-                b = Buffer(ctx, arr.shape, arr.dtype)
-                if not isinstance(a, Out) or isinstance(a, InOut):
-                    b.upload(arr)
-                temps.append(b)
-                if not isinstance(a, In):
-                    backs.append((b, arr))
-                st = L.arg_buf(self._h, i, b.handle)
+        temps, backs = [], []  # device memory for the call's arrays (raw handles, freed at the end)
+        try:
+            cls_in, cls_out, ndarray = In, Out, np.ndarray
+            for i, a in enumerate(args):
+                kind = self.args[i][0]
+                tp = type(a)
+                if tp is cls_in or tp is cls_out:  # the seed's path first: In/Out wrappers
+                    arr, h = a.arr, c_void_p()
+                    if tp is cls_in and arr.nbytes:
+                        st = L.buf_new_from(ctx._h, arr.ctypes.data, arr.nbytes, 0, byref(h))
+                    else:
+                        st = L.buf_new(ctx._h, max(arr.nbytes, 1), 0, byref(h))
+                    if st:
+                        _raise(st, ctx._h)
+                    temps.append(h.value)
+                    if tp is cls_out:
+                        backs.append((h.value, arr))
+                    st = L.arg_buf(kh, i, h.value)
+                elif isinstance(a, Buffer):
+                    st = L.arg_buf(kh, i, a.handle)
+                elif a is None:
+                    st = L.arg_buf(kh, i, None)
+                elif isinstance(a, Local):
+                    st = L.arg_local(kh, i, a.nbytes)
+                elif kind == 3 and isinstance(a, np.ndarray):  # a by-value vector or struct from an array's bytes
+                    st = self._scalar(i, self.args[i][1], self.args[i][2], a)
+                elif isinstance(a, (In, Out, np.ndarray)):
+                    arr = a.arr if isinstance(a, (In, Out)) else a
+                    if isinstance(a, np.ndarray) and not a.flags.c_contiguous:
+                        raise InvalidArgument(1, f"argument {i} ({self.args[i][2]}): a bare array is read back into; give a C-contiguous "
+                                                 "one, or In(...)")
+                    h = c_void_p()
+                    if (not isinstance(a, Out) or isinstance(a, InOut)) and arr.nbytes:  # made holding the array's bytes
+                        st = L.buf_new_from(ctx._h, arr.ctypes.data, arr.nbytes, 0, byref(h))
+                    else:
+                        st = L.buf_new(ctx._h, max(arr.nbytes, 1), 0, byref(h))
+                    _check(st, ctx._h)
+                    temps.append(h.value)
+                    if not isinstance(a, In):
+                        backs.append((h.value, arr))
+                    st = L.arg_buf(kh, i, h.value)
+                else:
+                    st = self._scalar(i, self.args[i][1], self.args[i][2], a)
+                if st:
+                    _raise(st, ctx._h)
+            dims, g, loc = self._geometry(global_size, local_size)
+            ev = None
+            if event:
+                e = c_void_p()
+                _check(L.launch_ev(kh, dims, g, loc, byref(e)), ctx._h)
+                ev = Event(e.value)
             else:
-                st = self._scalar(i, ty, pname, a)
-            _check(st, ctx._h)
-        gs = (global_size,) if isinstance(global_size, int) else tuple(global_size)
-        dims = len(gs)
-        g = (c_size_t * dims)(*gs)
-        if local_size is None:  # the global size is exact (as PyCUDA's grid × block): a work-group size that divides it
-            ls = [1] * dims
-            cap = min(256, ctx.device.max_work_group)
-            ls[0] = next(d for d in range(min(cap, gs[0]), 0, -1) if gs[0] % d == 0) if gs[0] else 1
-        else:
-            ls = (local_size,) if isinstance(local_size, int) else tuple(local_size)
-        loc = (c_size_t * dims)(*ls)
-        ev = None
-        if event:
-            e = c_void_p()
-            _check(L.launch_ev(self._h, dims, g, loc, byref(e)), ctx._h)
-            ev = Event(e.value)
-        else:
-            _check(L.launch(self._h, dims, g, loc), ctx._h)
-        if backs or wait:
-            for b, arr in backs:
-                _check(L.download(b._h, 0, arr.ctypes.data, b.nbytes), ctx._h)
+                _check(L.launch(kh, dims, g, loc), ctx._h)
+            for h, arr in backs:  # blocking: the queue is in order, so the launch is done after
+                if arr.nbytes:
+                    _check(L.download(h, 0, arr.ctypes.data, arr.nbytes), ctx._h)
             if wait and not backs:
                 ctx.finish()
-        return ev
+            return ev
+        finally:
+            for h in temps:
+                L.buf_free(h)
 
     def _scalar(self, i, ty, pname, v):
         base = ty.rstrip("*").strip()

@@ -2,7 +2,7 @@
 clrun's bindings against PyOpenCL on the same device, in one run, interleaved.
 
 usage: python3 tools/peers/py_call_overhead.py [CALLS] [ROUNDS]   (PYTHONPATH=python, CLRUN_LIBRARY set)
-Prints per round "clrun US pyopencl US" (median µs a call) and the ratio of the medians.
+Prints the median µs a call of each way over many short interleaved samples, and the ratios.
 """
 import statistics
 import sys
@@ -71,13 +71,18 @@ def per_call(fn):
 
 _, c_call, c_buf = clrun_setup()
 _, p_call, p_buf = pyopencl_setup()
-res = {"clrun": [], "pyopencl": [], "clrun buffers": [], "pyopencl buffers": []}
-for r in range(rounds):
-    res["clrun"].append(per_call(c_call))
-    res["pyopencl"].append(per_call(p_call))
-    res["clrun buffers"].append(per_call(c_buf))
-    res["pyopencl buffers"].append(per_call(p_buf))
-    print(f"round {r}: " + "  ".join(f"{k} {v[-1]:.1f} us" for k, v in res.items()))
+# many short samples, the four ways interleaved: this machine's scatter hits them alike
+fns = {"clrun": c_call, "pyopencl": p_call, "clrun buffers": c_buf, "pyopencl buffers": p_buf}
+res = {k: [] for k in fns}
+batch = max(calls // 20, 20)
+for r in range(rounds * 20):
+    for k, fn in fns.items():
+        fn()
+        t0 = time.perf_counter()
+        for _ in range(batch):
+            fn()
+        res[k].append((time.perf_counter() - t0) / batch * 1e6)
 m = {k: statistics.median(v) for k, v in res.items()}
+print(f"{rounds * 20} samples of {batch} calls each, interleaved")
 print("median µs a call: " + ", ".join(f"{k} {v:.1f}" for k, v in m.items()))
 print(f"clrun / pyopencl: arrays in and out {m['clrun'] / m['pyopencl']:.2f}×, kept buffers {m['clrun buffers'] / m['pyopencl buffers']:.2f}×")

@@ -15,5 +15,6 @@ from ._core import (ArgMismatch, Buffer, BuildFailed, CLError, Context, DeviceIn
 from ._ops import (add, argmax, axpy, calibrate, canny, cast, dequantize, div, dot, fma, gemm, gemm_s8, gemm_sp, imread, imwrite,  # noqa: F401
                    max, min, mul, norm2, quantize, scale, sp24_compress, sp24_decompress, sp24_prune, sub, sum, tensor_cores)
 from .amp import GradScaler  # noqa: F401
+from .group import CannyPipeline, Group  # noqa: F401
 
 __version__ = version()

@@ -297,3 +297,28 @@ def test_seed_examples_run(script, args, expect):
                        text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     assert expect in r.stdout
+
+
+def test_group_equals_one_device(ctx, rng):
+    with clrun.Group("all") as g:
+        assert len(g) >= 1 and all(isinstance(d, clrun.DeviceInfo) for d in g.devices)
+        g.weights = [1] * len(g)
+        assert sum(g.split_rows(1000)) == 1000
+        A, B = rng.standard_normal((300, 70)).astype(np.float32), rng.standard_normal((70, 50)).astype(np.float32)
+        assert np.array_equal(g.gemm(A, B), clrun.gemm(ctx, A, B))
+        x, y = rng.standard_normal(10007).astype(np.float32), rng.standard_normal(10007).astype(np.float32)
+        assert np.array_equal(g.vec("mul", x, y), x * y)
+        assert abs(g.reduce("sum", x) - x.astype(np.float64).sum()) <= 1e-6 * np.abs(x).sum()
+        assert g.reduce("argmax", x) == int(np.argmax(x))
+
+
+def test_canny_pipeline_in_order(ctx, rng):
+    frames = [(rng.integers(0, 256, (30 + 7 * i, 40 + 5 * i), dtype=np.uint8) // 50 * 50).astype(np.uint8) for i in range(7)]
+    got = []
+    with clrun.CannyPipeline(ctx, lambda tag, edges, err: got.append((tag, edges, err)), 50, 100, depth=3) as p:
+        for i, f in enumerate(frames):
+            p.send(f, tag=i)
+            assert p.pending <= 3
+    assert [t for t, _, _ in got] == list(range(7))
+    for (t, edges, err), f in zip(got, frames):
+        assert err is None and np.array_equal(edges, clrun.canny(ctx, f, 50, 100))

@@ -65,38 +65,46 @@
 #define LDV(k, p) VLOAD(k, p)
 #endif
 
-/* Bp[batch][panel][p][c] = op(B)[p][panel·NR + c], 0 past N. One work-item per (p, panel):
- * consecutive work-items take consecutive p, so a transposed B is read along its rows too. */
+/* Steps of K a packing work-item copies (the host's grids count them too): fewer, longer work-items
+ * than one per step, which PoCL runs several times faster. */
+#define PK 16
+
+/* Bp[batch][panel][p][c] = op(B)[p][panel·NR + c], 0 past N. One work-item per (PK steps of K,
+ * panel): consecutive work-items take consecutive steps, so a transposed B is read along its rows too. */
 __kernel void clrun_gemm_pack_b(const uint N, const uint K, __global const CLRUN_ELT *restrict B0, const ulong b_off, const uint ldb,
                                 const ulong stride_b, __global float *restrict Bp, const ulong stride_p)
 {
-    const uint p = get_global_id(0), panel = get_global_id(1), j0 = panel * NR;
-    if (p >= K || j0 >= N) return;
+    const uint p0 = get_global_id(0) * PK, panel = get_global_id(1), j0 = panel * NR;
+    if (p0 >= K || j0 >= N) return;
     const size_t batch = get_global_id(2);
     __global const CLRUN_ELT *B = B0 + b_off + batch * stride_b;
-    __global float *dst = Bp + batch * stride_p + ((size_t)panel * K + p) * NR;
+    for (uint p = p0; p < min(K, p0 + PK); p++) {
+        __global float *dst = Bp + batch * stride_p + ((size_t)panel * K + p) * NR;
 #if !TB && ABT != 1
-    if (j0 + NR <= N) {
-        VSTORE(LDV(0, B + (size_t)p * ldb + j0), 0, dst);
-        VSTORE(LDV(1, B + (size_t)p * ldb + j0), 1, dst);
-        return;
-    }
+        if (j0 + NR <= N) {
+            VSTORE(LDV(0, B + (size_t)p * ldb + j0), 0, dst);
+            VSTORE(LDV(1, B + (size_t)p * ldb + j0), 1, dst);
+            continue;
+        }
 #endif
-    for (uint c = 0; c < NR; c++) dst[c] = j0 + c < N ? BT(p, j0 + c) : 0.0f;
+        for (uint c = 0; c < NR; c++) dst[c] = j0 + c < N ? BT(p, j0 + c) : 0.0f;
+    }
 }
 
 /* Ap[d0 + batch·stride_p ...][panel][p][r] = op(A)[panel·RM + r][p] widened to f32 (rows past M repeat the last):
  * the multiply then reads RM consecutive floats per step of K instead of RM rows lda apart. Used
- * for f16/bf16 inputs, which need a pass over A anyway to widen it. One work-item per (p, panel). */
+ * for f16/bf16/s8 inputs, which need a pass over A anyway to widen it. One work-item per (PK steps
+ * of K, panel). */
 __kernel void clrun_gemm_pack_a(const uint M, const uint K, __global const CLRUN_ELT *restrict A0, const ulong a_off, const uint lda,
                                 const ulong stride_a, __global float *restrict Ap, const ulong d0, const ulong stride_p)
 {
-    const uint p = get_global_id(0), panel = get_global_id(1);
-    if (p >= K || panel * RM >= M) return;
+    const uint p0 = get_global_id(0) * PK, panel = get_global_id(1);
+    if (p0 >= K || panel * RM >= M) return;
     const size_t batch = get_global_id(2);
     __global const CLRUN_ELT *A = A0 + a_off + batch * stride_a;
-    __global float *dst = Ap + d0 + batch * stride_p + ((size_t)panel * K + p) * RM;
-    for (uint r = 0; r < RM; r++) dst[r] = AT(min(panel * RM + r, M - 1), p);
+    __global float *dst = Ap + d0 + batch * stride_p + ((size_t)panel * K + p0) * RM;
+    for (uint p = p0; p < min(K, p0 + PK); p++, dst += RM)
+        for (uint r = 0; r < RM; r++) dst[r] = AT(min(panel * RM + r, M - 1), p);
 }
 
 __kernel __attribute__((reqd_work_group_size(8, 1, 1))) void

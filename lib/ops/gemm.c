@@ -181,6 +181,9 @@ static clrun_status check_matrix(clrun_ctx *ctx, const char *name, clrun_buf *b,
     return CLRUN_OK;
 }
 
+/* Steps of K each work-item of the CPU packing kernels copies (PK in cl/gemm_cpu.cl). */
+#define CPU_PACK_STEPS 16
+
 /* The CPU kernel's vector width (the device's native float width: 16 with AVX-512, 8 with AVX2)
  * and rows per work-item: 6, measured fastest on AVX-512 among 4, 6, 8 and 14 (docs/BENCHMARKS.md)
  * and the most that fit AVX2's 16 registers. $CLRUN_GEMM_CPU_PARAMS ("VW,RM") overrides them. */
@@ -238,14 +241,14 @@ static clrun_status run_cpu_e(clrun_ctx *ctx, const clrun_gemm_desc *d, size_t b
     clrun_buf *packed = d->c, *a = d->a ? d->a : d->c; /* K = 0: nothing is packed or read */
     size_t a_off = d->a_off, lda = d->lda ? d->lda : 1, stride_a = d->stride_a;
     if (d->k) {
-        const clrun__grid gb = {3, {d->k, panels, batch}, {0}};
+        const clrun__grid gb = {3, {(d->k + CPU_PACK_STEPS - 1) / CPU_PACK_STEPS, panels, batch}, {0}};
         if ((st = clrun__lib_kernel(ctx, "gemm_cpu", opts, "clrun_gemm_pack_b", &pack)) ||
             (st = clrun__scratch(ctx, pa ? abytes : bytes, &packed)) ||
             (st = CLRUN__RUN(pack, gb, ARG_U32(d->n), ARG_U32(d->k), ARG_BUF(d->b), ARG_U64(d->b_off), ARG_U32(d->ldb),
                              ARG_U64(d->stride_b), ARG_BUF(packed), ARG_U64(stride_p))))
             return st;
         if (pa) { /* op(A) in panels of RM rows after B's panels */
-            const clrun__grid ga = {3, {d->k, apanels, batch}, {0}};
+            const clrun__grid ga = {3, {(d->k + CPU_PACK_STEPS - 1) / CPU_PACK_STEPS, apanels, batch}, {0}};
             a = packed, a_off = bytes / sizeof(float), stride_a = stride_pa;
             if ((st = clrun__lib_kernel(ctx, "gemm_cpu", opts, "clrun_gemm_pack_a", &packa)) ||
                 (st = CLRUN__RUN(packa, ga, ARG_U32(d->m), ARG_U32(d->k), ARG_BUF(d->a), ARG_U64(d->a_off), ARG_U32(d->lda),
@@ -473,7 +476,7 @@ clrun_status clrun__gemm_sp_cpu(clrun_ctx *ctx, const clrun_gemm_desc *d, clrun_
         return st;
     /* the scratch buffer: B's panels, then A's values, then A's metadata (4-byte elements) */
     const size_t ap = bytes / 4, mp = (bytes + abytes) / 4;
-    if ((st = CLRUN__RUN(pack, ((clrun__grid){3, {d->k, panels, batch}, {0}}), ARG_U32(d->n), ARG_U32(d->k), ARG_BUF(d->b), ARG_U64(d->b_off),
+    if ((st = CLRUN__RUN(pack, ((clrun__grid){3, {(d->k + CPU_PACK_STEPS - 1) / CPU_PACK_STEPS, panels, batch}, {0}}), ARG_U32(d->n), ARG_U32(d->k), ARG_BUF(d->b), ARG_U64(d->b_off),
                          ARG_U32(d->ldb), ARG_U64(d->stride_b), ARG_BUF(s), ARG_U64(stride_p))) ||
         (st = CLRUN__RUN(packa, ((clrun__grid){3, {G, apanels, batch}, {0}}), ARG_U32(d->m), ARG_U32(d->k), ARG_BUF(d->a), ARG_U64(d->a_off),
                          ARG_U32(d->lda), ARG_U64(d->stride_a), ARG_BUF(meta), ARG_U64(meta_off), ARG_BUF(s), ARG_U64(ap), ARG_U64(stride_pa),

@@ -140,26 +140,47 @@ clrun_gemm_cpu(const uint M, const uint N, const uint K, const float alpha, cons
         lo[r] = hi[r] = (FV)(0.0f);
     }
 #if S8
-    IV il[RM], ih[RM];
+    IV il[RM], ih[RM]; /* exact sums: each block of SB steps is added here in int32 */
 #pragma unroll
     for (int r = 0; r < RM; r++) il[r] = ih[r] = (IV)(0);
-    for (uint p0 = 0; p0 < K; p0 += SB) {
-        for (uint p = p0; p < min(K, p0 + SB); p++, bp += NR) {
+#define BLK SB
+#define ADD_BLOCK(r) (il[r] += CAT(convert_int, VW)(tl[r]), ih[r] += CAT(convert_int, VW)(th[r]))
+#else
+    /* blocks of KB steps are summed on their own, then added to the accumulators: about three
+     * times more accurate than one running sum, for twice the registers */
+#define BLK KB
+#define ADD_BLOCK(r) (lo[r] += tl[r], hi[r] += th[r])
+#endif
+#if S8 || PSUM
+    for (uint p0 = 0; p0 < K; p0 += BLK) {
+        FV tl[RM], th[RM];
+#pragma unroll
+        for (int r = 0; r < RM; r++) tl[r] = th[r] = (FV)(0.0f);
+        for (uint p = p0; p < min(K, p0 + BLK); p++, bp += NR) {
             const FV b0 = VLOAD(0, bp), b1 = VLOAD(1, bp);
 #pragma unroll
             for (int r = 0; r < RM; r++) {
                 const FV a = (FV)(A_AT(r, p));
-                lo[r] = fma(a, b0, lo[r]);
-                hi[r] = fma(a, b1, hi[r]);
+                tl[r] = fma(a, b0, tl[r]);
+                th[r] = fma(a, b1, th[r]);
             }
         }
 #pragma unroll
+        for (int r = 0; r < RM; r++) ADD_BLOCK(r);
+    }
+#else
+    for (uint p = 0; p < K; p++, bp += NR) {
+        const FV b0 = VLOAD(0, bp), b1 = VLOAD(1, bp);
+#pragma unroll
         for (int r = 0; r < RM; r++) {
-            il[r] += CAT(convert_int, VW)(lo[r]), ih[r] += CAT(convert_int, VW)(hi[r]);
-            lo[r] = hi[r] = (FV)(0.0f);
+            const FV a = (FV)(A_AT(r, p));
+            lo[r] = fma(a, b0, lo[r]);
+            hi[r] = fma(a, b1, hi[r]);
         }
     }
+#endif
     const uint rows = min((uint)RM, M - i0), cols = min((uint)NR, N - j0);
+#if S8
     for (uint r = 0; r < rows; r++) {
         const ulong at = c_off + batch * stride_c + (size_t)(i0 + r) * ldc + j0;
         if (cols == NR) { /* whole rows of the block: the epilogue in vectors, the same operations */
@@ -186,37 +207,6 @@ clrun_gemm_cpu(const uint M, const uint N, const uint K, const float alpha, cons
         for (uint q = 0; q < cols; q++) clrun_s8_store(C0, at + q, out[q], i0 + r, j0 + q, rs, cs, bias, flags);
     }
 #else
-#if PSUM
-    /* blocks of KB steps are summed on their own, then added to the accumulators: about three
-     * times more accurate than one running sum, for twice the registers */
-    for (uint p0 = 0; p0 < K; p0 += KB) {
-        FV tl[RM], th[RM];
-#pragma unroll
-        for (int r = 0; r < RM; r++) tl[r] = th[r] = (FV)(0.0f);
-        for (uint p = p0; p < min(K, p0 + KB); p++, bp += NR) {
-            const FV b0 = VLOAD(0, bp), b1 = VLOAD(1, bp);
-#pragma unroll
-            for (int r = 0; r < RM; r++) {
-                const FV a = (FV)(A_AT(r, p));
-                tl[r] = fma(a, b0, tl[r]);
-                th[r] = fma(a, b1, th[r]);
-            }
-        }
-#pragma unroll
-        for (int r = 0; r < RM; r++) lo[r] += tl[r], hi[r] += th[r];
-    }
-#else
-    for (uint p = 0; p < K; p++, bp += NR) {
-        const FV b0 = VLOAD(0, bp), b1 = VLOAD(1, bp);
-#pragma unroll
-        for (int r = 0; r < RM; r++) {
-            const FV a = (FV)(A_AT(r, p));
-            lo[r] = fma(a, b0, lo[r]);
-            hi[r] = fma(a, b1, hi[r]);
-        }
-    }
-#endif
-    const uint rows = min((uint)RM, M - i0), cols = min((uint)NR, N - j0);
     for (uint r = 0; r < rows; r++) {
         __global float *c = C + (size_t)(i0 + r) * ldc + j0;
         if (cols == NR) {

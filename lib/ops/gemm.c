@@ -160,14 +160,14 @@ static clrun_status gpu_params(clrun_ctx *ctx, const clrun_gemm_desc *d, struct 
 }
 
 /* Check that rows × cols at ld from off, for every batch, fit in the buffer. */
-static clrun_status check_matrix(clrun_ctx *ctx, const char *name, clrun_buf *b, size_t esize, size_t off, size_t ld, size_t stride,
-                                 size_t rows, size_t cols, size_t batch)
+clrun_status clrun__check_matrix(clrun_ctx *ctx, const char *what, const char *name, clrun_buf *b, size_t esize, size_t off, size_t ld,
+                                 size_t stride, size_t rows, size_t cols, size_t batch)
 {
     if (rows == 0 || cols == 0) return CLRUN_OK;
-    if (!b) return clrun__fail(ctx, CLRUN_INVALID_ARG, "gemm: matrix %s is NULL", name);
-    if (ld < cols) return clrun__fail(ctx, CLRUN_INVALID_ARG, "gemm: ld%s = %zu is smaller than its %zu columns", name, ld, cols);
+    if (!b) return clrun__fail(ctx, CLRUN_INVALID_ARG, "%s: matrix %s is NULL", what, name);
+    if (ld < cols) return clrun__fail(ctx, CLRUN_INVALID_ARG, "%s: ld%s = %zu is smaller than its %zu columns", what, name, ld, cols);
     if (rows > UINT32_MAX || cols > UINT32_MAX || ld > UINT32_MAX)
-        return clrun__fail(ctx, CLRUN_INVALID_ARG, "gemm: matrix %s is larger than 2^32-1 in a dimension", name);
+        return clrun__fail(ctx, CLRUN_INVALID_ARG, "%s: matrix %s is larger than 2^32-1 in a dimension", what, name);
     size_t elems = clrun_buf_size(b) / esize;
     /* last element of the last batch: off + (batch-1)·stride + (rows-1)·ld + cols - 1 */
     size_t last = off, t;
@@ -175,9 +175,9 @@ static clrun_status check_matrix(clrun_ctx *ctx, const char *name, clrun_buf *b,
         __builtin_mul_overflow(rows - 1, ld, &t) || __builtin_add_overflow(last, t, &last) ||
         __builtin_add_overflow(last, cols - 1, &last) || last >= elems)
         return clrun__fail(ctx, CLRUN_INVALID_ARG,
-                           "gemm: matrix %s (%zu×%zu, ld %zu, offset %zu, %zu batch%s of stride %zu) runs past its buffer of %zu "
+                           "%s: matrix %s (%zu×%zu, ld %zu, offset %zu, %zu batch%s of stride %zu) runs past its buffer of %zu "
                            "elements",
-                           name, rows, cols, ld, off, batch, batch == 1 ? "" : "es", stride, elems);
+                           what, name, rows, cols, ld, off, batch, batch == 1 ? "" : "es", stride, elems);
     return CLRUN_OK;
 }
 
@@ -487,13 +487,40 @@ clrun_status clrun__gemm_sp_cpu(clrun_ctx *ctx, const clrun_gemm_desc *d, clrun_
                       ARG_U64(stride_m), ARG_BUF(s), ARG_U64(stride_p), ARG_BUF(d->c), ARG_U64(d->c_off), ARG_U32(d->ldc), ARG_U64(d->stride_c));
 }
 
+int clrun__probe_gemm(clrun_ctx *ctx, clrun_gemm_desc *d, const void *a, size_t abytes, const void *b, size_t bbytes, const void *want,
+                      size_t cbytes, clrun_status (*run)(clrun_ctx *ctx, const clrun_gemm_desc *d, void *arg), void *arg, const char *what)
+{
+    clrun_buf *ba = NULL, *bb = NULL, *bc = NULL;
+    void *got = malloc(cbytes);
+    int ok = got && clrun_buf_new(ctx, abytes, 0, &ba) == CLRUN_OK && clrun_buf_new(ctx, bbytes, 0, &bb) == CLRUN_OK &&
+             clrun_buf_new(ctx, cbytes, 0, &bc) == CLRUN_OK && clrun_upload(ba, 0, a, abytes) == CLRUN_OK &&
+             clrun_upload(bb, 0, b, bbytes) == CLRUN_OK;
+    if (ok) {
+        d->a = ba, d->b = bb, d->c = bc;
+        ok = run(ctx, d, arg) == CLRUN_OK && clrun_download(bc, 0, got, cbytes) == CLRUN_OK;
+        if (ok && memcmp(got, want, cbytes) != 0) {
+            if (what) clrun__fail(ctx, CLRUN_UNSUPPORTED, "%s: the tensor-core probe built but computed wrong results; not using it", what);
+            ok = 0;
+        }
+    }
+    clrun_buf_free(ba), clrun_buf_free(bb), clrun_buf_free(bc);
+    free(got);
+    return ok;
+}
+
+static clrun_status probe_run(clrun_ctx *ctx, const clrun_gemm_desc *d, void *arg)
+{
+    (void)arg;
+    return run_tensor(ctx, d, 1);
+}
+
 /* The probe: on an NVIDIA platform, build the tensor-core kernel and multiply small integers in f16
  * (exact in f32) on a shape with edges in M, N and K; compare with the host. */
 static int tensor_probe(clrun_ctx *ctx)
 {
     enum { PM = 40, PN = 24, PK = 56 };
     uint16_t ha[PM * PK], hb[PK * PN];
-    float hc[PM * PN], want[PM * PN];
+    float want[PM * PN];
     for (int i = 0; i < PM * PK; i++) ha[i] = clrun_f32_to_f16((float)((i * 7) % 9 - 4));
     for (int i = 0; i < PK * PN; i++) hb[i] = clrun_f32_to_f16((float)((i * 5) % 7 - 3));
     for (int i = 0; i < PM; i++)
@@ -502,22 +529,9 @@ static int tensor_probe(clrun_ctx *ctx)
             for (int p = 0; p < PK; p++) s += clrun_f16_to_f32(ha[i * PK + p]) * clrun_f16_to_f32(hb[p * PN + j]);
             want[i * PN + j] = s;
         }
-    clrun_buf *a = NULL, *b = NULL, *c = NULL;
     clrun_gemm_desc d = {0};
     d.m = PM, d.n = PN, d.k = PK, d.alpha = 1, d.lda = PK, d.ldb = PN, d.ldc = PN, d.type = CLRUN_F16;
-    int ok = clrun_buf_new(ctx, sizeof ha, 0, &a) == CLRUN_OK && clrun_buf_new(ctx, sizeof hb, 0, &b) == CLRUN_OK &&
-             clrun_buf_new(ctx, sizeof hc, 0, &c) == CLRUN_OK && clrun_upload(a, 0, ha, sizeof ha) == CLRUN_OK &&
-             clrun_upload(b, 0, hb, sizeof hb) == CLRUN_OK;
-    if (ok) {
-        d.a = a, d.b = b, d.c = c;
-        ok = run_tensor(ctx, &d, 1) == CLRUN_OK && clrun_download(c, 0, hc, sizeof hc) == CLRUN_OK;
-        if (ok && memcmp(hc, want, sizeof hc) != 0) {
-            clrun__fail(ctx, CLRUN_UNSUPPORTED, "gemm: the tensor-core probe built but computed wrong results; not using it");
-            ok = 0;
-        }
-    }
-    clrun_buf_free(a), clrun_buf_free(b), clrun_buf_free(c);
-    return ok;
+    return clrun__probe_gemm(ctx, &d, ha, sizeof ha, hb, sizeof hb, want, sizeof want, probe_run, NULL, "gemm");
 }
 
 int clrun_gemm_tensor_cores(clrun_ctx *ctx)
@@ -598,9 +612,9 @@ clrun_status clrun_gemm(clrun_ctx *ctx, const clrun_gemm_desc *d)
         return clrun__fail(ctx, CLRUN_INVALID_ARG, "gemm: unknown element type %s (%d) for A and B: f32, f16 or bf16",
                            clrun_dtype_name(d->type), (int)d->type);
     const size_t es = clrun_dtype_size(d->type);
-    if ((st = check_matrix(ctx, "A", d->a, es, d->a_off, d->lda, d->stride_a, ar, ac, batch)) ||
-        (st = check_matrix(ctx, "B", d->b, es, d->b_off, d->ldb, d->stride_b, br, bc, batch)) ||
-        (st = check_matrix(ctx, "C", d->c, 4, d->c_off, d->ldc, d->stride_c, d->m, d->n, batch)))
+    if ((st = clrun__check_matrix(ctx, "gemm", "A", d->a, es, d->a_off, d->lda, d->stride_a, ar, ac, batch)) ||
+        (st = clrun__check_matrix(ctx, "gemm", "B", d->b, es, d->b_off, d->ldb, d->stride_b, br, bc, batch)) ||
+        (st = clrun__check_matrix(ctx, "gemm", "C", d->c, 4, d->c_off, d->ldc, d->stride_c, d->m, d->n, batch)))
         return st;
     if (batch > 1 && d->stride_c < d->m * d->ldc && d->stride_c != 0)
         return clrun__fail(ctx, CLRUN_INVALID_ARG, "gemm: stride_c %zu makes the batches' C matrices overlap", d->stride_c);

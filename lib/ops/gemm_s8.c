@@ -8,20 +8,6 @@
 #include <stdio.h>
 #include <string.h>
 
-static clrun_status check(clrun_ctx *ctx, const char *name, clrun_buf *b, size_t es, size_t off, size_t ld, size_t stride, size_t rows,
-                          size_t cols, size_t batch)
-{
-    if (!rows || !cols) return CLRUN_OK;
-    if (!b) return clrun__fail(ctx, CLRUN_INVALID_ARG, "gemm s8: matrix %s is NULL", name);
-    if (ld < cols) return clrun__fail(ctx, CLRUN_INVALID_ARG, "gemm s8: ld%s %zu is smaller than its rows' %zu elements", name, ld, cols);
-    if (ld > UINT32_MAX) return clrun__fail(ctx, CLRUN_INVALID_ARG, "gemm s8: ld%s is too large", name);
-    const size_t last = off + (batch - 1) * stride + (rows - 1) * ld + cols;
-    if (last / es > SIZE_MAX / es || last * es > clrun_buf_size(b))
-        return clrun__fail(ctx, CLRUN_INVALID_ARG, "gemm s8: matrix %s (%zu×%zu, ld %zu, from element %zu, %zu batches) runs past its buffer of %zu bytes",
-                           name, rows, cols, ld, off, batch, clrun_buf_size(b));
-    return CLRUN_OK;
-}
-
 /* Copy op(S) (rows × cols, TR: stored transposed) of every batch into dst at element d_off, rows of
  * ldd bytes, zero past cols. */
 static clrun_status pack(clrun_ctx *ctx, clrun_buf *src, size_t off, size_t ld, size_t stride, int tr, size_t rows, size_t cols, size_t ldd,
@@ -79,12 +65,18 @@ static int s8_tensor(clrun_ctx *ctx)
     return *state == 1;
 }
 
+static clrun_status probe_run(clrun_ctx *ctx, const clrun_gemm_desc *d, void *arg)
+{
+    (void)arg;
+    return run_tensor(ctx, d, NULL);
+}
+
 /* The probe: an NN product with edges in M, N and K (B packed, the epilogue off), against the host. */
 static int s8_probe(clrun_ctx *ctx)
 {
     enum { PM = 40, PN = 24, PK = 72 };
     signed char ha[PM * PK], hb[PK * PN];
-    int32_t hc[PM * PN], want[PM * PN];
+    int32_t want[PM * PN];
     for (int i = 0; i < PM * PK; i++) ha[i] = (signed char)((i * 37) % 256 - 128);
     for (int i = 0; i < PK * PN; i++) hb[i] = (signed char)((i * 91) % 255 - 127);
     for (int i = 0; i < PM; i++)
@@ -93,22 +85,9 @@ static int s8_probe(clrun_ctx *ctx)
             for (int p = 0; p < PK; p++) s += ha[i * PK + p] * hb[p * PN + j];
             want[i * PN + j] = s;
         }
-    clrun_buf *a = NULL, *b = NULL, *c = NULL;
     clrun_gemm_desc d = {0};
     d.m = PM, d.n = PN, d.k = PK, d.alpha = 1, d.lda = PK, d.ldb = PN, d.ldc = PN, d.type = CLRUN_I8;
-    int ok = clrun_buf_new(ctx, sizeof ha, 0, &a) == CLRUN_OK && clrun_buf_new(ctx, sizeof hb, 0, &b) == CLRUN_OK &&
-             clrun_buf_new(ctx, sizeof hc, 0, &c) == CLRUN_OK && clrun_upload(a, 0, ha, sizeof ha) == CLRUN_OK &&
-             clrun_upload(b, 0, hb, sizeof hb) == CLRUN_OK;
-    if (ok) {
-        d.a = a, d.b = b, d.c = c;
-        ok = run_tensor(ctx, &d, NULL) == CLRUN_OK && clrun_download(c, 0, hc, sizeof hc) == CLRUN_OK;
-        if (ok && memcmp(hc, want, sizeof hc) != 0) {
-            clrun__fail(ctx, CLRUN_UNSUPPORTED, "gemm s8: the tensor-core probe built but computed wrong results; not using it");
-            ok = 0;
-        }
-    }
-    clrun_buf_free(a), clrun_buf_free(b), clrun_buf_free(c);
-    return ok;
+    return clrun__probe_gemm(ctx, &d, ha, sizeof ha, hb, sizeof hb, want, sizeof want, probe_run, NULL, "gemm s8");
 }
 
 clrun_status clrun_gemm_s8(clrun_ctx *ctx, const clrun_gemm_desc *d, const clrun_s8_epilogue *e)
@@ -127,9 +106,9 @@ clrun_status clrun_gemm_s8(clrun_ctx *ctx, const clrun_gemm_desc *d, const clrun
     if (batch > 1 && d->stride_c < d->m * d->ldc)
         return clrun__fail(ctx, CLRUN_INVALID_ARG, "gemm s8: stride_c %zu makes the batches' C matrices overlap (or is 0)", d->stride_c);
     const size_t ar = d->trans_a ? d->k : d->m, ac = d->trans_a ? d->m : d->k, br = d->trans_b ? d->n : d->k, bc = d->trans_b ? d->k : d->n;
-    if ((st = check(ctx, "A", d->a, 1, d->a_off, d->lda, d->stride_a, ar, ac, batch)) ||
-        (st = check(ctx, "B", d->b, 1, d->b_off, d->ldb, d->stride_b, br, bc, batch)) ||
-        (st = check(ctx, "C", d->c, 4, d->c_off, d->ldc, d->stride_c, d->m, d->n, batch)))
+    if ((st = clrun__check_matrix(ctx, "gemm s8", "A", d->a, 1, d->a_off, d->lda, d->stride_a, ar, ac, batch)) ||
+        (st = clrun__check_matrix(ctx, "gemm s8", "B", d->b, 1, d->b_off, d->ldb, d->stride_b, br, bc, batch)) ||
+        (st = clrun__check_matrix(ctx, "gemm s8", "C", d->c, 4, d->c_off, d->ldc, d->stride_c, d->m, d->n, batch)))
         return st;
     if (e && ((e->row_scale && clrun_buf_size(e->row_scale) < d->m * 4) || (e->col_scale && clrun_buf_size(e->col_scale) < d->n * 4) ||
               (e->bias && clrun_buf_size(e->bias) < d->n * 4)))

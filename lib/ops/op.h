@@ -110,6 +110,18 @@ static inline int clrun__float_code(clrun_dtype t) { return t == CLRUN_F32 ? 0 :
 clrun_status clrun__copy_rows16(clrun_ctx *ctx, clrun_buf *src, size_t off, size_t ld, size_t stride, size_t rows, size_t cols, size_t batch,
                                 clrun_buf *dst, size_t dst_off, size_t ldd);
 
+/* A GEMM operand's check (lib/ops/gemm.c): rows × cols elements of esize bytes from element off,
+ * rows ld apart, batch matrices stride apart, inside b (NULL only when empty); the failure text
+ * starts with `what` ("gemm", "gemm s8") and names the operand. */
+clrun_status clrun__check_matrix(clrun_ctx *ctx, const char *what, const char *name, clrun_buf *b, size_t esize, size_t off, size_t ld,
+                                 size_t stride, size_t rows, size_t cols, size_t batch);
+
+/* The tensor-core probes' common part (lib/ops/gemm.c): a and b uploaded to fresh buffers bound to
+ * d (with C, cbytes), run(ctx, d, arg), C read back; 1 when it equals want. A wrong result records
+ * "<what>: the tensor-core probe ... computed wrong results" (what NULL: nothing). */
+int clrun__probe_gemm(clrun_ctx *ctx, clrun_gemm_desc *d, const void *a, size_t abytes, const void *b, size_t bbytes, const void *want,
+                      size_t cbytes, clrun_status (*run)(clrun_ctx *ctx, const clrun_gemm_desc *d, void *arg), void *arg, const char *what);
+
 /* INT8 GEMM on the CPU-shaped f32 kernel (lib/ops/gemm.c): d->type CLRUN_I8, checked by the caller. */
 clrun_status clrun__gemm_s8_cpu(clrun_ctx *ctx, const clrun_gemm_desc *d, const clrun_s8_epilogue *e);
 /* INT8 GEMM on NVIDIA's tensor cores (lib/ops/gemm.c): A M×K, B N×K (trans_b 1), rows, offsets and

@@ -125,21 +125,6 @@ static clrun_status run_portable(clrun_ctx *ctx, const clrun_gemm_desc *d, clrun
                       ARG_U64(d->c_off), ARG_U32(d->ldc), ARG_U64(d->stride_c));
 }
 
-static clrun_status check_operand(clrun_ctx *ctx, const char *name, clrun_buf *b, size_t es, size_t off, size_t ld, size_t stride,
-                                  size_t rows, size_t cols, size_t batch)
-{
-    if (!rows || !cols) return CLRUN_OK;
-    if (!b) return clrun__fail(ctx, CLRUN_INVALID_ARG, "gemm sp: matrix %s is NULL", name);
-    if (ld < cols) return clrun__fail(ctx, CLRUN_INVALID_ARG, "gemm sp: ld%s %zu is smaller than its rows' %zu elements", name, ld, cols);
-    if (ld > UINT32_MAX) return clrun__fail(ctx, CLRUN_INVALID_ARG, "gemm sp: ld%s is too large", name);
-    size_t last;
-    if (__builtin_mul_overflow(batch - 1, stride, &last) || __builtin_add_overflow(last, (rows - 1) * ld + cols, &last) ||
-        !fits(b, off, last, es))
-        return clrun__fail(ctx, CLRUN_INVALID_ARG, "gemm sp: matrix %s (%zu×%zu, ld %zu, from element %zu, %zu batches) runs past its buffer of %zu bytes",
-                           name, rows, cols, ld, off, batch, clrun_buf_size(b));
-    return CLRUN_OK;
-}
-
 /* The tensor-core kernel on a layout it cannot read directly: A's values and B copied into rows of a
  * multiple of 8 elements in the context's scratch buffer first (one pass over them). */
 static clrun_status run_staged(clrun_ctx *ctx, const clrun_gemm_desc *d, clrun_buf *meta, size_t meta_off, size_t batch)
@@ -171,9 +156,9 @@ clrun_status clrun_gemm_sp(clrun_ctx *ctx, const clrun_gemm_desc *d, clrun_buf *
     if (batch > 1 && d->stride_c < d->m * d->ldc)
         return clrun__fail(ctx, CLRUN_INVALID_ARG, "gemm sp: stride_c %zu makes the batches' C matrices overlap (or is 0)", d->stride_c);
     const size_t kv = clrun_sp24_kv(d->k), km = clrun_sp24_km(d->k), br = d->trans_b ? d->n : d->k, bc = d->trans_b ? d->k : d->n;
-    if ((st = check_operand(ctx, "A", d->a, es, d->a_off, d->lda, d->stride_a, d->m, kv, batch)) ||
-        (st = check_operand(ctx, "B", d->b, es, d->b_off, d->ldb, d->stride_b, br, bc, batch)) ||
-        (st = check_operand(ctx, "C", d->c, 4, d->c_off, d->ldc, d->stride_c, d->m, d->n, batch)))
+    if ((st = clrun__check_matrix(ctx, "gemm sp", "A", d->a, es, d->a_off, d->lda, d->stride_a, d->m, kv, batch)) ||
+        (st = clrun__check_matrix(ctx, "gemm sp", "B", d->b, es, d->b_off, d->ldb, d->stride_b, br, bc, batch)) ||
+        (st = clrun__check_matrix(ctx, "gemm sp", "C", d->c, 4, d->c_off, d->ldc, d->stride_c, d->m, d->n, batch)))
         return st;
     if (d->k && (!meta || !fits(meta, meta_off, batch * d->m * km, 4)))
         return clrun__fail(ctx, CLRUN_INVALID_ARG, "gemm sp: the metadata needs %zu words (%zu batches × %zu rows × %zu) from word %zu; the buffer has %zu bytes",
@@ -203,6 +188,17 @@ clrun_status clrun_gemm_sp(clrun_ctx *ctx, const clrun_gemm_desc *d, clrun_buf *
 
 /* ---- the probe ---------------------------------------------------------------------------------- */
 
+struct probe_arg {
+    clrun_buf *meta;
+    int form;
+};
+
+static clrun_status probe_run(clrun_ctx *ctx, const clrun_gemm_desc *d, void *arg)
+{
+    const struct probe_arg *pa = arg;
+    return clrun__gemm_sp_tensor(ctx, d, pa->meta, 0, pa->form);
+}
+
 /* A pruned product with edges in M, N and K on small integers (exact in f32 whatever the order),
  * through the tensor-core kernel of the given form, against the host. */
 static int probe_form(clrun_ctx *ctx, int form)
@@ -210,7 +206,7 @@ static int probe_form(clrun_ctx *ctx, int form)
     enum { PM = 40, PN = 24, PK = 80, KV = 40, KM = 3 }; /* rows of values on 16 bytes, as the kernel needs */
     uint16_t dense[PM * PK], hb[PK * PN], vals[PM * KV];
     uint32_t meta[PM * KM];
-    float hc[PM * PN], want[PM * PN];
+    float want[PM * PN];
     for (int i = 0; i < PM * PK; i++) dense[i] = clrun_f32_to_f16((float)((i * 7) % 9 - 4));
     for (int i = 0; i < PK * PN; i++) hb[i] = clrun_f32_to_f16((float)((i * 5) % 7 - 3));
     /* compress on the host: keep columns (g + r) % 4 and (g + r + 1 + r % 2) % 4 of group g, row r */
@@ -231,19 +227,12 @@ static int probe_form(clrun_ctx *ctx, int form)
             for (int p = 0; p < PK; p++) s += clrun_f16_to_f32(dense[i * PK + p]) * clrun_f16_to_f32(hb[p * PN + j]);
             want[i * PN + j] = s;
         }
-    clrun_buf *a = NULL, *b = NULL, *c = NULL, *m = NULL;
     clrun_gemm_desc d = {0};
     d.m = PM, d.n = PN, d.k = PK, d.alpha = 1, d.lda = KV, d.ldb = PN, d.ldc = PN, d.type = CLRUN_F16;
-    int ok = clrun_buf_new(ctx, sizeof vals, 0, &a) == CLRUN_OK && clrun_buf_new(ctx, sizeof hb, 0, &b) == CLRUN_OK &&
-             clrun_buf_new(ctx, sizeof hc, 0, &c) == CLRUN_OK && clrun_buf_new(ctx, sizeof meta, 0, &m) == CLRUN_OK &&
-             clrun_upload(a, 0, vals, sizeof vals) == CLRUN_OK && clrun_upload(b, 0, hb, sizeof hb) == CLRUN_OK &&
-             clrun_upload(m, 0, meta, sizeof meta) == CLRUN_OK;
-    if (ok) {
-        d.a = a, d.b = b, d.c = c;
-        ok = clrun__gemm_sp_tensor(ctx, &d, m, 0, form) == CLRUN_OK && clrun_download(c, 0, hc, sizeof hc) == CLRUN_OK &&
-             memcmp(hc, want, sizeof hc) == 0;
-    }
-    clrun_buf_free(a), clrun_buf_free(b), clrun_buf_free(c), clrun_buf_free(m);
+    struct probe_arg pa = {NULL, form};
+    const int ok = clrun_buf_new(ctx, sizeof meta, 0, &pa.meta) == CLRUN_OK && clrun_upload(pa.meta, 0, meta, sizeof meta) == CLRUN_OK &&
+                   clrun__probe_gemm(ctx, &d, vals, sizeof vals, hb, sizeof hb, want, sizeof want, probe_run, &pa, NULL);
+    clrun_buf_free(pa.meta);
     return ok;
 }
 

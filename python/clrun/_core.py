@@ -3,7 +3,6 @@ import ctypes
 import dataclasses
 import math
 import os
-import threading
 import weakref
 from ctypes import byref, c_char_p, c_double, c_size_t, c_uint, c_void_p
 
@@ -140,7 +139,23 @@ def select(spec=None):
 # ---- context ------------------------------------------------------------------------------------------
 
 
-class Context:
+class _Closing:
+    """with-statement and garbage-collection support for objects that own a handle: close() frees it."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
+class Context(_Closing):
     """A device's context and in-order queue (clrun_open). Use as a context manager, or close()."""
 
     def __init__(self, spec=None):
@@ -148,7 +163,6 @@ class Context:
         _check(L.open_(byref(h), spec.encode() if spec else None))
         self._h = h.value
         self.device = _info(L.ctx_device(self._h).contents)
-        self._lock = threading.Lock()
         self._children = weakref.WeakSet()  # buffers, programs, kernels, pinned arrays: freed before the context
 
     def _adopt(self, child):
@@ -167,18 +181,6 @@ class Context:
                 child._release()
             L.close(self._h)
             self._h = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass
 
     def __repr__(self):
         return f"<clrun.Context on {self.device.name!r}>"

@@ -199,8 +199,6 @@ def gemm(ctx, a, b, c=None, alpha=1.0, beta=0.0, ta=False, tb=False, backend="au
         bc, kc = _dev(ctx, c, np.float32)
         if bc.shape != shape or bc.dtype != np.float32:
             raise InvalidArgument(1, f"gemm: C must be float32 of shape {shape}")
-        if not kc:
-            pass
     else:
         if beta != 0.0:
             raise InvalidArgument(1, "gemm: beta needs a C to scale")

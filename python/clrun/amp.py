@@ -1,6 +1,5 @@
 """Dynamic loss scaling with PyTorch's GradScaler's names and semantics, over the C scaler
 (clrun_scaler: the unscale and the inf/NaN check run on the device)."""
-import ctypes
 from ctypes import byref, c_int
 
 import numpy as np
@@ -22,7 +21,6 @@ class GradScaler:
         self._s.scale, self._s.growth_factor, self._s.backoff_factor = init_scale, growth_factor, backoff_factor
         self._s.growth_interval = growth_interval
         self._pending = None  # (found_inf, the scaler's state after the update) between step and update
-        self._unscaled = False
 
     def __del__(self):
         try:
@@ -52,7 +50,6 @@ class GradScaler:
                 raise InvalidArgument(1, f"unscale_: float32 or float16 gradients (bf16: uint16 with bf16=True), not {g.dtype}")
             gs[i] = L.GradC(g.handle, 0, g.size, t)
         _check(L.scaler_unscale(self.ctx.handle, byref(self._s), gs, len(grads)), self.ctx._h)
-        self._unscaled = True
 
     def _resolve(self):
         if self._pending is None:
@@ -79,7 +76,7 @@ class GradScaler:
             return
         self._resolve()
         self._s.scale, self._s.growth_tracker = self._pending[1]
-        self._pending, self._unscaled = None, False
+        self._pending = None
 
     def state_dict(self):
         return {"scale": self.get_scale(), "growth_factor": self._s.growth_factor, "backoff_factor": self._s.backoff_factor,

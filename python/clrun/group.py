@@ -6,11 +6,11 @@ from ctypes import byref, c_double, c_size_t, c_void_p
 import numpy as np
 
 from . import _lib as L
-from ._core import InvalidArgument, _check, _info, _raise
+from ._core import InvalidArgument, _check, _Closing, _info, _raise
 from ._ops import _VEC, _code
 
 
-class Group:
+class Group(_Closing):
     """A group of devices ("all", "gpu", "cpu", or selection strings "0,2"; None: $CLRUN_DEVICES).
     Its ops take host NumPy arrays and split the work: vec/reduce in ranges, gemm in blocks of rows
     (bit-identical to one device on devices of one kind)."""
@@ -25,15 +25,6 @@ class Group:
         if self._h:
             L.group_close(self._h)
             self._h = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        self.close()
 
     def __len__(self):
         return len(self.devices)
@@ -90,7 +81,7 @@ class Group:
         return c
 
 
-class CannyPipeline:
+class CannyPipeline(_Closing):
     """Canny edges of a stream of frames, several in flight on the device: send(frame, tag) returns
     at once (waiting only when depth frames are in flight); deliver(tag, edges or None, error or
     None) is called in order, from send, poll and flush, in the calling thread."""
@@ -143,13 +134,7 @@ class CannyPipeline:
             L.pipe_free(self._h)
             self._h = None
 
-    def __enter__(self):
-        return self
-
     def __exit__(self, *exc):
         if exc[0] is None:
             self.flush()
-        self.close()
-
-    def __del__(self):
         self.close()

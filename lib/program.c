@@ -155,6 +155,94 @@ static unsigned char *program_binary(clrun_ctx *ctx, cl_program program, size_t 
     return bin;
 }
 
+/* The option that asks for the PTX rewrite (clrun.h, clrun_prog_file): removed from the options
+ * handed to the driver, kept in the cache key. */
+#define PTX_OPTION "-clrun-ptx-rewrite"
+
+/* opts without the first whole-word PTX_OPTION, into out (size of opts + 1); 1 when it was there. */
+static int strip_ptx_option(const char *opts, char *out)
+{
+    const size_t n = strlen(PTX_OPTION);
+    for (const char *p = opts; (p = strstr(p, PTX_OPTION)) != NULL; p += n) {
+        if ((p == opts || p[-1] == ' ') && (p[n] == 0 || p[n] == ' ')) {
+            size_t pre = (size_t)(p - opts);
+            memcpy(out, opts, pre);
+            strcpy(out + pre, p[n] ? p + n + 1 : "");
+            return 1;
+        }
+    }
+    strcpy(out, opts);
+    return 0;
+}
+
+/* PTX text of an OpenCL C build rewritten for the architecture-specific target: every line whose
+ * first non-blank characters are "//@@" loses them (instructions written in inline asm behind a
+ * comment, so that the compiler's own PTX still assembles for the plain target, with the asm
+ * operands already replaced by registers), and ".target sm_NN" becomes ".target sm_NNa".
+ * malloc'd, NUL-terminated; NULL when bin is not PTX or memory runs out. */
+static char *ptx_rewrite(const unsigned char *bin, size_t len, size_t *out_len)
+{
+    struct sbuf o = {0};
+    const char *s = (const char *)bin, *end = s + len;
+    while (end > s && end[-1] == 0) end--; /* the driver counts the terminating NUL */
+    int target = 0;
+    for (const char *p = s; p < end;) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        const char *le = nl ? nl + 1 : end, *q = p;
+        while (q < le && (*q == ' ' || *q == '\t')) q++;
+        if ((size_t)(le - q) >= 4 && memcmp(q, "//@@", 4) == 0) {
+            sb_add(&o, p, (size_t)(q - p));
+            sb_add(&o, q + 4, (size_t)(le - q - 4));
+        } else if (!target && (size_t)(le - q) > 11 && memcmp(q, ".target sm_", 11) == 0) {
+            const char *t = q + 11;
+            while (t < le && *t >= '0' && *t <= '9') t++;
+            sb_add(&o, p, (size_t)(t - p));
+            if (t < le && *t != 'a') sb_add(&o, "a", 1);
+            sb_add(&o, t, (size_t)(le - t));
+            target = 1;
+        } else {
+            sb_add(&o, p, (size_t)(le - p));
+        }
+        p = le;
+    }
+    if (!target || o.oom) {
+        free(o.p);
+        return NULL;
+    }
+    *out_len = o.n + 1; /* with its NUL, as the driver handed it */
+    return o.p;
+}
+
+/* Replace *program (built from OpenCL C) by its PTX rewritten (ptx_rewrite) and built as a binary. */
+static clrun_status rebuild_ptx(clrun_ctx *ctx, const char *label, const char *opts, cl_program *program)
+{
+    size_t blen = 0, plen = 0;
+    unsigned char *bin = program_binary(ctx, *program, &blen);
+    char *ptx = bin ? ptx_rewrite(bin, blen, &plen) : NULL;
+    free(bin);
+    if (!ptx)
+        return clrun__fail(ctx, CLRUN_UNSUPPORTED, "%s: " PTX_OPTION " needs a device whose program binaries are PTX text (NVIDIA's OpenCL); %s has none",
+                           label, ctx->info.name);
+    cl_int err = CL_SUCCESS, bstatus = CL_SUCCESS;
+    const unsigned char *pp = (const unsigned char *)ptx;
+    cl_program q = clCreateProgramWithBinary(ctx->context, 1, &ctx->device, &plen, &pp, &bstatus, &err);
+    if (!q || err != CL_SUCCESS || bstatus != CL_SUCCESS) {
+        free(ptx);
+        if (q) clReleaseProgram(q);
+        return clrun__fail_cl(ctx, err != CL_SUCCESS ? err : bstatus, "clCreateProgramWithBinary", "loading the rewritten PTX of %s", label);
+    }
+    free(ptx);
+    if ((err = clBuildProgram(q, 1, &ctx->device, opts, NULL, NULL)) != CL_SUCCESS) {
+        clrun__fail(ctx, CLRUN_BUILD_FAILED, "building the rewritten PTX of %s for %s failed (%s)", label, ctx->info.name, clrun_cl_error_name(err));
+        build_log(ctx, q);
+        clReleaseProgram(q);
+        return CLRUN_BUILD_FAILED;
+    }
+    clReleaseProgram(*program);
+    *program = q;
+    return CLRUN_OK;
+}
+
 /* 1 when the program lists a kernel of this name. */
 static int has_kernel(cl_program program, const char *name)
 {
@@ -183,7 +271,14 @@ static clrun_status build(clrun_ctx *ctx, const char *label, const char *source,
 
     sb_printf(&opts, "-cl-kernel-arg-info%s%s", user_options && *user_options ? " " : "", user_options ? user_options : "");
     if (opts.oom) return clrun__fail(ctx, CLRUN_HOST_OUT_OF_MEMORY, "out of memory");
+    /* the key sees the PTX option; the driver does not */
     use_cache = clrun_cache_dir(dirbuf, sizeof dirbuf) != NULL && clrun__cache_key(ctx, source, len, opts.p, key) == CLRUN_OK;
+    char *dopts = malloc(opts.n + 1);
+    if (!dopts) {
+        free(opts.p);
+        return clrun__fail(ctx, CLRUN_HOST_OUT_OF_MEMORY, "out of memory");
+    }
+    const int ptx = strip_ptx_option(opts.p, dopts);
     /* a cached program carries its key as the name of a small kernel, so that a binary the driver
      * accepts is known to be this source's (an entry whose framing checks out around another
      * program's binary is rebuilt, not run) */
@@ -212,7 +307,7 @@ static clrun_status build(clrun_ctx *ctx, const char *label, const char *source,
         int built = 0;
         program = clCreateProgramWithBinary(ctx->context, 1, &ctx->device, &blen, &bp, &bstatus, &err);
         const int ok = program && err == CL_SUCCESS && bstatus == CL_SUCCESS &&
-                       clBuildProgram(program, 1, &ctx->device, opts.p, NULL, NULL) == CL_SUCCESS && (built = 1) && has_kernel(program, marker);
+                       clBuildProgram(program, 1, &ctx->device, dopts, NULL, NULL) == CL_SUCCESS && (built = 1) && has_kernel(program, marker);
         clrun__cache_load_end(key, begun);
         if (ok) {
             cached = 1;
@@ -233,7 +328,7 @@ static clrun_status build(clrun_ctx *ctx, const char *label, const char *source,
             st = clrun__fail_cl(ctx, err, "clCreateProgramWithSource", "loading %s", label);
             goto done;
         }
-        err = clBuildProgram(program, 1, &ctx->device, opts.p, NULL, NULL);
+        err = clBuildProgram(program, 1, &ctx->device, dopts, NULL, NULL);
         if (err != CL_SUCCESS) {
             clrun__fail(ctx, CLRUN_BUILD_FAILED, "building %s with options \"%s\" for %s failed (%s)", label, opts.p, ctx->info.name,
                         clrun_cl_error_name(err));
@@ -241,6 +336,7 @@ static clrun_status build(clrun_ctx *ctx, const char *label, const char *source,
             st = CLRUN_BUILD_FAILED;
             goto done;
         }
+        if (ptx && (st = rebuild_ptx(ctx, label, dopts, &program))) goto done;
         if (use_cache && (bin = program_binary(ctx, program, &blen)) != NULL) clrun__cache_store(key, bin, blen);
     }
     p = calloc(1, sizeof *p);
@@ -259,6 +355,7 @@ done:
     free(p);
     free(bin);
     free(opts.p);
+    free(dopts);
     free(marked.p);
     if (program) clReleaseProgram(program);
     return st;

@@ -26,6 +26,7 @@ struct gemm_state {
     int backend[4];        /* backend per class; 0 (auto): none */
     unsigned vw;           /* CPU kernel's vector width (0: not asked yet) */
     int tensor;            /* tensor-core GEMM: 0 not probed yet, 1 works, -1 not here */
+    int wgmma[2];          /* Hopper's wgmma kernel, [0] f16/bf16, [1] s8: 0 not probed yet, 1 works, -1 not here */
 };
 
 static const char state_key = 0; /* names GEMM's slot */
@@ -354,6 +355,130 @@ static int mma_aligned(const clrun_gemm_desc *d, size_t batch)
 
 static clrun_status run_tensor(clrun_ctx *ctx, const clrun_gemm_desc *d, size_t batch);
 
+/* Tiles of the wgmma kernel (cl/gemm_wgmma_nv.cl): BM BN WG WN STAGES WAIT. Measured on the H200
+ * (docs/BENCHMARKS.md). $CLRUN_GEMM_WGMMA_PARAMS overrides them. */
+struct wg_params {
+    unsigned bm, bn, wg, wn, stages, wait, kb;
+};
+
+static int wg_ok(const clrun_device_info *in, const struct wg_params *p)
+{
+    if (!p->wg || p->bm % (64 * p->wg) || (p->wn != 64 && p->wn != 128 && p->wn != 256) || !p->bn || p->bn % p->wn || p->stages < 2 ||
+        p->stages > 8 || p->wait > 1 || p->stages < 2 + p->wait || (p->kb != 64 && p->kb != 32))
+        return 0;
+    const size_t threads = (size_t)p->wg * 128, lmem = (size_t)p->stages * (p->bm + p->bn) * p->kb;
+    return threads <= in->max_work_group && (!in->local_mem || lmem <= in->local_mem);
+}
+
+static clrun_status wg_params(clrun_ctx *ctx, struct wg_params *p)
+{
+    unsigned v[CLRUN__SETTING_MAX_UINTS], n;
+    clrun_status st;
+    *p = (struct wg_params){128, 128, 1, 128, 3, 0, 64};
+    if ((st = clrun__setting_uints(ctx, CLRUN__SET_GEMM_WGMMA_PARAMS, v, &n)) || !n) return st;
+    const struct wg_params e = {v[0], v[1], v[2], v[3], v[4], v[5], n == 7 ? v[6] : 64};
+    if (!wg_ok(clrun_ctx_device(ctx), &e))
+        return clrun__setting_refuse(ctx, CLRUN__SET_GEMM_WGMMA_PARAMS,
+                                     "tiles this device cannot run (see cl/gemm_wgmma_nv.cl: BM a multiple of 64·WG, WN 64, 128 or 256 "
+                                     "dividing BN, WAIT 0 or 1, STAGES ≥ 2 + WAIT, KB 64 or 32, STAGES·(BM+BN)·KB bytes of local memory)");
+    *p = e;
+    return CLRUN_OK;
+}
+
+/* The wgmma kernel on a checked, 16-byte-aligned d: f16/bf16 (e unused), or s8 (A M×K, B N×K) with
+ * its epilogue e (may be NULL). */
+static clrun_status run_wgmma(clrun_ctx *ctx, const clrun_gemm_desc *d, size_t batch, int s8, const clrun_s8_epilogue *e)
+{
+    clrun_status st;
+    clrun_kernel *k = NULL;
+    struct wg_params p;
+    char opts[200];
+    if ((st = wg_params(ctx, &p))) return st;
+    const int c2 = d->c_off % 2 == 0 && d->ldc % 2 == 0 && (batch == 1 || d->stride_c % 2 == 0);
+    snprintf(opts, sizeof opts, "-clrun-ptx-rewrite -DABT=%d -DBM=%u -DBN=%u -DWG=%u -DWN=%u -DSTAGES=%u -DWAIT=%u -DKB=%u -DTA=%d -DTB=%d -DC2=%d -DEPI=%d",
+             s8 ? 3 : clrun__float_code(d->type), p.bm, p.bn, p.wg, p.wn, p.stages, p.wait, p.kb, d->trans_a != 0, d->trans_b != 0, c2, e != NULL);
+    if ((st = clrun__lib_kernel(ctx, "gemm_wgmma_nv", opts, "clrun_gemm_wgmma", &k))) return st;
+    const size_t threads = (size_t)p.wg * 128, tiles = ((d->m + p.bm - 1) / p.bm) * ((d->n + p.bn - 1) / p.bn);
+    const clrun__grid g = {2, {tiles * threads, batch, 1}, {threads, 1, 1}};
+    if (!s8) return launch_gpu_shaped(k, g, d, 8);
+    clrun_buf *a = d->a ? d->a : d->c, *b = d->b ? d->b : d->c;
+    return CLRUN__RUN(k, g, ARG_U32(d->m), ARG_U32(d->n), ARG_U32(d->k), ARG_F32(1.0f), ARG_F32(0.0f), ARG_BUF(a), ARG_U64(d->a_off),
+                      ARG_U32(d->lda ? d->lda : 16), ARG_U64(d->stride_a), ARG_BUF(b), ARG_U64(d->b_off), ARG_U32(d->ldb ? d->ldb : 16),
+                      ARG_U64(d->stride_b), ARG_BUF(d->c), ARG_U64(d->c_off), ARG_U32(d->ldc), ARG_U64(d->stride_c),
+                      ARG_BUF(e ? e->row_scale : NULL), ARG_BUF(e ? e->col_scale : NULL), ARG_BUF(e ? e->bias : NULL),
+                      ARG_I32((e && e->relu ? 1 : 0) | (d->beta == 1.0f ? 2 : 0)));
+}
+
+static clrun_status wg_probe_run(clrun_ctx *ctx, const clrun_gemm_desc *d, void *arg)
+{
+    return run_wgmma(ctx, d, 1, arg != NULL, NULL);
+}
+
+/* The wgmma probe: small integers (exact in f32 and int32) on shapes with edges in M, N and K — f16
+ * in all four layouts and bf16 (s8 0), or s8 with A M×K and B N×K (s8 1) — against the host. */
+static int wgmma_probe(clrun_ctx *ctx, int s8)
+{
+    enum { PM = 72, PN = 136, PK = 208 };
+    static const int layouts[][3] = {{0, 0, 1}, {0, 1, 1}, {1, 0, 1}, {1, 1, 1}, {0, 0, 2}, {0, 1, 3}}; /* TA, TB, ABT */
+    uint16_t *ha = malloc(sizeof *ha * PM * PK), *hb = malloc(sizeof *hb * PK * PN);
+    float *want = malloc(sizeof *want * PM * PN);
+    int ok = ha && hb && want;
+    for (size_t l = 0; ok && l < sizeof layouts / sizeof layouts[0]; l++) {
+        const int ta = layouts[l][0], tb = layouts[l][1], abt = layouts[l][2];
+        if ((abt == 3) != (s8 != 0)) continue;
+        int8_t *ca = (int8_t *)ha, *cb = (int8_t *)hb;
+        for (int i = 0; i < PM; i++)
+            for (int p = 0; p < PK; p++) {
+                const int v = (i * 7 + p * 3) % 9 - 4;
+                const size_t at = ta ? (size_t)p * PM + i : (size_t)i * PK + p;
+                if (abt == 3) ca[at] = (int8_t)(v * 31);
+                else ha[at] = abt == 1 ? clrun_f32_to_f16((float)v) : clrun_f32_to_bf16((float)v);
+            }
+        for (int p = 0; p < PK; p++)
+            for (int j = 0; j < PN; j++) {
+                const int v = (p * 5 + j * 11) % 7 - 3;
+                const size_t at = tb ? (size_t)j * PK + p : (size_t)p * PN + j;
+                if (abt == 3) cb[at] = (int8_t)(v * 41);
+                else hb[at] = abt == 1 ? clrun_f32_to_f16((float)v) : clrun_f32_to_bf16((float)v);
+            }
+        for (int i = 0; i < PM; i++)
+            for (int j = 0; j < PN; j++) {
+                long s = 0;
+                for (int p = 0; p < PK; p++)
+                    s += (long)((i * 7 + p * 3) % 9 - 4) * ((p * 5 + j * 11) % 7 - 3) * (abt == 3 ? 31 * 41 : 1);
+                if (abt == 3) ((int32_t *)want)[i * PN + j] = (int32_t)s;
+                else want[i * PN + j] = (float)s;
+            }
+        clrun_gemm_desc d = {0};
+        d.m = PM, d.n = PN, d.k = PK, d.alpha = 1, d.trans_a = ta, d.trans_b = tb, d.lda = ta ? PM : PK, d.ldb = tb ? PK : PN, d.ldc = PN;
+        d.type = abt == 1 ? CLRUN_F16 : abt == 2 ? CLRUN_BF16 : CLRUN_I8;
+        const size_t es = abt == 3 ? 1 : 2;
+        ok = clrun__probe_gemm(ctx, &d, ha, es * PM * PK, hb, es * PK * PN, want, sizeof *want * PM * PN, wg_probe_run, abt == 3 ? ctx : NULL,
+                               NULL);
+        if (!ok && clrun__setting_on(CLRUN__SET_VERBOSE))
+            fprintf(stderr, "clrun: the wgmma probe failed for %s with A%s and B%s: %s\n", abt == 1 ? "f16" : abt == 2 ? "bf16" : "s8",
+                    ta ? " transposed" : "", tb ? " transposed" : "", clrun_last_error(ctx));
+    }
+    free(ha), free(hb), free(want);
+    return ok;
+}
+
+/* Whether the wgmma kernel runs here (probed at first use): s8 0 f16/bf16, 1 s8. */
+static int wgmma_works(clrun_ctx *ctx, int s8)
+{
+    struct gemm_state *gs = state(ctx);
+    if (!gs) return 0;
+    if (!gs->wgmma[s8]) {
+        const clrun_device_info *in = clrun_ctx_device(ctx);
+        const int nvidia = strstr(in->platform_vendor, "NVIDIA") != NULL || strstr(in->vendor, "NVIDIA") != NULL;
+        gs->wgmma[s8] = nvidia && in->type == CLRUN_DEVICE_GPU && !clrun__setting_on(CLRUN__SET_NO_WGMMA) &&
+                                !clrun__setting_on(CLRUN__SET_NO_TENSOR) && wgmma_probe(ctx, s8)
+                            ? 1
+                            : -1;
+    }
+    return gs->wgmma[s8] == 1;
+}
+
 /* f16/bf16 operands whose rows do not start on 16 bytes: A and B copied into rows of a multiple of
  * 8 elements in the context's scratch buffer (one pass over each, against the GEMM's M·N·K), then
  * the tensor-core kernel. */
@@ -388,6 +513,7 @@ static clrun_status run_tensor(clrun_ctx *ctx, const clrun_gemm_desc *d, size_t 
                            "gemm: the tensor-core kernel needs lda, ldb, the offsets of A and B and their batch strides to be "
                            "multiples of %d elements (16 bytes); use another backend for this layout",
                            (int)(16 / clrun_dtype_size(d->type)));
+    if (d->type != CLRUN_F32 && wgmma_works(ctx, 0)) return run_wgmma(ctx, d, batch, 0, NULL);
     if ((st = mma_params(ctx, d, &p))) return st;
     const int c2 = d->c_off % 2 == 0 && d->ldc % 2 == 0 && (batch == 1 || d->stride_c % 2 == 0);
     snprintf(opts, sizeof opts, "-DABT=%d -DBM=%u -DBN=%u -DBK=%u -DWTM=%u -DWTN=%u -DSTAGES=%u -DTFACC=%u -DTA=%d -DTB=%d -DC2=%d",
@@ -409,6 +535,7 @@ clrun_status clrun__gemm_s8_tensor(clrun_ctx *ctx, const clrun_gemm_desc *d, con
     const size_t batch = d->batch ? d->batch : 1;
     if (d->trans_a || !d->trans_b || !mma_aligned(d, batch))
         return clrun__fail(ctx, CLRUN_INVALID_ARG, "gemm s8: the tensor-core kernel reads A as M×K and B as N×K, rows on 16 bytes");
+    if (wgmma_works(ctx, 1)) return run_wgmma(ctx, d, batch, 1, e);
     if ((st = mma_params(ctx, d, &p))) return st;
     snprintf(opts, sizeof opts, "-DABT=3 -DBM=%u -DBN=%u -DBK=%u -DWTM=%u -DWTN=%u -DSTAGES=%u -DTA=0 -DTB=1 -DEPI=%d", p.bm, p.bn, p.bk,
              p.wtm, p.wtn, p.stages, e != NULL);

@@ -1,0 +1,339 @@
+/* gemm_wgmma_nv.cl — C = alpha·op(A)·op(B) + beta·C on Hopper's tensor cores with wgmma (sm_90a),
+ * through NVIDIA's OpenCL. Built with the -clrun-ptx-rewrite option (lib/program.c): NVIDIA's
+ * OpenCL C compiles for sm_90, where wgmma does not assemble, so every sm_90a instruction is written
+ * in inline asm behind "//@@" — a PTX comment, into which the compiler still substitutes the asm
+ * operands' registers — and the library uncomments those lines in the compiled PTX, retargets it to
+ * sm_90a and builds it again as a program binary. The host picks this kernel after a probe (an exact
+ * small product) and falls back to cl/gemm_mma_nv.cl where it fails.
+ *
+ * ABT 1 (f16) or 2 (bf16): wgmma.mma_async.m64nWNk16, f32 accumulators; ABT 3 (s8, clrun_gemm_s8):
+ * m64nWNk32, exact int32 sums, stored through s8_epilogue.h.
+ *
+ * A work-group of WG warpgroups (128 threads each) computes a BM×BN tile of C; warpgroup w owns
+ * rows w·BM/WG .. as BM/WG/64 slices of 64 rows, each multiplied by BN/WN instructions of width WN,
+ * whose accumulators live in registers. K advances in slices of 64 bytes (32 f16/bf16, 64 s8)
+ * through STAGES local buffers filled by cp.async (16-byte copies that zero-fill past the matrix
+ * edges: any M, N, K); the tensor cores read both operands straight from local memory through
+ * matrix descriptors, asynchronously, while the next slices' copies are issued.
+ *
+ * Local layouts (what the descriptors describe):
+ * - K-major (A stored M×K, B stored N×K): rows of KB bytes, 16-byte chunk c of row r at chunk
+ *   c ^ ((r / 2) mod 4) — the 64-byte swizzle — or, rows of 32 bytes, c ^ ((r / 4) mod 2) — the
+ *   32-byte one; 8 rows apart is the stride dimension.
+ * - MN-major (A stored K×M, B stored K×N; f16/bf16 only: the instruction transposes them): the
+ *   M (N) extent in blocks of 64 elements (128 bytes), each block BK rows of k, chunk c of row k at
+ *   c ^ (k mod 8) — the 128-byte swizzle; blocks are the leading-dimension stride apart, groups of
+ *   8 rows of k (1024 bytes) the stride-dimension one.
+ * WAIT 0: each slice's instructions finish before the next slice starts (copies of STAGES-1 slices
+ * ahead in flight); WAIT 1: one slice's instructions stay in flight across the barrier (copies of
+ * STAGES-2 slices ahead).
+ *
+ * The host guarantees what cp.async needs: leading dimensions, offsets and batch strides multiples
+ * of 16 bytes' worth of elements. */
+
+#ifndef ABT
+#define ABT 1
+#endif
+#include "common.h" /* TA, TB */
+#ifndef BM
+#define BM 128
+#endif
+#ifndef BN
+#define BN 128
+#endif
+#ifndef WG
+#define WG 2
+#endif
+#ifndef WN
+#if BN < 256
+#define WN BN
+#else
+#define WN 256
+#endif
+#endif
+#ifndef STAGES
+#define STAGES 3
+#endif
+#ifndef WAIT
+#define WAIT 0
+#endif
+#ifndef GM
+#define GM 8
+#endif
+#ifndef C2
+#define C2 0
+#endif
+#ifndef KB
+#define KB 64 /* bytes of K per slice: 64 (64-byte swizzle) or 32 (32-byte swizzle) */
+#endif
+#ifndef MNSWAP
+#define MNSWAP 0 /* 1: the MN-major descriptor's two strides the other way round (probing) */
+#endif
+
+#ifndef MEASURE_NO_MMA /* measurement only (wrong results): 1 skips the multiplies, leaving the copies */
+#define MEASURE_NO_MMA 0
+#endif
+#ifndef MEASURE_NO_LOAD /* measurement only (wrong results): 1 copies the first slices only */
+#define MEASURE_NO_LOAD 0
+#endif
+#define NTHR (WG * 128)
+#define MI (BM / WG / 64) /* 64-row slices per warpgroup */
+#define NI (BN / WN)      /* instructions per slice along N */
+#define NACC (WN / 2)     /* accumulators of one m64×WN instruction per thread */
+
+#if ABT == 3
+#define ELT char
+#define EPC 16
+#define KS 32
+#define ACC int
+#if TA || !TB
+#error "the s8 wgmma kernel reads A as M×K and B as N×K"
+#endif
+#pragma OPENCL FP_CONTRACT OFF
+#include "s8_epilogue.h"
+#elif ABT == 1 || ABT == 2
+#define ELT ushort
+#define EPC 8
+#define KS 16
+#define ACC float
+#else
+#error "ABT is 1 (f16), 2 (bf16) or 3 (s8)"
+#endif
+#define BK (KB / (int)sizeof(ELT)) /* elements of K per slice */
+#if KB != 64 && KB != 32
+#error "KB is 64 or 32"
+#endif
+#if BM % (64 * WG) || BN % WN || WN % 8 || WN > 256 || (WN != 64 && WN != 128 && WN != 256)
+#error "BM a multiple of 64·WG; WN 64, 128 or 256, dividing BN"
+#endif
+#if (TA && BM % 64) || (!TB && BN % 64)
+#error "MN-major tiles come in blocks of 64"
+#endif
+
+#define A_BYTES (BM * KB)
+#define B_BYTES (BN * KB)
+#define ST_BYTES (A_BYTES + B_BYTES)
+
+/* byte offsets in a tile: K-major row r chunk c; MN-major row k (of K), chunk c along M or N */
+#if KB == 64
+#define KM_AT(r, c) ((r) * 64 + (((c) ^ (((r) >> 1) & 3)) << 4))
+#define KM_DESC(a) desc((a), 16, 512, 2)
+#else
+#define KM_AT(r, c) ((r) * 32 + (((c) ^ (((r) >> 2) & 1)) << 4))
+#define KM_DESC(a) desc((a), 16, 256, 3)
+#endif
+#define MN_AT(k, c) (((c) >> 3) * (BK * 128) + (k) * 128 + ((((c) & 7) ^ ((k) & 7)) << 4))
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+#include "wgmma_ops.h"
+#if WN == 64
+#define WG_REGS WG_REGS64
+#define WG_OPSF WG_OPS64F
+#define WG_OPSI WG_OPS64I
+#define WG_DA WG_DA64
+#define WG_DB WG_DB64
+#define WG_P WG_P64
+#elif WN == 128
+#define WG_REGS WG_REGS128
+#define WG_OPSF WG_OPS128F
+#define WG_OPSI WG_OPS128I
+#define WG_DA WG_DA128
+#define WG_DB WG_DB128
+#define WG_P WG_P128
+#else
+#define WG_REGS WG_REGS256
+#define WG_OPSF WG_OPS256F
+#define WG_OPSI WG_OPS256I
+#define WG_DA WG_DA256
+#define WG_DB WG_DB256
+#define WG_P WG_P256
+#endif
+#if ABT == 3
+#define WG_OPS WG_OPSI
+#define WG_INSTR "wgmma.mma_async.sync.aligned.m64n" STR(WN) "k32.s32.s8.s8 " WG_REGS ", " WG_DA ", " WG_DB ", p;"
+#else
+#if ABT == 1
+#define WG_T "f16"
+#else
+#define WG_T "bf16"
+#endif
+#define WG_OPS WG_OPSF
+/* imm-trans-a/b: 1 reads the operand MN-major (A stored K×M, B stored K×N) */
+#define WG_INSTR                                                                                                                     \
+    "wgmma.mma_async.sync.aligned.m64n" STR(WN) "k16.f32." WG_T "." WG_T " " WG_REGS ", " WG_DA ", " WG_DB ", p, 1, 1, " STR(TA) ", " \
+    STR(TB_T) ";"
+#if TB
+#define TB_T 0
+#else
+#define TB_T 1
+#endif
+#endif
+
+/* d += A·B for one 64×WN piece: A's and B's descriptors */
+#define WGMMA(d, da, db)                                                                                                                \
+    asm volatile("//@@{\n//@@.reg .pred p;\n//@@setp.ne.b32 p, " WG_P ", 0;\n//@@" WG_INSTR "\n//@@}\n" : WG_OPS(d) : "l"(da), "l"(db), \
+                 "r"(1))
+/* keeps the compiler from moving accumulator accesses across the asynchronous instructions */
+#define ACC_FENCE(d) asm volatile("" : WG_OPS(d)::"memory")
+
+static inline uint smem_addr(__local const void *p) { return (uint)(size_t)p; }
+
+/* matrix descriptor: start address, leading and stride dimension byte offsets, swizzle mode
+ * (1: 128 bytes, 2: 64 bytes) */
+static inline ulong desc(uint addr, uint lbo, uint sbo, uint mode)
+{
+    return (ulong)((addr & 0x3FFFFu) >> 4) | (ulong)(lbo >> 4) << 16 | (ulong)(sbo >> 4) << 32 | (ulong)mode << 62;
+}
+#if MNSWAP
+#define MN_DESC(a) desc((a), 1024, BK * 128, 1)
+#else
+#define MN_DESC(a) desc((a), BK * 128, 1024, 1)
+#endif
+
+static inline void cp_async16(uint dst, __global const void *src, uint bytes)
+{
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(bytes) : "memory");
+}
+
+/* One operand's slice of depth k0 into the tile at byte address t: rows r0 .. r0+R-1 of the
+ * operand's M (or N) extent `rows` total; mn: stored K×R (MN-major) rather than R×K. */
+static inline void load_tile(uint t, __global const ELT *X, const uint ld, const uint R, const uint r0, const uint rows, const uint K,
+                             const uint k0, const int mn, const uint tid)
+{
+    if (mn) {
+        const uint ch = R / EPC; /* chunks per stored row */
+        for (uint e = tid; e < BK * ch; e += NTHR) {
+            const uint k = e / ch, c = e % ch, gr = k0 + k, gc = r0 + c * EPC;
+            const uint ok = gr < K && gc < rows;
+            const uint bytes = ok ? min((uint)EPC, rows - gc) * (uint)sizeof(ELT) : 0u;
+            cp_async16(t + MN_AT(k, c), ok ? X + (size_t)gr * ld + gc : X, bytes);
+        }
+    } else {
+        for (uint e = tid; e < R * (KB / 16); e += NTHR) {
+            const uint r = e / (KB / 16), c = e % (KB / 16), gr = r0 + r, gc = k0 + c * EPC;
+            const uint ok = gr < rows && gc < K;
+            const uint bytes = ok ? min((uint)EPC, K - gc) * (uint)sizeof(ELT) : 0u;
+            cp_async16(t + KM_AT(r, c), ok ? X + (size_t)gr * ld + gc : X, bytes);
+        }
+    }
+}
+
+__kernel __attribute__((reqd_work_group_size(NTHR, 1, 1))) void
+clrun_gemm_wgmma(const uint M, const uint N, const uint K, const float alpha, const float beta, __global const ELT *restrict A0,
+                 const ulong a_off, const uint lda, const ulong stride_a, __global const ELT *restrict B0, const ulong b_off,
+                 const uint ldb, const ulong stride_b,
+#if ABT == 3
+                 __global void *C0, const ulong c_off, const uint ldc, const ulong stride_c, __global const float *rs,
+                 __global const float *cs, __global const float *bias, const int flags)
+#else
+                 __global float *C0, const ulong c_off, const uint ldc, const ulong stride_c)
+#endif
+{
+    __local uchar smem[STAGES * ST_BYTES] __attribute__((aligned(1024)));
+    const uint tid = get_local_id(0), lane = tid & 31, warp = tid >> 5, wg = tid >> 7;
+    const uint tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN, pid = get_group_id(0);
+    const uint group = pid / (GM * tiles_n), first_m = group * GM, gsize = min(tiles_m - first_m, (uint)GM);
+    const uint in_group = pid % (GM * tiles_n);
+    const uint m0 = (first_m + in_group % gsize) * BM, n0 = (in_group / gsize) * BN;
+    const size_t batch = get_global_id(1);
+    __global const ELT *A = A0 + a_off + batch * stride_a;
+    __global const ELT *B = B0 + b_off + batch * stride_b;
+    const uint base = smem_addr(smem);
+
+    ACC acc[MI][NI][NACC];
+#pragma unroll
+    for (int i = 0; i < MI; i++)
+#pragma unroll
+        for (int j = 0; j < NI; j++)
+#pragma unroll
+            for (int h = 0; h < NACC; h++) acc[i][j][h] = 0;
+
+    const uint kt_n = (K + BK - 1) / BK;
+#define LOAD(s, kt)                                                                                              \
+    do {                                                                                                         \
+        load_tile(base + (s) * ST_BYTES, A, lda, BM, m0, M, K, (kt) * BK, TA, tid);                              \
+        load_tile(base + (s) * ST_BYTES + A_BYTES, B, ldb, BN, n0, N, K, (kt) * BK, !TB, tid);                   \
+        asm volatile("cp.async.commit_group;\n" ::: "memory");                                                   \
+    } while (0)
+#define AHEAD (STAGES - 1 - WAIT) /* slices whose copies are in flight ahead of the one multiplied */
+#pragma unroll
+    for (uint s = 0; s < AHEAD; s++) {
+        if (s < kt_n) LOAD(s, s);
+        else asm volatile("cp.async.commit_group;\n" ::: "memory");
+    }
+    for (uint kt = 0; kt < kt_n; kt++) {
+        asm volatile("cp.async.wait_group " STR(AHEAD) "-1;\n" ::: "memory");
+        /* the copies were generic-proxy writes; the tensor cores read through the async proxy */
+        asm volatile("//@@fence.proxy.async.shared::cta;\n" ::: "memory");
+        barrier(CLK_LOCAL_MEM_FENCE);
+        const uint st = base + (kt % STAGES) * ST_BYTES;
+#pragma unroll
+        for (int i = 0; i < MI; i++)
+#pragma unroll
+            for (int j = 0; j < NI; j++) ACC_FENCE(acc[i][j]);
+        asm volatile("//@@wgmma.fence.sync.aligned;\n" ::: "memory");
+#if !MEASURE_NO_MMA
+#pragma unroll
+        for (uint kk = 0; kk < BK; kk += KS) {
+#pragma unroll
+            for (int i = 0; i < MI; i++) {
+                const uint mrow = wg * (BM / WG) + i * 64;
+                const ulong da = TA ? MN_DESC(st + (mrow / 64) * (BK * 128) + (kk / 8) * 1024) : KM_DESC(st + mrow * KB + kk * (uint)sizeof(ELT));
+#pragma unroll
+                for (int j = 0; j < NI; j++) {
+                    const uint b = st + A_BYTES;
+                    const ulong db = TB ? KM_DESC(b + j * WN * KB + kk * (uint)sizeof(ELT)) : MN_DESC(b + (j * WN / 64) * (BK * 128) + (kk / 8) * 1024);
+                    WGMMA(acc[i][j], da, db);
+                }
+            }
+        }
+#endif
+        asm volatile("//@@wgmma.commit_group.sync.aligned;\n" ::: "memory");
+        /* refill the stage every warpgroup finished with before the barrier */
+        const uint nk = kt + AHEAD;
+        if (nk < kt_n && !(MEASURE_NO_LOAD && kt)) LOAD(nk % STAGES, nk);
+        else asm volatile("cp.async.commit_group;\n" ::: "memory");
+        asm volatile("//@@wgmma.wait_group.sync.aligned " STR(WAIT) ";\n" ::: "memory");
+#pragma unroll
+        for (int i = 0; i < MI; i++)
+#pragma unroll
+            for (int j = 0; j < NI; j++) ACC_FENCE(acc[i][j]);
+    }
+    asm volatile("//@@wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+    asm volatile("cp.async.wait_group 0;\n" ::: "memory");
+#pragma unroll
+    for (int i = 0; i < MI; i++)
+#pragma unroll
+        for (int j = 0; j < NI; j++) ACC_FENCE(acc[i][j]);
+
+    /* accumulator h of piece (i, j): n8 block h/4; h%4 0, 1 at row g, columns 2c, 2c+1; 2, 3 at row g+8 */
+    const uint g = (lane >> 2) + (warp & 3) * 16, c2 = (lane & 3) * 2;
+#if ABT != 3
+    __global float *C = C0 + c_off + batch * stride_c;
+#endif
+#pragma unroll
+    for (int i = 0; i < MI; i++)
+#pragma unroll
+        for (int j = 0; j < NI; j++)
+#pragma unroll
+            for (int h = 0; h < NACC; h += 2) {
+                const uint gi = m0 + wg * (BM / WG) + i * 64 + g + ((h >> 1) & 1) * 8, gj = n0 + j * WN + (h >> 2) * 8 + c2;
+                if (gi >= M || gj >= N) continue;
+#if ABT == 3
+                const ulong at = c_off + batch * stride_c + (size_t)gi * ldc + gj;
+                clrun_s8_store(C0, at, acc[i][j][h], gi, gj, rs, cs, bias, flags);
+                if (gj + 1 < N) clrun_s8_store(C0, at + 1, acc[i][j][h + 1], gi, gj + 1, rs, cs, bias, flags);
+#else
+                __global float *p = C + (size_t)gi * ldc + gj;
+                if (C2 && gj + 1 < N) {
+                    const float2 r = (float2)(acc[i][j][h], acc[i][j][h + 1]);
+                    *(__global float2 *)p = beta == 0.0f ? alpha * r : fma((float2)(alpha), r, beta * *(__global float2 *)p);
+                } else {
+                    for (int q = h; q < h + 2 && gj + (q - h) < N; q++, p++)
+                        *p = beta == 0.0f ? alpha * acc[i][j][q] : fma(alpha, acc[i][j][q], beta * *p);
+                }
+#endif
+            }
+}

@@ -615,7 +615,8 @@ typedef enum clrun_gemm_backend {
     CLRUN_GEMM_CPU_KERNEL, /* cl/gemm_cpu.cl: no local memory, wide vectors, large blocks */
     CLRUN_GEMM_CLBLAST,    /* CLBlastSgemm / CLBlastSgemmStridedBatched, when built with CLBlast */
     CLRUN_GEMM_KERNEL,     /* clrun's kernel for the device class, whatever the tuning file says */
-    CLRUN_GEMM_TENSOR      /* NVIDIA tensor cores through inline PTX mma.sync (cl/gemm_mma_nv.cl):
+    CLRUN_GEMM_TENSOR      /* NVIDIA tensor cores through inline PTX: wgmma on Hopper, else mma.sync
+                            * (clrun_gemm_tensor_kernel says which):
                             * f16/bf16 products exact, summed in f32; f32 inputs as 3xTF32 (each
                             * operand split into a tf32 high part and a tf32 residual, three products
                             * summed in f32: the f32 kernels' accuracy, on tensor cores). Only where
@@ -663,6 +664,15 @@ CLRUN_API clrun_status clrun_gemm(clrun_ctx *ctx, const clrun_gemm_desc *d);
  *  built and ran clrun's mma.sync probe correctly (checked once per context, on first use). 0
  *  elsewhere, with the reason in clrun_last_error(ctx) when a probe was tried and failed. */
 CLRUN_API int clrun_gemm_tensor_cores(clrun_ctx *ctx);
+
+/** Which tensor-core kernel CLRUN_GEMM_TENSOR (and clrun_gemm_s8's tensor path, type CLRUN_I8)
+ *  runs for inputs of this type: "wgmma" (Hopper's asynchronous warpgroup instructions, sm_90a,
+ *  reached by rewriting the compiled PTX, cl/gemm_wgmma_nv.cl: f16, bf16, s8),
+ *  "mma.sync" (cl/gemm_mma_nv.cl; f32 as 3xTF32 always), or NULL where there are no tensor cores or
+ *  for another type.
+ *  Each kernel is probed once per context on first use (an exact small product); a wgmma probe that
+ *  fails leaves "mma.sync", and $CLRUN_NO_WGMMA=1 skips it. */
+CLRUN_API const char *clrun_gemm_tensor_kernel(clrun_ctx *ctx, clrun_dtype type);
 
 /** 1 when libclrun was built with the CLBlast backend. */
 CLRUN_API int clrun_have_clblast(void);

@@ -175,12 +175,12 @@ static int strip_ptx_option(const char *opts, char *out)
     return 0;
 }
 
-/* PTX text of an OpenCL C build rewritten for the architecture-specific target: every line whose
+/* (internal.h) PTX text of an OpenCL C build rewritten for the architecture-specific target: every line whose
  * first non-blank characters are "//@@" loses them (instructions written in inline asm behind a
  * comment, so that the compiler's own PTX still assembles for the plain target, with the asm
  * operands already replaced by registers), and ".target sm_NN" becomes ".target sm_NNa".
  * malloc'd, NUL-terminated; NULL when bin is not PTX or memory runs out. */
-static char *ptx_rewrite(const unsigned char *bin, size_t len, size_t *out_len)
+char *clrun__ptx_rewrite(const unsigned char *bin, size_t len, size_t *out_len)
 {
     struct sbuf o = {0};
     const char *s = (const char *)bin, *end = s + len;
@@ -213,12 +213,12 @@ static char *ptx_rewrite(const unsigned char *bin, size_t len, size_t *out_len)
     return o.p;
 }
 
-/* Replace *program (built from OpenCL C) by its PTX rewritten (ptx_rewrite) and built as a binary. */
+/* Replace *program (built from OpenCL C) by its PTX rewritten (clrun__ptx_rewrite) and built as a binary. */
 static clrun_status rebuild_ptx(clrun_ctx *ctx, const char *label, const char *opts, cl_program *program)
 {
     size_t blen = 0, plen = 0;
     unsigned char *bin = program_binary(ctx, *program, &blen);
-    char *ptx = bin ? ptx_rewrite(bin, blen, &plen) : NULL;
+    char *ptx = bin ? clrun__ptx_rewrite(bin, blen, &plen) : NULL;
     free(bin);
     if (!ptx)
         return clrun__fail(ctx, CLRUN_UNSUPPORTED, "%s: " PTX_OPTION " needs a device whose program binaries are PTX text (NVIDIA's OpenCL); %s has none",

@@ -237,6 +237,99 @@ static void tf32x3_accuracy(void **state)
     free(a), free(b), free(c), free(ref);
 }
 
+/* f32 on the tensor cores (3xTF32), a random layout, against fp64 within the f32 GEMM's bound. */
+static void f32_tensor_check(clrun_ctx *ctx, size_t m, size_t n, size_t k, int ta, int tb, uint64_t *s)
+{
+    const size_t lda = (ta ? m : k) + 4, ldb = (tb ? k : n) + 8, na = (ta ? k : m) * lda, nb = (tb ? n : k) * ldb;
+    float *a = malloc(na * 4), *b = malloc(nb * 4), *c = malloc(m * n * 4);
+    for (size_t i = 0; i < na; i++) a[i] = rng_float(s) - 0.5f;
+    for (size_t i = 0; i < nb; i++) b[i] = ldexpf(rng_float(s), (int)(rng_next(s) % 9) - 4);
+    clrun_buf *ba, *bb, *bc;
+    CHECK_OK(ctx, clrun_buf_new(ctx, na * 4, 0, &ba));
+    CHECK_OK(ctx, clrun_buf_new(ctx, nb * 4, 0, &bb));
+    CHECK_OK(ctx, clrun_buf_new(ctx, m * n * 4, 0, &bc));
+    CHECK_OK(ctx, clrun_upload(ba, 0, a, na * 4));
+    CHECK_OK(ctx, clrun_upload(bb, 0, b, nb * 4));
+    clrun_gemm_desc d = {.m = m, .n = n, .k = k, .alpha = 1, .a = ba, .lda = lda, .b = bb, .ldb = ldb, .c = bc, .ldc = n};
+    d.trans_a = ta, d.trans_b = tb, d.backend = CLRUN_GEMM_TENSOR, d.type = CLRUN_F32;
+    CHECK_OK(ctx, clrun_gemm(ctx, &d));
+    CHECK_OK(ctx, clrun_download(bc, 0, c, m * n * 4));
+    for (size_t i = 0; i < m; i++)
+        for (size_t j = 0; j < n; j++) {
+            double r = 0, mag = 0;
+            for (size_t q = 0; q < k; q++) {
+                const double x = a[ta ? q * lda + i : i * lda + q], y = b[tb ? j * ldb + q : q * ldb + j];
+                r += x * y, mag += fabs(x * y);
+            }
+            if (!(fabs(c[i * n + j] - r) <= 4.0 * (k + 2) / 16777216.0 * mag + 1e-30))
+                fail_msg("3xTF32 %s%s %zux%zux%zu: C[%zu][%zu] = %.9g, want %.9g", ta ? "T" : "N", tb ? "T" : "N", m, n, k, i, j, c[i * n + j], r);
+        }
+    clrun_buf_free(ba), clrun_buf_free(bb), clrun_buf_free(bc);
+    free(a), free(b), free(c);
+}
+
+/* Every tensor-core kernel and tile shape on the same problems: the wgmma kernel under several
+ * $CLRUN_GEMM_WGMMA_PARAMS (one or several warpgroups, instruction widths, 32- and 64-byte slices,
+ * one slice in flight), then a context with $CLRUN_NO_WGMMA=1 (mma.sync). Where the tensor cores
+ * are not, the backend is refused and clrun_gemm_tensor_kernel says NULL. */
+static void tensor_kernels_and_tiles(void **state)
+{
+    clrun_ctx *ctx = *state;
+    uint64_t s = test_seed();
+    if (!clrun_gemm_tensor_cores(ctx)) {
+        assert_null(clrun_gemm_tensor_kernel(ctx, CLRUN_F16));
+        assert_null(clrun_gemm_tensor_kernel(ctx, CLRUN_F32));
+        return;
+    }
+    assert_null(clrun_gemm_tensor_kernel(ctx, CLRUN_F64));
+    const char *kind = clrun_gemm_tensor_kernel(ctx, CLRUN_F16);
+    assert_non_null(kind);
+    print_message("tensor-core kernel: f16 %s\n", kind);
+    assert_string_equal(clrun_gemm_tensor_kernel(ctx, CLRUN_F32), "mma.sync");
+    static const char *const tiles[] = {"128,128,1,128,3,0",    "128,128,2,64,3,1",  "128,256,2,256,4,0,32", "64,128,1,128,4,0,32",
+                                        "256,128,4,128,2,0,64", "64,64,1,64,2,0,32", NULL /* defaults */};
+    const size_t dims[][4] = {{67, 129, 17, 1}, {130, 72, 40, 2}, {200, 264, 136, 1}, {1, 300, 520, 1}};
+    for (int leg = 0; leg < 2; leg++) {
+        clrun_ctx *c = ctx;
+        if (leg == 1) { /* mma.sync: a fresh context, since the probes' verdicts are kept per context */
+            setenv("CLRUN_NO_WGMMA", "1", 1);
+            CHECK_OK(NULL, clrun_open(&c, getenv("CLRUN_TEST_DEVICE")));
+            assert_string_equal(clrun_gemm_tensor_kernel(c, CLRUN_F16), "mma.sync");
+            assert_string_equal(clrun_gemm_tensor_kernel(c, CLRUN_F32), "mma.sync");
+        }
+        for (size_t ti = 0; ti < sizeof tiles / sizeof *tiles; ti++) {
+            if (leg == 1 && tiles[ti]) continue;
+            if (tiles[ti]) setenv("CLRUN_GEMM_WGMMA_PARAMS", tiles[ti], 1);
+            else unsetenv("CLRUN_GEMM_WGMMA_PARAMS");
+            for (size_t t = 0; t < sizeof dims / sizeof *dims; t++) {
+                struct problem p;
+                const int tr = (int)((t + ti) % 4);
+                make(c, &p, (t + ti) % 2 ? CLRUN_BF16 : CLRUN_F16, tr & 1, tr >> 1, dims[t][0], dims[t][1], dims[t][2], dims[t][3], 8, &s);
+                run_check(c, &p, CLRUN_GEMM_TENSOR);
+                drop(&p);
+            }
+            /* 3xTF32 runs the mma.sync kernel whatever the wgmma tiles */
+            f32_tensor_check(c, 72 + ti * 31, 136 - ti * 9, 100 + ti * 17, (int)(ti & 1), (int)((ti >> 1) & 1), &s);
+        }
+        unsetenv("CLRUN_GEMM_WGMMA_PARAMS");
+        if (leg == 1) {
+            unsetenv("CLRUN_NO_WGMMA");
+            clrun_close(c);
+        }
+    }
+    if (strcmp(kind, "wgmma") == 0) { /* tiles the kernel cannot take are refused by name, not run */
+        struct problem p;
+        make(ctx, &p, CLRUN_F16, 0, 0, 64, 64, 64, 1, 8, &s);
+        p.d.backend = CLRUN_GEMM_TENSOR;
+        setenv("CLRUN_GEMM_WGMMA_PARAMS", "96,128,1,128,3,0", 1);
+        CHECK_FAIL(ctx, clrun_gemm(ctx, &p.d), CLRUN_INVALID_ARG, "CLRUN_GEMM_WGMMA_PARAMS");
+        setenv("CLRUN_GEMM_WGMMA_PARAMS", "256,256,1,256,4,0,64", 1); /* 128 KiB of local memory */
+        CHECK_FAIL(ctx, clrun_gemm(ctx, &p.d), CLRUN_INVALID_ARG, "local memory");
+        unsetenv("CLRUN_GEMM_WGMMA_PARAMS");
+        drop(&p);
+    }
+}
+
 static void refusals(void **state)
 {
     clrun_ctx *ctx = *state;
@@ -265,6 +358,7 @@ int main(void)
         cmocka_unit_test(unaligned_and_batches),
         cmocka_unit_test(large_product),
         cmocka_unit_test(tf32x3_accuracy),
+        cmocka_unit_test(tensor_kernels_and_tiles),
         cmocka_unit_test(refusals),
     };
     return cmocka_run_group_tests(tests, ctx_setup, ctx_teardown);

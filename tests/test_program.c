@@ -1,5 +1,6 @@
 /* test_program.c — programs from files, strings and the embedded set; includes; build failures. */
 #include "helpers.h"
+#include "internal.h" /* clrun__ptx_rewrite (the static library) */
 
 #define KDIR TEST_DATA_DIR "/kernels"
 
@@ -119,6 +120,60 @@ static void missing_files_and_includes(void **state)
     CHECK_FAIL(ctx, clrun_prog_source(ctx, NULL, NULL, NULL, &p), CLRUN_INVALID_ARG, "NULL");
 }
 
+/* The -clrun-ptx-rewrite option's text rewrite: commented instructions become instructions, the
+ * target becomes architecture-specific, nothing else moves. */
+static void ptx_rewrite_text(void **state)
+{
+    (void)state;
+    static const char in[] = "//\n// Generated\n//\n.version 9.0\n.target sm_90, texmode_independent\n"
+                             "\t// begin inline asm\n\t//@@wgmma.fence.sync.aligned;\n//@@{\n  //@@.reg .pred p;\n"
+                             "\tmov.u32 %r1, %r2; //@@ not at the start\n.target sm_80\n//@\n";
+    static const char want[] = "//\n// Generated\n//\n.version 9.0\n.target sm_90a, texmode_independent\n"
+                               "\t// begin inline asm\n\twgmma.fence.sync.aligned;\n{\n  .reg .pred p;\n"
+                               "\tmov.u32 %r1, %r2; //@@ not at the start\n.target sm_80\n//@\n";
+    size_t n = 0;
+    char *out = clrun__ptx_rewrite((const unsigned char *)in, sizeof in, &n); /* with the NUL, as drivers hand binaries */
+    assert_non_null(out);
+    assert_string_equal(out, want);
+    assert_int_equal(n, sizeof want);
+    free(out);
+    /* already architecture-specific: kept; without the NUL: the same text */
+    static const char in2[] = ".target sm_90a\n//@@x;";
+    out = clrun__ptx_rewrite((const unsigned char *)in2, sizeof in2 - 1, &n);
+    assert_non_null(out);
+    assert_string_equal(out, ".target sm_90a\nx;");
+    assert_int_equal(n, strlen(out) + 1);
+    free(out);
+    /* not PTX (no target line: a CPU driver's binary) */
+    static const unsigned char elf[] = {0x7f, 'E', 'L', 'F', 2, 1, 1, 0, '/', '/', '@', '@'};
+    assert_null(clrun__ptx_rewrite(elf, sizeof elf, &n));
+    assert_null(clrun__ptx_rewrite((const unsigned char *)"", 0, &n));
+}
+
+/* The option itself: never handed to the driver (which would refuse it); where binaries are not PTX
+ * the build is refused in words; elsewhere (NVIDIA) a kernel built with it runs. */
+static void ptx_rewrite_option(void **state)
+{
+    clrun_ctx *ctx = *state;
+    clrun_prog *p = NULL;
+    const char *src = "__kernel void scale_add(__global float *d, __global const float *s, uint n)\n"
+                      "{ uint i = get_global_id(0); if (i < n) d[i] = 3.0f * s[i] + 0.5f; }\n";
+    clrun_status st = clrun_prog_source(ctx, src, "ptx", "-DX=1 -clrun-ptx-rewrite", &p);
+    const clrun_device_info *in = clrun_ctx_device(ctx);
+    if (strstr(in->platform_vendor, "NVIDIA")) {
+        CHECK_OK(ctx, st);
+        check_scale_add(ctx, p, 0.5f);
+        clrun_prog_free(p);
+    } else {
+        assert_int_equal(st, CLRUN_UNSUPPORTED);
+        assert_null(p);
+        assert_non_null(strstr(clrun_last_error(ctx), "-clrun-ptx-rewrite"));
+        assert_non_null(strstr(clrun_last_error(ctx), "PTX"));
+    }
+    /* a word that only contains the option is the driver's to judge */
+    CHECK_FAIL(ctx, clrun_prog_source(ctx, src, "ptx", "-clrun-ptx-rewrite-not", &p), CLRUN_BUILD_FAILED, "-clrun-ptx-rewrite-not");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -127,6 +182,8 @@ int main(void)
         cmocka_unit_test(embedded_set),
         cmocka_unit_test(build_failure_has_log),
         cmocka_unit_test(missing_files_and_includes),
+        cmocka_unit_test(ptx_rewrite_text),
+        cmocka_unit_test(ptx_rewrite_option),
     };
     return cmocka_run_group_tests(tests, ctx_setup, ctx_teardown);
 }

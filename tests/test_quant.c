@@ -159,8 +159,26 @@ static void gemm_s8_exact(void **state) /* every kernel of the op, on any device
     /* the tensor cores: exact on NVIDIA's GPUs, refused in words elsewhere */
     setenv("CLRUN_GEMM_S8_SHAPE", "tensor", 1);
     const clrun_device_info *in = clrun_ctx_device(ctx);
-    if (strstr(in->platform_vendor, "NVIDIA") && in->type == CLRUN_DEVICE_GPU) gemm_s8_in(ctx);
-    else {
+    if (strstr(in->platform_vendor, "NVIDIA") && in->type == CLRUN_DEVICE_GPU) {
+        gemm_s8_in(ctx);
+        if (clrun_gemm_tensor_kernel(ctx, CLRUN_I8) && strcmp(clrun_gemm_tensor_kernel(ctx, CLRUN_I8), "wgmma") == 0) {
+            /* other wgmma tiles: 32-byte slices, two warpgroups, one slice in flight */
+            static const char *const tiles[] = {"128,256,2,256,4,0,32", "128,128,2,64,3,1"};
+            for (int t = 0; t < 2; t++) {
+                setenv("CLRUN_GEMM_WGMMA_PARAMS", tiles[t], 1);
+                gemm_s8_in(ctx);
+            }
+            unsetenv("CLRUN_GEMM_WGMMA_PARAMS");
+            /* and the mma.sync kernel, in a context that never probes wgmma */
+            clrun_ctx *c = NULL;
+            setenv("CLRUN_NO_WGMMA", "1", 1);
+            CHECK_OK(NULL, clrun_open(&c, getenv("CLRUN_TEST_DEVICE")));
+            assert_string_equal(clrun_gemm_tensor_kernel(c, CLRUN_I8), "mma.sync");
+            gemm_s8_in(c);
+            clrun_close(c);
+            unsetenv("CLRUN_NO_WGMMA");
+        }
+    } else {
         clrun_buf *b;
         CHECK_OK(ctx, clrun_buf_new(ctx, 64, 0, &b));
         clrun_gemm_desc d = {0};

@@ -414,9 +414,9 @@ static clrun_status wg_probe_run(clrun_ctx *ctx, const clrun_gemm_desc *d, void 
     return run_wgmma(ctx, d, 1, arg != NULL, NULL);
 }
 
-/* The wgmma probe: small integers (exact in f32 and int32) on shapes with edges in M, N and K — f16
- * in all four layouts and bf16 (s8 0), or s8 with A M×K and B N×K (s8 1) — against the host. */
-static int wgmma_probe(clrun_ctx *ctx, int s8)
+/* The wgmma probe: small integers (exact in f32 and int32) on shapes with edges in M, N and K — kind
+ * 0: f16 in all four layouts and bf16; 1: s8 with A M×K and B N×K — against the host. */
+static int wgmma_probe(clrun_ctx *ctx, int kind)
 {
     enum { PM = 72, PN = 136, PK = 208 };
     static const int layouts[][3] = {{0, 0, 1}, {0, 1, 1}, {1, 0, 1}, {1, 1, 1}, {0, 0, 2}, {0, 1, 3}}; /* TA, TB, ABT */
@@ -425,7 +425,7 @@ static int wgmma_probe(clrun_ctx *ctx, int s8)
     int ok = ha && hb && want;
     for (size_t l = 0; ok && l < sizeof layouts / sizeof layouts[0]; l++) {
         const int ta = layouts[l][0], tb = layouts[l][1], abt = layouts[l][2];
-        if ((abt == 3) != (s8 != 0)) continue;
+        if ((abt == 3) != kind) continue;
         int8_t *ca = (int8_t *)ha, *cb = (int8_t *)hb;
         for (int i = 0; i < PM; i++)
             for (int p = 0; p < PK; p++) {
@@ -456,27 +456,30 @@ static int wgmma_probe(clrun_ctx *ctx, int s8)
         ok = clrun__probe_gemm(ctx, &d, ha, es * PM * PK, hb, es * PK * PN, want, sizeof *want * PM * PN, wg_probe_run, abt == 3 ? ctx : NULL,
                                NULL);
         if (!ok && clrun__setting_on(CLRUN__SET_VERBOSE))
-            fprintf(stderr, "clrun: the wgmma probe failed for %s with A%s and B%s: %s\n", abt == 1 ? "f16" : abt == 2 ? "bf16" : "s8",
+            fprintf(stderr, "clrun: the wgmma probe failed for %s with A%s and B%s: %s\n",
+                    abt == 1 ? "f16" : abt == 2 ? "bf16" : "s8",
                     ta ? " transposed" : "", tb ? " transposed" : "", clrun_last_error(ctx));
     }
     free(ha), free(hb), free(want);
     return ok;
 }
 
-/* Whether the wgmma kernel runs here (probed at first use): s8 0 f16/bf16, 1 s8. */
-static int wgmma_works(clrun_ctx *ctx, int s8)
+/* Whether the wgmma kernel runs here (probed at first use): kind 0 f16/bf16, 1 s8. f32 (3xTF32)
+ * stays on mma.sync: splitting each slice in local memory for wgmma, which reads only K-major tf32
+ * operands from there, ran at 30–40 TFLOP/s against mma.sync's 54 on the H200 (docs/DESIGN.md). */
+static int wgmma_works(clrun_ctx *ctx, int kind)
 {
     struct gemm_state *gs = state(ctx);
     if (!gs) return 0;
-    if (!gs->wgmma[s8]) {
+    if (!gs->wgmma[kind]) {
         const clrun_device_info *in = clrun_ctx_device(ctx);
         const int nvidia = strstr(in->platform_vendor, "NVIDIA") != NULL || strstr(in->vendor, "NVIDIA") != NULL;
-        gs->wgmma[s8] = nvidia && in->type == CLRUN_DEVICE_GPU && !clrun__setting_on(CLRUN__SET_NO_WGMMA) &&
-                                !clrun__setting_on(CLRUN__SET_NO_TENSOR) && wgmma_probe(ctx, s8)
-                            ? 1
-                            : -1;
+        gs->wgmma[kind] = nvidia && in->type == CLRUN_DEVICE_GPU && !clrun__setting_on(CLRUN__SET_NO_WGMMA) &&
+                                  !clrun__setting_on(CLRUN__SET_NO_TENSOR) && wgmma_probe(ctx, kind)
+                              ? 1
+                              : -1;
     }
-    return gs->wgmma[s8] == 1;
+    return gs->wgmma[kind] == 1;
 }
 
 /* f16/bf16 operands whose rows do not start on 16 bytes: A and B copied into rows of a multiple of
@@ -671,6 +674,13 @@ int clrun_gemm_tensor_cores(clrun_ctx *ctx)
         gs->tensor = nvidia && in->type == CLRUN_DEVICE_GPU && !clrun__setting_on(CLRUN__SET_NO_TENSOR) && tensor_probe(ctx) ? 1 : -1;
     }
     return gs->tensor == 1;
+}
+
+const char *clrun_gemm_tensor_kernel(clrun_ctx *ctx, clrun_dtype type)
+{
+    const int kind = type == CLRUN_F32 ? 2 : type == CLRUN_F16 || type == CLRUN_BF16 ? 0 : type == CLRUN_I8 ? 1 : -1;
+    if (kind < 0 || !clrun_gemm_tensor_cores(ctx)) return NULL;
+    return kind < 2 && wgmma_works(ctx, kind) ? "wgmma" : "mma.sync";
 }
 
 static clrun_status run_clblast(clrun_ctx *ctx, const clrun_gemm_desc *d, size_t batch)

@@ -77,8 +77,10 @@ int bench_int8(const struct bench_opts *o)
     const int reps = o->repeat > 64 ? 64 : o->repeat;
     if (!o->json)
         printf("INT8 benchmark on %s: s8 x s8 -> s32 exact (ops = 2·M·N·K, in the GFLOP/s column), against clrun's %s kernel in\n"
-               "the same run; wall clock around the call and clFinish, median of %d after a warm-up\n%-30s %6s %6s %6s %12s %10s\n",
-               in->name, tc ? "f16 tensor-core" : "f32", reps, "impl", "M", "N", "K", "median_ms", "GOP/s");
+               "the same run; wall clock around the call and clFinish, median of %d after a warm-up; tensor cores: %s\n"
+               "%-30s %6s %6s %6s %12s %10s\n",
+               in->name, tc ? "f16 tensor-core" : "f32", reps, tc ? clrun_gemm_tensor_kernel(ctx, CLRUN_I8) : "no", "impl", "M", "N", "K",
+               "median_ms", "GOP/s");
     for (size_t si = 0; si < ns && rc == 0; si++) {
         const size_t m = shapes[si][0], n = shapes[si][1], k = shapes[si][2];
         clrun_status st = CLRUN_OK;

@@ -47,11 +47,14 @@ int bench_mixed(const struct bench_opts *o)
         return cli_usage_error("bench", "--shapes wants MxNxK[,MxNxK...], not '%s'", list);
     }
     const int reps = o->repeat > 64 ? 64 : o->repeat;
+    char tcs[96] = "no (the portable kernels run)";
+    if (tc) /* which kernel each type runs ($CLRUN_NO_WGMMA=1: mma.sync everywhere) */
+        snprintf(tcs, sizeof tcs, "f16/bf16 %s, f32 (3xTF32) %s, through inline PTX", clrun_gemm_tensor_kernel(ctx, CLRUN_F16),
+                 clrun_gemm_tensor_kernel(ctx, CLRUN_F32));
     if (!o->json)
         printf("mixed-precision benchmark on %s: row-major NN, C in f32, GFLOP/s = 2·M·N·K / time, wall clock around the call\n"
                "and clFinish, median of %d after a warm-up; tensor cores: %s\n%-30s %6s %6s %6s %12s %10s\n",
-               in->name, reps, tc ? "yes (mma.sync through inline PTX)" : "no (the portable kernels run)", "impl", "M", "N", "K",
-               "median_ms", "GFLOP/s");
+               in->name, reps, tcs, "impl", "M", "N", "K", "median_ms", "GFLOP/s");
     static const struct {
         const char *name;
         clrun_dtype t;

@@ -24,9 +24,14 @@
  *   M (N) extent in blocks of 64 elements (128 bytes), each block BK rows of k, chunk c of row k at
  *   c ^ (k mod 8) — the 128-byte swizzle; blocks are the leading-dimension stride apart, groups of
  *   8 rows of k (1024 bytes) the stride-dimension one.
- * WAIT 0: each slice's instructions finish before the next slice starts (copies of STAGES-1 slices
- * ahead in flight); WAIT 1: one slice's instructions stay in flight across the barrier (copies of
- * STAGES-2 slices ahead).
+ * WS 0: every thread copies and multiplies; a barrier per slice. WAIT 0: each slice's instructions
+ * finish before the next slice starts (copies of STAGES-1 slices ahead in flight); WAIT 1: one
+ * slice's instructions stay in flight across the barrier (copies of STAGES-2 slices ahead).
+ * WS 1 or 2 (warp-specialised): warpgroup 0 only copies, running up to STAGES slices ahead, and the
+ * WG others only multiply, keeping WAIT slices' instructions in flight; no barrier in the loop, but
+ * two mbarriers per stage: full (WS 1: cp.async arrives on it itself when the copies land, and the
+ * consumers fence the async proxy; WS 2: the producer waits for its copies one slice behind, fences
+ * and arrives) and empty (each consumer warp arrives when its products of the slice are done).
  *
  * The host guarantees what cp.async needs: leading dimensions, offsets and batch strides multiples
  * of 16 bytes' worth of elements. */
@@ -70,13 +75,16 @@
 #define MNSWAP 0 /* 1: the MN-major descriptor's two strides the other way round (probing) */
 #endif
 
-#ifndef MEASURE_NO_MMA /* measurement only (wrong results): 1 skips the multiplies, leaving the copies */
-#define MEASURE_NO_MMA 0
+#ifndef WS
+#define WS 0
 #endif
-#ifndef MEASURE_NO_LOAD /* measurement only (wrong results): 1 copies the first slices only */
-#define MEASURE_NO_LOAD 0
-#endif
+#if WS /* one producer warpgroup copies, WG consumer warpgroups multiply */
+#define NTHR ((WG + 1) * 128)
+#define LTHR 128
+#else
 #define NTHR (WG * 128)
+#define LTHR NTHR
+#endif
 #define MI (BM / WG / 64) /* 64-row slices per warpgroup */
 #define NI (BN / WN)      /* instructions per slice along N */
 #define NACC (WN / 2)     /* accumulators of one m64×WN instruction per thread */
@@ -204,14 +212,14 @@ static inline void load_tile(uint t, __global const ELT *X, const uint ld, const
 {
     if (mn) {
         const uint ch = R / EPC; /* chunks per stored row */
-        for (uint e = tid; e < BK * ch; e += NTHR) {
+        for (uint e = tid; e < BK * ch; e += LTHR) {
             const uint k = e / ch, c = e % ch, gr = k0 + k, gc = r0 + c * EPC;
             const uint ok = gr < K && gc < rows;
             const uint bytes = ok ? min((uint)EPC, rows - gc) * (uint)sizeof(ELT) : 0u;
             cp_async16(t + MN_AT(k, c), ok ? X + (size_t)gr * ld + gc : X, bytes);
         }
     } else {
-        for (uint e = tid; e < R * (KB / 16); e += NTHR) {
+        for (uint e = tid; e < R * (KB / 16); e += LTHR) {
             const uint r = e / (KB / 16), c = e % (KB / 16), gr = r0 + r, gc = k0 + c * EPC;
             const uint ok = gr < rows && gc < K;
             const uint bytes = ok ? min((uint)EPC, K - gc) * (uint)sizeof(ELT) : 0u;
@@ -219,6 +227,48 @@ static inline void load_tile(uint t, __global const ELT *X, const uint ld, const
         }
     }
 }
+
+#if WS
+/* mbarriers in local memory (byte addresses): init with an arrival count; wait for the completion of
+ * the phase of this parity; arrive once */
+static inline void mbar_init(uint a, uint n) { asm volatile("mbarrier.init.shared.b64 [%0], %1;\n" ::"r"(a), "r"(n) : "memory"); }
+static inline void mbar_wait(uint a, uint parity)
+{
+    uint done;
+    do
+        asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+                     : "=r"(done)
+                     : "r"(a), "r"(parity)
+                     : "memory");
+    while (!done);
+}
+static inline void mbar_arrive(uint a) { asm volatile("{\n.reg .b64 st;\nmbarrier.arrive.shared.b64 st, [%0];\n}\n" ::"r"(a) : "memory"); }
+#endif
+
+/* One slice's products at local address st, warpgroup w's rows: MI·NI·(BK/KS) instructions, committed
+ * as one group. */
+#define MMA_SLICE(st, w)                                                                                                               \
+    do {                                                                                                                               \
+        ACC_FENCE_ALL();                                                                                                               \
+        asm volatile("//@@wgmma.fence.sync.aligned;\n" ::: "memory");                                                                  \
+        _Pragma("unroll") for (uint kk = 0; kk < BK; kk += KS)                                                                         \
+            _Pragma("unroll") for (int i = 0; i < MI; i++) {                                                                           \
+                const uint mrow = (w) * (BM / WG) + i * 64;                                                                            \
+                const ulong da = TA ? MN_DESC((st) + (mrow / 64) * (BK * 128) + (kk / 8) * 1024)                                        \
+                                    : KM_DESC((st) + mrow * KB + kk * (uint)sizeof(ELT));                                              \
+                _Pragma("unroll") for (int j = 0; j < NI; j++) {                                                                       \
+                    const uint b_ = (st) + A_BYTES;                                                                                    \
+                    const ulong db = TB ? KM_DESC(b_ + j * WN * KB + kk * (uint)sizeof(ELT))                                           \
+                                        : MN_DESC(b_ + (j * WN / 64) * (BK * 128) + (kk / 8) * 1024);                                  \
+                    WGMMA(acc[i][j], da, db);                                                                                          \
+                }                                                                                                                      \
+            }                                                                                                                          \
+        asm volatile("//@@wgmma.commit_group.sync.aligned;\n" ::: "memory");                                                           \
+    } while (0)
+#define ACC_FENCE_ALL()                                                                                                                \
+    do {                                                                                                                               \
+        _Pragma("unroll") for (int i_ = 0; i_ < MI; i_++) _Pragma("unroll") for (int j_ = 0; j_ < NI; j_++) ACC_FENCE(acc[i_][j_]);   \
+    } while (0)
 
 __kernel __attribute__((reqd_work_group_size(NTHR, 1, 1))) void
 clrun_gemm_wgmma(const uint M, const uint N, const uint K, const float alpha, const float beta, __global const ELT *restrict A0,
@@ -251,62 +301,90 @@ clrun_gemm_wgmma(const uint M, const uint N, const uint K, const float alpha, co
             for (int h = 0; h < NACC; h++) acc[i][j][h] = 0;
 
     const uint kt_n = (K + BK - 1) / BK;
-#define LOAD(s, kt)                                                                                              \
+#define LOAD_SLICE(s, kt, t)                                                                                     \
     do {                                                                                                         \
-        load_tile(base + (s) * ST_BYTES, A, lda, BM, m0, M, K, (kt) * BK, TA, tid);                              \
-        load_tile(base + (s) * ST_BYTES + A_BYTES, B, ldb, BN, n0, N, K, (kt) * BK, !TB, tid);                   \
-        asm volatile("cp.async.commit_group;\n" ::: "memory");                                                   \
+        load_tile(base + (s) * ST_BYTES, A, lda, BM, m0, M, K, (kt) * BK, TA, t);                                \
+        load_tile(base + (s) * ST_BYTES + A_BYTES, B, ldb, BN, n0, N, K, (kt) * BK, !TB, t);                     \
     } while (0)
+#if WS
+    /* full[s] completes when the producer's copies into stage s have landed (one noinc arrival per
+     * producer thread, made by cp.async itself); empty[s] when every consumer warp is done reading it */
+    __local ulong bars[2 * STAGES];
+    const uint full = smem_addr(bars), empty = full + 8 * STAGES, cw = wg - 1;
+    if (tid == 0)
+        for (uint s = 0; s < STAGES; s++) mbar_init(full + 8 * s, 128), mbar_init(empty + 8 * s, 4 * WG);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (wg == 0) { /* the producer: copies run ahead of the multiplies by up to STAGES slices */
+#if WS == 2
+        /* slices [0, pub) are published: landed (this thread's copies), fenced for the async proxy,
+         * arrived on; one more may be in flight, and is published before the producer blocks */
+        uint pub = 0;
+#define PUBLISH(n)                                                                                     \
+    do {                                                                                               \
+        asm volatile("cp.async.wait_group " #n ";\n" ::: "memory");                                    \
+        asm volatile("//@@fence.proxy.async.shared::cta;\n" ::: "memory");                             \
+        mbar_arrive(full + 8 * (pub % STAGES));                                                        \
+        pub++;                                                                                         \
+    } while (0)
+#endif
+        for (uint kt = 0; kt < kt_n; kt++) {
+            const uint s = kt % STAGES;
+            if (kt >= STAGES) {
+#if WS == 2
+                if (pub < kt) PUBLISH(0);
+#endif
+                mbar_wait(empty + 8 * s, ((kt / STAGES) - 1) & 1);
+            }
+            LOAD_SLICE(s, kt, tid);
+#if WS == 2
+            asm volatile("cp.async.commit_group;\n" ::: "memory");
+            if (pub < kt) PUBLISH(1); /* the slice before this one */
+#else
+            asm volatile("cp.async.mbarrier.arrive.noinc.shared.b64 [%0];\n" ::"r"(full + 8 * s) : "memory");
+#endif
+        }
+#if WS == 2
+        if (pub < kt_n) PUBLISH(0);
+#endif
+        return;
+    }
+    for (uint kt = 0; kt < kt_n; kt++) { /* the consumers */
+        const uint s = kt % STAGES;
+        mbar_wait(full + 8 * s, (kt / STAGES) & 1);
+#if WS != 2
+        asm volatile("//@@fence.proxy.async.shared::cta;\n" ::: "memory");
+#endif
+        MMA_SLICE(base + s * ST_BYTES, cw);
+        asm volatile("//@@wgmma.wait_group.sync.aligned " STR(WAIT) ";\n" ::: "memory");
+        ACC_FENCE_ALL();
+        /* the slice whose products are known done: WAIT 1, the previous one */
+        if (lane == 0 && kt + 1 >= 1 + WAIT) mbar_arrive(empty + 8 * ((kt - WAIT) % STAGES));
+    }
+#else
+    const uint cw = wg;
 #define AHEAD (STAGES - 1 - WAIT) /* slices whose copies are in flight ahead of the one multiplied */
 #pragma unroll
     for (uint s = 0; s < AHEAD; s++) {
-        if (s < kt_n) LOAD(s, s);
-        else asm volatile("cp.async.commit_group;\n" ::: "memory");
+        if (s < kt_n) LOAD_SLICE(s, s, tid);
+        asm volatile("cp.async.commit_group;\n" ::: "memory");
     }
     for (uint kt = 0; kt < kt_n; kt++) {
         asm volatile("cp.async.wait_group " STR(AHEAD) "-1;\n" ::: "memory");
         /* the copies were generic-proxy writes; the tensor cores read through the async proxy */
         asm volatile("//@@fence.proxy.async.shared::cta;\n" ::: "memory");
         barrier(CLK_LOCAL_MEM_FENCE);
-        const uint st = base + (kt % STAGES) * ST_BYTES;
-#pragma unroll
-        for (int i = 0; i < MI; i++)
-#pragma unroll
-            for (int j = 0; j < NI; j++) ACC_FENCE(acc[i][j]);
-        asm volatile("//@@wgmma.fence.sync.aligned;\n" ::: "memory");
-#if !MEASURE_NO_MMA
-#pragma unroll
-        for (uint kk = 0; kk < BK; kk += KS) {
-#pragma unroll
-            for (int i = 0; i < MI; i++) {
-                const uint mrow = wg * (BM / WG) + i * 64;
-                const ulong da = TA ? MN_DESC(st + (mrow / 64) * (BK * 128) + (kk / 8) * 1024) : KM_DESC(st + mrow * KB + kk * (uint)sizeof(ELT));
-#pragma unroll
-                for (int j = 0; j < NI; j++) {
-                    const uint b = st + A_BYTES;
-                    const ulong db = TB ? KM_DESC(b + j * WN * KB + kk * (uint)sizeof(ELT)) : MN_DESC(b + (j * WN / 64) * (BK * 128) + (kk / 8) * 1024);
-                    WGMMA(acc[i][j], da, db);
-                }
-            }
-        }
-#endif
-        asm volatile("//@@wgmma.commit_group.sync.aligned;\n" ::: "memory");
+        MMA_SLICE(base + (kt % STAGES) * ST_BYTES, cw);
         /* refill the stage every warpgroup finished with before the barrier */
         const uint nk = kt + AHEAD;
-        if (nk < kt_n && !(MEASURE_NO_LOAD && kt)) LOAD(nk % STAGES, nk);
-        else asm volatile("cp.async.commit_group;\n" ::: "memory");
+        if (nk < kt_n) LOAD_SLICE(nk % STAGES, nk, tid);
+        asm volatile("cp.async.commit_group;\n" ::: "memory");
         asm volatile("//@@wgmma.wait_group.sync.aligned " STR(WAIT) ";\n" ::: "memory");
-#pragma unroll
-        for (int i = 0; i < MI; i++)
-#pragma unroll
-            for (int j = 0; j < NI; j++) ACC_FENCE(acc[i][j]);
+        ACC_FENCE_ALL();
     }
-    asm volatile("//@@wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
     asm volatile("cp.async.wait_group 0;\n" ::: "memory");
-#pragma unroll
-    for (int i = 0; i < MI; i++)
-#pragma unroll
-        for (int j = 0; j < NI; j++) ACC_FENCE(acc[i][j]);
+#endif
+    asm volatile("//@@wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+    ACC_FENCE_ALL();
 
     /* accumulator h of piece (i, j): n8 block h/4; h%4 0, 1 at row g, columns 2c, 2c+1; 2, 3 at row g+8 */
     const uint g = (lane >> 2) + (warp & 3) * 16, c2 = (lane & 3) * 2;
@@ -319,7 +397,7 @@ clrun_gemm_wgmma(const uint M, const uint N, const uint K, const float alpha, co
         for (int j = 0; j < NI; j++)
 #pragma unroll
             for (int h = 0; h < NACC; h += 2) {
-                const uint gi = m0 + wg * (BM / WG) + i * 64 + g + ((h >> 1) & 1) * 8, gj = n0 + j * WN + (h >> 2) * 8 + c2;
+                const uint gi = m0 + cw * (BM / WG) + i * 64 + g + ((h >> 1) & 1) * 8, gj = n0 + j * WN + (h >> 2) * 8 + c2;
                 if (gi >= M || gj >= N) continue;
 #if ABT == 3
                 const ulong at = c_off + batch * stride_c + (size_t)gi * ldc + gj;

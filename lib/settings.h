@@ -34,7 +34,7 @@
     X(GEMM_MMA_PARAMS, UINTS, 6, 7, "`BM,BN,BK,WTM,WTN,STAGES[,TFACC]`",                                                                 \
       "tensor-core GEMM tiles (experiments); refused when the device cannot run them")                                                   \
     X(NO_TENSOR, FLAG, 0, 0, "`1` or `0`", "`1`: never use the tensor-core kernel (`auto` takes the portable ones)")                     \
-    X(GEMM_WGMMA_PARAMS, UINTS, 6, 7, "`BM,BN,WG,WN,STAGES,WAIT[,KB]`",                                                                       \
+    X(GEMM_WGMMA_PARAMS, UINTS, 6, 8, "`BM,BN,WG,WN,STAGES,WAIT[,KB[,WS]]`",                                                                       \
       "Hopper wgmma GEMM tiles (experiments); refused when the device cannot run them")                                                  \
     X(NO_WGMMA, FLAG, 0, 0, "`1` or `0`", "`1`: never use the Hopper wgmma kernel (the `mma.sync` one takes its products)")              \
     X(REDUCE_SHAPE, CHOICE, 0, 0, "`gpu` or `cpu`", "run that shape of the reduction kernels on any device (tests)")                     \

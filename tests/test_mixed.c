@@ -270,7 +270,7 @@ static void f32_tensor_check(clrun_ctx *ctx, size_t m, size_t n, size_t k, int t
 
 /* Every tensor-core kernel and tile shape on the same problems: the wgmma kernel under several
  * $CLRUN_GEMM_WGMMA_PARAMS (one or several warpgroups, instruction widths, 32- and 64-byte slices,
- * one slice in flight), then a context with $CLRUN_NO_WGMMA=1 (mma.sync). Where the tensor cores
+ * one slice in flight, both warp-specialised forms), then a context with $CLRUN_NO_WGMMA=1 (mma.sync). Where the tensor cores
  * are not, the backend is refused and clrun_gemm_tensor_kernel says NULL. */
 static void tensor_kernels_and_tiles(void **state)
 {
@@ -286,8 +286,9 @@ static void tensor_kernels_and_tiles(void **state)
     assert_non_null(kind);
     print_message("tensor-core kernel: f16 %s\n", kind);
     assert_string_equal(clrun_gemm_tensor_kernel(ctx, CLRUN_F32), "mma.sync");
-    static const char *const tiles[] = {"128,128,1,128,3,0",    "128,128,2,64,3,1",  "128,256,2,256,4,0,32", "64,128,1,128,4,0,32",
-                                        "256,128,4,128,2,0,64", "64,64,1,64,2,0,32", NULL /* defaults */};
+    static const char *const tiles[] = {"128,128,1,128,3,0",      "128,128,2,64,3,1",      "128,256,2,256,4,0,32", "64,128,1,128,4,0,32",
+                                        "256,128,4,128,2,0,64",   "64,64,1,64,2,0,32",     "128,128,2,128,5,1,32,1",
+                                        "128,128,1,128,2,0,64,2", "64,256,1,256,3,1,32,1", NULL /* defaults */};
     const size_t dims[][4] = {{67, 129, 17, 1}, {130, 72, 40, 2}, {200, 264, 136, 1}, {1, 300, 520, 1}};
     for (int leg = 0; leg < 2; leg++) {
         clrun_ctx *c = ctx;

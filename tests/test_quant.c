@@ -162,9 +162,9 @@ static void gemm_s8_exact(void **state) /* every kernel of the op, on any device
     if (strstr(in->platform_vendor, "NVIDIA") && in->type == CLRUN_DEVICE_GPU) {
         gemm_s8_in(ctx);
         if (clrun_gemm_tensor_kernel(ctx, CLRUN_I8) && strcmp(clrun_gemm_tensor_kernel(ctx, CLRUN_I8), "wgmma") == 0) {
-            /* other wgmma tiles: 32-byte slices, two warpgroups, one slice in flight */
-            static const char *const tiles[] = {"128,256,2,256,4,0,32", "128,128,2,64,3,1"};
-            for (int t = 0; t < 2; t++) {
+            /* other wgmma tiles: 32-byte slices, two warpgroups, one slice in flight, warp-specialised */
+            static const char *const tiles[] = {"128,256,2,256,4,0,32", "128,128,2,64,3,1", "128,128,2,128,5,1,32,1", "128,128,1,128,2,0,64,2"};
+            for (int t = 0; t < 4; t++) {
                 setenv("CLRUN_GEMM_WGMMA_PARAMS", tiles[t], 1);
                 gemm_s8_in(ctx);
             }

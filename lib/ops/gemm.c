@@ -358,15 +358,16 @@ static clrun_status run_tensor(clrun_ctx *ctx, const clrun_gemm_desc *d, size_t 
 /* Tiles of the wgmma kernel (cl/gemm_wgmma_nv.cl): BM BN WG WN STAGES WAIT. Measured on the H200
  * (docs/BENCHMARKS.md). $CLRUN_GEMM_WGMMA_PARAMS overrides them. */
 struct wg_params {
-    unsigned bm, bn, wg, wn, stages, wait, kb;
+    unsigned bm, bn, wg, wn, stages, wait, kb, ws;
 };
 
 static int wg_ok(const clrun_device_info *in, const struct wg_params *p)
 {
     if (!p->wg || p->bm % (64 * p->wg) || (p->wn != 64 && p->wn != 128 && p->wn != 256) || !p->bn || p->bn % p->wn || p->stages < 2 ||
-        p->stages > 8 || p->wait > 1 || p->stages < 2 + p->wait || (p->kb != 64 && p->kb != 32))
+        p->stages > 8 || p->wait > 1 || p->stages < 2 + p->wait || (p->kb != 64 && p->kb != 32) || p->ws > 2)
         return 0;
-    const size_t threads = (size_t)p->wg * 128, lmem = (size_t)p->stages * (p->bm + p->bn) * p->kb;
+    /* warp-specialised: a producer warpgroup more, and two 8-byte mbarriers per stage */
+    const size_t threads = (size_t)(p->wg + (p->ws != 0)) * 128, lmem = (size_t)p->stages * ((p->bm + p->bn) * p->kb + 16 * (p->ws != 0));
     return threads <= in->max_work_group && (!in->local_mem || lmem <= in->local_mem);
 }
 
@@ -374,13 +375,14 @@ static clrun_status wg_params(clrun_ctx *ctx, struct wg_params *p)
 {
     unsigned v[CLRUN__SETTING_MAX_UINTS], n;
     clrun_status st;
-    *p = (struct wg_params){128, 128, 1, 128, 3, 0, 64};
+    *p = (struct wg_params){128, 128, 1, 128, 3, 0, 64, 0};
     if ((st = clrun__setting_uints(ctx, CLRUN__SET_GEMM_WGMMA_PARAMS, v, &n)) || !n) return st;
-    const struct wg_params e = {v[0], v[1], v[2], v[3], v[4], v[5], n == 7 ? v[6] : 64};
+    const struct wg_params e = {v[0], v[1], v[2], v[3], v[4], v[5], n >= 7 ? v[6] : 64, n == 8 ? v[7] : 0};
     if (!wg_ok(clrun_ctx_device(ctx), &e))
         return clrun__setting_refuse(ctx, CLRUN__SET_GEMM_WGMMA_PARAMS,
                                      "tiles this device cannot run (see cl/gemm_wgmma_nv.cl: BM a multiple of 64·WG, WN 64, 128 or 256 "
-                                     "dividing BN, WAIT 0 or 1, STAGES ≥ 2 + WAIT, KB 64 or 32, STAGES·(BM+BN)·KB bytes of local memory)");
+                                     "dividing BN, WAIT 0 or 1, STAGES ≥ 2 + WAIT, KB 64 or 32, WS 0, 1 or 2, STAGES·((BM+BN)·KB + 16·(WS > 0)) bytes of "
+                                     "local memory)");
     *p = e;
     return CLRUN_OK;
 }
@@ -395,10 +397,10 @@ static clrun_status run_wgmma(clrun_ctx *ctx, const clrun_gemm_desc *d, size_t b
     char opts[200];
     if ((st = wg_params(ctx, &p))) return st;
     const int c2 = d->c_off % 2 == 0 && d->ldc % 2 == 0 && (batch == 1 || d->stride_c % 2 == 0);
-    snprintf(opts, sizeof opts, "-clrun-ptx-rewrite -DABT=%d -DBM=%u -DBN=%u -DWG=%u -DWN=%u -DSTAGES=%u -DWAIT=%u -DKB=%u -DTA=%d -DTB=%d -DC2=%d -DEPI=%d",
-             s8 ? 3 : clrun__float_code(d->type), p.bm, p.bn, p.wg, p.wn, p.stages, p.wait, p.kb, d->trans_a != 0, d->trans_b != 0, c2, e != NULL);
+    snprintf(opts, sizeof opts, "-clrun-ptx-rewrite -DABT=%d -DBM=%u -DBN=%u -DWG=%u -DWN=%u -DSTAGES=%u -DWAIT=%u -DKB=%u -DWS=%u -DTA=%d -DTB=%d -DC2=%d -DEPI=%d",
+             s8 ? 3 : clrun__float_code(d->type), p.bm, p.bn, p.wg, p.wn, p.stages, p.wait, p.kb, p.ws, d->trans_a != 0, d->trans_b != 0, c2, e != NULL);
     if ((st = clrun__lib_kernel(ctx, "gemm_wgmma_nv", opts, "clrun_gemm_wgmma", &k))) return st;
-    const size_t threads = (size_t)p.wg * 128, tiles = ((d->m + p.bm - 1) / p.bm) * ((d->n + p.bn - 1) / p.bn);
+    const size_t threads = (size_t)(p.wg + (p.ws != 0)) * 128, tiles = ((d->m + p.bm - 1) / p.bm) * ((d->n + p.bn - 1) / p.bn);
     const clrun__grid g = {2, {tiles * threads, batch, 1}, {threads, 1, 1}};
     if (!s8) return launch_gpu_shaped(k, g, d, 8);
     clrun_buf *a = d->a ? d->a : d->c, *b = d->b ? d->b : d->c;

@@ -277,7 +277,11 @@ CLRUN_API clrun_status clrun_host_free(clrun_ctx *ctx, void *ptr);
  * ----------------------------------------------------------------------------------------------*/
 
 /** Build a program from a .cl file (sources and included files up to 16 MiB, else CLRUN_IO_ERROR).
- *  options: extra build options (may be NULL). A build failure is
+ *  options: extra build options (may be NULL); clrun's own option -clrun-ptx-rewrite (never handed
+ *  to the driver) rewrites the compiled PTX of NVIDIA's OpenCL before loading it: lines starting
+ *  with "//@@" lose those characters (instructions the OpenCL C compiler's target refuses, written
+ *  in inline asm behind a PTX comment) and ".target sm_NN" becomes "sm_NNa"; CLRUN_UNSUPPORTED
+ *  where program binaries are not PTX. A build failure is
  *  CLRUN_BUILD_FAILED, and clrun_last_error(ctx) holds the file, the options and the whole build
  *  log. A missing file is CLRUN_IO_ERROR. Free with clrun_prog_free. */
 CLRUN_API clrun_status clrun_prog_file(clrun_ctx *ctx, const char *path, const char *options, clrun_prog **out);

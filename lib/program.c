@@ -221,7 +221,7 @@ static clrun_status rebuild_ptx(clrun_ctx *ctx, const char *label, const char *o
     char *ptx = bin ? clrun__ptx_rewrite(bin, blen, &plen) : NULL;
     free(bin);
     if (!ptx)
-        return clrun__fail(ctx, CLRUN_UNSUPPORTED, "%s: " PTX_OPTION " needs a device whose program binaries are PTX text (NVIDIA's OpenCL); %s has none",
+        return clrun__fail(ctx, CLRUN_UNSUPPORTED, "%s: " PTX_OPTION " needs NVIDIA's OpenCL, whose program binaries are PTX text; those of %s are not",
                            label, ctx->info.name);
     cl_int err = CL_SUCCESS, bstatus = CL_SUCCESS;
     const unsigned char *pp = (const unsigned char *)ptx;

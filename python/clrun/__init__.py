@@ -13,7 +13,7 @@ from ._core import (ArgMismatch, Buffer, BuildFailed, CLError, Context, DeviceIn
                     FormatError, HostOutOfMemory, In, InOut, InvalidArgument, Kernel, Local, NoDevice, NoPlatform, NotFound, Out, Program,
                     Unsupported, devices, open, select, version)
 from ._ops import (add, argmax, axpy, calibrate, canny, cast, dequantize, div, dot, fma, gemm, gemm_s8, gemm_sp, imread, imwrite,  # noqa: F401
-                   max, min, mul, norm2, quantize, scale, sp24_compress, sp24_decompress, sp24_prune, sub, sum, tensor_cores)
+                   max, min, mul, norm2, quantize, scale, sp24_compress, sp24_decompress, sp24_prune, sub, sum, tensor_cores, tensor_kernel)
 from .amp import GradScaler  # noqa: F401
 from .group import CannyPipeline, Group  # noqa: F401
 

@@ -213,6 +213,14 @@ def tensor_cores(ctx):
     return bool(L.gemm_tensor_cores(ctx.handle))
 
 
+def tensor_kernel(ctx, dtype=np.float16, bf16=False):
+    """Which tensor-core kernel runs products of this input type: "wgmma" (Hopper), "mma.sync", or
+    None where there are no tensor cores. dtype: float32, float16 (bf16=True: bf16) or int8."""
+    code = I8 if np.dtype(dtype) == np.int8 else _code(dtype, bf16)
+    k = L.gemm_tensor_kernel(ctx.handle, code)
+    return k.decode() if k else None
+
+
 # ---- INT8 -----------------------------------------------------------------------------------------------
 
 

@@ -161,6 +161,16 @@ def test_gemm(ctx, rng, ta, tb):
     assert batch.shape == (2, m, n) and np.allclose(batch[1], 2 * batch[0], rtol=1e-6, atol=1e-5)
 
 
+def test_tensor_kernel_names(ctx):
+    kinds = {clrun.tensor_kernel(ctx, t, bf16) for t, bf16 in ((np.float16, False), (np.uint16, True), (np.float32, False), (np.int8, False))}
+    if clrun.tensor_cores(ctx):
+        assert kinds <= {"wgmma", "mma.sync"} and clrun.tensor_kernel(ctx, np.float32) == "mma.sync"
+    else:
+        assert kinds == {None}
+    with pytest.raises(clrun.InvalidArgument):
+        clrun.tensor_kernel(ctx, np.float64)
+
+
 def test_canny_equals_cli(ctx, rng, tmp_path):
     img = (rng.integers(0, 256, (67, 91), dtype=np.uint8) // 64 * 64).astype(np.uint8)
     edges = clrun.canny(ctx, img, 50, 100)

@@ -240,7 +240,8 @@ static void tf32x3_accuracy(void **state)
 /* f32 on the tensor cores (3xTF32), a random layout, against fp64 within the f32 GEMM's bound. */
 static void f32_tensor_check(clrun_ctx *ctx, size_t m, size_t n, size_t k, int ta, int tb, uint64_t *s)
 {
-    const size_t lda = (ta ? m : k) + 4, ldb = (tb ? k : n) + 8, na = (ta ? k : m) * lda, nb = (tb ? n : k) * ldb;
+    /* padded rows on 16 bytes, as the f32 tensor-core kernel needs */
+    const size_t lda = ((ta ? m : k) + 7) / 4 * 4, ldb = ((tb ? k : n) + 11) / 4 * 4, na = (ta ? k : m) * lda, nb = (tb ? n : k) * ldb;
     float *a = malloc(na * 4), *b = malloc(nb * 4), *c = malloc(m * n * 4);
     for (size_t i = 0; i < na; i++) a[i] = rng_float(s) - 0.5f;
     for (size_t i = 0; i < nb; i++) b[i] = ldexpf(rng_float(s), (int)(rng_next(s) % 9) - 4);

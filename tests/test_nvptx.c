@@ -1,0 +1,139 @@
+/* test_nvptx.c — the NVIDIA-only kernels (cl/gemm_wgmma_nv.cl, cl/gemm_mma_nv.cl) compiled to PTX by
+ * clang's NVPTX target on any machine, for the tile and layout options the host can pass, then put
+ * through the -clrun-ptx-rewrite rewrite: every option set compiles, every wgmma the kernel should
+ * issue comes out uncommented with its registers filled in, the warp-specialised forms carry their
+ * mbarrier protocol. CPU-only CI never builds these kernels otherwise (the NVIDIA driver does, at run
+ * time); running them stays with the GPU tests. Skipped (exit 77) where clang has no NVPTX target. */
+#include "helpers.h"
+#include "internal.h" /* clrun__ptx_rewrite (the static library) */
+
+#include <stdio.h>
+#include <unistd.h>
+
+#define CLANG "clang -x cl -cl-std=CL1.2 -fgnu-keywords -Dasm=__asm__ -target nvptx64-nvidia-nvcl -Xclang -finclude-default-header -O2 -S"
+
+static char tmp[64];
+
+/* PTX of file under options, rewritten; NULL (and a failure) when clang refuses. Without libclc,
+ * OpenCL built-ins (barrier, get_local_id) stay calls to external functions: the text is what counts. */
+static char *ptx_of(const char *file, const char *opts)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, CLANG " -w %s -o %s %s/cl/%s 2>&1", opts, tmp, SOURCE_DIR, file);
+    FILE *p = popen(cmd, "r");
+    char line[512];
+    int said = 0;
+    while (p && fgets(line, sizeof line, p))
+        if (said++ < 8) fprintf(stderr, "  clang: %s", line);
+    if (!p || pclose(p) != 0) {
+        fail_msg("%s with %s does not compile for NVPTX", file, opts);
+        return NULL;
+    }
+    FILE *f = fopen(tmp, "rb");
+    assert_non_null(f);
+    static char buf[1 << 22];
+    size_t n = fread(buf, 1, sizeof buf, f);
+    fclose(f);
+    assert_true(n < sizeof buf);
+    size_t out = 0;
+    char *r = clrun__ptx_rewrite((const unsigned char *)buf, n, &out);
+    if (!r) fail_msg("%s with %s: the rewrite found no .target line", file, opts);
+    return r;
+}
+
+static int count(const char *text, const char *what)
+{
+    int n = 0;
+    for (const char *p = text; (p = strstr(p, what)) != NULL; p++) n++;
+    return n;
+}
+
+/* occurrences of what at the start of a line (after blanks): live instructions, not comments */
+static int live(const char *text, const char *what)
+{
+    int n = 0;
+    for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+        const char *q = l;
+        while (*q == ' ' || *q == '\t') q++;
+        if (strncmp(q, what, strlen(what)) == 0) n++;
+    }
+    return n;
+}
+
+static void wgmma_kernel(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *opts;
+        int mma, ws; /* wgmma instructions expected; warp-specialised form */
+    } cases[] = {
+        /* the host's default tiles in all four layouts: 2 slices of 64 rows × 2 steps of k16 */
+        {"-DABT=1 -DBM=128 -DBN=128 -DWG=1 -DWN=128 -DSTAGES=3 -DWAIT=0 -DKB=64 -DWS=0 -DTA=0 -DTB=0 -DC2=1", 4, 0},
+        {"-DABT=1 -DBM=128 -DBN=128 -DWG=1 -DWN=128 -DSTAGES=3 -DWAIT=0 -DKB=64 -DWS=0 -DTA=1 -DTB=0 -DC2=0", 4, 0},
+        {"-DABT=2 -DBM=128 -DBN=128 -DWG=1 -DWN=128 -DSTAGES=3 -DWAIT=0 -DKB=64 -DWS=0 -DTA=0 -DTB=1 -DC2=1", 4, 0},
+        {"-DABT=2 -DBM=128 -DBN=128 -DWG=1 -DWN=128 -DSTAGES=3 -DWAIT=0 -DKB=64 -DWS=0 -DTA=1 -DTB=1 -DC2=1", 4, 0},
+        /* s8 with its epilogue: k32 steps */
+        {"-DABT=3 -DBM=128 -DBN=128 -DWG=1 -DWN=128 -DSTAGES=3 -DWAIT=0 -DKB=64 -DWS=0 -DTA=0 -DTB=1 -DC2=0 -DEPI=1", 4, 0},
+        /* narrower instructions, 32-byte slices, one slice in flight, two warpgroups */
+        {"-DABT=1 -DBM=128 -DBN=128 -DWG=2 -DWN=64 -DSTAGES=3 -DWAIT=1 -DKB=64 -DWS=0 -DTA=0 -DTB=0 -DC2=1", 4, 0},
+        {"-DABT=1 -DBM=128 -DBN=256 -DWG=2 -DWN=256 -DSTAGES=4 -DWAIT=0 -DKB=32 -DWS=0 -DTA=1 -DTB=0 -DC2=1", 1, 0},
+        /* warp-specialised */
+        {"-DABT=1 -DBM=128 -DBN=128 -DWG=2 -DWN=128 -DSTAGES=5 -DWAIT=1 -DKB=32 -DWS=1 -DTA=0 -DTB=0 -DC2=1", 1, 1},
+        {"-DABT=2 -DBM=128 -DBN=128 -DWG=1 -DWN=128 -DSTAGES=2 -DWAIT=0 -DKB=64 -DWS=2 -DTA=1 -DTB=1 -DC2=1", 4, 2},
+        {"-DABT=3 -DBM=64 -DBN=256 -DWG=1 -DWN=256 -DSTAGES=3 -DWAIT=1 -DKB=32 -DWS=1 -DTA=0 -DTB=1 -DC2=1 -DEPI=0", 1, 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char *p = ptx_of("gemm_wgmma_nv.cl", cases[i].opts);
+        if (!p) continue;
+        const int n = live(p, "wgmma.mma_async.sync.aligned.m64n");
+        if (n != cases[i].mma) fail_msg("%s: %d wgmma.mma_async, want %d", cases[i].opts, n, cases[i].mma);
+        if (live(p, "//@@")) fail_msg("%s: a //@@ line survived the rewrite", cases[i].opts);
+        /* the accumulators as registers, the predicate set from its operand */
+        if (count(p, "wgmma.mma_async") && !strstr(p, "{%f") && !strstr(p, "{%r")) fail_msg("%s: no register list", cases[i].opts);
+        if (count(p, "setp.ne.b32 p, %r") != n) fail_msg("%s: the scale predicate is not set from a register", cases[i].opts);
+        if (!live(p, "wgmma.fence.sync.aligned") || !live(p, "wgmma.commit_group.sync.aligned") || !live(p, "wgmma.wait_group.sync.aligned"))
+            fail_msg("%s: fence, commit or wait missing", cases[i].opts);
+        if (!live(p, "fence.proxy.async.shared::cta")) fail_msg("%s: no proxy fence", cases[i].opts);
+        const int tries = count(p, "mbarrier.try_wait.parity"), noinc = count(p, "cp.async.mbarrier.arrive.noinc"),
+                  arrive = count(p, "mbarrier.arrive.shared.b64");
+        if (cases[i].ws ? !tries || !arrive || (cases[i].ws == 1) != (noinc > 0) : tries || noinc || arrive || (count(p, "bar.sync") + count(p, "barrier")) == 0)
+            fail_msg("%s: the synchronisation does not match WS %d (try_wait %d, noinc %d, arrive %d)", cases[i].opts, cases[i].ws, tries,
+                     noinc, arrive);
+        if (!strstr(p, ".target sm_") || !strstr(strstr(p, ".target sm_"), "a")) fail_msg("%s: target not rewritten", cases[i].opts);
+        free(p);
+    }
+}
+
+static void mma_kernel(void **state) /* the mma.sync kernel the wgmma one falls back to */
+{
+    (void)state;
+    static const char *const cases[] = {
+        "-DABT=1 -DBM=128 -DBN=128 -DBK=32 -DWTM=64 -DWTN=64 -DSTAGES=3 -DTFACC=1 -DTA=0 -DTB=0 -DC2=1",
+        "-DABT=2 -DBM=128 -DBN=128 -DBK=32 -DWTM=64 -DWTN=64 -DSTAGES=3 -DTFACC=1 -DTA=1 -DTB=1 -DC2=0",
+        "-DABT=0 -DBM=128 -DBN=128 -DBK=16 -DWTM=64 -DWTN=64 -DSTAGES=3 -DTFACC=2 -DTA=1 -DTB=0 -DC2=1",
+        "-DABT=3 -DBM=128 -DBN=128 -DBK=64 -DWTM=64 -DWTN=64 -DSTAGES=3 -DTA=0 -DTB=1 -DEPI=1",
+        "-DABT=1 -DBM=128 -DBN=128 -DBK=32 -DWTM=64 -DWTN=64 -DSTAGES=3 -DTA=0 -DTB=0 -DC2=1 -DSP=1 -DSPMETA=1 -DSPORD=1",
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char *p = ptx_of("gemm_mma_nv.cl", cases[i]);
+        if (!p) continue;
+        if (!count(p, "mma.sync.aligned") && !count(p, "mma.sp")) fail_msg("%s: no mma instruction", cases[i]);
+        free(p);
+    }
+}
+
+int main(void)
+{
+    snprintf(tmp, sizeof tmp, "/tmp/clrun-nvptx-%d.ptx", (int)getpid());
+    if (system("clang -x cl -target nvptx64-nvidia-nvcl -Xclang -finclude-default-header -S -o /dev/null - < /dev/null > /dev/null 2>&1") != 0) {
+        printf("clang with an NVPTX target not found: skipped\n");
+        return 77;
+    }
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(wgmma_kernel),
+        cmocka_unit_test(mma_kernel),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    unlink(tmp);
+    return rc;
+}

@@ -27,6 +27,7 @@ struct gemm_state {
     unsigned vw;           /* CPU kernel's vector width (0: not asked yet) */
     int tensor;            /* tensor-core GEMM: 0 not probed yet, 1 works, -1 not here */
     int wgmma[2];          /* Hopper's wgmma kernel, [0] f16/bf16, [1] s8: 0 not probed yet, 1 works, -1 not here */
+    unsigned wg[8];        /* the tuning file's wgmma tiles (struct wg_params order); [0] == 0: none */
 };
 
 static const char state_key = 0; /* names GEMM's slot */
@@ -89,24 +90,30 @@ clrun_status clrun_gemm_backend_parse(const char *name, clrun_gemm_backend *out)
 static const char *const class_names[] = {"small", "large", "small-fast", "large-fast"};
 
 /* Read the tuning file once per context: lines "CLASS TM,TN,TK,WM,WN,VEC,DB [BACKEND]", CLASS one of
- * class_names, BACKEND gpu-kernel, cpu-kernel or clblast. Lines it does not understand are skipped. */
+ * class_names, BACKEND gpu-kernel, cpu-kernel or clblast; and "wgmma BM,BN,WG,WN,STAGES,WAIT,KB,WS"
+ * (the wgmma kernel's tiles, checked when used). Lines it does not understand are skipped. */
 static void read_tuning(clrun_ctx *ctx, struct gemm_state *gs)
 {
     char path[4200], line[256];
     gs->tuned = 1;
     memset(gs->params, 0, sizeof gs->params);
     memset(gs->backend, 0, sizeof gs->backend);
+    memset(gs->wg, 0, sizeof gs->wg);
     FILE *f = clrun_gemm_tuning_path(ctx, path, sizeof path) ? fopen(path, "r") : NULL;
     if (!f) return;
     while (fgets(line, sizeof line, f)) {
-        unsigned v[7];
+        unsigned v[8];
+        if (sscanf(line, "wgmma %u,%u,%u,%u,%u,%u,%u,%u", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) == 8) {
+            memcpy(gs->wg, v, sizeof gs->wg);
+            continue;
+        }
         char cls[16] = "", be[16] = ""; /* a blank line leaves them empty */
         int got = sscanf(line, "%15s %u,%u,%u,%u,%u,%u,%u %15s", cls, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], be);
         int c = -1;
         for (int i = 0; i < 4; i++)
             if (strcmp(cls, class_names[i]) == 0) c = i;
         if (got < 8 || c < 0) continue;
-        if (params_ok(clrun_ctx_device(ctx), v)) memcpy(gs->params[c], v, sizeof v);
+        if (params_ok(clrun_ctx_device(ctx), v)) memcpy(gs->params[c], v, sizeof gs->params[c]);
         for (int b = 1; b < 4 && got == 9; b++)
             if (strcmp(be, clrun_gemm_backend_name((clrun_gemm_backend)b)) == 0 && (b != CLRUN_GEMM_CLBLAST || clrun_have_clblast()))
                 gs->backend[c] = b;
@@ -355,8 +362,9 @@ static int mma_aligned(const clrun_gemm_desc *d, size_t batch)
 
 static clrun_status run_tensor(clrun_ctx *ctx, const clrun_gemm_desc *d, size_t batch);
 
-/* Tiles of the wgmma kernel (cl/gemm_wgmma_nv.cl): BM BN WG WN STAGES WAIT. Measured on the H200
- * (docs/BENCHMARKS.md). $CLRUN_GEMM_WGMMA_PARAMS overrides them. */
+/* Tiles of the wgmma kernel (cl/gemm_wgmma_nv.cl): BM BN WG WN STAGES WAIT KB WS. The built-in ones
+ * measured best on the H200 (docs/BENCHMARKS.md); the tuning file's (`clrun tune gemm`) over them,
+ * $CLRUN_GEMM_WGMMA_PARAMS over both. */
 struct wg_params {
     unsigned bm, bn, wg, wn, stages, wait, kb, ws;
 };
@@ -376,6 +384,11 @@ static clrun_status wg_params(clrun_ctx *ctx, struct wg_params *p)
     unsigned v[CLRUN__SETTING_MAX_UINTS], n;
     clrun_status st;
     *p = (struct wg_params){128, 128, 1, 128, 3, 0, 64, 0};
+    const struct gemm_state *gs = tuned_state(ctx);
+    if (gs && gs->wg[0]) {
+        const struct wg_params t = {gs->wg[0], gs->wg[1], gs->wg[2], gs->wg[3], gs->wg[4], gs->wg[5], gs->wg[6], gs->wg[7]};
+        if (wg_ok(clrun_ctx_device(ctx), &t)) *p = t;
+    }
     if ((st = clrun__setting_uints(ctx, CLRUN__SET_GEMM_WGMMA_PARAMS, v, &n)) || !n) return st;
     const struct wg_params e = {v[0], v[1], v[2], v[3], v[4], v[5], n >= 7 ? v[6] : 64, n == 8 ? v[7] : 0};
     if (!wg_ok(clrun_ctx_device(ctx), &e))

@@ -18,7 +18,9 @@ static const char *tune_help = "usage: clrun tune gemm [-d SPEC] [--size N] [--q
                                "products. It stores, per class, the fastest tiles and the fastest backend in the device's tuning\n"
                                "file (its path is printed): clrun_gemm uses them from then on (the backend when asked for auto).\n"
                                "A product is large when it has at least two 128×128 tiles per compute unit. $CLRUN_GEMM_PARAMS\n"
-                               "still overrides the tiles.\n\n"
+                               "still overrides the tiles. Where f16 products run on Hopper's wgmma kernel, it also times that\n"
+                               "kernel's tiles on an N³ f16 product and stores the fastest ($CLRUN_GEMM_WGMMA_PARAMS overrides\n"
+                               "them).\n\n"
                                "  -d, --device SPEC   device (default: $CLRUN_DEVICE, else the best)\n"
                                "  --size N            the large size (the small one is N/4)\n"
                                "  --quick             a handful of candidates instead of the whole space\n"
@@ -135,8 +137,69 @@ static int tune_class(clrun_ctx *ctx, int cls, size_t n, const struct cand *cand
     return rc;
 }
 
-/* Write the four classes' lines to the tuning file (clrun_file_write: replaced whole, safely). */
-static int store(clrun_ctx *ctx, char line[4][96])
+/* Tiles of Hopper's wgmma kernel (BM,BN,WG,WN,STAGES,WAIT,KB,WS; cl/gemm_wgmma_nv.cl), the shapes
+ * measured on the H200 (docs/BENCHMARKS.md), the built-in default first. */
+static const unsigned wg_cands[][8] = {{128, 128, 1, 128, 3, 0, 64, 0}, {128, 128, 2, 128, 3, 0, 64, 0}, {64, 128, 1, 128, 4, 0, 64, 0},
+                                       {128, 128, 2, 64, 3, 0, 64, 0},  {64, 256, 1, 256, 2, 0, 64, 0},  {128, 128, 1, 128, 6, 0, 32, 0},
+                                       {128, 256, 2, 256, 3, 1, 32, 1}, {64, 128, 1, 128, 6, 1, 32, 1}};
+
+/* Where f16 products run on wgmma: time its tiles on an n³ f16 product (results checked against the
+ * first candidate's), line gets "wgmma TILES" of the fastest. Returns an exit code. */
+static int tune_wgmma(clrun_ctx *ctx, size_t n, int quick, char line[96])
+{
+    clrun_gemm_desc d = {0};
+    d.m = d.n = d.k = n, d.alpha = 1.0f, d.lda = d.ldb = d.ldc = n, d.batch = 1, d.backend = CLRUN_GEMM_TENSOR, d.type = CLRUN_F16;
+    uint16_t *h = malloc(n * n * 2);
+    float *ref = malloc(n * n * 4), *out = malloc(n * n * 4);
+    clrun_status st = CLRUN_OK;
+    int rc = 0;
+    uint64_t seed = 7;
+    for (size_t i = 0; h && i < n * n; i++) h[i] = clrun_f32_to_f16((float)((seed = seed * 6364136223846793005ull + 1) >> 40) / 16777216.0f - 0.5f);
+    if (!h || !ref || !out || (st = clrun_buf_new(ctx, n * n * 2, 0, &d.a)) || (st = clrun_buf_new(ctx, n * n * 2, 0, &d.b)) ||
+        (st = clrun_buf_new(ctx, n * n * 4, 0, &d.c)) || (st = clrun_upload(d.a, 0, h, n * n * 2)) || (st = clrun_upload(d.b, 0, h, n * n * 2)))
+        rc = h && ref && out ? cli_fail("tune", ctx, st) : EXIT_RUNTIME;
+    const size_t nc = quick ? 3 : sizeof wg_cands / sizeof *wg_cands;
+    double best = 0;
+    size_t bi = 0;
+    for (size_t i = 0; i < nc && rc == 0; i++) {
+        const unsigned *v = wg_cands[i];
+        char params[64];
+        snprintf(params, sizeof params, "%u,%u,%u,%u,%u,%u,%u,%u", v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]);
+        setenv("CLRUN_GEMM_WGMMA_PARAMS", params, 1);
+        double ts[3];
+        st = CLRUN_OK;
+        for (int r = -1; r < 3 && st == CLRUN_OK; r++) {
+            double t0 = cli_now();
+            if ((st = clrun_gemm(ctx, &d)) == CLRUN_OK) st = clrun_finish(ctx);
+            if (r >= 0) ts[r] = cli_now() - t0;
+        }
+        unsetenv("CLRUN_GEMM_WGMMA_PARAMS");
+        float *got = i ? out : ref;
+        double gf = st == CLRUN_OK && clrun_download(d.c, 0, got, n * n * 4) == CLRUN_OK ? 2.0 * n * n * n / cli_median(ts, 3) / 1e9 : 0;
+        for (size_t e = 0; i && gf > 0 && e < n * n; e++)
+            if (!(fabsf(out[e] - ref[e]) <= 1e-3f * (1.0f + fabsf(ref[e])))) gf = 0;
+        if (gf > 0) printf("[%zu/%zu] wgmma f16 %-24s %10.1f GFLOP/s\n", i + 1, nc, params, gf);
+        else printf("[%zu/%zu] wgmma f16 %-24s %s\n", i + 1, nc, params, i == 0 ? "failed" : "failed or wrong result");
+        fflush(stdout);
+        if (i == 0 && gf == 0) {
+            fprintf(stderr, "clrun tune: the first wgmma candidate failed: %s\n", clrun_last_error(ctx));
+            rc = EXIT_RUNTIME;
+        }
+        if (gf > best) best = gf, bi = i;
+    }
+    if (rc == 0) {
+        const unsigned *v = wg_cands[bi];
+        snprintf(line, 96, "wgmma %u,%u,%u,%u,%u,%u,%u,%u", v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]);
+        printf("best wgmma: %s (%.1f GFLOP/s)\n", line + 6, best);
+    }
+    clrun_buf_free(d.a), clrun_buf_free(d.b), clrun_buf_free(d.c);
+    free(h), free(ref), free(out);
+    return rc;
+}
+
+/* Write the four classes' lines (and the wgmma one) to the tuning file (clrun_file_write: replaced
+ * whole, safely). */
+static int store(clrun_ctx *ctx, char line[5][96])
 {
     const clrun_device_info *in = clrun_ctx_device(ctx);
     char path[4200], dir[4200], text[1024];
@@ -153,8 +216,8 @@ static int store(clrun_ctx *ctx, char line[4][96])
             *q = '/';
         }
     mkdir(dir, 0755);
-    int n = snprintf(text, sizeof text, "# clrun tune gemm on %s (%s)\n%s\n%s\n%s\n%s\n", in->name, in->driver_version, line[0], line[1],
-                     line[2], line[3]);
+    int n = snprintf(text, sizeof text, "# clrun tune gemm on %s (%s)\n%s\n%s\n%s\n%s\n%s%s", in->name, in->driver_version, line[0], line[1],
+                     line[2], line[3], line[4], *line[4] ? "\n" : "");
     if (n < 0 || (size_t)n >= sizeof text || clrun_file_write(path, text, (size_t)n) != CLRUN_OK) {
         fprintf(stderr, "clrun tune: %s\n", n < 0 || (size_t)n >= sizeof text ? "the tuning lines are too long" : clrun_last_error(NULL));
         return EXIT_RUNTIME;
@@ -195,8 +258,10 @@ int cmd_tune(int argc, char **argv)
     struct cand cands[256];
     const size_t nc = candidates(in, quick, cands);
     printf("tuning gemm on %s: %zu candidates, sizes %ld³ (large) and %ld³ (small)\n", in->name, nc, size, size / 4);
-    char line[4][96] = {"", "", "", ""};
+    char line[5][96] = {"", "", "", "", ""};
     for (int cls = 3; cls >= 0 && rc == 0; cls--) rc = tune_class(ctx, cls, cls & 1 ? (size_t)size : (size_t)size / 4, cands, nc, line[cls]);
+    const char *tk = clrun_gemm_tensor_kernel(ctx, CLRUN_F16);
+    if (rc == 0 && tk && strcmp(tk, "wgmma") == 0) rc = tune_wgmma(ctx, (size_t)size, quick, line[4]);
     if (rc == 0 && !dry) rc = store(ctx, line);
     clrun_close(ctx);
     return rc;

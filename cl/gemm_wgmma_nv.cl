@@ -11,8 +11,8 @@
  *
  * A work-group of WG warpgroups (128 threads each) computes a BM×BN tile of C; warpgroup w owns
  * rows w·BM/WG .. as BM/WG/64 slices of 64 rows, each multiplied by BN/WN instructions of width WN,
- * whose accumulators live in registers. K advances in slices of 64 bytes (32 f16/bf16, 64 s8)
- * through STAGES local buffers filled by cp.async (16-byte copies that zero-fill past the matrix
+ * whose accumulators live in registers. K advances in slices of KB bytes (64: 32 f16/bf16 or 64
+ * s8; or 32) through STAGES local buffers filled by cp.async (16-byte copies that zero-fill past the matrix
  * edges: any M, N, K); the tensor cores read both operands straight from local memory through
  * matrix descriptors, asynchronously, while the next slices' copies are issued.
  *
@@ -47,7 +47,7 @@
 #define BN 128
 #endif
 #ifndef WG
-#define WG 2
+#define WG 1
 #endif
 #ifndef WN
 #if BN < 256
@@ -70,9 +70,6 @@
 #endif
 #ifndef KB
 #define KB 64 /* bytes of K per slice: 64 (64-byte swizzle) or 32 (32-byte swizzle) */
-#endif
-#ifndef MNSWAP
-#define MNSWAP 0 /* 1: the MN-major descriptor's two strides the other way round (probing) */
 #endif
 
 #ifndef WS
@@ -194,11 +191,7 @@ static inline ulong desc(uint addr, uint lbo, uint sbo, uint mode)
 {
     return (ulong)((addr & 0x3FFFFu) >> 4) | (ulong)(lbo >> 4) << 16 | (ulong)(sbo >> 4) << 32 | (ulong)mode << 62;
 }
-#if MNSWAP
-#define MN_DESC(a) desc((a), 1024, BK * 128, 1)
-#else
 #define MN_DESC(a) desc((a), BK * 128, 1024, 1)
-#endif
 
 static inline void cp_async16(uint dst, __global const void *src, uint bytes)
 {

@@ -489,7 +489,14 @@ static int wgmma_works(clrun_ctx *ctx, int kind)
     if (!gs->wgmma[kind]) {
         const clrun_device_info *in = clrun_ctx_device(ctx);
         const int nvidia = strstr(in->platform_vendor, "NVIDIA") != NULL || strstr(in->vendor, "NVIDIA") != NULL;
-        gs->wgmma[kind] = nvidia && in->type == CLRUN_DEVICE_GPU && !clrun__setting_on(CLRUN__SET_NO_WGMMA) &&
+        /* wgmma is sm_90's alone: where the driver reports another compute capability
+         * (cl_nv_device_attribute_query), no doomed build is tried; where it reports none, the probe decides */
+        cl_uint major = 0;
+        const int other = nvidia &&
+                          clGetDeviceInfo(clrun_ctx_cl_device(ctx), 0x4000 /* CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV */, sizeof major, &major,
+                                          NULL) == CL_SUCCESS &&
+                          major != 9;
+        gs->wgmma[kind] = nvidia && in->type == CLRUN_DEVICE_GPU && !other && !clrun__setting_on(CLRUN__SET_NO_WGMMA) &&
                                   !clrun__setting_on(CLRUN__SET_NO_TENSOR) && wgmma_probe(ctx, kind)
                               ? 1
                               : -1;

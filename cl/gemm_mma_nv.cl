@@ -117,15 +117,7 @@
 #define A_AT(r, c) ((r) * (A_CH * EPC) + SWZ(A_CH, r, (c) / EPC) * EPC + (c) % EPC) /* element offset */
 #define B_AT(r, c) ((r) * (B_CH * EPC) + SWZ(B_CH, r, (c) / EPC) * EPC + (c) % EPC)
 
-#define STR_(x) #x
-#define STR(x) STR_(x)
-
-static inline uint smem_addr(__local const void *p) { return (uint)(size_t)p; }
-
-static inline void cp_async16(__local void *dst, __global const void *src, uint bytes)
-{
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(dst)), "l"(src), "r"(bytes) : "memory");
-}
+#include "nv_common.h"
 
 /* Copy the slice of depth k0 of op(A) and op(B) into stage buffers as, bs (cp.async, not waited). */
 static inline void load_slice(__local ELT *as, __local ELT *bs, __global const ELT *A, __global const ELT *B, const uint lda,
@@ -140,7 +132,7 @@ static inline void load_slice(__local ELT *as, __local ELT *bs, __global const E
         const uint cols = TA ? M : SP ? 2 * ((K + 3) / 4) : K;
         const uint ok = gr < rows && gc < cols;
         const uint bytes = ok ? min((uint)EPC, cols - gc) * (uint)sizeof(ELT) : 0u;
-        cp_async16(as + A_AT(r, c), ok ? A + (size_t)gr * lda + gc : A, bytes);
+        cp_async16(smem_addr(as + A_AT(r, c)), ok ? A + (size_t)gr * lda + gc : A, bytes);
     }
 #pragma unroll
     for (uint e = tid; e < B_ROWS * B_CH; e += NTHR) {
@@ -148,7 +140,7 @@ static inline void load_slice(__local ELT *as, __local ELT *bs, __global const E
         const uint gr = (TB ? n0 : k0) + r, gc = (TB ? k0 : n0) + c, rows = TB ? N : K, cols = TB ? K : N;
         const uint ok = gr < rows && gc < cols;
         const uint bytes = ok ? min((uint)EPC, cols - gc) * (uint)sizeof(ELT) : 0u;
-        cp_async16(bs + B_AT(r, c), ok ? B + (size_t)gr * ldb + gc : B, bytes);
+        cp_async16(smem_addr(bs + B_AT(r, c)), ok ? B + (size_t)gr * ldb + gc : B, bytes);
     }
 #if SP /* metadata word w of row r at word r·MW + w after B's tile; zeros past M and K */
     __local uint *ms = (__local uint *)(bs + B_SZ);
@@ -430,19 +422,10 @@ clrun_gemm_mma(const uint M, const uint N, const uint K, const float alpha, cons
                 const uint gi = m0 + wm0 + i * 16 + g + (hh >> 1) * 8, gj = n0 + wn0 + t * 8 + c2;
                 if (gi >= M || gj >= N) continue;
 #if ABT == 3
-                const ulong at = c_off + batch * stride_c + (size_t)gi * ldc + gj;
-                clrun_s8_store(C0, at, acc[i][t][hh], gi, gj, rs, cs, bias, flags);
-                if (gj + 1 < N) clrun_s8_store(C0, at + 1, acc[i][t][hh + 1], gi, gj + 1, rs, cs, bias, flags);
-                continue;
+                nv_store_pair_s8(C0, c_off + batch * stride_c + (size_t)gi * ldc + gj, acc[i][t][hh], acc[i][t][hh + 1], gi, gj, gj + 1 < N, rs,
+                                 cs, bias, flags);
 #else
-                __global float *p = C + (size_t)gi * ldc + gj;
-                if (C2 && gj + 1 < N) { /* both columns, 8 bytes at once (the host saw C's rows 8-byte aligned) */
-                    const float2 r = (float2)(acc[i][t][hh], acc[i][t][hh + 1]);
-                    *(__global float2 *)p = beta == 0.0f ? alpha * r : fma((float2)(alpha), r, beta * *(__global float2 *)p);
-                } else {
-                    for (int h = hh; h < hh + 2 && gj + (h - hh) < N; h++, p++)
-                        *p = beta == 0.0f ? alpha * acc[i][t][h] : fma(alpha, acc[i][t][h], beta * *p); /* beta 0: C is not read */
-                }
+                nv_store_pair(C + (size_t)gi * ldc + gj, acc[i][t][hh], acc[i][t][hh + 1], gj + 1 < N, alpha, beta);
 #endif
             }
 }

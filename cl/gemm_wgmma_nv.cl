@@ -129,9 +129,7 @@
 #endif
 #define MN_AT(k, c) (((c) >> 3) * (BK * 128) + (k) * 128 + ((((c) & 7) ^ ((k) & 7)) << 4))
 
-#define STR_(x) #x
-#define STR(x) STR_(x)
-
+#include "nv_common.h"
 #include "wgmma_ops.h"
 #if WN == 64
 #define WG_REGS WG_REGS64
@@ -183,8 +181,6 @@
 /* keeps the compiler from moving accumulator accesses across the asynchronous instructions */
 #define ACC_FENCE(d) asm volatile("" : WG_OPS(d)::"memory")
 
-static inline uint smem_addr(__local const void *p) { return (uint)(size_t)p; }
-
 /* matrix descriptor: start address, leading and stride dimension byte offsets, swizzle mode
  * (1: 128 bytes, 2: 64 bytes) */
 static inline ulong desc(uint addr, uint lbo, uint sbo, uint mode)
@@ -192,11 +188,6 @@ static inline ulong desc(uint addr, uint lbo, uint sbo, uint mode)
     return (ulong)((addr & 0x3FFFFu) >> 4) | (ulong)(lbo >> 4) << 16 | (ulong)(sbo >> 4) << 32 | (ulong)mode << 62;
 }
 #define MN_DESC(a) desc((a), BK * 128, 1024, 1)
-
-static inline void cp_async16(uint dst, __global const void *src, uint bytes)
-{
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(bytes) : "memory");
-}
 
 /* One operand's slice of depth k0 into the tile at byte address t: rows r0 .. r0+R-1 of the
  * operand's M (or N) extent `rows` total; mn: stored K×R (MN-major) rather than R×K. */
@@ -393,18 +384,10 @@ clrun_gemm_wgmma(const uint M, const uint N, const uint K, const float alpha, co
                 const uint gi = m0 + cw * (BM / WG) + i * 64 + g + ((h >> 1) & 1) * 8, gj = n0 + j * WN + (h >> 2) * 8 + c2;
                 if (gi >= M || gj >= N) continue;
 #if ABT == 3
-                const ulong at = c_off + batch * stride_c + (size_t)gi * ldc + gj;
-                clrun_s8_store(C0, at, acc[i][j][h], gi, gj, rs, cs, bias, flags);
-                if (gj + 1 < N) clrun_s8_store(C0, at + 1, acc[i][j][h + 1], gi, gj + 1, rs, cs, bias, flags);
+                nv_store_pair_s8(C0, c_off + batch * stride_c + (size_t)gi * ldc + gj, acc[i][j][h], acc[i][j][h + 1], gi, gj, gj + 1 < N, rs, cs,
+                                 bias, flags);
 #else
-                __global float *p = C + (size_t)gi * ldc + gj;
-                if (C2 && gj + 1 < N) {
-                    const float2 r = (float2)(acc[i][j][h], acc[i][j][h + 1]);
-                    *(__global float2 *)p = beta == 0.0f ? alpha * r : fma((float2)(alpha), r, beta * *(__global float2 *)p);
-                } else {
-                    for (int q = h; q < h + 2 && gj + (q - h) < N; q++, p++)
-                        *p = beta == 0.0f ? alpha * acc[i][j][q] : fma(alpha, acc[i][j][q], beta * *p);
-                }
+                nv_store_pair(C + (size_t)gi * ldc + gj, acc[i][j][h], acc[i][j][h + 1], gj + 1 < N, alpha, beta);
 #endif
             }
 }

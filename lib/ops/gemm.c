@@ -295,6 +295,18 @@ static clrun_status launch_gpu_shaped(clrun_kernel *k, clrun__grid g, const clru
                       ARG_U64(d->stride_b), ARG_BUF(d->c), ARG_U64(d->c_off), ARG_U32(d->ldc), ARG_U64(d->stride_c));
 }
 
+/* The INT8 tensor-core kernels' argument list (cl/gemm_mma_nv.cl and cl/gemm_wgmma_nv.cl with ABT 3):
+ * launch_gpu_shaped's with alpha 1 and beta 0 (unused), then the epilogue e (may be NULL). */
+static clrun_status launch_s8_tensor(clrun_kernel *k, clrun__grid g, const clrun_gemm_desc *d, const clrun_s8_epilogue *e)
+{
+    clrun_buf *a = d->a ? d->a : d->c, *b = d->b ? d->b : d->c;
+    return CLRUN__RUN(k, g, ARG_U32(d->m), ARG_U32(d->n), ARG_U32(d->k), ARG_F32(1.0f), ARG_F32(0.0f), ARG_BUF(a), ARG_U64(d->a_off),
+                      ARG_U32(d->lda ? d->lda : 16), ARG_U64(d->stride_a), ARG_BUF(b), ARG_U64(d->b_off), ARG_U32(d->ldb ? d->ldb : 16),
+                      ARG_U64(d->stride_b), ARG_BUF(d->c), ARG_U64(d->c_off), ARG_U32(d->ldc), ARG_U64(d->stride_c),
+                      ARG_BUF(e ? e->row_scale : NULL), ARG_BUF(e ? e->col_scale : NULL), ARG_BUF(e ? e->bias : NULL),
+                      ARG_I32((e && e->relu ? 1 : 0) | (d->beta == 1.0f ? 2 : 0)));
+}
+
 static clrun_status run_gpu(clrun_ctx *ctx, const clrun_gemm_desc *d, size_t batch)
 {
     clrun_status st;
@@ -415,13 +427,7 @@ static clrun_status run_wgmma(clrun_ctx *ctx, const clrun_gemm_desc *d, size_t b
     if ((st = clrun__lib_kernel(ctx, "gemm_wgmma_nv", opts, "clrun_gemm_wgmma", &k))) return st;
     const size_t threads = (size_t)(p.wg + (p.ws != 0)) * 128, tiles = ((d->m + p.bm - 1) / p.bm) * ((d->n + p.bn - 1) / p.bn);
     const clrun__grid g = {2, {tiles * threads, batch, 1}, {threads, 1, 1}};
-    if (!s8) return launch_gpu_shaped(k, g, d, 8);
-    clrun_buf *a = d->a ? d->a : d->c, *b = d->b ? d->b : d->c;
-    return CLRUN__RUN(k, g, ARG_U32(d->m), ARG_U32(d->n), ARG_U32(d->k), ARG_F32(1.0f), ARG_F32(0.0f), ARG_BUF(a), ARG_U64(d->a_off),
-                      ARG_U32(d->lda ? d->lda : 16), ARG_U64(d->stride_a), ARG_BUF(b), ARG_U64(d->b_off), ARG_U32(d->ldb ? d->ldb : 16),
-                      ARG_U64(d->stride_b), ARG_BUF(d->c), ARG_U64(d->c_off), ARG_U32(d->ldc), ARG_U64(d->stride_c),
-                      ARG_BUF(e ? e->row_scale : NULL), ARG_BUF(e ? e->col_scale : NULL), ARG_BUF(e ? e->bias : NULL),
-                      ARG_I32((e && e->relu ? 1 : 0) | (d->beta == 1.0f ? 2 : 0)));
+    return s8 ? launch_s8_tensor(k, g, d, e) : launch_gpu_shaped(k, g, d, 8);
 }
 
 static clrun_status wg_probe_run(clrun_ctx *ctx, const clrun_gemm_desc *d, void *arg)
@@ -487,19 +493,15 @@ static int wgmma_works(clrun_ctx *ctx, int kind)
     struct gemm_state *gs = state(ctx);
     if (!gs) return 0;
     if (!gs->wgmma[kind]) {
-        const clrun_device_info *in = clrun_ctx_device(ctx);
-        const int nvidia = strstr(in->platform_vendor, "NVIDIA") != NULL || strstr(in->vendor, "NVIDIA") != NULL;
+        const int candidate = clrun__nv_tensor_candidate(ctx) && !clrun__setting_on(CLRUN__SET_NO_WGMMA);
         /* wgmma is sm_90's alone: where the driver reports another compute capability
          * (cl_nv_device_attribute_query), no doomed build is tried; where it reports none, the probe decides */
         cl_uint major = 0;
-        const int other = nvidia &&
+        const int other = candidate &&
                           clGetDeviceInfo(clrun_ctx_cl_device(ctx), 0x4000 /* CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV */, sizeof major, &major,
                                           NULL) == CL_SUCCESS &&
                           major != 9;
-        gs->wgmma[kind] = nvidia && in->type == CLRUN_DEVICE_GPU && !other && !clrun__setting_on(CLRUN__SET_NO_WGMMA) &&
-                                  !clrun__setting_on(CLRUN__SET_NO_TENSOR) && wgmma_probe(ctx, kind)
-                              ? 1
-                              : -1;
+        gs->wgmma[kind] = candidate && !other && wgmma_probe(ctx, kind) ? 1 : -1;
     }
     return gs->wgmma[kind] == 1;
 }
@@ -567,13 +569,7 @@ clrun_status clrun__gemm_s8_tensor(clrun_ctx *ctx, const clrun_gemm_desc *d, con
     if ((st = clrun__lib_kernel(ctx, "gemm_mma_nv", opts, "clrun_gemm_mma", &k))) return st;
     const size_t threads = (size_t)(p.bm / p.wtm) * (p.bn / p.wtn) * 32;
     const size_t tiles = ((d->m + p.bm - 1) / p.bm) * ((d->n + p.bn - 1) / p.bn);
-    clrun_buf *a = d->a ? d->a : d->c, *b = d->b ? d->b : d->c;
-    return CLRUN__RUN(k, ((clrun__grid){2, {tiles * threads, batch, 1}, {threads, 1, 1}}), ARG_U32(d->m), ARG_U32(d->n), ARG_U32(d->k),
-                      ARG_F32(1.0f), ARG_F32(0.0f), ARG_BUF(a), ARG_U64(d->a_off), ARG_U32(d->lda ? d->lda : 16), ARG_U64(d->stride_a),
-                      ARG_BUF(b), ARG_U64(d->b_off), ARG_U32(d->ldb ? d->ldb : 16), ARG_U64(d->stride_b), ARG_BUF(d->c),
-                      ARG_U64(d->c_off), ARG_U32(d->ldc), ARG_U64(d->stride_c), ARG_BUF(e ? e->row_scale : NULL),
-                      ARG_BUF(e ? e->col_scale : NULL), ARG_BUF(e ? e->bias : NULL),
-                      ARG_I32((e && e->relu ? 1 : 0) | (d->beta == 1.0f ? 2 : 0)));
+    return launch_s8_tensor(k, (clrun__grid){2, {tiles * threads, batch, 1}, {threads, 1, 1}}, d, e);
 }
 
 /* 2:4 sparse A on the tensor cores (cl/gemm_mma_nv.cl, SP 1) for clrun_gemm_sp, which has checked
@@ -639,6 +635,13 @@ clrun_status clrun__gemm_sp_cpu(clrun_ctx *ctx, const clrun_gemm_desc *d, clrun_
                       ARG_U64(stride_m), ARG_BUF(s), ARG_U64(stride_p), ARG_BUF(d->c), ARG_U64(d->c_off), ARG_U32(d->ldc), ARG_U64(d->stride_c));
 }
 
+int clrun__nv_tensor_candidate(clrun_ctx *ctx)
+{
+    const clrun_device_info *in = clrun_ctx_device(ctx);
+    return (strstr(in->platform_vendor, "NVIDIA") != NULL || strstr(in->vendor, "NVIDIA") != NULL) && in->type == CLRUN_DEVICE_GPU &&
+           !clrun__setting_on(CLRUN__SET_NO_TENSOR);
+}
+
 int clrun__probe_gemm(clrun_ctx *ctx, clrun_gemm_desc *d, const void *a, size_t abytes, const void *b, size_t bbytes, const void *want,
                       size_t cbytes, clrun_status (*run)(clrun_ctx *ctx, const clrun_gemm_desc *d, void *arg), void *arg, const char *what)
 {
@@ -691,9 +694,7 @@ int clrun_gemm_tensor_cores(clrun_ctx *ctx)
     struct gemm_state *gs = ctx ? state(ctx) : NULL;
     if (!gs) return 0;
     if (!gs->tensor) {
-        const clrun_device_info *in = clrun_ctx_device(ctx);
-        const int nvidia = strstr(in->platform_vendor, "NVIDIA") != NULL || strstr(in->vendor, "NVIDIA") != NULL;
-        gs->tensor = nvidia && in->type == CLRUN_DEVICE_GPU && !clrun__setting_on(CLRUN__SET_NO_TENSOR) && tensor_probe(ctx) ? 1 : -1;
+        gs->tensor = clrun__nv_tensor_candidate(ctx) && tensor_probe(ctx) ? 1 : -1;
     }
     return gs->tensor == 1;
 }

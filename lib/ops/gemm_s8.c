@@ -58,9 +58,7 @@ static int s8_tensor(clrun_ctx *ctx)
     signed char *state = clrun__op_state(ctx, &s8_key, 1, NULL);
     if (!state) return 0;
     if (!*state) {
-        const clrun_device_info *in = clrun_ctx_device(ctx);
-        const int nvidia = strstr(in->platform_vendor, "NVIDIA") != NULL || strstr(in->vendor, "NVIDIA") != NULL;
-        *state = nvidia && in->type == CLRUN_DEVICE_GPU && !clrun__setting_on(CLRUN__SET_NO_TENSOR) && s8_probe(ctx) ? 1 : -1;
+        *state = clrun__nv_tensor_candidate(ctx) && s8_probe(ctx) ? 1 : -1;
     }
     return *state == 1;
 }

@@ -116,6 +116,8 @@ clrun_status clrun__copy_rows16(clrun_ctx *ctx, clrun_buf *src, size_t off, size
 clrun_status clrun__check_matrix(clrun_ctx *ctx, const char *what, const char *name, clrun_buf *b, size_t esize, size_t off, size_t ld,
                                  size_t stride, size_t rows, size_t cols, size_t batch);
 
+/* 1 where a tensor-core probe is worth trying (lib/ops/gemm.c): an NVIDIA GPU, CLRUN_NO_TENSOR unset. */
+int clrun__nv_tensor_candidate(clrun_ctx *ctx);
 /* The tensor-core probes' common part (lib/ops/gemm.c): a and b uploaded to fresh buffers bound to
  * d (with C, cbytes), run(ctx, d, arg), C read back; 1 when it equals want. A wrong result records
  * "<what>: the tensor-core probe ... computed wrong results" (what NULL: nothing). */

@@ -243,9 +243,7 @@ static int tensor_form(clrun_ctx *ctx)
     if (!s) return -1;
     if (!s->form) {
         s->form = -1;
-        const clrun_device_info *in = clrun_ctx_device(ctx);
-        const int nvidia = strstr(in->platform_vendor, "NVIDIA") != NULL || strstr(in->vendor, "NVIDIA") != NULL;
-        if (nvidia && in->type == CLRUN_DEVICE_GPU && !clrun__setting_on(CLRUN__SET_NO_TENSOR)) {
+        if (clrun__nv_tensor_candidate(ctx)) {
             /* the ordered-metadata instruction first (ptxas advises it on sm_90), each thread layout */
             static const int forms[] = {3, 4, 1, 2}; /* SPMETA + 2·SPORD */
             for (size_t i = 0; i < sizeof forms / sizeof *forms && s->form < 0; i++)

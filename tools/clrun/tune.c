@@ -31,13 +31,11 @@ struct cand {
     unsigned v[7];
 };
 
-/* Time one candidate (tiles c, backend d->backend) on the product in d (3 runs after a warm-up);
- * 0 when it fails or its result differs from ref. */
-static double try_cand(clrun_ctx *ctx, clrun_gemm_desc *d, const struct cand *c, const float *ref, float *out, size_t nc)
+/* Time one candidate (tiles params in the variable var, backend d->backend) on the product in d (3
+ * runs after a warm-up), GFLOP/s; 0 when it fails or its result differs from ref. */
+static double try_params(clrun_ctx *ctx, clrun_gemm_desc *d, const char *var, const char *params, const float *ref, float *out, size_t nc)
 {
-    char env[128];
-    snprintf(env, sizeof env, "%u,%u,%u,%u,%u,%u,%u", c->v[0], c->v[1], c->v[2], c->v[3], c->v[4], c->v[5], c->v[6]);
-    setenv("CLRUN_GEMM_PARAMS", env, 1); /* read by the GPU kernel only */
+    setenv(var, params, 1); /* read by that kernel only */
     double t[3];
     clrun_status st = CLRUN_OK;
     for (int r = -1; r < 3 && st == CLRUN_OK; r++) {
@@ -45,12 +43,20 @@ static double try_cand(clrun_ctx *ctx, clrun_gemm_desc *d, const struct cand *c,
         if ((st = clrun_gemm(ctx, d)) == CLRUN_OK) st = clrun_finish(ctx);
         if (r >= 0) t[r] = cli_now() - t0;
     }
-    unsetenv("CLRUN_GEMM_PARAMS");
+    unsetenv(var);
     if (st != CLRUN_OK || clrun_download(d->c, 0, out, nc * 4) != CLRUN_OK) return 0;
     if (ref)
         for (size_t i = 0; i < nc; i++)
             if (!(fabsf(out[i] - ref[i]) <= 1e-3f * (1.0f + fabsf(ref[i])))) return 0;
     return 2.0 * d->m * d->n * d->k / cli_median(t, 3) / 1e9;
+}
+
+/* try_params for the GPU kernel's tiles c */
+static double try_cand(clrun_ctx *ctx, clrun_gemm_desc *d, const struct cand *c, const float *ref, float *out, size_t nc)
+{
+    char params[128];
+    snprintf(params, sizeof params, "%u,%u,%u,%u,%u,%u,%u", c->v[0], c->v[1], c->v[2], c->v[3], c->v[4], c->v[5], c->v[6]);
+    return try_params(ctx, d, "CLRUN_GEMM_PARAMS", params, ref, out, nc);
 }
 
 /* The space: tiles, slice depth, work per item, float4 local reads, double buffering; those the
@@ -165,19 +171,7 @@ static int tune_wgmma(clrun_ctx *ctx, size_t n, int quick, char line[96])
         const unsigned *v = wg_cands[i];
         char params[64];
         snprintf(params, sizeof params, "%u,%u,%u,%u,%u,%u,%u,%u", v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]);
-        setenv("CLRUN_GEMM_WGMMA_PARAMS", params, 1);
-        double ts[3];
-        st = CLRUN_OK;
-        for (int r = -1; r < 3 && st == CLRUN_OK; r++) {
-            double t0 = cli_now();
-            if ((st = clrun_gemm(ctx, &d)) == CLRUN_OK) st = clrun_finish(ctx);
-            if (r >= 0) ts[r] = cli_now() - t0;
-        }
-        unsetenv("CLRUN_GEMM_WGMMA_PARAMS");
-        float *got = i ? out : ref;
-        double gf = st == CLRUN_OK && clrun_download(d.c, 0, got, n * n * 4) == CLRUN_OK ? 2.0 * n * n * n / cli_median(ts, 3) / 1e9 : 0;
-        for (size_t e = 0; i && gf > 0 && e < n * n; e++)
-            if (!(fabsf(out[e] - ref[e]) <= 1e-3f * (1.0f + fabsf(ref[e])))) gf = 0;
+        const double gf = try_params(ctx, &d, "CLRUN_GEMM_WGMMA_PARAMS", params, i ? ref : NULL, i ? out : ref, n * n);
         if (gf > 0) printf("[%zu/%zu] wgmma f16 %-24s %10.1f GFLOP/s\n", i + 1, nc, params, gf);
         else printf("[%zu/%zu] wgmma f16 %-24s %s\n", i + 1, nc, params, i == 0 ? "failed" : "failed or wrong result");
         fflush(stdout);

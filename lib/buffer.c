@@ -76,6 +76,7 @@ clrun_status clrun_buf_new(clrun_ctx *ctx, size_t bytes, unsigned flags, clrun_b
 
 clrun_status clrun_buf_new_from(clrun_ctx *ctx, const void *src, size_t bytes, unsigned flags, clrun_buf **out)
 {
+    CLRUN__SERIAL(ctx);
     if (!src) {
         if (out) *out = NULL;
         return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_buf_new_from: src is NULL");
@@ -105,6 +106,7 @@ clrun_status clrun_buf_sub(clrun_buf *parent, size_t offset, size_t bytes, clrun
 
 void clrun_buf_free(clrun_buf *b)
 {
+    CLRUN__SERIAL(b ? b->ctx : NULL);
     if (!b) return;
     clReleaseMemObject(b->mem);
     free(b);
@@ -118,6 +120,7 @@ clrun_ctx *clrun_buf_context(const clrun_buf *b) { return b->ctx; }
 
 clrun_status clrun_host_alloc(clrun_ctx *ctx, size_t bytes, void **ptr)
 {
+    CLRUN__SERIAL(ctx);
     cl_int err = CL_SUCCESS;
     if (!ptr) return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_host_alloc: ptr is NULL");
     *ptr = NULL;
@@ -146,6 +149,7 @@ clrun_status clrun_host_alloc(clrun_ctx *ctx, size_t bytes, void **ptr)
 
 clrun_status clrun_host_free(clrun_ctx *ctx, void *ptr)
 {
+    CLRUN__SERIAL(ctx);
     if (!ptr) return CLRUN_OK;
     pthread_mutex_lock(&ctx->pinned_lock);
     struct clrun__pinned **pp = &ctx->pinned;
@@ -308,6 +312,7 @@ static clrun_status staged_download(clrun_buf *b, size_t offset, char *dst, size
 static clrun_status transfer(clrun_buf *b, size_t offset, void *host, size_t bytes, int up, int blocking, clrun_event **ev)
 {
     clrun_ctx *ctx = b->ctx;
+    CLRUN__SERIAL(ctx); /* the staging buffers are the context's */
     const char *what = up ? "upload" : "download";
     clrun_status st;
     cl_event e = NULL;
@@ -333,6 +338,7 @@ static clrun_status transfer(clrun_buf *b, size_t offset, void *host, size_t byt
 
 clrun_status clrun_upload(clrun_buf *b, size_t offset, const void *src, size_t bytes)
 {
+    CLRUN__SERIAL(b ? b->ctx : NULL);
     return transfer(b, offset, (void *)src, bytes, 1, 1, NULL);
 }
 
@@ -340,16 +346,19 @@ clrun_status clrun_download(clrun_buf *b, size_t offset, void *dst, size_t bytes
 
 clrun_status clrun_upload_async(clrun_buf *b, size_t offset, const void *src, size_t bytes, clrun_event **ev)
 {
+    CLRUN__SERIAL(b ? b->ctx : NULL);
     return transfer(b, offset, (void *)src, bytes, 1, 0, ev);
 }
 
 clrun_status clrun_download_async(clrun_buf *b, size_t offset, void *dst, size_t bytes, clrun_event **ev)
 {
+    CLRUN__SERIAL(b ? b->ctx : NULL);
     return transfer(b, offset, dst, bytes, 0, 0, ev);
 }
 
 clrun_status clrun_buf_fill(clrun_buf *b, const void *pattern, size_t pattern_size, size_t offset, size_t bytes)
 {
+    CLRUN__SERIAL(b ? b->ctx : NULL);
     clrun_ctx *ctx = b->ctx;
     clrun_status st;
     if (!pattern || pattern_size == 0 || pattern_size > 128 || (pattern_size & (pattern_size - 1)))
@@ -366,6 +375,7 @@ clrun_status clrun_buf_fill(clrun_buf *b, const void *pattern, size_t pattern_si
 
 clrun_status clrun_buf_copy(clrun_buf *dst, size_t dst_offset, clrun_buf *src, size_t src_offset, size_t bytes)
 {
+    CLRUN__SERIAL(dst ? dst->ctx : NULL);
     clrun_ctx *ctx = dst->ctx;
     clrun_status st;
     if (src->ctx != ctx) return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_buf_copy: buffers belong to different contexts");

@@ -92,7 +92,7 @@ unsigned char *clrun__cache_load(const unsigned char key[16], size_t *len)
     char *data = NULL;
     size_t n = 0;
     if (entry_path(key, path, sizeof path)) return NULL;
-    int rc = clrun__read_file(path, &data, &n, CLRUN__CACHE_ENTRY_MAX);
+    int rc = clrun__read_regular(path, &data, &n, CLRUN__CACHE_ENTRY_MAX);
     if (rc) {
         if (clrun__verbose()) fprintf(stderr, "clrun: cache miss: %s: %s\n", path, strerror(rc));
         return NULL;
@@ -137,7 +137,12 @@ int clrun__cache_store(const unsigned char key[16], const unsigned char *bin, si
     char dir[4096], path[4200];
     unsigned char head[HEADER];
     int err;
+    struct stat sb;
     if (!clrun_cache_dir(dir, sizeof dir) || entry_path(key, path, sizeof path)) return -1;
+    if (lstat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) { /* a FIFO, a folder, a link: not an entry of ours; left alone */
+        if (clrun__verbose()) fprintf(stderr, "clrun: %s is not a regular file; the binary is not cached\n", path);
+        return -1;
+    }
     if (mkdirs(dir)) {
         if (clrun__verbose()) fprintf(stderr, "clrun: cannot create cache folder %s: %s\n", dir, strerror(errno));
         return -1;
@@ -160,27 +165,39 @@ int clrun__cache_load_begin(const unsigned char key[16])
     struct stat before, after;
     if (entry_path(key, path, sizeof path)) return 1;
     snprintf(mark, sizeof mark, "%s.loading", path);
-    int fd = open(mark, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    /* O_NONBLOCK: a FIFO planted there must not hang the load; only a regular file is a mark */
+    int fd = open(mark, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0 && errno != ENOENT) { /* a link, or unreadable: not a mark of ours; load without one */
+        if (clrun__verbose()) fprintf(stderr, "clrun: %s is not a load mark clrun can read (%s); loading without one\n", mark, strerror(errno));
+        return 1;
+    }
     if (fd >= 0) {
+        if (fstat(fd, &before) != 0 || !S_ISREG(before.st_mode)) {
+            close(fd);
+            if (clrun__verbose()) fprintf(stderr, "clrun: %s is not a regular file; loading without a load mark\n", mark);
+            return 1;
+        }
         const ssize_t n = read(fd, text, sizeof text - 1);
-        const int st = fstat(fd, &before);
         close(fd);
         text[n > 0 ? n : 0] = 0;
         const long pid = strtol(text, NULL, 10);
         if (pid > 0 && (kill((pid_t)pid, 0) == 0 || errno == EPERM)) return 1; /* another process is loading it now */
         /* its process is gone: a crash if the mark is still the one it made (a loader that finished
          * removed its mark before it exited) */
-        if (st != 0 || lstat(mark, &after) != 0 || after.st_ino != before.st_ino || after.st_dev != before.st_dev) return 1;
+        if (lstat(mark, &after) != 0 || after.st_ino != before.st_ino || after.st_dev != before.st_dev) return 1;
         if (clrun__verbose())
             fprintf(stderr, "clrun: cache entry %s was being loaded when its process died; dropping it and building from source\n", path);
         unlink(path);
         unlink(mark);
         return 0;
     }
-    /* the mark appears whole (link), so a reader never sees it without its pid */
+    /* the mark appears whole (link), so a reader never sees it without its pid; the temporary is made
+     * new (O_EXCL), never opened through a name planted there (a link to another file) */
     const long me = (long)getpid();
     snprintf(tmp, sizeof tmp, "%s.loading.%ld", path, me);
-    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+    fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0 && errno == EEXIST && unlink(tmp) == 0) /* left by a process of our id that died: its name only is removed */
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (fd < 0) return 1; /* a read-only cache: load without the mark */
     const int len = snprintf(text, sizeof text, "%ld\n", me);
     const int ok = write(fd, text, (size_t)len) == len;

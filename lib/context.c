@@ -36,6 +36,11 @@ clrun_status clrun_open(clrun_ctx **out, const char *device_spec)
     ctx = calloc(1, sizeof *ctx);
     if (!ctx) return clrun__fail(NULL, CLRUN_HOST_OUT_OF_MEMORY, "clrun_open: out of memory");
     pthread_mutex_init(&ctx->pinned_lock, NULL);
+    pthread_mutexattr_t ra;
+    pthread_mutexattr_init(&ra);
+    pthread_mutexattr_settype(&ra, PTHREAD_MUTEX_RECURSIVE);
+    pthread_mutex_init(&ctx->lock, &ra);
+    pthread_mutexattr_destroy(&ra);
     if ((st = clrun_device_get(index, &ctx->info)) != CLRUN_OK) goto fail;
     if ((st = clrun__device_handles(index, &ctx->platform, &ctx->device)) != CLRUN_OK) goto fail;
 
@@ -90,8 +95,20 @@ void clrun_close(clrun_ctx *ctx)
     }
     if (ctx->context) clReleaseContext(ctx->context);
     pthread_mutex_destroy(&ctx->pinned_lock);
+    pthread_mutex_destroy(&ctx->lock);
     free(ctx->err);
     free(ctx);
+}
+
+clrun_ctx *clrun__ctx_lock(clrun_ctx *ctx)
+{
+    if (ctx) pthread_mutex_lock(&ctx->lock);
+    return ctx;
+}
+
+void clrun__ctx_unlock(clrun_ctx **held)
+{
+    if (*held) pthread_mutex_unlock(&(*held)->lock);
 }
 
 const clrun_device_info *clrun_ctx_device(const clrun_ctx *ctx) { return &ctx->info; }
@@ -101,6 +118,7 @@ cl_device_id clrun_ctx_cl_device(const clrun_ctx *ctx) { return ctx->device; }
 
 clrun_status clrun_finish(clrun_ctx *ctx)
 {
+    CLRUN__SERIAL(ctx);
     cl_int err = clFinish(ctx->queue);
     if (err != CL_SUCCESS) return clrun__fail_cl(ctx, err, "clFinish", "waiting for the queue");
     return CLRUN_OK;

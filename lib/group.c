@@ -207,6 +207,10 @@ static void split_units(const double *w, unsigned n, size_t units, size_t *out)
     double sum = 0;
     size_t given = 0;
     for (unsigned i = 0; i < n; i++) sum += w[i];
+    if (!(sum > 0)) { /* never reached: weights are checked where they are set; all to the first device rather than divide by 0 */
+        for (unsigned i = 0; i < n; i++) out[i] = i ? 0 : units;
+        return;
+    }
     for (unsigned i = 0; i < n; i++) {
         out[i] = (size_t)floor((double)units * (w[i] / sum));
         given += out[i];
@@ -225,7 +229,8 @@ static void split_units(const double *w, unsigned n, size_t units, size_t *out)
 clrun_status clrun_group_split_rows(clrun_group *g, size_t m, size_t *rows)
 {
     if (!g || !rows) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_group_split_rows: NULL argument");
-    if (!g->have_w) clrun_group_set_weights(g, NULL);
+    clrun_status st;
+    if (!g->have_w && (st = clrun_group_set_weights(g, NULL))) return st; /* a bad CLRUN_GROUP_WEIGHTS is refused, never ignored */
     split_units(g->w, g->n, (m + ROW_BLOCK - 1) / ROW_BLOCK, rows);
     size_t start = 0;
     for (unsigned i = 0; i < g->n; i++) { /* blocks to rows; the last block of the product may be short */

@@ -34,6 +34,7 @@ struct clrun_ctx {
     cl_context context;
     cl_command_queue queue;
     char *err; /* last error text; grows to hold long build logs */
+    pthread_mutex_t lock; /* recursive: one thread at a time in the context's calls (CLRUN__SERIAL) */
     size_t err_cap;
     pthread_mutex_t pinned_lock;
     struct clrun__pinned *pinned;
@@ -78,6 +79,7 @@ struct clrun_kernel {
     unsigned nargs;
     unsigned char *set; /* per argument: 1 once set */
     size_t *size;       /* per argument: its by-value size once known (clrun_arg_bytes), else 0 */
+    size_t *local;      /* per argument: the __local bytes given to it (clrun_arg_local), else 0 */
     int have_arg_info;
 };
 
@@ -146,5 +148,8 @@ char *clrun__strdup(const char *s);
 #define CLRUN__SOURCE_MAX ((size_t)16 << 20)
 #define CLRUN__CACHE_ENTRY_MAX ((size_t)1 << 30)
 int clrun__read_file(const char *path, char **data, size_t *len, size_t max);
+/* As clrun__read_file, for a regular file only: a FIFO, a device or a folder there is refused at
+ * once (EINVAL, EISDIR) instead of read or waited on; a symbolic link is refused (ELOOP). */
+int clrun__read_regular(const char *path, char **data, size_t *len, size_t max);
 
 #endif

@@ -32,7 +32,7 @@ clrun_status clrun_kernel_new(clrun_prog *p, const char *name, clrun_kernel **ou
     clGetKernelInfo(kern, CL_KERNEL_NUM_ARGS, sizeof nargs, &nargs, NULL);
     k = calloc(1, sizeof *k);
     if (!k || !(k->name = clrun__strdup(name)) || !(k->set = calloc(nargs ? nargs : 1, 1)) ||
-        !(k->size = calloc(nargs ? nargs : 1, sizeof *k->size))) {
+        !(k->size = calloc(nargs ? nargs : 1, sizeof *k->size)) || !(k->local = calloc(nargs ? nargs : 1, sizeof *k->local))) {
         st = clrun__fail(ctx, CLRUN_HOST_OUT_OF_MEMORY, "out of memory making kernel %s", name);
         goto fail;
     }
@@ -48,6 +48,7 @@ fail:
         free(k->name);
         free(k->set);
         free(k->size);
+        free(k->local);
         free(k);
     }
     clReleaseKernel(kern);
@@ -61,6 +62,7 @@ void clrun_kernel_free(clrun_kernel *k)
     free(k->name);
     free(k->set);
     free(k->size);
+    free(k->local);
     free(k);
 }
 
@@ -164,6 +166,12 @@ clrun_status clrun_arg_buf(clrun_kernel *k, unsigned i, clrun_buf *b)
     clrun_status st = check_arg(k, i, K_GLOBAL, NULL, "clrun_arg_buf");
     if (st != CLRUN_OK) return st;
     if (!b) return set(k, i, sizeof(cl_mem), NULL, "clrun_arg_buf");
+    if (b->ctx != k->prog->ctx) { /* another context's memory: drivers crash, or read another device's addresses */
+        char desc[400];
+        return clrun__fail(k->prog->ctx, CLRUN_INVALID_ARG, "clrun_arg_buf: %s: the buffer belongs to another context (%s); a kernel takes "
+                                                            "buffers of its own program's context only",
+                           arg_desc(k, i, desc, sizeof desc), b->ctx->info.name);
+    }
     return set(k, i, sizeof(cl_mem), &b->mem, "clrun_arg_buf");
 }
 
@@ -172,7 +180,13 @@ clrun_status clrun_arg_local(clrun_kernel *k, unsigned i, size_t bytes)
     clrun_status st = check_arg(k, i, K_LOCAL, NULL, "clrun_arg_local");
     if (st != CLRUN_OK) return st;
     if (bytes == 0) return clrun__fail(k->prog->ctx, CLRUN_INVALID_ARG, "clrun_arg_local: argument %u: 0 bytes of local memory", i);
-    return set(k, i, bytes, NULL, "clrun_arg_local");
+    const uint64_t have = k->prog->ctx->info.local_mem;
+    if (have && bytes > have)
+        return clrun__fail(k->prog->ctx, CLRUN_INVALID_ARG, "clrun_arg_local: argument %u: %zu bytes of local memory; %s has %llu", i, bytes,
+                           k->prog->ctx->info.name, (unsigned long long)have);
+    if ((st = set(k, i, bytes, NULL, "clrun_arg_local"))) return st;
+    k->local[i] = bytes;
+    return CLRUN_OK;
 }
 
 #define CLRUN__SCALAR(suffix, ctype, clname)                                        \
@@ -292,31 +306,70 @@ static void choose_local(clrun_kernel *k, unsigned dims, const size_t *global, s
         if (mi[d] && local[d] > mi[d]) local[d] = mi[d];
 }
 
+/* The NDRange against the device, before the driver sees it (drivers abort the process, trap or
+ * spin on sizes they cannot schedule): every size at least 1; the work-items in all within the
+ * device's address space; each local size within the device's work-item sizes and their product
+ * within the kernel's work-group size; the __local arguments within the device's local memory;
+ * fewer than 2^32 work-groups in each dimension (drivers count them in 32 bits). g gets the global
+ * size the driver is given (rounded up to l when the caller gave no local size), l the local one. */
+static clrun_status check_range(clrun_kernel *k, unsigned dims, const size_t *global, const size_t *local, size_t *g, size_t *l)
+{
+    clrun_ctx *ctx = k->prog->ctx;
+    const clrun_device_info *in = &ctx->info;
+    cl_uint bits = 64;
+    size_t kwg = 0, items = 1, wg = 1, lbytes = 0;
+    if (dims < 1 || dims > 3 || !global)
+        return clrun__fail(ctx, CLRUN_INVALID_ARG, "launching %s: dims must be 1, 2 or 3 (got %u) with a global size", k->name, dims);
+    clGetDeviceInfo(ctx->device, CL_DEVICE_ADDRESS_BITS, sizeof bits, &bits, NULL);
+    if (clGetKernelWorkGroupInfo(k->kernel, ctx->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof kwg, &kwg, NULL) != CL_SUCCESS || !kwg)
+        kwg = in->max_work_group;
+    for (unsigned d = 0; d < dims; d++) {
+        if (global[d] == 0) return clrun__fail(ctx, CLRUN_INVALID_ARG, "launching %s: global size %u is 0", k->name, d);
+        if (__builtin_mul_overflow(items, global[d], &items) || (bits < 64 && (items >> bits)) || (items >> 62))
+            return clrun__fail(ctx, CLRUN_INVALID_ARG, "launching %s: a range of %zu%s work-items does not fit the %u-bit address space of %s",
+                               k->name, global[0], dims > 1 ? " × …" : "", bits, in->name);
+    }
+    if (local) {
+        for (unsigned d = 0; d < dims; d++) {
+            if (local[d] == 0) return clrun__fail(ctx, CLRUN_INVALID_ARG, "launching %s: local size %u is 0", k->name, d);
+            if (in->max_work_item[d] && local[d] > in->max_work_item[d])
+                return clrun__fail(ctx, CLRUN_INVALID_ARG, "launching %s: local size %zu in dimension %u; %s allows at most %zu", k->name,
+                                   local[d], d, in->name, in->max_work_item[d]);
+            wg *= local[d];
+            l[d] = local[d], g[d] = global[d];
+        }
+        if (kwg && wg > kwg)
+            return clrun__fail(ctx, CLRUN_INVALID_ARG, "launching %s: a work-group of %zu work-items; the kernel allows at most %zu on %s",
+                               k->name, wg, kwg, in->name);
+    } else {
+        choose_local(k, dims, global, l);
+        for (unsigned d = 0; d < dims; d++) g[d] = (global[d] + l[d] - 1) / l[d] * l[d]; /* global[d] < 2^62: no overflow */
+    }
+    for (unsigned d = 0; d < dims; d++)
+        if (((g[d] + l[d] - 1) / l[d]) >> 32)
+            return clrun__fail(ctx, CLRUN_INVALID_ARG, "launching %s: %zu work-groups in dimension %u; at most 2^32 - 1 (a larger local size, "
+                                                       "or split the work)", k->name, (g[d] + l[d] - 1) / l[d], d);
+    for (unsigned i = 0; i < k->nargs; i++) lbytes += k->local[i];
+    if (in->local_mem && lbytes > in->local_mem)
+        return clrun__fail(ctx, CLRUN_INVALID_ARG, "launching %s: its __local arguments ask for %zu bytes; %s has %llu", k->name, lbytes,
+                           in->name, (unsigned long long)in->local_mem);
+    return CLRUN_OK;
+}
+
 clrun_status clrun_launch_ev(clrun_kernel *k, unsigned dims, const size_t *global, const size_t *local, clrun_event **ev)
 {
     clrun_ctx *ctx = k->prog->ctx;
+    CLRUN__SERIAL(ctx);
     size_t g[3] = {1, 1, 1}, l[3] = {1, 1, 1};
     cl_event e = NULL;
     char desc[400];
+    clrun_status st;
     if (ev) *ev = NULL;
-    if (dims < 1 || dims > 3 || !global)
-        return clrun__fail(ctx, CLRUN_INVALID_ARG, "launching %s: dims must be 1, 2 or 3 (got %u) with a global size", k->name, dims);
-    for (unsigned d = 0; d < dims; d++)
-        if (global[d] == 0) return clrun__fail(ctx, CLRUN_INVALID_ARG, "launching %s: global size %u is 0", k->name, d);
+    if ((st = check_range(k, dims, global, local, g, l))) return st;
     for (unsigned i = 0; i < k->nargs; i++)
         if (!k->set[i])
             return clrun__fail(ctx, CLRUN_ARG_MISMATCH, "launching %s: %s was never set (the kernel takes %u arguments)", k->name,
                                arg_desc(k, i, desc, sizeof desc), k->nargs);
-    if (local) {
-        for (unsigned d = 0; d < dims; d++) {
-            if (local[d] == 0) return clrun__fail(ctx, CLRUN_INVALID_ARG, "launching %s: local size %u is 0", k->name, d);
-            l[d] = local[d];
-            g[d] = global[d];
-        }
-    } else {
-        choose_local(k, dims, global, l);
-        for (unsigned d = 0; d < dims; d++) g[d] = (global[d] + l[d] - 1) / l[d] * l[d];
-    }
     cl_int err = clEnqueueNDRangeKernel(ctx->queue, k->kernel, dims, NULL, g, l, 0, NULL, ev || ctx->profile ? &e : NULL);
     if (err != CL_SUCCESS) {
         if (err == CL_INVALID_WORK_GROUP_SIZE && local)
@@ -366,6 +419,7 @@ clrun_status clrun__bind(clrun_kernel *k, const clrun__arg *args, size_t n)
 
 clrun_status clrun__launch(clrun_kernel *k, clrun__grid g, const clrun__arg *args, size_t n)
 {
+    CLRUN__SERIAL(k->prog->ctx); /* bind and launch as one: a library kernel is shared by the context's callers */
     clrun_status st = clrun__bind(k, args, n);
     if (st != CLRUN_OK) return st;
     return clrun_launch(k, g.dims, g.global, g.local[0] ? g.local : NULL);

@@ -380,6 +380,7 @@ static clrun_status load(clrun_ctx *ctx, const char *text, size_t len, const cha
 
 clrun_status clrun_prog_file(clrun_ctx *ctx, const char *path, const char *options, clrun_prog **out)
 {
+    CLRUN__SERIAL(ctx);
     char *data = NULL;
     size_t len = 0;
     if (!path) return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_prog_file: path is NULL");
@@ -397,6 +398,7 @@ clrun_status clrun_prog_file(clrun_ctx *ctx, const char *path, const char *optio
 
 clrun_status clrun_prog_source(clrun_ctx *ctx, const char *source, const char *name, const char *options, clrun_prog **out)
 {
+    CLRUN__SERIAL(ctx);
     if (!source) return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_prog_source: source is NULL");
     return load(ctx, source, strlen(source), name ? name : "<string>", ".", options, out);
 }
@@ -422,6 +424,7 @@ const char *const *clrun_builtin_names(void) { return clrun__embedded_names; }
 
 clrun_status clrun_prog_builtin(clrun_ctx *ctx, const char *name, const char *options, clrun_prog **out)
 {
+    CLRUN__SERIAL(ctx);
     char file[256];
     if (!name) return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_prog_builtin: name is NULL");
     builtin_file(name, file, sizeof file);

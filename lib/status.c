@@ -2,6 +2,9 @@
 #include "internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -191,13 +194,40 @@ char *clrun__strdup(const char *s)
 
 /* Read a whole file of at most max bytes; returns 0, or an errno value (EFBIG past max, whatever
  * the file: /dev/zero too). *data is NUL-terminated, freed by the caller. */
+static int read_stream(FILE *f, char **data, size_t *len, size_t max);
+
 int clrun__read_file(const char *path, char **data, size_t *len, size_t max)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return errno ? errno : EIO;
+    return read_stream(f, data, len, max);
+}
+
+int clrun__read_regular(const char *path, char **data, size_t *len, size_t max)
+{
+    struct stat sb;
+    const int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC); /* a FIFO opens at once, and is refused below */
+    if (fd < 0) return errno ? errno : EIO;
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || fcntl(fd, F_SETFL, 0) != 0) {
+        const int e = S_ISDIR(sb.st_mode) ? EISDIR : EINVAL;
+        close(fd);
+        return e;
+    }
+    FILE *f = fdopen(fd, "rb");
+    if (!f) {
+        const int e = errno ? errno : EIO;
+        close(fd);
+        return e;
+    }
+    return read_stream(f, data, len, max);
+}
+
+/* Reads f whole and closes it. */
+static int read_stream(FILE *f, char **data, size_t *len, size_t max)
 {
     int rc = 0;
     char *buf = NULL;
     size_t cap = 0, n = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f) return errno ? errno : EIO;
     for (;;) {
         if (n > max) {
             rc = EFBIG;

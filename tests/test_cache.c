@@ -269,6 +269,57 @@ static void entry_whose_load_killed_a_process_is_rebuilt(void **state)
     unlink(mark);
 }
 
+/* What an adversary or an accident leaves at a mark's or an entry's name never hangs a load, never
+ * writes through a planted link, and never turns every run into a rebuild. alarm(): a hang fails. */
+static void planted_marks_and_entries(void **state)
+{
+    clrun_ctx *ctx = *state;
+    char path[8192], mark[8300], tmp[8400], victim[8300];
+    clear_dir();
+    alarm(120);
+    unsigned v = ++variant;
+    assert_int_equal(build_and_run(ctx, v), 0);
+    assert_int_equal(entries(path, sizeof path, NULL), 1);
+    snprintf(mark, sizeof mark, "%s.loading", path);
+    /* a FIFO at the mark: loaded without a mark, from the cache */
+    assert_int_equal(mkfifo(mark, 0600), 0);
+    assert_int_equal(build_and_run(ctx, v), 1);
+    assert_int_equal(build_and_run(ctx, v), 1);
+    unlink(mark);
+    /* a folder at the mark: still a hit every run, not a rebuild */
+    assert_int_equal(mkdir(mark, 0700), 0);
+    assert_int_equal(build_and_run(ctx, v), 1);
+    assert_int_equal(build_and_run(ctx, v), 1);
+    rmdir(mark);
+    /* a hard link at this process's temporary mark name: its target keeps its bytes */
+    snprintf(victim, sizeof victim, "%s/victim", dir);
+    FILE *f = fopen(victim, "w");
+    assert_non_null(f);
+    fputs("precious\n", f);
+    fclose(f);
+    snprintf(tmp, sizeof tmp, "%s.loading.%ld", path, (long)getpid());
+    assert_int_equal(link(victim, tmp), 0);
+    assert_int_equal(build_and_run(ctx, v), 1);
+    char text[64] = "";
+    f = fopen(victim, "r");
+    assert_non_null(f);
+    text[fread(text, 1, sizeof text - 1, f)] = 0;
+    fclose(f);
+    assert_string_equal(text, "precious\n");
+    assert_int_equal(access(mark, F_OK), -1); /* the load's own mark came and went */
+    unlink(tmp), unlink(victim);
+    /* a FIFO at the entry itself: a miss, built from source, and the FIFO left alone (never written) */
+    unlink(path);
+    assert_int_equal(mkfifo(path, 0600), 0);
+    assert_int_equal(build_and_run(ctx, v), 0);
+    assert_int_equal(build_and_run(ctx, v), 0);
+    struct stat sb;
+    assert_int_equal(lstat(path, &sb), 0);
+    assert_true(S_ISFIFO(sb.st_mode));
+    unlink(path);
+    alarm(0);
+}
+
 static void no_cache_and_unwritable_folder(void **state)
 {
     clrun_ctx *ctx = *state;
@@ -351,6 +402,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(refused_binary_falls_back),
         cmocka_unit_test(another_programs_binary_is_rebuilt),
         cmocka_unit_test(entry_whose_load_killed_a_process_is_rebuilt),
+        cmocka_unit_test(planted_marks_and_entries),
         cmocka_unit_test(no_cache_and_unwritable_folder),
         cmocka_unit_test(processes_share_one_folder),
     };

@@ -107,6 +107,40 @@ static void split(void **state)
     clrun_group_close(g);
 }
 
+/* A bad CLRUN_GROUP_WEIGHTS (wrong count, all 0) is refused by every call that splits work, on a
+ * group that has no weights yet: never ignored, never a division by zero or an unwritten result. */
+static void bad_weights_refused_everywhere(void **state)
+{
+    (void)state;
+    const unsigned n = ndev() >= 2 ? 2 : 1;
+    const char *spec = n == 2 ? "0,1" : "0";
+    /* for this group: wrong counts and all zeros */
+    static const char *const bad2[] = {"0,0", "1,2,3", "5"}, *const bad1[] = {"0", "1,2"};
+    const char *const *bad = n == 2 ? bad2 : bad1;
+    const size_t nbad = n == 2 ? 3 : 2;
+    float a[64 * 64], c[64 * 64];
+    for (size_t i = 0; i < 64 * 64; i++) a[i] = (float)(i % 7), c[i] = -1.0f;
+    for (size_t b = 0; b < nbad; b++) {
+        const char *one = bad[b];
+        setenv("CLRUN_GROUP_WEIGHTS", one, 1);
+        clrun_group *g = NULL;
+        CHECK_OK(NULL, clrun_group_open(&g, spec));
+        size_t rows[2];
+        CHECK_FAIL(NULL, clrun_group_split_rows(g, 300, rows), CLRUN_INVALID_ARG, "CLRUN_GROUP_WEIGHTS");
+        clrun_gemm_desc d = {0};
+        d.m = d.n = d.k = 64, d.alpha = 1, d.lda = d.ldb = d.ldc = 64;
+        CHECK_FAIL(NULL, clrun_group_gemm(g, &d, a, a, c), CLRUN_INVALID_ARG, "CLRUN_GROUP_WEIGHTS");
+        for (size_t i = 0; i < 64 * 64; i++) assert_true(c[i] == -1.0f); /* nothing written */
+        CHECK_FAIL(NULL, clrun_group_vec(g, CLRUN_ADD, CLRUN_F32, 64 * 64, 1, c, a, a, NULL), CLRUN_INVALID_ARG, "CLRUN_GROUP_WEIGHTS");
+        double v;
+        CHECK_FAIL(NULL, clrun_group_reduce(g, "sum", CLRUN_F32, a, NULL, 64 * 64, &v, NULL), CLRUN_INVALID_ARG, "CLRUN_GROUP_WEIGHTS");
+        double w[2];
+        CHECK_FAIL(NULL, clrun_group_weights(g, w), CLRUN_INVALID_ARG, "one weight per device");
+        clrun_group_close(g);
+    }
+    unsetenv("CLRUN_GROUP_WEIGHTS");
+}
+
 /* Fill n elements of type t with small random values (f16 patterns for CLRUN_F16). */
 static void *fill(uint64_t *rng, size_t n, clrun_dtype t)
 {
@@ -301,6 +335,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(specs),
         cmocka_unit_test(split),
+        cmocka_unit_test(bad_weights_refused_everywhere),
         cmocka_unit_test(gemm_bit_identical),
         cmocka_unit_test(one_cache_two_devices),
         cmocka_unit_test(vec_and_reduce),

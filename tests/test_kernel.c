@@ -136,6 +136,49 @@ static void argument_mismatches_name_the_argument(void **state)
 /* clrun_arg_bytes checks the size of vectors (a 3-vector is the size of a 4-vector) and of structs
  * (by sizeof on the device, padding included): drivers such as PoCL take any size and the kernel
  * would read past the value. */
+/* clrun_launch checks the NDRange against the device before the driver sees it (drivers trap, abort
+ * or spin on ranges they cannot schedule), and a buffer of another context is refused when bound. */
+static void ranges_and_contexts_checked_at_launch(void **state)
+{
+    struct fixture *f = *state;
+    clrun_ctx *ctx = f->ctx, *other = NULL;
+    clrun_kernel *k = NULL;
+    clrun_buf *buf = NULL, *foreign = NULL;
+    const clrun_device_info *in = clrun_ctx_device(ctx);
+    CHECK_OK(ctx, clrun_kernel_new(f->prog, "group_sums", &k));
+    CHECK_OK(ctx, clrun_buf_new(ctx, 64, 0, &buf));
+    CHECK_OK(ctx, clrun_arg_buf(k, 0, buf));
+    CHECK_OK(ctx, clrun_arg_buf(k, 1, buf));
+    CHECK_OK(ctx, clrun_arg_local(k, 2, 64));
+    CHECK_OK(ctx, clrun_arg_u32(k, 3, 0)); /* n = 0: any range that does run touches nothing */
+    const size_t huge[] = {(size_t)1 << 40, (size_t)1 << 62, SIZE_MAX, SIZE_MAX - 1};
+    for (int i = 0; i < 4; i++) {
+        CHECK_FAIL(ctx, clrun_launch(k, 1, &huge[i], NULL), CLRUN_INVALID_ARG, "launching group_sums");
+        const size_t l = 64;
+        CHECK_FAIL(ctx, clrun_launch(k, 1, &huge[i], &l), CLRUN_INVALID_ARG, "launching group_sums");
+    }
+    const size_t two[2] = {(size_t)1 << 31, (size_t)1 << 31}, three[3] = {1 << 21, 1 << 21, 1 << 21};
+    CHECK_FAIL(ctx, clrun_launch(k, 2, two, NULL), CLRUN_INVALID_ARG, "work-");
+    CHECK_FAIL(ctx, clrun_launch(k, 3, three, NULL), CLRUN_INVALID_ARG, "work-");
+    const size_t g = 64, big_local = in->max_work_item[0] + 1, wg_local = in->max_work_group * 2;
+    CHECK_FAIL(ctx, clrun_launch(k, 1, &g, &big_local), CLRUN_INVALID_ARG, "allows at most");
+    const size_t g2[2] = {wg_local, 2}, l2[2] = {in->max_work_item[0], 2};
+    if (l2[0] * 2 > in->max_work_group) CHECK_FAIL(ctx, clrun_launch(k, 2, g2, l2), CLRUN_INVALID_ARG, "work-group of");
+    if (in->local_mem) CHECK_FAIL(ctx, clrun_arg_local(k, 2, (size_t)in->local_mem + 1), CLRUN_INVALID_ARG, "bytes of local memory");
+    CHECK_OK(ctx, clrun_launch(k, 1, &g, NULL)); /* and a sane one still runs */
+    CHECK_OK(ctx, clrun_finish(ctx));
+    /* a buffer of another context */
+    CHECK_OK(NULL, clrun_open(&other, test_device()));
+    CHECK_OK(other, clrun_buf_new(other, 64, 0, &foreign));
+    CHECK_FAIL(ctx, clrun_arg_buf(k, 0, foreign), CLRUN_INVALID_ARG, "another context");
+    CHECK_FAIL(ctx, clrun_sum(ctx, CLRUN_F32, foreign, 0, 16, &(double){0}), CLRUN_INVALID_ARG, "another context");
+    CHECK_FAIL(ctx, clrun_buf_copy(buf, 0, foreign, 0, 16), CLRUN_INVALID_ARG, "different contexts");
+    clrun_buf_free(foreign);
+    clrun_close(other);
+    clrun_buf_free(buf);
+    clrun_kernel_free(k);
+}
+
 static void aggregates_by_value_are_checked_by_size(void **state)
 {
     struct fixture *f = *state;
@@ -300,6 +343,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_scalar_type),
         cmocka_unit_test(argument_mismatches_name_the_argument),
+        cmocka_unit_test(ranges_and_contexts_checked_at_launch),
         cmocka_unit_test(aggregates_by_value_are_checked_by_size),
         cmocka_unit_test(local_memory_and_explicit_local_size),
         cmocka_unit_test(launches_in_one_two_three_dims),

@@ -33,6 +33,7 @@ static clrun_status flag(clrun_ctx *ctx, clrun_scaler *s)
 
 clrun_status clrun_scaler_unscale(clrun_ctx *ctx, clrun_scaler *s, const clrun_grad *grads, size_t count)
 {
+    CLRUN__SERIAL(ctx);
     clrun_status st;
     if (!ctx || !s) return clrun__fail(ctx, CLRUN_INVALID_ARG, "scaler: NULL %s", ctx ? "scaler" : "context");
     if (!(s->scale > 0.0f) || !isfinite(s->scale))
@@ -79,6 +80,7 @@ clrun_status clrun_scaler_unscale(clrun_ctx *ctx, clrun_scaler *s, const clrun_g
 
 clrun_status clrun_scaler_update(clrun_ctx *ctx, clrun_scaler *s, int *found_inf)
 {
+    CLRUN__SERIAL(ctx);
     clrun_status st;
     if (!ctx || !s) return clrun__fail(ctx, CLRUN_INVALID_ARG, "scaler: NULL %s", ctx ? "scaler" : "context");
     if (!(s->growth_factor > 1.0) || !isfinite(s->growth_factor) || !(s->backoff_factor > 0.0) || !(s->backoff_factor < 1.0) ||

@@ -85,6 +85,7 @@ static clrun_status check_params(clrun_ctx *ctx, const clrun_canny_params *p)
 clrun_status clrun_canny(clrun_ctx *ctx, clrun_buf *src, size_t src_off, size_t src_stride, size_t width, size_t height, unsigned channels,
                          clrun_buf *dst, size_t dst_off, size_t dst_stride, const clrun_canny_params *p)
 {
+    CLRUN__SERIAL(ctx);
     clrun_status st;
     if (!p || !src || !dst) return clrun__fail(ctx, CLRUN_INVALID_ARG, "canny: NULL argument");
     if (channels != 1 && channels != 3) return clrun__fail(ctx, CLRUN_INVALID_ARG, "canny: images have 1 or 3 channels, not %u", channels);
@@ -222,6 +223,7 @@ static clrun_status run(clrun_ctx *ctx, struct job j)
 
 clrun_status clrun_canny_image(clrun_ctx *ctx, const clrun_image *in, const clrun_canny_params *p, clrun_image *out)
 {
+    CLRUN__SERIAL(ctx);
     clrun_status st;
     if (!in || !out || !in->data) return clrun__fail(ctx, CLRUN_INVALID_ARG, "canny: NULL image");
     memset(out, 0, sizeof *out);

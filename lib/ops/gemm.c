@@ -691,6 +691,7 @@ static int tensor_probe(clrun_ctx *ctx)
 
 int clrun_gemm_tensor_cores(clrun_ctx *ctx)
 {
+    CLRUN__SERIAL(ctx);
     struct gemm_state *gs = ctx ? state(ctx) : NULL;
     if (!gs) return 0;
     if (!gs->tensor) {
@@ -760,6 +761,7 @@ clrun_gemm_backend clrun_gemm_resolve(clrun_ctx *ctx, const clrun_gemm_desc *d)
 
 clrun_status clrun_gemm(clrun_ctx *ctx, const clrun_gemm_desc *d)
 {
+    CLRUN__SERIAL(ctx);
     clrun_status st;
     if (!d) return clrun__fail(ctx, CLRUN_INVALID_ARG, "gemm: descriptor is NULL");
     size_t batch = d->batch ? d->batch : 1;

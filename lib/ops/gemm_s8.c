@@ -90,6 +90,7 @@ static int s8_probe(clrun_ctx *ctx)
 
 clrun_status clrun_gemm_s8(clrun_ctx *ctx, const clrun_gemm_desc *d, const clrun_s8_epilogue *e)
 {
+    CLRUN__SERIAL(ctx);
     clrun_status st;
     if (!d) return clrun__fail(ctx, CLRUN_INVALID_ARG, "gemm s8: descriptor is NULL");
     if (d->type != CLRUN_I8) return clrun__fail(ctx, CLRUN_INVALID_ARG, "gemm s8: the descriptor's type must be CLRUN_I8 (it is %s)", clrun_dtype_name(d->type));

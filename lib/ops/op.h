@@ -27,6 +27,16 @@ clrun_status clrun__fail(clrun_ctx *ctx, clrun_status st, const char *fmt, ...) 
 /* As clrun__fail, naming an OpenCL call and its error: "<what>: <call> failed with CL_...". */
 clrun_status clrun__fail_cl(clrun_ctx *ctx, cl_int err, const char *call, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
+/* ---- threads ---------------------------------------------------------------------------------- */
+
+/* The context's lock (recursive), taken for the rest of the enclosing block: every public call that
+ * uses a context's shared state (library kernels and their arguments, scratch, staging, the program
+ * list, profiling) starts with CLRUN__SERIAL(ctx), so calls on one context from several threads run
+ * one after another (clrun.h, "Threads"). ctx may be NULL (no lock). */
+clrun_ctx *clrun__ctx_lock(clrun_ctx *ctx);
+void clrun__ctx_unlock(clrun_ctx **held);
+#define CLRUN__SERIAL(ctx) clrun_ctx *clrun__held_ __attribute__((cleanup(clrun__ctx_unlock), unused)) = clrun__ctx_lock(ctx)
+
 /* ---- library kernels and scratch -------------------------------------------------------------- */
 
 /* A kernel of the embedded library, built once per context with these options and kept until

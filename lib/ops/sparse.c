@@ -58,6 +58,7 @@ static clrun_status kernel(clrun_ctx *ctx, clrun_dtype t, const char *name, clru
 
 clrun_status clrun_sp24_prune(clrun_ctx *ctx, clrun_dtype t, clrun_buf *x, size_t off, size_t ld, size_t rows, size_t k)
 {
+    CLRUN__SERIAL(ctx);
     clrun_status st;
     clrun_kernel *kn;
     if (!rows || !k) return CLRUN_OK;
@@ -70,6 +71,7 @@ clrun_status clrun_sp24_prune(clrun_ctx *ctx, clrun_dtype t, clrun_buf *x, size_
 clrun_status clrun_sp24_compress(clrun_ctx *ctx, clrun_dtype t, clrun_buf *x, size_t off, size_t ld, size_t rows, size_t k, clrun_buf *values,
                                  clrun_buf *meta)
 {
+    CLRUN__SERIAL(ctx);
     clrun_status st;
     clrun_kernel *kn;
     if (!rows || !k) return CLRUN_OK;
@@ -84,6 +86,7 @@ clrun_status clrun_sp24_compress(clrun_ctx *ctx, clrun_dtype t, clrun_buf *x, si
 clrun_status clrun_sp24_decompress(clrun_ctx *ctx, clrun_dtype t, clrun_buf *values, clrun_buf *meta, size_t rows, size_t k, clrun_buf *x,
                                    size_t off, size_t ld)
 {
+    CLRUN__SERIAL(ctx);
     clrun_status st;
     clrun_kernel *kn;
     if (!rows || !k) return CLRUN_OK;
@@ -144,6 +147,7 @@ static clrun_status run_staged(clrun_ctx *ctx, const clrun_gemm_desc *d, clrun_b
 
 clrun_status clrun_gemm_sp(clrun_ctx *ctx, const clrun_gemm_desc *d, clrun_buf *meta, size_t meta_off)
 {
+    CLRUN__SERIAL(ctx);
     clrun_status st;
     if (!d) return clrun__fail(ctx, CLRUN_INVALID_ARG, "gemm sp: descriptor is NULL");
     if ((st = check_type(ctx, "gemm sp", d->type))) return st;

@@ -67,6 +67,10 @@ fail:
 void clrun_close(clrun_ctx *ctx)
 {
     if (!ctx) return;
+    if (ctx->delivering) { /* from a pipeline's deliver callback: closed when it returns (lib/pipe.c) */
+        ctx->close_pending = 1;
+        return;
+    }
     if (ctx->queue) clFinish(ctx->queue);
     clrun__profile_close(ctx);
     while (ctx->op_state) {

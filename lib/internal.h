@@ -34,6 +34,8 @@ struct clrun_ctx {
     cl_context context;
     cl_command_queue queue;
     char *err; /* last error text; grows to hold long build logs */
+    int delivering;    /* pipelines' deliver callbacks running now (lib/pipe.c) */
+    int close_pending; /* clrun_close was called from one of them: closed once it returns */
     pthread_mutex_t lock; /* recursive: one thread at a time in the context's calls (CLRUN__SERIAL) */
     size_t err_cap;
     pthread_mutex_t pinned_lock;

@@ -38,6 +38,7 @@ struct clrun_pipe {
     clrun_status broken; /* the pipeline's own failure, sticky */
     char *broken_err;
     int in_deliver;
+    int free_pending; /* clrun_pipe_free was called from deliver: freed once deliver returns */
     void *owned; /* freed with the pipeline (clrun__pipe_adopt) */
 };
 
@@ -57,7 +58,7 @@ clrun_status clrun_pipe_new(clrun_ctx *ctx, const clrun_pipe_op *op, unsigned de
         free(pp);
         return clrun__fail(ctx, CLRUN_HOST_OUT_OF_MEMORY, "clrun_pipe_new: out of memory");
     }
-    *pp = (clrun_pipe){ctx, *op, deliver, arg, NULL, NULL, depth, 0, 0, pp->slots, CLRUN_OK, NULL, 0, NULL};
+    *pp = (clrun_pipe){ctx, *op, deliver, arg, NULL, NULL, depth, 0, 0, pp->slots, CLRUN_OK, NULL, 0, 0, NULL};
     for (int i = 0; i < 2; i++) {
         cl_command_queue q = clCreateCommandQueue(ctx->context, ctx->device, 0, &err);
         if (!q) {
@@ -141,7 +142,11 @@ static cl_int settle(clrun_pipe *pp, cl_event ev)
     }
 }
 
-/* Deliver the oldest item; with wait 0 only when it has finished. Returns 1 when delivered. */
+static void pipe_free(clrun_pipe *pp);
+
+/* Deliver the oldest item; with wait 0 only when it has finished. Returns 1 when delivered, 0 when
+ * not yet finished, -1 when deliver freed the pipeline (clrun_pipe_free) or closed its context
+ * (clrun_close): both were put off until it returned, and done then; pp is gone. */
 static int deliver_one(clrun_pipe *pp, int wait)
 {
     struct slot *s = &pp->slots[pp->head];
@@ -159,9 +164,18 @@ static int deliver_one(clrun_pipe *pp, int wait)
     const clrun_image r = {s->shape.width, s->shape.height, s->shape.width * s->shape.channels, s->shape.channels,
                            s->hptr[1] ? s->hptr[1] : none};
     if (s->st) clrun__fail(pp->ctx, s->st, "%s", s->err ? s->err : clrun_status_text(s->st));
+    clrun_ctx *ctx = pp->ctx;
     pp->in_deliver = 1;
+    ctx->delivering++;
     pp->deliver(pp->arg, s->tag, s->st, s->st ? NULL : &r);
+    ctx->delivering--;
     pp->in_deliver = 0;
+    if (pp->free_pending || (ctx->close_pending && !ctx->delivering)) {
+        pipe_free(pp);
+        if (ctx->close_pending && !ctx->delivering) clrun_close(ctx);
+        clrun__fail(NULL, CLRUN_INVALID_ARG, "the pipeline was freed (or its context closed) by its own deliver callback");
+        return -1;
+    }
     free(s->err);
     s->err = NULL;
     pp->head = (pp->head + 1) % pp->depth;
@@ -178,7 +192,10 @@ unsigned clrun_pipe_poll(clrun_pipe *pp)
 {
     unsigned n = 0;
     if (!pp || pp->in_deliver) return 0;
-    while (pp->count && deliver_one(pp, 0)) n++;
+    for (int r; pp->count && (r = deliver_one(pp, 0)) != 0;) {
+        n++;
+        if (r < 0) break; /* pp is gone */
+    }
     return n;
 }
 
@@ -186,7 +203,8 @@ clrun_status clrun_pipe_flush(clrun_pipe *pp)
 {
     if (!pp) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_pipe_flush: pp is NULL");
     if (pp->in_deliver) return reentered(pp, "clrun_pipe_flush");
-    while (pp->count) deliver_one(pp, 1);
+    while (pp->count)
+        if (deliver_one(pp, 1) < 0) return CLRUN_OK; /* freed by deliver: nothing is left to flush */
     if (pp->broken) return clrun__fail(pp->ctx, pp->broken, "%s", pp->broken_err ? pp->broken_err : clrun_status_text(pp->broken));
     return CLRUN_OK;
 }
@@ -255,8 +273,14 @@ clrun_status clrun_pipe_send(clrun_pipe *pp, const clrun_image *in, void *tag)
     if (pp->broken)
         return clrun__fail(ctx, pp->broken, "the pipeline failed before and takes no more items: %s",
                            pp->broken_err ? pp->broken_err : clrun_status_text(pp->broken));
-    clrun_pipe_poll(pp);
-    if (pp->count == pp->depth) deliver_one(pp, 1);
+    /* deliver may free the pipeline: then the item is not taken */
+    const unsigned before = pp->count;
+    for (unsigned i = 0; i < before; i++) {
+        const int r = deliver_one(pp, 0);
+        if (r < 0) return CLRUN_INVALID_ARG;
+        if (r == 0) break;
+    }
+    if (pp->count == pp->depth && deliver_one(pp, 1) < 0) return CLRUN_INVALID_ARG;
     struct slot *s = &pp->slots[(pp->head + pp->count) % pp->depth];
     s->tag = tag, s->st = CLRUN_OK, s->err = NULL, s->done = NULL;
     clrun_status st = enqueue(pp, s, in);
@@ -289,6 +313,15 @@ unsigned clrun_pipe_cancel(clrun_pipe *pp)
 void clrun_pipe_free(clrun_pipe *pp)
 {
     if (!pp) return;
+    if (pp->in_deliver) { /* from its own deliver: done when deliver returns (deliver_one) */
+        pp->free_pending = 1;
+        return;
+    }
+    pipe_free(pp);
+}
+
+static void pipe_free(clrun_pipe *pp)
+{
     pp->in_deliver = 0;
     clrun_pipe_cancel(pp);
     for (unsigned i = 0; i < pp->depth; i++) {

@@ -321,6 +321,50 @@ static void bad_calls(void **state)
 }
 
 /* Every device of the test platform at once: a thread, a context and a pipeline each. */
+/* Freeing the pipeline, or closing its context, from its own deliver callback: put off until the
+ * callback returns, then done; nothing is touched after (ASan would say so), the call that was
+ * delivering says the pipeline is gone. */
+struct closer {
+    clrun_pipe *pp;
+    clrun_ctx *ctx;
+    int seen, close_ctx;
+};
+
+static void got_close(void *arg, void *tag, clrun_status st, const clrun_image *r)
+{
+    struct closer *c = arg;
+    (void)tag, (void)st, (void)r;
+    if (++c->seen == 2) {
+        if (c->close_ctx) clrun_close(c->ctx);
+        else clrun_pipe_free(c->pp);
+        clrun_pipe_free(c->pp); /* twice: still once */
+    }
+}
+
+static void freed_from_its_own_callback(void **state)
+{
+    (void)state;
+    for (int close_ctx = 0; close_ctx < 2; close_ctx++)
+        for (int by_flush = 0; by_flush < 2; by_flush++) {
+            struct closer c = {NULL, NULL, 0, close_ctx};
+            clrun_canny_params p = {.low = 20, .high = 60, .aperture = 3};
+            clrun_image img;
+            uint64_t rng = 7;
+            random_image(&rng, &img, 37, 23, 1, 0);
+            CHECK_OK(NULL, clrun_open(&c.ctx, test_device()));
+            CHECK_OK(c.ctx, clrun_pipe_canny(c.ctx, &p, 2, got_close, &c, &c.pp));
+            clrun_status st = CLRUN_OK;
+            int sent = 0;
+            for (; sent < 8 && c.seen < 2; sent++)
+                if ((st = clrun_pipe_send(c.pp, &img, NULL))) break;
+            if (by_flush && c.seen < 2) st = clrun_pipe_flush(c.pp);
+            assert_int_equal(c.seen, 2);
+            if (st) assert_non_null(strstr(clrun_last_error(NULL), "deliver callback"));
+            if (!close_ctx) clrun_close(c.ctx);
+            clrun_image_free(&img);
+        }
+}
+
 static void *device_thread(void *arg)
 {
     const char *spec = arg;
@@ -364,7 +408,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(in_order_and_equal), cmocka_unit_test(failing_items_midstream), cmocka_unit_test(bounded_in_flight),
         cmocka_unit_test(cancel_drops_and_goes_on), cmocka_unit_test(user_op), cmocka_unit_test(bad_calls),
-        cmocka_unit_test(every_device_at_once),
+        cmocka_unit_test(every_device_at_once), cmocka_unit_test(freed_from_its_own_callback),
     };
     return cmocka_run_group_tests(tests, ctx_setup, ctx_teardown);
 }

@@ -826,6 +826,14 @@ CLRUN_API size_t clrun_sp24_kv(size_t k);
 /** uint32 metadata words per row: ⌈k/32⌉. */
 CLRUN_API size_t clrun_sp24_km(size_t k);
 
+/** Check host metadata (rows packed rows of clrun_sp24_km(k) words) before it is uploaded: every
+ *  group of a row names two distinct columns, the lower first (its nibble is one of 0x4, 0x8, 0xC,
+ *  0x9, 0xD, 0xE); bits past the row's last group are not read. CLRUN_FORMAT_ERROR names the first
+ *  bad row and group (also in *bad_row and *bad_group when not NULL). Metadata in device buffers is
+ *  trusted by clrun_sp24_decompress and clrun_gemm_sp: check it here where it comes from a file or
+ *  a user (the CLI and the Python package do), since the two would read a bad group differently. */
+CLRUN_API clrun_status clrun_sp24_meta_check(const uint32_t *meta, size_t rows, size_t k, size_t *bad_row, size_t *bad_group);
+
 /** Prune the rows × k matrix x (type t, from element off, leading dimension ld) to 2:4 in place (queued). */
 CLRUN_API clrun_status clrun_sp24_prune(clrun_ctx *ctx, clrun_dtype t, clrun_buf *x, size_t off, size_t ld, size_t rows, size_t k);
 
@@ -835,8 +843,7 @@ CLRUN_API clrun_status clrun_sp24_compress(clrun_ctx *ctx, clrun_dtype t, clrun_
                                            clrun_buf *values, clrun_buf *meta);
 
 /** Expand values and meta back into the dense rows × k matrix x (zeros where pruned; queued).
- *  Metadata that names the same column twice, or a column past k with a nonzero value, is refused
- *  by clrun_gemm_sp only where it is checked on the host; here it writes what it names, within the row. */
+ *  Metadata is trusted (clrun_sp24_meta_check checks it on the host); writes stay within the row. */
 CLRUN_API clrun_status clrun_sp24_decompress(clrun_ctx *ctx, clrun_dtype t, clrun_buf *values, clrun_buf *meta, size_t rows, size_t k,
                                              clrun_buf *x, size_t off, size_t ld);
 
@@ -873,15 +880,30 @@ CLRUN_API void clrun_image_free(clrun_image *img);
  *  (libjpeg-turbo: baseline or progressive, gray, YCbCr or RGB, any subsampling, decoded with
  *  libjpeg's defaults to the pixels cv2.imread returns; CMYK refused) or a binary PGM/PPM (P5/P6,
  *  maxval 255, or up to 65535 reduced to the high byte). Gray and gray+alpha give 1 channel, the
- *  rest 3. The format
- *  comes from the file's first bytes. An image that decodes to more than 2 GiB (width × height ×
- *  channels) is refused from its header, before anything is decoded. CLRUN_FORMAT_ERROR names what
- *  is wrong with a bad file. */
+ *  rest 3. The format comes from the file's first bytes.
+ *  - EXIF orientation (a JPEG's APP1 Exif block, a PNG's eXIf chunk, read with libexif) is applied
+ *    as cv2.imread applies it: 2 mirrors, 3 turns 180°, 4 flips, 5 transposes, 6 turns 90°
+ *    clockwise, 7 transverses, 8 turns 90° counter-clockwise; width and height swap for 5–8.
+ *  - An image over 2^30 pixels (cv2.imread's limit) or that decodes to more than 2 GiB (width ×
+ *    height × channels) is refused from its header, before anything is decoded or allocated.
+ *  - A damaged or truncated JPEG (a file cut short, corrupt scan data: what libjpeg warns about and
+ *    would fill in) is an error, CLRUN_FORMAT_ERROR naming the file and libjpeg's words, where
+ *    cv2.imread warns and returns the filled-in image: decoding stops at the first such warning,
+ *    so a small file whose header claims a huge image fails at once.
+ *  CLRUN_FORMAT_ERROR names what is wrong with a bad file. */
 CLRUN_API clrun_status clrun_image_read(const char *path, clrun_image *out);
 
+/** The shape clrun_image_read would give the file (width and height after its EXIF orientation,
+ *  channels, stride = width·channels), from its header alone: data is NULL and nothing is decoded
+ *  or allocated. The same refusals as clrun_image_read for a header it would refuse. For
+ *  budgeting memory before decoding (the CLI's batches do). */
+CLRUN_API clrun_status clrun_image_info(const char *path, clrun_image *shape);
+
 /** Write an image as PNG (with cv2.imwrite's default settings, for its speed and size: the Sub
- *  filter, zlib's fastest level, run-length strategy), or as PGM/PPM when path ends in
- *  .pgm/.ppm/.pnm. Outputs are written
+ *  filter, zlib's fastest level, run-length strategy), as JPEG when path ends in .jpg/.jpeg/.jpe
+ *  (cv2.imwrite's default: quality 95, 4:2:0 for color), or as PGM/PPM when path ends in
+ *  .pgm/.ppm/.pnm; other image formats' extensions (.bmp, .tif, .webp, ...) are refused with
+ *  CLRUN_INVALID_ARG, never written as PNG under their name. Outputs are written
  *  safely, for clrun_npy_write and the binary cache alike: "-" is standard output; a symbolic link
  *  is followed and kept; an existing FIFO or device (/dev/null) is written into, never replaced; a
  *  regular file is replaced whole (a new temporary file in its folder, made with O_EXCL|O_NOFOLLOW,

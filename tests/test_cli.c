@@ -592,6 +592,37 @@ static void op_sparse(void **state)
     EXPECT(2, "--tb, --alpha and --bf16 only", "op", "gemm", path("spv.npy"), path("spb.npy"), "--meta", path("spv.meta.npy"), "-o", path("spc.npy"), "--ta");
     EXPECT(2, "float32 or float16", "op", "sparsify", path("spv.meta.npy"), "-o", path("spx.npy"));
     EXPECT(0, "usage: clrun op sparsify", "op", "sparsify", "--help");
+    /* outputs of one name are refused before anything is written; the values survive */
+    EXPECT(2, "name one file", "op", "sparsify", path("spa.npy"), "-o", path("spv.npy"), "--meta", path("spv.npy"));
+    EXPECT(2, "name one file", "op", "sparsify", path("spa.npy"), "-o", path("spv.npy"), "--pruned", path("spv.npy"));
+    EXPECT(2, "name one file", "op", "sparsify", path("spa.npy"), "-o", path("spv2.npy"), "--meta", path("spp2.npy"), "--pruned", path("spp2.npy"));
+    clrun_array v2;
+    CHECK_OK(NULL, clrun_npy_read(path("spv.npy"), &v2));
+    assert_memory_equal(v2.data, v.data, v.bytes);
+    clrun_array_free(&v2);
+    /* malformed metadata: a group naming one column twice, a group with the higher column first,
+     * random words: refused by densify and gemm alike, naming the row and group */
+    for (int bad = 0; bad < 3; bad++) {
+        clrun_array mb;
+        CHECK_OK(NULL, clrun_npy_read(path("spv.meta.npy"), &mb));
+        uint32_t *w = (uint32_t *)mb.data;
+        const size_t row = rng_next(&rng) % 9, group = rng_next(&rng) % 6;
+        if (bad == 2) {
+            for (size_t i = 0; i < mb.count; i++) w[i] = (uint32_t)rng_next(&rng) | 0x0000000Fu; /* group 0 names column 3 twice */
+        } else {
+            const uint32_t nib = bad == 0 ? 0x5u /* 1 and 1 */ : 0x6u /* lo 2 > hi 1 */;
+            w[row] = (w[row] & ~(0xFu << (4 * group))) | nib << (4 * group);
+        }
+        CHECK_OK(NULL, clrun_npy_write(path("spbad.meta.npy"), &mb));
+        EXPECT(2, "2:4 metadata: row", "op", "densify", path("spv.npy"), "--meta", path("spbad.meta.npy"), "--k", "22", "-o", path("spd.npy"));
+        EXPECT(2, "2:4 metadata: row", "op", "gemm", path("spv.npy"), path("spb.npy"), "--meta", path("spbad.meta.npy"), "-o", path("spc.npy"));
+        if (bad < 2) {
+            char want[64];
+            snprintf(want, sizeof want, "row %zu, group %zu", row, group);
+            EXPECT(2, want, "op", "densify", path("spv.npy"), "--meta", path("spbad.meta.npy"), "--k", "22", "-o", path("spd.npy"));
+        }
+        clrun_array_free(&mb);
+    }
     clrun_array_free(&a), clrun_array_free(&b), clrun_array_free(&v), clrun_array_free(&m), clrun_array_free(&p), clrun_array_free(&d),
         clrun_array_free(&c);
 }

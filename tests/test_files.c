@@ -393,8 +393,7 @@ static void inputs_bounded(void **state)
  * reads as RGB, the alpha dropped, as cv2.imread gives it. */
 /* JPEG: every file in tests/data/jpeg decodes to the pixels cv2.imread returns for it (its golden,
  * a PNG written from cv2.imread's result: baseline 4:2:0, 4:2:2, 4:4:4, quality 50, progressive,
- * optimised with restart markers, gray); CMYK is refused by name; damage is a format error or, where
- * libjpeg repairs it (a truncated scan), what libjpeg gives, as OpenCV does. */
+ * optimised with restart markers, gray); CMYK is refused by name; damage is a format error. */
 static void jpeg_as_opencv_reads_it(void **state)
 {
     (void)state;
@@ -435,6 +434,120 @@ static void jpeg_as_opencv_reads_it(void **state)
     fclose(f);
     CHECK_FAIL(NULL, clrun_image_read(in_dir("cut.jpg"), &img), CLRUN_FORMAT_ERROR, "not a readable JPEG");
     unlink(in_dir("junk.jpg")), unlink(in_dir("cut.jpg"));
+}
+
+static void expect_same(const char *path, const char *golden)
+{
+    clrun_image got, want, shape;
+    CHECK_OK(NULL, clrun_image_read(path, &got));
+    CHECK_OK(NULL, clrun_image_read(golden, &want));
+    CHECK_OK(NULL, clrun_image_info(path, &shape));
+    assert_null(shape.data);
+    if (got.width != want.width || got.height != want.height || got.channels != want.channels)
+        fail_msg("%s: %zu×%zu×%u, cv2.imread gives %zu×%zu×%u", path, got.width, got.height, got.channels, want.width, want.height,
+                 want.channels);
+    assert_true(shape.width == got.width && shape.height == got.height && shape.channels == got.channels);
+    for (size_t y = 0; y < got.height; y++)
+        if (memcmp(got.data + y * got.stride, want.data + y * want.stride, got.width * got.channels))
+            fail_msg("%s: row %zu differs from cv2.imread's", path, y);
+    clrun_image_free(&got), clrun_image_free(&want);
+}
+
+/* EXIF orientation, all eight, in JPEG (APP1, both byte orders) and PNG (eXIf), and a gray JPEG:
+ * the pixels cv2.imread returns (goldens by tools/exif_golden.py, OpenCV 4.6). */
+static void exif_orientation_as_opencv(void **state)
+{
+    (void)state;
+    char path[480], golden[512];
+    for (int o = 1; o <= 8; o++)
+        for (int png = 0; png < 2; png++) {
+            snprintf(path, sizeof path, "%s/exif/o%d.%s", TEST_DATA_DIR, o, png ? "png" : "jpg");
+            snprintf(golden, sizeof golden, "%s.golden.png", path);
+            expect_same(path, golden);
+        }
+    snprintf(path, sizeof path, "%s/exif/g6.jpg", TEST_DATA_DIR);
+    snprintf(golden, sizeof golden, "%s.golden.png", path);
+    expect_same(path, golden);
+}
+
+/* Patch a JPEG's SOF height and width. */
+static void patch_sof(unsigned char *b, size_t n, unsigned w, unsigned h)
+{
+    for (size_t i = 2; i + 9 < n; i++)
+        if (b[i] == 0xFF && (b[i + 1] == 0xC0 || b[i + 1] == 0xC2)) {
+            b[i + 5] = (unsigned char)(h >> 8), b[i + 6] = (unsigned char)h;
+            b[i + 7] = (unsigned char)(w >> 8), b[i + 8] = (unsigned char)w;
+            return;
+        }
+    fail_msg("no SOF marker");
+}
+
+/* A truncated JPEG is an error naming the file; a small file whose header claims a huge image is
+ * refused at once (over 2^30 pixels: from the header; under: at the first missing byte), never
+ * decoded for minutes into gigabytes. alarm(): a slow decode fails. */
+static void truncated_and_bombs(void **state)
+{
+    (void)state;
+    char path[512];
+    unsigned char buf[65536];
+    clrun_image img;
+    snprintf(path, sizeof path, "%s/jpeg/baseline-420.jpg", TEST_DATA_DIR);
+    FILE *f = fopen(path, "rb");
+    size_t n = fread(buf, 1, sizeof buf, f);
+    fclose(f);
+    assert_true(n > 1000);
+    alarm(30);
+    for (size_t cut = n / 3; cut < n - 2; cut += n / 3) { /* inside the scan */
+        f = fopen(in_dir("half.jpg"), "wb");
+        fwrite(buf, 1, cut, f);
+        fclose(f);
+        CHECK_FAIL(NULL, clrun_image_read(in_dir("half.jpg"), &img), CLRUN_FORMAT_ERROR, "half.jpg");
+        assert_non_null(strstr(clrun_last_error(NULL), "truncated"));
+    }
+    static const unsigned dims[][2] = {{46000, 46000}, {65500, 16400}, {30000, 30000}, {32768, 32767}};
+    for (int d = 0; d < 4; d++) {
+        unsigned char bomb[65536];
+        memcpy(bomb, buf, n);
+        patch_sof(bomb, n, dims[d][0], dims[d][1]);
+        f = fopen(in_dir("bomb.jpg"), "wb");
+        fwrite(bomb, 1, n, f);
+        fclose(f);
+        const size_t px = (size_t)dims[d][0] * dims[d][1];
+        CHECK_FAIL(NULL, clrun_image_read(in_dir("bomb.jpg"), &img), CLRUN_FORMAT_ERROR, "bomb.jpg");
+        if (px > ((size_t)1 << 30)) {
+            if (!strstr(clrun_last_error(NULL), "2^30 pixels")) fail_msg("%ux%u: %s", dims[d][0], dims[d][1], clrun_last_error(NULL));
+            CHECK_FAIL(NULL, clrun_image_info(in_dir("bomb.jpg"), &img), CLRUN_FORMAT_ERROR, "2^30 pixels");
+        }
+    }
+    alarm(0);
+    unlink(in_dir("half.jpg")), unlink(in_dir("bomb.jpg"));
+}
+
+/* clrun_image_write: .jpg writes a JPEG (read back close to the original), other formats' names
+ * are refused rather than written as PNG. */
+static void write_by_extension(void **state)
+{
+    (void)state;
+    clrun_image img, back;
+    CHECK_OK(NULL, clrun_image_new(&img, 33, 17, 3));
+    for (size_t i = 0; i < 33 * 17 * 3; i++) img.data[i] = (unsigned char)(100 + (i % 3) * 20);
+    CHECK_OK(NULL, clrun_image_write(in_dir("w.jpg"), &img));
+    unsigned char sig[3] = {0};
+    FILE *f = fopen(in_dir("w.jpg"), "rb");
+    assert_int_equal(fread(sig, 1, 3, f), 3);
+    fclose(f);
+    assert_true(sig[0] == 0xFF && sig[1] == 0xD8 && sig[2] == 0xFF);
+    CHECK_OK(NULL, clrun_image_read(in_dir("w.jpg"), &back));
+    assert_true(back.width == 33 && back.height == 17 && back.channels == 3);
+    for (size_t i = 0; i < 33 * 17 * 3; i++) assert_true(abs((int)back.data[i] - (int)img.data[i]) <= 4);
+    clrun_image_free(&back);
+    static const char *const refused[] = {"w.bmp", "w.tif", "w.webp", "w.TIFF"};
+    for (int i = 0; i < 4; i++) {
+        CHECK_FAIL(NULL, clrun_image_write(in_dir(refused[i]), &img), CLRUN_INVALID_ARG, "not ");
+        assert_int_equal(access(in_dir(refused[i]), F_OK), -1);
+    }
+    clrun_image_free(&img);
+    unlink(in_dir("w.jpg"));
 }
 
 static void palette_with_transparency(void **state)
@@ -559,6 +672,9 @@ int main(void)
         cmocka_unit_test(inputs_bounded),
         cmocka_unit_test(palette_with_transparency),
         cmocka_unit_test(jpeg_as_opencv_reads_it),
+        cmocka_unit_test(exif_orientation_as_opencv),
+        cmocka_unit_test(truncated_and_bombs),
+        cmocka_unit_test(write_by_extension),
         cmocka_unit_test(huge_headers),
         cmocka_unit_test(large_npy_mapped),
     };

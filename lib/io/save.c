@@ -113,14 +113,22 @@ int clrun__save(const char *path, int (*write)(FILE *f, void *arg), void *arg, i
     const int dlen = slash ? (int)(slash - target) : 1;
     const char *dir = slash ? target : ".", *base = slash ? slash + 1 : target;
     if (slash == target) dir = "/", base = target + 1;
+    /* the temporary's name is listed before the file exists, so an interrupt at any moment finds
+     * it (unlinking a name not made yet is harmless); a name taken by another file is unlisted
+     * before the next is tried */
+    int slot = -1;
     for (int attempt = 0; fd < 0 && attempt < 100; attempt++) {
         const unsigned r = counter++ * 2654435761u ^ (unsigned)getpid() ^ (unsigned)clock();
         snprintf(tmp, sizeof tmp, "%.*s/.%s.%08x.tmp", slash == target ? 0 : dlen, dir, base, r);
+        slot = slot_claim(tmp);
         fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, have ? 0600 : 0666);
-        if (fd < 0 && errno != EEXIST) return (*err = errno), -1;
+        if (fd < 0) {
+            e = errno;
+            slot_release(slot), slot = -1;
+            if (e != EEXIST) return (*err = e), -1;
+        }
     }
     if (fd < 0) return (*err = EEXIST), -1;
-    const int slot = slot_claim(tmp);
     if (have) { /* the replaced file's mode, and its owner where we may */
         (void)fchmod(fd, sb.st_mode & 07777);
         if (geteuid() == 0) (void)!fchown(fd, sb.st_uid, sb.st_gid);

@@ -10,6 +10,24 @@
 size_t clrun_sp24_kv(size_t k) { return 2 * ((k + 3) / 4); }
 size_t clrun_sp24_km(size_t k) { return (k + 31) / 32; }
 
+clrun_status clrun_sp24_meta_check(const uint32_t *meta, size_t rows, size_t k, size_t *bad_row, size_t *bad_group)
+{
+    const size_t km = clrun_sp24_km(k), groups = (k + 3) / 4;
+    if (!meta && rows && k) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_sp24_meta_check: meta is NULL");
+    for (size_t r = 0; r < rows; r++)
+        for (size_t g = 0; g < groups; g++) {
+            const unsigned e = (meta[r * km + g / 8] >> (4 * (g % 8))) & 15, lo = e & 3, hi = e >> 2;
+            if (lo < hi) continue;
+            if (bad_row) *bad_row = r;
+            if (bad_group) *bad_group = g;
+            return clrun__fail(NULL, CLRUN_FORMAT_ERROR,
+                               "2:4 metadata: row %zu, group %zu (columns %zu-%zu) names columns %u and %u; two distinct columns, the "
+                               "lower first, are needed (metadata as clrun op sparsify or clrun_sp24_compress writes it)",
+                               r, g, 4 * g, 4 * g + 3, lo, hi);
+        }
+    return CLRUN_OK;
+}
+
 static clrun_status check_type(clrun_ctx *ctx, const char *what, clrun_dtype t)
 {
     if (clrun__float_code(t) < 0)

@@ -61,25 +61,17 @@ static void out_path(char *buf, size_t size, const char *dir, const char *in)
     snprintf(buf, size, "%s/%.*s.png", dir, len, base);
 }
 
-/* The same file: the same path, or an existing file of the same device and inode. */
-static int same_file(const char *a, const char *b)
-{
-    struct stat sa, sb;
-    if (strcmp(a, b) == 0) return 1;
-    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-}
-
 /* Refuse, before anything is written, two outputs of one name and an output that is an input. */
 static int check_outputs(char (*dst)[4400], int nin, char **in, int overwrite)
 {
     for (int i = 0; i < nin; i++) {
         if (strcmp(dst[i], "-") == 0) continue;
         for (int j = 0; j < i; j++)
-            if (same_file(dst[i], dst[j]))
+            if (cli_same_file(dst[i], dst[j]))
                 return cli_usage_error("op canny", "%s and %s would both write %s; give them different names or run them apart", in[j],
                                        in[i], dst[i]);
         for (int j = 0; j < nin && !overwrite; j++)
-            if (same_file(dst[i], in[j]))
+            if (cli_same_file(dst[i], in[j]))
                 return cli_usage_error("op canny", "the edges of %s would replace the input %s (--overwrite allows it)", in[i], in[j]);
     }
     return 0;
@@ -105,6 +97,7 @@ struct frame {
     int retry;       /* its device failed: send it again */
     char err[1400];
     double t_read, t_write;
+    size_t hold; /* bytes of decoded input reserved for it (batch.held) */
 };
 
 struct batch;
@@ -126,7 +119,20 @@ struct batch {
     struct dev *dev;
     int ndev;
     int n, next_read, sent, ahead, quit;
+    size_t held; /* decoded input bytes reserved by frames being read or kept until their edges return */
 };
+
+/* Decoded input a batch keeps at once: frames past the next one to send wait to be read while
+ * more would pass this, whatever their files claim (each image's size from its header). */
+#define BATCH_BYTES ((size_t)1 << 30)
+
+/* Frame f's decoded input is gone (b->mu held): its reservation goes back. */
+static void release(struct batch *b, struct frame *f)
+{
+    b->held -= f->hold;
+    f->hold = 0;
+    pthread_cond_broadcast(&b->cv);
+}
 
 static void *batch_worker(void *arg)
 {
@@ -146,13 +152,26 @@ static void *batch_worker(void *arg)
         f->state = enc ? F_WRITING : F_READING;
         pthread_mutex_unlock(&b->mu);
         const double t0 = cli_now();
-        clrun_status st = enc ? clrun_image_write(b->dst[i], &f->img) : clrun_image_read(b->in[i], &f->img);
+        clrun_status st = CLRUN_OK;
+        if (!enc) { /* reserve the decoded bytes first: frames past the next to send wait for memory */
+            clrun_image shape;
+            st = clrun_image_info(b->in[i], &shape);
+            pthread_mutex_lock(&b->mu);
+            if (!st) {
+                const size_t need = shape.stride * shape.height;
+                while (b->held && b->held + need > BATCH_BYTES && i != b->sent && !b->quit) pthread_cond_wait(&b->cv, &b->mu);
+                b->held += need, f->hold = need;
+            }
+            pthread_mutex_unlock(&b->mu);
+        }
+        if (!st) st = enc ? clrun_image_write(b->dst[i], &f->img) : clrun_image_read(b->in[i], &f->img);
         if (st) {
             snprintf(f->err, sizeof f->err, "%s", clrun_last_error(NULL));
             f->rc = !enc && (st == CLRUN_NOT_FOUND || st == CLRUN_FORMAT_ERROR) ? EXIT_USAGE : cli_exit_code(st);
         }
         if (enc) clrun_image_free(&f->img);
         pthread_mutex_lock(&b->mu);
+        if (!enc && st) release(b, f);
         *(enc ? &f->t_write : &f->t_read) = cli_now() - t0;
         f->state = st ? F_FAILED : enc ? F_DONE : F_DECODED;
         pthread_cond_broadcast(&b->cv);
@@ -187,10 +206,12 @@ static void batch_deliver(void *arg, void *tag, clrun_status st, const clrun_ima
         f->rc = cli_exit_code(st);
     } else if (st) {
         clrun_image_free(&f->img);
+        release(b, f);
         snprintf(f->err, sizeof f->err, "%s: %s", b->in[(intptr_t)tag], clrun_last_error(text_of));
         f->rc = cli_exit_code(st), f->state = F_FAILED;
     } else {
         clrun_image_free(&f->img);
+        release(b, f);
         f->img = copy, f->state = F_ENCODE;
     }
     pthread_cond_broadcast(&b->cv);
@@ -221,6 +242,7 @@ static int send_frame(struct batch *b, int i)
             if (!f->err[0]) snprintf(f->err, sizeof f->err, "%s: no device is left to run it", b->in[i]);
             if (!f->rc) f->rc = EXIT_RUNTIME;
             clrun_image_free(&f->img);
+            release(b, f);
             f->state = F_FAILED;
             const int rc = f->rc;
             pthread_cond_broadcast(&b->cv);

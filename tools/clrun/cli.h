@@ -66,6 +66,8 @@ int cli_open(const char *sub, const char *spec, clrun_ctx **ctx);
 double cli_median(double *v, int n);
 /* Monotonic wall clock in seconds. */
 double cli_now(void);
+/* 1 when a and b name one file: the same path, or existing files of the same device and inode. */
+int cli_same_file(const char *a, const char *b);
 /* JSON string escape into out. */
 void cli_json_str(FILE *f, const char *s);
 const char *cli_type_name(clrun_device_type t);

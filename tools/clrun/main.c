@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <signal.h>
 #include <sys/time.h>
 #include <time.h>
@@ -281,4 +282,11 @@ int main(int argc, char **argv)
     fprintf(stderr, "clrun: unknown command '%s'\n", argv[1]);
     usage(stderr);
     return EXIT_USAGE;
+}
+
+int cli_same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    if (strcmp(a, b) == 0) return 1;
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }

@@ -573,7 +573,9 @@ static int bind_arg(clrun_ctx *ctx, clrun_kernel *k, struct rarg *args, int narg
     }
     default: break;
     }
-    if (st == CLRUN_ARG_MISMATCH) return fprintf(stderr, "clrun run: '%s': %s\n", r->spec, clrun_last_error(ctx)), EXIT_USAGE;
+    /* a mismatch, or a value the device cannot take (local memory past its size): the command line's */
+    if (st == CLRUN_ARG_MISMATCH || st == CLRUN_INVALID_ARG)
+        return fprintf(stderr, "clrun run: '%s': %s\n", r->spec, clrun_last_error(ctx)), EXIT_USAGE;
     if (st != CLRUN_OK) return cli_fail("run", ctx, st);
     return 0;
 }

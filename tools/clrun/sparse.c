@@ -97,6 +97,15 @@ int cmd_op_sparse(int argc, char **argv)
         memcpy(meta_path, out, cut), strcpy(meta_path + cut, ".meta.npy");
         meta = meta_path;
     }
+    /* outputs of one name would overwrite each other, the values lost (exit 0 all the same) */
+    const char *outs[3] = {out, densify ? NULL : meta, pruned};
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < i; j++)
+            if (outs[i] && outs[j] && cli_same_file(outs[i], outs[j])) {
+                static const char *const what[3] = {"-o", "--meta", "--pruned"};
+                free(meta_path);
+                return cli_usage_error(sub, "%s and %s name one file (%s); each output needs its own", what[j], what[i], outs[i]);
+            }
     clrun_array in = {0}, mt = {0}, vals = {0}, dense = {0};
     clrun_ctx *ctx = NULL;
     clrun_buf *bx = NULL, *bv = NULL, *bm = NULL;
@@ -119,6 +128,10 @@ int cmd_op_sparse(int argc, char **argv)
     }
     if (densify && (mt.dtype != CLRUN_U32 || mt.count != rows * km || mt.shape[mt.ndim - 1] != km)) {
         rc = (fprintf(stderr, "clrun %s: %s must be uint32 with %zu rows of %zu words for K = %zu\n", sub, meta, rows, km, k), EXIT_USAGE);
+        goto done;
+    }
+    if (densify && clrun_sp24_meta_check(mt.data, rows, k, NULL, NULL)) {
+        rc = (fprintf(stderr, "clrun %s: %s: %s\n", sub, meta, clrun_last_error(NULL)), EXIT_USAGE);
         goto done;
     }
     size_t shape[3];
@@ -204,6 +217,10 @@ int cli_gemm_sparse(clrun_ctx *ctx, const clrun_array *V, const clrun_array *B, 
     }
     if (mt.dtype != CLRUN_U32 || mt.count != M * km) {
         rc = (fprintf(stderr, "clrun %s: %s must be uint32 with %zu rows of %zu words (M = %zu, K = %zu)\n", sub, meta, M, km, M, K), EXIT_USAGE);
+        goto done;
+    }
+    if (clrun_sp24_meta_check(mt.data, M, K, NULL, NULL)) {
+        rc = (fprintf(stderr, "clrun %s: %s: %s\n", sub, meta, clrun_last_error(NULL)), EXIT_USAGE);
         goto done;
     }
     size_t shape[2] = {M, N};

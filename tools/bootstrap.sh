@@ -9,7 +9,7 @@ set -eu
 cd "$(dirname "$0")/.."
 
 PACKAGES="ocl-icd-opencl-dev opencl-headers pocl-opencl-icd libclblast-dev libcmocka-dev meson
-ninja-build pkg-config libxxhash-dev libpng-dev libjpeg-dev gcc libc6-dev oclgrind python3 openmpi-bin libopenmpi-dev
+ninja-build pkg-config libxxhash-dev libpng-dev libjpeg-dev libexif-dev gcc libc6-dev oclgrind python3 openmpi-bin libopenmpi-dev
 python3-numpy python3-pytest clang"
 
 install_deps() {

@@ -3,6 +3,7 @@ import ctypes
 import dataclasses
 import math
 import os
+import threading
 import weakref
 from ctypes import byref, c_char_p, c_double, c_size_t, c_uint, c_void_p
 
@@ -26,11 +27,11 @@ class Error(Exception):
         super().__init__(f"{self.name}: {message}")
 
 
-def _cls(name, code, doc):
-    return type(name, (Error,), {"status": code, "__doc__": doc})
+def _cls(name, code, doc, *more):
+    return type(name, (Error,) + more, {"status": code, "__doc__": doc})
 
 
-InvalidArgument = _cls("InvalidArgument", 1, "An argument is out of range or inconsistent (also ValueError-like).")
+InvalidArgument = _cls("InvalidArgument", 1, "An argument is out of range or inconsistent (also a ValueError).", ValueError)
 NoPlatform = _cls("NoPlatform", 2, "The ICD loader found no OpenCL platform.")
 NoDevice = _cls("NoDevice", 3, "No device matches the selection.")
 HostOutOfMemory = _cls("HostOutOfMemory", 4, "Out of host memory.")
@@ -38,7 +39,7 @@ DeviceOutOfMemory = _cls("DeviceOutOfMemory", 5, "Out of device memory.")
 BuildFailed = _cls("BuildFailed", 6, "A kernel build failed; the message holds the build log.")
 FileError = _cls("FileError", 7, "A file could not be read or written.")
 NotFound = _cls("NotFound", 8, "A kernel or file was not found.")
-ArgMismatch = _cls("ArgMismatch", 9, "Kernel arguments do not match the kernel's signature.")
+ArgMismatch = _cls("ArgMismatch", 9, "Kernel arguments do not match the kernel's signature (also a TypeError).", TypeError)
 CLError = _cls("CLError", 10, "An OpenCL call failed.")
 Unsupported = _cls("Unsupported", 11, "The device cannot do this.")
 FormatError = _cls("FormatError", 12, "Malformed input data.")
@@ -156,7 +157,12 @@ class _Closing:
 
 
 class Context(_Closing):
-    """A device's context and in-order queue (clrun_open). Use as a context manager, or close()."""
+    """A device's context and in-order queue (clrun_open). Use as a context manager, or close().
+
+    Threads: a Context may be shared by several threads; the library serialises calls on one
+    context (its lock), so results stay exact, and a Kernel serialises its own calls (its arguments
+    are its state). For parallel work give each thread its own Context. Closing a context while
+    another thread uses it is an error of the program."""
 
     def __init__(self, spec=None):
         h = c_void_p()
@@ -348,6 +354,16 @@ class Buffer:
 
     numpy = download
 
+    def __array__(self, dtype=None, copy=None):
+        """NumPy reads a Buffer as its contents (downloaded): np.asarray(buf)."""
+        a = self.download()
+        return a if dtype is None else a.astype(dtype, copy=False)
+
+    def __len__(self):
+        if not self.shape:
+            raise TypeError("len() of a 0-d Buffer")
+        return self.shape[0]
+
     def fill(self, value):
         v = np.asarray(value, self.dtype)
         if self.nbytes:
@@ -387,6 +403,43 @@ class Local:
 
 _SCALAR = {"char": "i8", "uchar": "u8", "short": "i16", "ushort": "u16", "int": "i32", "uint": "u32", "long": "i64", "ulong": "u64",
            "float": "f32", "double": "f64", "half": "f16", "size_t": "u64", "bool": "i32"}
+_INT_RANGE = {"i8": (-2**7, 2**7 - 1), "u8": (0, 2**8 - 1), "i16": (-2**15, 2**15 - 1), "u16": (0, 2**16 - 1), "i32": (-2**31, 2**31 - 1),
+              "u32": (0, 2**32 - 1), "i64": (-2**63, 2**63 - 1), "u64": (0, 2**64 - 1)}
+# the OpenCL C element type a NumPy dtype's data is, for pointer arguments
+_CL_OF = {np.dtype(np.float32): "float", np.dtype(np.float16): "half", np.dtype(np.float64): "double", np.dtype(np.int8): "char",
+          np.dtype(np.uint8): "uchar", np.dtype(np.int16): "short", np.dtype(np.uint16): "ushort", np.dtype(np.int32): "int",
+          np.dtype(np.uint32): "uint", np.dtype(np.int64): "long", np.dtype(np.uint64): "ulong", np.dtype(np.bool_): "uchar"}
+_CL_SIZE = {"char": 1, "uchar": 1, "short": 2, "ushort": 2, "int": 4, "uint": 4, "long": 8, "ulong": 8, "float": 4, "double": 8, "half": 2}
+
+
+def _pointee(ty):
+    """(base type, bytes per element) of a pointer argument's type ("float4*" -> ("float", 16)); the
+    size is None for structs and other types clrun cannot size on the host."""
+    t = ty.replace("const", "").replace("volatile", "").replace("restrict", "").replace("*", "").strip()
+    if t.startswith("unsigned "):
+        t = "u" + t[9:].strip()
+    t = {"unsigned": "uint", "signed char": "char"}.get(t, t)
+    base, width = t.rstrip("0123456789"), t[len(t.rstrip("0123456789")):]
+    if base not in _CL_SIZE:
+        return t, None
+    w = int(width) if width else 1
+    if w not in (1, 2, 3, 4, 8, 16):
+        return t, None
+    return base, _CL_SIZE[base] * (4 if w == 3 else w)
+
+
+def _ints(v, what):
+    """A launch size (int or sequence of 1-3 ints) as a tuple of positive ints below 2^64."""
+    seq = (v,) if isinstance(v, (int, np.integer)) else v
+    try:
+        t = tuple(seq)
+    except TypeError:
+        raise InvalidArgument(1, f"{what}: an int or a tuple of 1 to 3 ints, not {v!r}") from None
+    if not 1 <= len(t) <= 3 or not all(isinstance(x, (int, np.integer)) and not isinstance(x, bool) for x in t):
+        raise InvalidArgument(1, f"{what}: an int or a tuple of 1 to 3 ints, not {v!r}")
+    if not all(1 <= int(x) < 2**64 for x in t):
+        raise InvalidArgument(1, f"{what}: each size is at least 1 and below 2^64, not {tuple(int(x) for x in t)}")
+    return tuple(int(x) for x in t)
 
 
 class Event:
@@ -413,7 +466,16 @@ class Kernel:
     (bare: in and out; or In/Out/InOut), Local(bytes), scalars (typed from the signature), and
     global_size= (int or tuple: exact, no work-item past it runs), local_size= (default: a size that
     divides the global one), wait= (default True: finish and read arrays back), event= (True: return
-    an Event with the launch's device time)."""
+    an Event with the launch's device time), check_size= (default True, below).
+
+    Checked before anything runs, like the CLI (where the driver reports argument types): an array
+    or Buffer's dtype must be the pointer's element type (float32 for float*, int32 for int*, ...;
+    clrun.ArgMismatch otherwise); it must hold at least one element per work-item of the launch, or
+    the kernel would read past its end (clrun.ArgMismatch; check_size=False for a kernel that reads
+    fewer elements than it has work-items, e.g. filter taps); an integer scalar must fit its type
+    (clrun.InvalidArgument, never wrapped) and be an integer; a float must not overflow its type.
+    Sizes are ints from 1 to 2^64 - 1; the library checks them against the device (clrun_launch).
+    Calls of one Kernel from several threads run one at a time (its arguments are its state)."""
 
     def __init__(self, prog, name):
         self.prog, self.name = prog, name
@@ -423,6 +485,7 @@ class Kernel:
         prog.ctx._adopt(self)
         self.nargs = L.kernel_nargs(self._h)
         self._geo = {}
+        self._lock = threading.Lock()  # a kernel's arguments are its state: one call at a time
         self.args = []
         for i in range(self.nargs):
             info = L.ArgInfoC()
@@ -448,28 +511,54 @@ class Kernel:
         return self._h
 
     def _geometry(self, global_size, local_size):
-        """ctypes arrays of the launch's global and local sizes (cached per shape)."""
-        key = (global_size, local_size)
-        geo = self._geo.get(key)
+        """ctypes arrays of the launch's global and local sizes (cached per shape) and its work-items."""
+        try:
+            key = (global_size, local_size)
+            geo = self._geo.get(key)
+        except TypeError:  # unhashable (a list): checked below, not cached
+            key, geo = None, None
         if geo is None:
-            gs = (global_size,) if isinstance(global_size, int) else tuple(global_size)
+            gs = _ints(global_size, f"{self.name}: global_size")
             dims = len(gs)
             if local_size is None:  # the global size is exact (as PyCUDA's grid × block): a work-group size that divides it
                 ls = [1] * dims
                 cap = min(256, self.prog.ctx.device.max_work_group)
-                ls[0] = next(d for d in range(min(cap, gs[0]), 0, -1) if gs[0] % d == 0) if gs[0] else 1
+                ls[0] = next(d for d in range(min(cap, gs[0]), 0, -1) if gs[0] % d == 0)
             else:
-                ls = (local_size,) if isinstance(local_size, int) else tuple(local_size)
+                ls = _ints(local_size, f"{self.name}: local_size")
             if len(ls) != dims:
                 raise InvalidArgument(1, f"{self.name}: global_size has {dims} dimensions, local_size {len(ls)}")
-            geo = self._geo[key] = (dims, (c_size_t * dims)(*gs), (c_size_t * dims)(*ls))
+            geo = (dims, (c_size_t * dims)(*gs), (c_size_t * dims)(*ls), math.prod(gs))
+            if key is not None:
+                self._geo[key] = geo
         return geo
 
-    def __call__(self, *args, global_size, local_size=None, wait=True, event=False):
+    def _check_array(self, i, dtype, nbytes, items, check_size):
+        """An array or Buffer for pointer argument i: its dtype is the pointee's type, and it holds at
+        least one element per work-item (unless check_size is False)."""
+        kind, ty, pname = self.args[i]
+        if kind not in (0, 1) or not ty:  # no argument info: nothing to check against
+            return
+        base, psize = _pointee(ty)
+        want = _CL_OF.get(np.dtype(dtype))
+        if psize is not None and want != base and not (np.dtype(dtype) == np.bool_ and base == "char"):
+            raise ArgMismatch(9, f"{self.name}: argument {i} ({ty} {pname}) gets {np.dtype(dtype)} data; the kernel reads {base} "
+                                 f"(give an array of that type, e.g. .astype)")
+        if check_size and psize is not None and nbytes // psize < items:
+            raise ArgMismatch(9, f"{self.name}: argument {i} ({ty} {pname}) holds {nbytes // psize} elements of {ty.rstrip('*').strip()}; "
+                                 f"the launch has {items} work-items, which would read past its end (check_size=False for a kernel "
+                                 f"that reads fewer elements than it has work-items)")
+
+    def __call__(self, *args, global_size, local_size=None, wait=True, event=False, check_size=True):
+        with self._lock:
+            return self._call(args, global_size, local_size, wait, event, check_size)
+
+    def _call(self, args, global_size, local_size, wait, event, check_size):
         ctx = self.prog.ctx
         kh = self.handle  # raises once the context is closed
         if len(args) != self.nargs:
             raise ArgMismatch(9, f"{self.name} takes {self.nargs} arguments, {len(args)} given")
+        dims, g, loc, items = self._geometry(global_size, local_size)
         temps, backs = [], []  # device memory for the call's arrays (raw handles, freed at the end)
         try:
             cls_in, cls_out, ndarray = In, Out, np.ndarray
@@ -478,6 +567,7 @@ class Kernel:
                 tp = type(a)
                 if tp is cls_in or tp is cls_out:  # the seed's path first: In/Out wrappers
                     arr, h = a.arr, c_void_p()
+                    self._check_array(i, arr.dtype, arr.nbytes, items, check_size)
                     if tp is cls_in and arr.nbytes:
                         st = L.buf_new_from(ctx._h, arr.ctypes.data, arr.nbytes, 0, byref(h))
                     else:
@@ -489,6 +579,7 @@ class Kernel:
                         backs.append((h.value, arr))
                     st = L.arg_buf(kh, i, h.value)
                 elif isinstance(a, Buffer):
+                    self._check_array(i, a.dtype, a.nbytes, items, check_size)
                     st = L.arg_buf(kh, i, a.handle)
                 elif a is None:
                     st = L.arg_buf(kh, i, None)
@@ -501,6 +592,7 @@ class Kernel:
                     if isinstance(a, np.ndarray) and not a.flags.c_contiguous:
                         raise InvalidArgument(1, f"argument {i} ({self.args[i][2]}): a bare array is read back into; give a C-contiguous "
                                                  "one, or In(...)")
+                    self._check_array(i, arr.dtype, arr.nbytes, items, check_size)
                     h = c_void_p()
                     if (not isinstance(a, Out) or isinstance(a, InOut)) and arr.nbytes:  # made holding the array's bytes
                         st = L.buf_new_from(ctx._h, arr.ctypes.data, arr.nbytes, 0, byref(h))
@@ -515,7 +607,6 @@ class Kernel:
                     st = self._scalar(i, self.args[i][1], self.args[i][2], a)
                 if st:
                     _raise(st, ctx._h)
-            dims, g, loc = self._geometry(global_size, local_size)
             ev = None
             if event:
                 e = c_void_p()
@@ -535,14 +626,38 @@ class Kernel:
 
     def _scalar(self, i, ty, pname, v):
         base = ty.rstrip("*").strip()
+        if base.startswith("const "):
+            base = base[6:].strip()
         code = _SCALAR.get(base)
         if code is None:  # a vector or struct: its bytes, checked by the library against the device's size
             raw = np.ascontiguousarray(v)
             return L.arg_bytes(self._h, i, raw.ctypes.data, raw.nbytes)
         setter, conv = L.arg_setters[code]
+        where = f"{self.name}: argument {i} ({ty} {pname})"
+        if isinstance(v, (np.ndarray, list, tuple)) or v is None or isinstance(v, (str, bytes)):
+            raise ArgMismatch(9, f"{where} is a {base}; {type(v).__name__} given")
+        if code in _INT_RANGE:  # an integer of the parameter's range, never wrapped or truncated
+            if isinstance(v, (float, np.floating)) and not float(v).is_integer():
+                raise ArgMismatch(9, f"{where} is an integer; {v!r} is not")
+            try:
+                iv = int(v)
+            except (TypeError, ValueError, OverflowError):
+                raise ArgMismatch(9, f"{where} is an integer; {v!r} is not") from None
+            lo, hi = _INT_RANGE[code]
+            if not lo <= iv <= hi:
+                raise InvalidArgument(1, f"{where}: {iv} is out of the range of {base} ({lo} to {hi})")
+            return setter(self._h, i, iv)
+        try:
+            fv = float(v)
+        except (TypeError, ValueError):
+            raise ArgMismatch(9, f"{where} is a {base}; {v!r} is not a number") from None
+        with np.errstate(over="ignore"):
+            cast = np.float16(fv) if code == "f16" else np.float32(fv) if code == "f32" else fv
+        if math.isfinite(fv) and not np.isfinite(cast):
+            raise InvalidArgument(1, f"{where}: {fv!r} overflows {base}")
         if code == "f16":
-            return setter(self._h, i, int(np.float16(v).view(np.uint16)))
-        return setter(self._h, i, conv(v))
+            return setter(self._h, i, int(cast.view(np.uint16)))
+        return setter(self._h, i, conv(fv))
 
 
 class Program:

@@ -174,6 +174,7 @@ quant_calibrate = _proto("clrun_quant_calibrate", S, c_void_p, SZ, SZ, SZ, c_int
 gemm_s8 = _proto("clrun_gemm_s8", S, P, POINTER(GemmDescC), POINTER(S8EpilogueC))
 sp24_kv = _proto("clrun_sp24_kv", SZ, SZ)
 sp24_km = _proto("clrun_sp24_km", SZ, SZ)
+sp24_meta_check = _proto("clrun_sp24_meta_check", S, c_void_p, SZ, SZ, POINTER(SZ), POINTER(SZ))
 sp24_prune = _proto("clrun_sp24_prune", S, P, c_int, P, SZ, SZ, SZ, SZ)
 sp24_compress = _proto("clrun_sp24_compress", S, P, c_int, P, SZ, SZ, SZ, SZ, P, P)
 sp24_decompress = _proto("clrun_sp24_decompress", S, P, c_int, P, P, SZ, SZ, P, SZ, SZ)

@@ -307,6 +307,21 @@ def _rows(shape):
     return int(np.prod(shape[:-1], dtype=np.int64)), shape[-1]
 
 
+def _meta_checked(ctx, meta, rows, k):
+    """The metadata on the device: a host array is checked first (clrun_sp24_meta_check: two distinct
+    columns per group, as sp24_compress writes them), since the ops would read a bad group differently."""
+    if isinstance(meta, Buffer):
+        return _dev(ctx, meta)
+    m = np.asarray(meta)
+    if m.dtype != np.uint32:
+        raise InvalidArgument(1, f"2:4 metadata is uint32 words, not {m.dtype}")
+    m = np.ascontiguousarray(m)
+    if m.size != rows * L.sp24_km(k):
+        raise InvalidArgument(1, f"2:4 metadata for {rows} rows and K = {k}: {rows} rows of {L.sp24_km(k)} words, not {m.size} words")
+    _check(L.sp24_meta_check(m.ctypes.data, rows, k, None, None))
+    return _dev(ctx, m)
+
+
 def sp24_prune(ctx, x, bf16=False):
     """x pruned to 2:4 along its last axis (in each group of 4 the 2 of largest magnitude)."""
     bx, keep = _dev(ctx, x)
@@ -335,10 +350,12 @@ def sp24_compress(ctx, x, bf16=False):
 def sp24_decompress(ctx, values, meta, k, bf16=False):
     """The dense matrix (last axis k) that values and meta encode; zeros where pruned."""
     bv, kv_ = _dev(ctx, values)
-    bm, km_ = _dev(ctx, meta, np.uint32)
     t = _code(bv.dtype, bf16)
     rows, kv = _rows(bv.shape)
-    if kv != L.sp24_kv(k) or bm.size != rows * L.sp24_km(k):
+    if kv != L.sp24_kv(k):
+        raise InvalidArgument(1, f"sp24_decompress: for K = {k}, rows of {L.sp24_kv(k)} values and {L.sp24_km(k)} metadata words")
+    bm, km_ = _meta_checked(ctx, meta, rows, k)
+    if bm.size != rows * L.sp24_km(k):
         raise InvalidArgument(1, f"sp24_decompress: for K = {k}, rows of {L.sp24_kv(k)} values and {L.sp24_km(k)} metadata words")
     out = ctx.zeros(bv.shape[:-1] + (k,), bv.dtype)
     if rows and k:
@@ -349,7 +366,6 @@ def sp24_decompress(ctx, values, meta, k, bf16=False):
 def gemm_sp(ctx, values, meta, b, alpha=1.0, tb=False, bf16=False):
     """alpha · A · op(B) in float32 with A 2:4 compressed (values, meta from sp24_compress)."""
     bv, kv_ = _dev(ctx, values)
-    bm, km_ = _dev(ctx, meta, np.uint32)
     bb, kb = _dev(ctx, b)
     if bv.dtype != bb.dtype:
         raise InvalidArgument(1, "gemm_sp: the values and B must have one dtype")
@@ -358,6 +374,7 @@ def gemm_sp(ctx, values, meta, b, alpha=1.0, tb=False, bf16=False):
         raise InvalidArgument(1, "gemm_sp: 2-D matrices")
     m = bv.shape[0]
     k, n = (bb.shape[1], bb.shape[0]) if tb else bb.shape
+    bm, km_ = _meta_checked(ctx, meta, m, k)
     d = L.GemmDescC()
     d.trans_b, d.m, d.n, d.k, d.alpha, d.type = int(tb), m, n, k, alpha, t
     d.a, d.lda, d.b, d.ldb, d.ldc = bv.handle, bv.shape[1], bb.handle, bb.shape[1], n
@@ -402,8 +419,13 @@ def imread(path):
 
 
 def imwrite(path, img):
-    """Write a uint8 H×W or H×W×3 (R, G, B) array as PNG, JPEG or PGM/PPM, by the name's extension."""
-    a = np.ascontiguousarray(img, np.uint8)
+    """Write a uint8 H×W or H×W×3 (R, G, B) array as PNG, JPEG (.jpg, .jpeg) or PGM/PPM (.pgm, .ppm,
+    .pnm), by the name's extension; other formats' names are refused. Other dtypes are refused,
+    never converted."""
+    a = np.asarray(img)
+    if a.dtype != np.uint8 or a.ndim not in (2, 3) or (a.ndim == 3 and a.shape[2] not in (1, 3)):
+        raise InvalidArgument(1, f"imwrite: an 8-bit image of H×W or H×W×3 (R, G, B), not {a.dtype} of shape {a.shape}")
+    a = np.ascontiguousarray(a)
     ch = 1 if a.ndim == 2 else a.shape[2]
     im = L.ImageC(a.shape[1], a.shape[0], a.shape[1] * ch, ch, a.ctypes.data)
     _check(L.image_write(str(path).encode(), byref(im)))

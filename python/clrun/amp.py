@@ -21,10 +21,19 @@ class GradScaler:
         self._s.scale, self._s.growth_factor, self._s.backoff_factor = init_scale, growth_factor, backoff_factor
         self._s.growth_interval = growth_interval
         self._pending = None  # (found_inf, the scaler's state after the update) between step and update
+        self._live = True
+        ctx._adopt(self)  # its device memory is freed before its context's
+
+    _rank = 2
+
+    def _release(self):
+        if getattr(self, "_live", False):
+            self._live = False
+            L.scaler_free(byref(self._s))
 
     def __del__(self):
         try:
-            L.scaler_free(byref(self._s))
+            self._release()
         except Exception:
             pass
 

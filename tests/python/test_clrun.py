@@ -332,3 +332,178 @@ def test_canny_pipeline_in_order(ctx, rng):
     assert [t for t, _, _ in got] == list(range(7))
     for (t, edges, err), f in zip(got, frames):
         assert err is None and np.array_equal(edges, clrun.canny(ctx, f, 50, 100))
+
+
+# ---- hardening: what is refused, never computed wrong ------------------------------------------------
+
+
+def test_kernel_arrays_checked_against_signature_and_range(ctx, rng):
+    prog = ctx.program(source=MUL)
+    a = rng.standard_normal(400).astype(np.float32)
+    dest = np.zeros_like(a)
+    for bad in (a.astype(np.int32), a.astype(np.float64), a.astype(np.float16)):
+        with pytest.raises(clrun.ArgMismatch, match="gets .* data; the kernel reads float"):
+            prog.multiply_them(dest, bad, a, global_size=400)
+    with pytest.raises(clrun.ArgMismatch, match="holds 100 elements"):
+        prog.multiply_them(dest, a[:100].copy(), a, global_size=400)
+    with pytest.raises(clrun.ArgMismatch, match="holds 100 elements"):
+        prog.multiply_them(clrun.Out(dest), clrun.In(a), ctx.upload(a[:100]), global_size=400)
+    assert isinstance(clrun.ArgMismatch(9, "x"), TypeError) and isinstance(clrun.InvalidArgument(1, "x"), ValueError)
+    # a kernel that reads fewer elements than it has work-items says so
+    taps = """__kernel void taps(__global float *o, __global const float *w, const uint n)
+    { const uint i = get_global_id(0); if (i < n) o[i] = w[i % 3]; }"""
+    o, w = np.zeros(64, np.float32), np.arange(3, dtype=np.float32)
+    k = ctx.program(source=taps).taps
+    with pytest.raises(clrun.ArgMismatch):
+        k(o, w, 64, global_size=64)
+    k(o, w, 64, global_size=64, check_size=False)
+    assert np.array_equal(o, w[np.arange(64) % 3])
+    # integer scalars fit their type and are integers; floats do not overflow theirs
+    for bad, cls in ((2**32, clrun.InvalidArgument), (-1, clrun.InvalidArgument), (2.5, clrun.ArgMismatch), ("3", clrun.ArgMismatch),
+                     (None, clrun.ArgMismatch)):
+        with pytest.raises(cls):
+            k(o, w, bad, global_size=64, check_size=False)
+    src = "__kernel void s(__global float *o, const float x, const short h) { o[0] = x + h; }"
+    ks = ctx.program(source=src).s
+    with pytest.raises(clrun.InvalidArgument, match="overflows float"):
+        ks(o, 1e39, 1, global_size=1)
+    with pytest.raises(clrun.InvalidArgument, match="out of the range of short"):
+        ks(o, 1.0, 40000, global_size=1)
+    ks(o, 2.0, -3, global_size=1)
+    assert o[0] == -1.0
+
+
+@pytest.mark.parametrize("size", [2**40, 2**62, 2**64 - 1, (2**31, 2**31), (2**21, 2**21, 2**21)])
+def test_launch_sizes_the_device_cannot_run_are_refused(ctx, size):
+    k = ctx.program(source="__kernel void nop(const uint n) { }").nop
+    with pytest.raises(clrun.InvalidArgument):
+        k(0, global_size=size, local_size=64 if isinstance(size, int) else None)
+    with pytest.raises(clrun.InvalidArgument):
+        k(0, global_size=size)
+
+
+@pytest.mark.parametrize("size", [-1, 0, 2**64, 1.5, "8", (1, 2, 3, 4), ()])
+def test_launch_sizes_malformed(ctx, size):
+    k = ctx.program(source="__kernel void nop(const uint n) { }").nop
+    with pytest.raises(clrun.InvalidArgument):
+        k(0, global_size=size)
+
+
+def test_buffers_read_by_numpy_and_images_not_converted(ctx, tmp_path, rng):
+    a = rng.standard_normal((3, 5)).astype(np.float32)
+    b = ctx.upload(a)
+    assert np.array_equal(np.asarray(b), a) and np.asarray(b).shape == (3, 5) and len(b) == 3
+    img = rng.integers(0, 256, (20, 30, 3), dtype=np.uint8)
+    for bad in (img.astype(np.uint16), img.astype(np.float32), img[..., :2]):
+        with pytest.raises(clrun.InvalidArgument):
+            clrun.imwrite(str(tmp_path / "x.png"), bad)
+        with pytest.raises(clrun.InvalidArgument):
+            clrun.canny(ctx, bad, 50, 100)
+    smooth = np.broadcast_to((np.arange(30, dtype=np.uint8) * 8)[None, :, None], (20, 30, 3)).copy()
+    clrun.imwrite(str(tmp_path / "x.jpg"), smooth)
+    assert (tmp_path / "x.jpg").read_bytes()[:3] == b"\xff\xd8\xff"
+    assert np.abs(clrun.imread(str(tmp_path / "x.jpg")).astype(int) - smooth).max() <= 8
+    with pytest.raises(clrun.InvalidArgument):
+        clrun.imwrite(str(tmp_path / "x.bmp"), img)
+    assert not (tmp_path / "x.bmp").exists()
+
+
+def test_group_operands_checked(rng):
+    x = rng.standard_normal(5000).astype(np.float32)
+    with clrun.Group("0") as g:
+        with pytest.raises(clrun.InvalidArgument, match="one dtype and size"):
+            g.vec("add", x, x[:100])
+        with pytest.raises(clrun.InvalidArgument, match="one dtype and size"):
+            g.reduce("dot", x, x[:10])
+        with pytest.raises(clrun.InvalidArgument, match="float32 or float16"):
+            g.reduce("sum", x.astype(np.float64))
+        with pytest.raises(clrun.InvalidArgument):
+            g.reduce("dot", x)
+        with pytest.raises(clrun.InvalidArgument):
+            g.vec("fma", x, x)
+        with pytest.raises(clrun.InvalidArgument):
+            g.vec("nosuch", x, x)
+        assert g.reduce("dot", x, x) == pytest.approx(float(np.dot(x.astype(np.float64), x)), rel=1e-5)
+    g.close()
+    with pytest.raises(clrun.InvalidArgument, match="closed"):
+        g.vec("add", x, x)
+    env = dict(os.environ, CLRUN_GROUP_WEIGHTS="0")
+    code = "import clrun, numpy as np\ng = clrun.Group('0')\ntry:\n    g.gemm(np.ones((9, 9), np.float32), np.ones((9, 9), np.float32))\n" \
+           "except clrun.InvalidArgument as e:\n    print('refused', e)\n"
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env["PYTHONPATH"] = os.path.join(root, "python")
+    r = subprocess.run([os.sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert "refused" in r.stdout and "CLRUN_GROUP_WEIGHTS" in r.stdout, r.stdout + r.stderr
+
+
+def test_sparse_metadata_checked(ctx, rng):
+    x = rng.standard_normal((8, 40)).astype(np.float32)
+    vals, meta = clrun.sp24_compress(ctx, x)
+    bad = meta.copy()
+    bad[3, 0] = (bad[3, 0] & ~np.uint32(0xF0)) | np.uint32(0x50)  # group 1 of row 3 names column 1 twice
+    with pytest.raises(clrun.FormatError, match="row 3, group 1"):
+        clrun.sp24_decompress(ctx, vals, bad, 40)
+    with pytest.raises(clrun.FormatError, match="row 3, group 1"):
+        clrun.gemm_sp(ctx, vals, bad, rng.standard_normal((40, 6)).astype(np.float32))
+    assert np.array_equal(clrun.sp24_decompress(ctx, vals, meta, 40), clrun.sp24_prune(ctx, x))
+
+
+def test_threads_share_one_context(ctx, rng):
+    """Several threads on one Context (and one Kernel): every result exact (the context's lock)."""
+    prog = ctx.program(source=MUL)
+    errors = []
+    data = [rng.integers(-8, 8, 3000).astype(np.float32) for _ in range(4)]
+    A = [rng.integers(-3, 4, (40, 40)).astype(np.float32) for _ in range(4)]
+
+    def work(x, a):
+        try:
+            for _ in range(6):
+                d = np.zeros_like(x)
+                prog.multiply_them(d, x, x, global_size=x.size)
+                assert np.array_equal(d, x * x)
+                assert np.array_equal(clrun.mul(ctx, x, x), x * x)
+                assert np.array_equal(clrun.gemm(ctx, a, a), a @ a)
+                assert clrun.sum(ctx, x) == float(x.astype(np.float64).sum())
+        except Exception as e:  # noqa: BLE001
+            errors.append(e)
+    ts = [threading.Thread(target=work, args=(x, a)) for x, a in zip(data, A)]
+    [t.start() for t in ts]
+    [t.join() for t in ts]
+    assert not errors, errors
+
+
+def test_pipeline_callback_exceptions_and_closing(rng):
+    frames = [rng.integers(0, 256, (24, 31), dtype=np.uint8) for _ in range(6)]
+    with clrun.open(SPEC) as c:
+        def boom(tag, edges, err):
+            if tag == 1:
+                raise RuntimeError("deliver failed")
+        p = clrun.CannyPipeline(c, boom, 50, 100, depth=2)
+        with pytest.raises(RuntimeError, match="deliver failed"):
+            for i, f in enumerate(frames):
+                p.send(f, tag=i)
+            p.flush()
+        p.flush()
+        p.close()
+        with pytest.raises(clrun.InvalidArgument):
+            p.send(frames[0])
+        with pytest.raises(clrun.InvalidArgument):
+            clrun.CannyPipeline(c, boom, 50, 100).send(frames[0].astype(np.float32))
+    for close_ctx in (False, True):  # closing the pipeline, or its context, from its own callback
+        c = clrun.open(SPEC)
+        seen = []
+
+        def closer(tag, edges, err):
+            seen.append(tag)
+            if tag == 1:
+                (c if close_ctx else p).close()
+        p = clrun.CannyPipeline(c, closer, 50, 100, depth=2)
+        for i, f in enumerate(frames):
+            if not p._h:
+                break
+            p.send(f, tag=i)
+        if p._h:
+            p.flush()
+        assert seen[:2] == [0, 1] and 1 in seen
+        p.close()
+        c.close()

@@ -55,6 +55,15 @@ mpi op canny "$data/canny/shapes.png" "$work/missing.png" "$data/canny/text.png"
 rc=$?
 [ $rc = 2 ] && grep -q "missing.png" "$work/out" && grep -q "2 written, 1 failed" "$work/out" && [ -f "$work/c3/text.png" ] && ok ||
     bad "canny with a missing file: exit $rc: $(cat "$work/out")"
+# ranks started with different commands, or different file lists, are refused at once by every rank
+# (one collective before any work), never left waiting on each other until the watchdog
+for other in "op gemm $work/a.npy $work/b.npy -o $work/g.npy" "op canny $data/canny/shapes.png -o $work/c5b -q"; do
+    timeout 60 mpirun -np 2 sh -c 'if [ "$OMPI_COMM_WORLD_RANK" = 0 ]; then exec "$0" op canny "$1" "$2" -o "$3" -q; else exec "$0" $4; fi' \
+        "$clrun" "$data/canny/shapes.png" "$data/canny/text.png" "$work/c5" "$other" >"$work/out" 2>&1
+    rc=$?
+    [ $rc = 2 ] && [ "$(grep -c "differs from another rank" "$work/out")" = 2 ] && ok ||
+        bad "ranks with different commands ($other): exit $rc: $(cat "$work/out")"
+done
 mpi op canny "$data/canny/shapes.png" -o "$work/c4" -q -d nosuchdevice >"$work/out" 2>&1
 rc=$?
 [ $rc = 3 ] && grep -q "nosuchdevice" "$work/out" && ok || bad "canny with no device: exit $rc: $(cat "$work/out")"

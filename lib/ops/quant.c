@@ -112,8 +112,10 @@ clrun_status clrun_quant_calibrate(const float *x, size_t n, size_t channels, si
     if (!v || !w) return free(v), free(w), clrun__fail(NULL, CLRUN_HOST_OUT_OF_MEMORY, "clrun_quant_calibrate: out of memory");
     for (size_t c = 0; c < ch; c++) {
         size_t m = 0;
-        for (size_t i = 0; i < n; i++) /* the channel's finite values */
-            if ((ch == 1 || (i / inner) % ch == c) && isfinite(x[i])) v[m] = x[i], w[m] = -x[i], m++;
+        const size_t run = ch == 1 ? n : inner; /* the channel's runs only: O(n) over all channels */
+        for (size_t base = c * run; base < n; base += ch * run)
+            for (size_t i = base; i < base + run; i++) /* the channel's finite values */
+                if (isfinite(x[i])) v[m] = x[i], w[m] = -x[i], m++;
         float lo = 0, hi = 0;
         if (m) {
             hi = rank(v, m, percentile);         /* the percentile from the top */

@@ -95,6 +95,9 @@ int cli_mpi_rank(void);
 int cli_mpi_bcast_int(int v);
 int cli_mpi_max(int v);
 int cli_mpi_sum(int v);
+/* Under mpirun: 0 when every rank was started with this command (its arguments but -d), else each
+ * rank says so and EXIT_USAGE (one collective, before any other: ranks never wait on each other). */
+int cli_mpi_agree(int argc, char **argv);
 /* `op canny` over n inputs in[i] -> dst[i] (canny.c): read and decode, and encode and write, on jobs
  * threads around a device pipeline (clrun_pipe_canny) on each of the nctx contexts, frames dealt by
  * the weights w (NULL: equal). Prints "IN -> OUT" lines (unless quiet or n is 1) and the failures,

@@ -275,7 +275,7 @@ int main(int argc, char **argv)
         int sub_argc = argc - 1, rc;
         if (commands[i].limit > 0 && (rc = watchdog(commands[i].name, commands[i].limit, &sub_argc, argv + 1))) return rc;
         if (strcmp(argv[1], "op") == 0) cli_mpi_init(); /* a rank of mpirun: op canny and op gemm split over the ranks */
-        rc = commands[i].fn(sub_argc, argv + 1);
+        if (!(rc = cli_mpi_agree(sub_argc + 1, argv))) rc = commands[i].fn(sub_argc, argv + 1);
         cli_mpi_finalize();
         return rc;
     }

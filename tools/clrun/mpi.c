@@ -3,7 +3,10 @@
  * so a plain `clrun` never touches MPI. */
 #include "cli.h"
 
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #ifdef CLRUN_HAVE_MPI
 #include <clrun_mpi.h>
@@ -49,6 +52,40 @@ int cli_mpi_sum(int v)
     return all;
 }
 
+/* FNV-1a over the arguments, each with its terminating NUL, leaving out the device a rank picks
+ * (-d X, -dX, --device X, --device=X): ranks may take different devices, never different work. */
+static uint64_t command_hash(int argc, char **argv)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-d") || !strcmp(argv[i], "--device")) {
+            i++;
+            continue;
+        }
+        if (!strncmp(argv[i], "--device=", 9) || (!strncmp(argv[i], "-d", 2) && argv[i][2])) continue;
+        for (const char *p = argv[i];; p++) {
+            h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+            if (!*p) break;
+        }
+    }
+    return h;
+}
+
+int cli_mpi_agree(int argc, char **argv)
+{
+    if (!mpi_on || mpi_size < 2) return 0;
+    const uint64_t mine = command_hash(argc, argv);
+    uint64_t lo = mine, hi = mine;
+    MPI_Allreduce(&mine, &lo, 1, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(&mine, &hi, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
+    if (lo == hi) return 0;
+    fprintf(stderr, "clrun: rank %d of %d was started with a command that differs from another rank's (%s", mpi_rank, mpi_size,
+            argc > 1 ? argv[1] : "");
+    for (int i = 2; i < argc && i < 8; i++) fprintf(stderr, " %s", argv[i]);
+    fprintf(stderr, "%s); every rank of mpirun runs one command on one list of files (only -d may differ)\n", argc > 8 ? " ..." : "");
+    return EXIT_USAGE;
+}
+
 #else
 
 void cli_mpi_init(void) {}
@@ -58,5 +95,6 @@ int cli_mpi_rank(void) { return 0; }
 int cli_mpi_bcast_int(int v) { return v; }
 int cli_mpi_max(int v) { return v; }
 int cli_mpi_sum(int v) { return v; }
+int cli_mpi_agree(int argc, char **argv) { return (void)argc, (void)argv, 0; }
 
 #endif

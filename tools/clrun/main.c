@@ -24,7 +24,8 @@ int cli_exit_code(clrun_status st)
 
 int cli_fail(const char *sub, clrun_ctx *ctx, clrun_status st)
 {
-    fprintf(stderr, "clrun %s: %s\n", sub, clrun_last_error(ctx));
+    const char *text = clrun_last_error(ctx);
+    fprintf(stderr, "clrun %s: %s\n", sub, *text ? text : clrun_status_text(st)); /* never a blank message */
     return cli_exit_code(st);
 }
 

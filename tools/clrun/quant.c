@@ -88,7 +88,7 @@ int cmd_op_quant(int argc, char **argv, int quantize)
     float *s = calloc(ch ? ch : 1, sizeof *s);
     int32_t *z = calloc(ch ? ch : 1, sizeof *z);
     double *v = calloc(ch ? ch : 1, sizeof *v);
-    if (!rc && (!s || !z || !v)) rc = cli_fail(sub, NULL, CLRUN_HOST_OUT_OF_MEMORY);
+    if (!rc && (!s || !z || !v)) rc = (fprintf(stderr, "clrun %s: out of host memory\n", sub), EXIT_RUNTIME);
     if (!rc && scales) {
         long ns = list(scales, v, (long)ch);
         if (ns != (long)ch) rc = cli_usage_error(sub, "--scale wants %zu number%s here, not '%s'", ch, ch == 1 ? "" : "s", scales);

@@ -93,7 +93,7 @@ int cmd_op_sparse(int argc, char **argv)
     char *meta_path = NULL;
     if (!meta) { /* VALUES.npy -> VALUES.meta.npy */
         const size_t n = strlen(out), cut = n > 4 && strcmp(out + n - 4, ".npy") == 0 ? n - 4 : n;
-        if (!(meta_path = malloc(cut + 10))) return cli_fail(sub, NULL, CLRUN_HOST_OUT_OF_MEMORY);
+        if (!(meta_path = malloc(cut + 10))) return fprintf(stderr, "clrun %s: out of host memory\n", sub), EXIT_RUNTIME;
         memcpy(meta_path, out, cut), strcpy(meta_path + cut, ".meta.npy");
         meta = meta_path;
     }

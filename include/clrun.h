@@ -17,11 +17,17 @@
  * ---------
  *  - The process-wide device list is built once, on first use, under a lock; the device calls are
  *    safe from any thread.
- *  - A clrun_ctx and everything made from it may be used from several threads, but not at the same
- *    time: serialise calls on one context (and its buffers, programs, kernels) yourself, or give each
- *    thread its own context. Different contexts are independent. The one exception is the pinned
- *    host memory registry (clrun_host_alloc/clrun_host_free), which is locked internally.
- *  - A clrun_kernel holds argument state; do not set arguments of one kernel from two threads.
+ *  - A clrun_ctx may be shared by several threads: every call that uses the context's shared state
+ *    (its queue's staging, the library's kernels and their arguments, scratch memory, the program
+ *    list, profiling) takes the context's lock (recursive), so calls on one context from several
+ *    threads at once run one after another and every result is what one thread alone would get
+ *    (tests/test_threads.c). For parallel work give each thread its own context: contexts are
+ *    independent. clrun_last_error(ctx) is the context's newest failure, from whichever thread; with
+ *    several threads on one context, read it under a lock of your own or use a context per thread.
+ *  - A clrun_kernel holds argument state: setting arguments of one kernel from two threads races
+ *    (as OpenCL's own cl_kernel). Make a kernel per thread (clrun_kernel_new is cheap), or serialise.
+ *  - Closing a context, or freeing an object, while another thread uses it is the caller's error.
+ *  - Pipelines (clrun_pipe) and groups (clrun_group) are driven by one thread at a time (below).
  *
  * Raw OpenCL stays reachable through clrun_ctx_cl_context(), clrun_ctx_cl_queue(),
  * clrun_buf_cl_mem() and friends, so clrun can be mixed with hand-written OpenCL or CLBlast.
@@ -329,7 +335,9 @@ CLRUN_API unsigned clrun_kernel_nargs(const clrun_kernel *k);
 /** Argument setters, by index. When the driver reports argument info (clrun builds with
  *  -cl-kernel-arg-info), the kind and type are checked against the kernel's signature: a buffer to a
  *  __global/__constant pointer, local memory to a __local pointer, scalars to the exact scalar type.
- *  An index past the end or a mismatch is CLRUN_ARG_MISMATCH with a text naming the argument. */
+ *  An index past the end or a mismatch is CLRUN_ARG_MISMATCH with a text naming the argument. A
+ *  buffer of another context than the kernel's program, or __local bytes past the device's local
+ *  memory, is CLRUN_INVALID_ARG (every op binds through these, so the library's ops check it too). */
 CLRUN_API clrun_status clrun_arg_buf(clrun_kernel *k, unsigned i, clrun_buf *b); /* b NULL: a NULL pointer */
 CLRUN_API clrun_status clrun_arg_local(clrun_kernel *k, unsigned i, size_t bytes);
 CLRUN_API clrun_status clrun_arg_i8(clrun_kernel *k, unsigned i, int8_t v);
@@ -378,6 +386,11 @@ CLRUN_API cl_kernel clrun_kernel_cl(const clrun_kernel *k);
  *  local: work-group size per dimension, or NULL to let clrun choose: a multiple of the device's
  *  preferred multiple, with global rounded UP to a multiple of it, so the kernel must guard its
  *  tail (`if (get_global_id(0) >= n) return;`). An unset argument is CLRUN_ARG_MISMATCH naming it.
+ *  The range is checked against the device before the driver sees it (drivers trap, abort or spin
+ *  on ranges they cannot schedule), for every launch, the library's ops included; CLRUN_INVALID_ARG
+ *  says which limit: work-items in all beyond the device's address bits (or 2^62), a local size
+ *  past the device's work-item sizes or a work-group past the kernel's size, 2^32 or more
+ *  work-groups in a dimension, __local arguments past the device's local memory.
  *  Non-blocking: wait with clrun_finish or an event. */
 CLRUN_API clrun_status clrun_launch(clrun_kernel *k, unsigned dims, const size_t *global, const size_t *local);
 
@@ -1032,8 +1045,12 @@ CLRUN_API clrun_status clrun_group_gemm(clrun_group *g, const clrun_gemm_desc *d
  * Threading: a pipeline belongs to its context, and the context's rule holds: one thread at a time
  * calls it (or the context), and deliver runs in that thread, inside clrun_pipe_send, _poll,
  * _flush. deliver may read the result, copy it and hand it to other threads; it must not call
- * clrun_pipe_* on the same pipeline or free the context. Other contexts (one per thread or
- * device) run pipelines of their own independently.
+ * clrun_pipe_send, _flush or _cancel on the same pipeline (refused, CLRUN_INVALID_ARG). It may free
+ * the pipeline (clrun_pipe_free) or close the context (clrun_close): both are put off until deliver
+ * returns and done then, nothing more is delivered, and the call that was delivering returns at once
+ * (clrun_pipe_send: CLRUN_INVALID_ARG, the item not taken; _flush: CLRUN_OK; _poll: the count so
+ * far); the pipeline's handle is gone after. Other contexts (one per thread or device) run
+ * pipelines of their own independently.
  * ----------------------------------------------------------------------------------------------*/
 
 typedef struct clrun_pipe clrun_pipe;
@@ -1088,7 +1105,8 @@ CLRUN_API unsigned clrun_pipe_pending(const clrun_pipe *pp);
  *  is read back) and return how many were dropped. The pipeline stays usable. */
 CLRUN_API unsigned clrun_pipe_cancel(clrun_pipe *pp);
 
-/** Cancel what is in flight, then free the pipeline's queues and buffers. NULL is ignored. */
+/** Cancel what is in flight, then free the pipeline's queues and buffers. NULL is ignored. From
+ *  the pipeline's own deliver callback: done when the callback returns (see Threading above). */
 CLRUN_API void clrun_pipe_free(clrun_pipe *pp);
 
 #ifdef __cplusplus

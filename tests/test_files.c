@@ -546,6 +546,17 @@ static void write_by_extension(void **state)
         CHECK_FAIL(NULL, clrun_image_write(in_dir(refused[i]), &img), CLRUN_INVALID_ARG, "not ");
         assert_int_equal(access(in_dir(refused[i]), F_OK), -1);
     }
+    /* a full disk is named as such (libpng's own words would be "Write Error"), for every format */
+    static const char *const full[] = {"/dev/full"};
+    if (access(full[0], W_OK) == 0) {
+        CHECK_FAIL(NULL, clrun_image_write(full[0], &img), CLRUN_IO_ERROR, "No space left on device");
+        clrun_image big;
+        CHECK_OK(NULL, clrun_image_new(&big, 512, 512, 3)); /* noise: past stdio's buffer, so libpng's own write fails */
+        uint64_t r = 12345;
+        for (size_t i = 0; i < 512 * 512 * 3; i++) big.data[i] = (unsigned char)rng_next(&r);
+        CHECK_FAIL(NULL, clrun_image_write(full[0], &big), CLRUN_IO_ERROR, "No space left on device");
+        clrun_image_free(&big);
+    }
     clrun_image_free(&img);
     unlink(in_dir("w.jpg"));
 }

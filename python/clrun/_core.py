@@ -113,6 +113,17 @@ def _info(c):
                       bool(c.host_unified))
 
 
+def _spec(spec):
+    """A selection string as bytes for the library (None stays None); an int is an index."""
+    if spec is None or spec == "":
+        return None
+    if isinstance(spec, (int, np.integer)) and not isinstance(spec, bool):
+        return str(int(spec)).encode()
+    if not isinstance(spec, str):
+        raise InvalidArgument(1, f"a device selection is a string (\"gpu\", \"0:1\", a name) or an index, not {spec!r}")
+    return spec.encode()
+
+
 def version():
     """libclrun's version string."""
     return L.version().decode()
@@ -133,7 +144,7 @@ def devices():
 def select(spec=None):
     """The device a selection string names (None: $CLRUN_DEVICE, else the best) and why it was chosen."""
     idx, why = c_uint(), c_char_p()
-    _check(L.device_select(spec.encode() if spec else None, byref(idx), byref(why)))
+    _check(L.device_select(_spec(spec), byref(idx), byref(why)))
     return devices()[idx.value], (why.value or b"").decode()
 
 
@@ -166,7 +177,7 @@ class Context(_Closing):
 
     def __init__(self, spec=None):
         h = c_void_p()
-        _check(L.open_(byref(h), spec.encode() if spec else None))
+        _check(L.open_(byref(h), _spec(spec)))
         self._h = h.value
         self.device = _info(L.ctx_device(self._h).contents)
         self._children = weakref.WeakSet()  # buffers, programs, kernels, pinned arrays: freed before the context

@@ -2,12 +2,13 @@
 NumPy arrays (uploaded for the call) or Buffers (used in place); results come back as NumPy arrays,
 or stay on the device as Buffers when every array input was a Buffer."""
 import ctypes
+import functools
 from ctypes import byref, c_double, c_float, c_int, c_int32, c_size_t
 
 import numpy as np
 
 from . import _lib as L
-from ._core import BF16, F16, F32, I8, Buffer, InvalidArgument, _check
+from ._core import BF16, F16, F32, I8, Buffer, Error, InvalidArgument, _check
 
 _VEC = {"mul": 0, "add": 1, "sub": 2, "div": 3, "axpy": 4, "scale": 5, "fma": 6}
 _FLOAT = {np.dtype(np.float32): F32, np.dtype(np.float16): F16}
@@ -429,3 +430,25 @@ def imwrite(path, img):
     ch = 1 if a.ndim == 2 else a.shape[2]
     im = L.ImageC(a.shape[1], a.shape[0], a.shape[1] * ch, ch, a.ctypes.data)
     _check(L.image_write(str(path).encode(), byref(im)))
+
+
+# ---- every op raises clrun.Error ------------------------------------------------------------------------
+
+
+def _errors_as_clrun(fn):
+    """fn with Python's own exceptions for bad arguments (a None, a string for a number, a shape the
+    op cannot index, a value ctypes cannot pass) raised as clrun.InvalidArgument naming the op; the
+    original is chained as its cause."""
+    @functools.wraps(fn)
+    def wrapped(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except Error:
+            raise
+        except (TypeError, ValueError, IndexError, OverflowError, KeyError, AttributeError, ctypes.ArgumentError) as e:
+            raise InvalidArgument(1, f"{fn.__name__}: bad argument: {e}") from e
+    return wrapped
+
+
+for _name in [n for n, f in list(globals().items()) if callable(f) and not n.startswith("_") and getattr(f, "__module__", "") == __name__]:
+    globals()[_name] = _errors_as_clrun(globals()[_name])

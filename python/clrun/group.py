@@ -6,7 +6,7 @@ from ctypes import byref, c_double, c_size_t, c_void_p
 import numpy as np
 
 from . import _lib as L
-from ._core import Error, InvalidArgument, _by_status, _check, _Closing, _info, _raise
+from ._core import Error, InvalidArgument, _by_status, _check, _Closing, _info, _raise, _spec
 from ._ops import _VEC, _code
 
 
@@ -17,7 +17,7 @@ class Group(_Closing):
 
     def __init__(self, spec=None):
         h = c_void_p()
-        _check(L.group_open(byref(h), spec.encode() if spec else None))
+        _check(L.group_open(byref(h), _spec(spec)))
         self._h = h.value
         self.devices = [_info(L.ctx_device(L.group_ctx(self._h, i)).contents) for i in range(L.group_size(self._h))]
 

@@ -507,3 +507,16 @@ def test_pipeline_callback_exceptions_and_closing(rng):
         assert seen[:2] == [0, 1] and 1 in seen
         p.close()
         c.close()
+
+
+def test_bad_python_inputs_raise_clrun_errors(ctx):
+    """Every op and constructor turns a bad argument into a clrun.Error (InvalidArgument is also a
+    ValueError), never a bare TypeError, IndexError or ctypes error."""
+    x = np.zeros(8, np.float32)
+    calls = [lambda: clrun.mul(ctx, None, None), lambda: clrun.axpy(ctx, x, x, x), lambda: clrun.cast(ctx, x, x),
+             lambda: clrun.quantize(ctx, None, "x"), lambda: clrun.gemm_s8(ctx, 3, "x"), lambda: clrun.calibrate("x"),
+             lambda: clrun.sp24_decompress(ctx, x, x, x), lambda: clrun.scale(ctx, None, x), lambda: clrun.open(3.5),
+             lambda: clrun.Group(["0"]), lambda: clrun.gemm(ctx, np.zeros(3, np.float32), np.zeros(3, np.float32))]
+    for f in calls:
+        with pytest.raises(clrun.Error):
+            f()

@@ -1023,7 +1023,7 @@ static void op_canny_interrupts_and_damaged_files(void **state)
     uint64_t rng = test_seed() + 77;
     char outdir[4200];
     snprintf(outdir, sizeof outdir, "%s/intr", tmp);
-    for (int trial = 0; trial < 24; trial++) {
+    for (int trial = 0; trial < 12; trial++) {
         int a = 0;
         argv[a++] = (char *)clrun_bin, argv[a++] = "op", argv[a++] = "canny";
         for (int i = 0; i < n; i++) argv[a++] = inputs[i];

@@ -504,6 +504,8 @@ class Kernel:
                 self.args.append((None, "", ""))
             else:
                 self.args.append((info.kind, info.type.decode(), info.name.decode()))
+        # pointer arguments' element type and size, for the per-call checks (None: nothing to check)
+        self._ptr = [_pointee(ty) if kind in (0, 1) and ty else None for kind, ty, _ in self.args]
 
     _rank = 0
 
@@ -547,11 +549,12 @@ class Kernel:
     def _check_array(self, i, dtype, nbytes, items, check_size):
         """An array or Buffer for pointer argument i: its dtype is the pointee's type, and it holds at
         least one element per work-item (unless check_size is False)."""
-        kind, ty, pname = self.args[i]
-        if kind not in (0, 1) or not ty:  # no argument info: nothing to check against
+        ptr = self._ptr[i]
+        if ptr is None:  # not a pointer, or no argument info: nothing to check against
             return
-        base, psize = _pointee(ty)
-        want = _CL_OF.get(np.dtype(dtype))
+        base, psize = ptr
+        _, ty, pname = self.args[i]
+        want = _CL_OF.get(dtype)
         if psize is not None and want != base and not (np.dtype(dtype) == np.bool_ and base == "char"):
             raise ArgMismatch(9, f"{self.name}: argument {i} ({ty} {pname}) gets {np.dtype(dtype)} data; the kernel reads {base} "
                                  f"(give an array of that type, e.g. .astype)")

@@ -309,7 +309,7 @@ static void choose_local(clrun_kernel *k, unsigned dims, const size_t *global, s
 /* The NDRange against the device, before the driver sees it (drivers abort the process, trap or
  * spin on sizes they cannot schedule): every size at least 1; the work-items in all within the
  * device's address space; each local size within the device's work-item sizes and their product
- * within the kernel's work-group size; the __local arguments within the device's local memory;
+ * within the device's work-group size; the __local arguments within the device's local memory;
  * fewer than 2^32 work-groups in each dimension (drivers count them in 32 bits). g gets the global
  * size the driver is given (rounded up to l when the caller gave no local size), l the local one. */
 static clrun_status check_range(clrun_kernel *k, unsigned dims, const size_t *global, const size_t *local, size_t *g, size_t *l)
@@ -321,8 +321,10 @@ static clrun_status check_range(clrun_kernel *k, unsigned dims, const size_t *gl
     if (dims < 1 || dims > 3 || !global)
         return clrun__fail(ctx, CLRUN_INVALID_ARG, "launching %s: dims must be 1, 2 or 3 (got %u) with a global size", k->name, dims);
     clGetDeviceInfo(ctx->device, CL_DEVICE_ADDRESS_BITS, sizeof bits, &bits, NULL);
-    if (clGetKernelWorkGroupInfo(k->kernel, ctx->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof kwg, &kwg, NULL) != CL_SUCCESS || !kwg)
-        kwg = in->max_work_group;
+    /* the device's limit, not CL_KERNEL_WORK_GROUP_SIZE: NVIDIA reports 256 for a kernel loaded as
+     * PTX text (-clrun-ptx-rewrite) that runs 384 and 512 wide; a kernel's own smaller limit is the
+     * driver's to refuse (CL_INVALID_WORK_GROUP_SIZE, a clean error) */
+    kwg = in->max_work_group;
     for (unsigned d = 0; d < dims; d++) {
         if (global[d] == 0) return clrun__fail(ctx, CLRUN_INVALID_ARG, "launching %s: global size %u is 0", k->name, d);
         if (__builtin_mul_overflow(items, global[d], &items) || (bits < 64 && (items >> bits)) || (items >> 62))
@@ -339,8 +341,8 @@ static clrun_status check_range(clrun_kernel *k, unsigned dims, const size_t *gl
             l[d] = local[d], g[d] = global[d];
         }
         if (kwg && wg > kwg)
-            return clrun__fail(ctx, CLRUN_INVALID_ARG, "launching %s: a work-group of %zu work-items; the kernel allows at most %zu on %s",
-                               k->name, wg, kwg, in->name);
+            return clrun__fail(ctx, CLRUN_INVALID_ARG, "launching %s: a work-group of %zu work-items; %s allows at most %zu",
+                               k->name, wg, in->name, kwg);
     } else {
         choose_local(k, dims, global, l);
         for (unsigned d = 0; d < dims; d++) g[d] = (global[d] + l[d] - 1) / l[d] * l[d]; /* global[d] < 2^62: no overflow */

@@ -149,8 +149,8 @@ static void ranges_and_contexts_checked_at_launch(void **state)
     CHECK_OK(ctx, clrun_buf_new(ctx, 64, 0, &buf));
     CHECK_OK(ctx, clrun_arg_buf(k, 0, buf));
     CHECK_OK(ctx, clrun_arg_buf(k, 1, buf));
-    CHECK_OK(ctx, clrun_arg_local(k, 2, 64));
-    CHECK_OK(ctx, clrun_arg_u32(k, 3, 0)); /* n = 0: any range that does run touches nothing */
+    CHECK_OK(ctx, clrun_arg_local(k, 2, 16 * sizeof(float))); /* work-groups of 16 below */
+    CHECK_OK(ctx, clrun_arg_u32(k, 3, 0)); /* n = 0: nothing is read */
     const size_t huge[] = {(size_t)1 << 40, (size_t)1 << 62, SIZE_MAX, SIZE_MAX - 1};
     for (int i = 0; i < 4; i++) {
         CHECK_FAIL(ctx, clrun_launch(k, 1, &huge[i], NULL), CLRUN_INVALID_ARG, "launching group_sums");
@@ -165,7 +165,8 @@ static void ranges_and_contexts_checked_at_launch(void **state)
     const size_t g2[2] = {wg_local, 2}, l2[2] = {in->max_work_item[0], 2};
     if (l2[0] * 2 > in->max_work_group) CHECK_FAIL(ctx, clrun_launch(k, 2, g2, l2), CLRUN_INVALID_ARG, "work-group of");
     if (in->local_mem) CHECK_FAIL(ctx, clrun_arg_local(k, 2, (size_t)in->local_mem + 1), CLRUN_INVALID_ARG, "bytes of local memory");
-    CHECK_OK(ctx, clrun_launch(k, 1, &g, NULL)); /* and a sane one still runs */
+    const size_t l16 = 16;
+    CHECK_OK(ctx, clrun_launch(k, 1, &g, &l16)); /* and a sane one still runs: 4 groups of 16 into 16 floats */
     CHECK_OK(ctx, clrun_finish(ctx));
     /* a buffer of another context */
     CHECK_OK(NULL, clrun_open(&other, test_device()));

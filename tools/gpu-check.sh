@@ -1,7 +1,9 @@
 #!/bin/bash
 # gpu-check.sh — on a machine with a GPU: the library tests on that GPU, the CLI, and the transfer
 # and launch benchmarks, in one go. From the repository root, after a release build in BUILD:
-#   . .gpu/env.sh && bash tools/gpu-check.sh build-gpu        (the NVIDIA machine; see docs/GPU.md)
+#   . .gpu/env.sh && bash tools/gpu-check.sh build-gpu        (the NVIDIA machine)
+# The run-time libraries a build needs there include libexif (EXIF orientation of images): gather
+# them with GPU_EXTRA_PACKAGES="libexif12" when the machine lacks it.
 set -u
 B=${1:-build-gpu}
 export CLRUN_CACHE_DIR=${CLRUN_CACHE_DIR:-/tmp/clrun-gpu-cache}

@@ -643,6 +643,15 @@ static void op_gemm_devices(void **state)
     CHECK_OK(NULL, clrun_npy_write(path("db.npy"), &b));
     EXPECT(0, "wrote", "op", "gemm", path("da.npy"), path("db.npy"), "-o", path("d1.npy"), "-d", "0");
     EXPECT(0, "device 1, ", "op", "gemm", path("da.npy"), path("db.npy"), "-o", path("d2.npy"), "--devices", "all");
+    /* a bad CLRUN_GROUP_WEIGHTS (wrong count, all zeros) is refused, nothing written, never ignored */
+    static const char *const bad_w[] = {"0,0", "1,2,3", "7"};
+    for (int i = 0; i < 3; i++) {
+        setenv("CLRUN_GROUP_WEIGHTS", bad_w[i], 1);
+        unlink(path("dw.npy"));
+        EXPECT(1, "CLRUN_GROUP_WEIGHTS", "op", "gemm", path("da.npy"), path("db.npy"), "-o", path("dw.npy"), "--devices", "all");
+        assert_int_equal(access(path("dw.npy"), F_OK), -1);
+    }
+    unsetenv("CLRUN_GROUP_WEIGHTS");
     CHECK_OK(NULL, clrun_npy_read(path("d1.npy"), &one));
     CHECK_OK(NULL, clrun_npy_read(path("d2.npy"), &two));
     assert_int_equal(one.bytes, two.bytes);

@@ -112,12 +112,12 @@ static void split(void **state)
 static void bad_weights_refused_everywhere(void **state)
 {
     (void)state;
-    const unsigned n = ndev() >= 2 ? 2 : 1;
-    const char *spec = n == 2 ? "0,1" : "0";
+    const unsigned n = ndev() >= 3 ? 3 : ndev() >= 2 ? 2 : 1; /* three or more once wrote an all-zero C */
+    const char *spec = n == 3 ? "0,1,2" : n == 2 ? "0,1" : "0";
     /* for this group: wrong counts and all zeros */
-    static const char *const bad2[] = {"0,0", "1,2,3", "5"}, *const bad1[] = {"0", "1,2"};
-    const char *const *bad = n == 2 ? bad2 : bad1;
-    const size_t nbad = n == 2 ? 3 : 2;
+    static const char *const bad3[] = {"0,0,0", "1,2", "1,2,3,4", "5"}, *const bad2[] = {"0,0", "1,2,3", "5"}, *const bad1[] = {"0", "1,2"};
+    const char *const *bad = n == 3 ? bad3 : n == 2 ? bad2 : bad1;
+    const size_t nbad = n == 3 ? 4 : n == 2 ? 3 : 2;
     float a[64 * 64], c[64 * 64];
     for (size_t i = 0; i < 64 * 64; i++) a[i] = (float)(i % 7), c[i] = -1.0f;
     for (size_t b = 0; b < nbad; b++) {
@@ -125,7 +125,7 @@ static void bad_weights_refused_everywhere(void **state)
         setenv("CLRUN_GROUP_WEIGHTS", one, 1);
         clrun_group *g = NULL;
         CHECK_OK(NULL, clrun_group_open(&g, spec));
-        size_t rows[2];
+        size_t rows[3];
         CHECK_FAIL(NULL, clrun_group_split_rows(g, 300, rows), CLRUN_INVALID_ARG, "CLRUN_GROUP_WEIGHTS");
         clrun_gemm_desc d = {0};
         d.m = d.n = d.k = 64, d.alpha = 1, d.lda = d.ldb = d.ldc = 64;
@@ -134,7 +134,7 @@ static void bad_weights_refused_everywhere(void **state)
         CHECK_FAIL(NULL, clrun_group_vec(g, CLRUN_ADD, CLRUN_F32, 64 * 64, 1, c, a, a, NULL), CLRUN_INVALID_ARG, "CLRUN_GROUP_WEIGHTS");
         double v;
         CHECK_FAIL(NULL, clrun_group_reduce(g, "sum", CLRUN_F32, a, NULL, 64 * 64, &v, NULL), CLRUN_INVALID_ARG, "CLRUN_GROUP_WEIGHTS");
-        double w[2];
+        double w[3];
         CHECK_FAIL(NULL, clrun_group_weights(g, w), CLRUN_INVALID_ARG, "one weight per device");
         clrun_group_close(g);
     }
@@ -332,6 +332,8 @@ static void vec_and_reduce(void **state)
 
 int main(void)
 {
+    const char *only = getenv("CLRUN_TEST_ONLY"); /* a test's name: run that one alone */
+    if (only && *only) cmocka_set_test_filter(only);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(specs),
         cmocka_unit_test(split),

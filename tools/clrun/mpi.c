@@ -79,10 +79,14 @@ int cli_mpi_agree(int argc, char **argv)
     MPI_Allreduce(&mine, &lo, 1, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD);
     MPI_Allreduce(&mine, &hi, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
     if (lo == hi) return 0;
-    fprintf(stderr, "clrun: rank %d of %d was started with a command that differs from another rank's (%s", mpi_rank, mpi_size,
-            argc > 1 ? argv[1] : "");
-    for (int i = 2; i < argc && i < 8; i++) fprintf(stderr, " %s", argv[i]);
-    fprintf(stderr, "%s); every rank of mpirun runs one command on one list of files (only -d may differ)\n", argc > 8 ? " ..." : "");
+    char cmd[1024] = "";
+    size_t at = 0;
+    for (int i = 1; i < argc && i < 8 && at < sizeof cmd; i++)
+        at += (size_t)snprintf(cmd + at, sizeof cmd - at, "%s%s", i > 1 ? " " : "", argv[i]);
+    /* one write, so the ranks' lines do not interleave */
+    fprintf(stderr, "clrun: rank %d of %d was started with a command that differs from another rank's (%s%s); every rank of mpirun runs one "
+                    "command on one list of files (only -d may differ)\n",
+            mpi_rank, mpi_size, cmd, argc > 8 ? " ..." : "");
     return EXIT_USAGE;
 }
 

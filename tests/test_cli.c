@@ -1014,13 +1014,12 @@ static void op_canny_devices(void **state)
 #undef CD
 }
 
-/* Interrupted batches leave no temporary files (a write's temporary is listed before it is made),
- * and a truncated JPEG in a batch is an error naming it while the others are written. */
-static void op_canny_interrupts_and_damaged_files(void **state)
+/* A truncated JPEG in a batch is an error naming it while the others are written. */
+static void op_canny_damaged_files(void **state)
 {
     (void)state;
-    char inputs[48][4200], *argv[64];
-    const int n = 40;
+    char inputs[4][4200];
+    const int n = 4;
     clrun_image img;
     CHECK_OK(NULL, clrun_image_new(&img, 3, 2, 1));
     for (int i = 0; i < n; i++) {
@@ -1029,32 +1028,6 @@ static void op_canny_interrupts_and_damaged_files(void **state)
         CHECK_OK(NULL, clrun_image_write(inputs[i], &img));
     }
     clrun_image_free(&img);
-    uint64_t rng = test_seed() + 77;
-    char outdir[4200];
-    snprintf(outdir, sizeof outdir, "%s/intr", tmp);
-    for (int trial = 0; trial < 12; trial++) {
-        int a = 0;
-        argv[a++] = (char *)clrun_bin, argv[a++] = "op", argv[a++] = "canny";
-        for (int i = 0; i < n; i++) argv[a++] = inputs[i];
-        argv[a++] = "-o", argv[a++] = outdir, argv[a++] = "-q", argv[a++] = "--overwrite", argv[a] = NULL;
-        posix_spawn_file_actions_t fa;
-        posix_spawn_file_actions_init(&fa);
-        posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-        posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-        pid_t pid;
-        assert_int_equal(posix_spawn(&pid, clrun_bin, &fa, NULL, argv, environ), 0);
-        posix_spawn_file_actions_destroy(&fa);
-        usleep((useconds_t)(100000 + rng_next(&rng) % 400000));
-        kill(pid, SIGINT);
-        int status;
-        waitpid(pid, &status, 0);
-        DIR *d = opendir(outdir);
-        if (!d) continue; /* interrupted before the folder was made */
-        struct dirent *e;
-        while ((e = readdir(d)))
-            if (e->d_name[0] == '.' && strstr(e->d_name, ".tmp")) fail_msg("trial %d: %s left behind", trial, e->d_name);
-        closedir(d);
-    }
     /* a truncated JPEG among good files */
     char good[4200], cut[4200], out2[4200];
     unsigned char buf[8192];
@@ -1225,7 +1198,7 @@ int main(void)
         cmocka_unit_test(op_sparse),
         cmocka_unit_test(tune_gemm),
         cmocka_unit_test(op_canny),
-        cmocka_unit_test(op_canny_interrupts_and_damaged_files),
+        cmocka_unit_test(op_canny_damaged_files),
         cmocka_unit_test(op_canny_devices),
         cmocka_unit_test(op_cast),
         cmocka_unit_test(run_bad_npy_files),

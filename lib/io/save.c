@@ -80,18 +80,10 @@ static void slot_release(int i)
     if (i >= 0) atomic_store(&slot_state[i], 0);
 }
 
-/* Set by clrun_file_abort_writes: no write makes a temporary after it. `making`: writers between
- * their check of `aborting` and the moment their temporary is listed and made. */
-static _Atomic int aborting, making;
-
 void clrun_file_abort_writes(void)
 {
-    atomic_store(&aborting, 1);
-    /* let writers that passed the check finish making (and listing) their temporary, so none appears
-     * after the unlinks below; bounded, for a handler that runs in such a writer's own thread */
-    for (int i = 0; i < 200 && atomic_load(&making) > 0; i++) nanosleep(&(struct timespec){0, 1000000}, NULL);
     for (int i = 0; i < SLOTS; i++)
-        if (atomic_load(&slot_state[i]) == 2) unlink(slot_path[i]); /* unlink and nanosleep are async-signal-safe */
+        if (atomic_load(&slot_state[i]) == 2) unlink(slot_path[i]); /* unlink is async-signal-safe */
 }
 
 int clrun__save(const char *path, int (*write)(FILE *f, void *arg), void *arg, int *err)
@@ -125,11 +117,6 @@ int clrun__save(const char *path, int (*write)(FILE *f, void *arg), void *arg, i
      * it (unlinking a name not made yet is harmless); a name taken by another file is unlisted
      * before the next is tried */
     int slot = -1;
-    atomic_fetch_add(&making, 1);
-    if (atomic_load(&aborting)) { /* the process is being interrupted: make nothing more */
-        atomic_fetch_sub(&making, 1);
-        return (*err = EINTR), -1;
-    }
     for (int attempt = 0; fd < 0 && attempt < 100; attempt++) {
         const unsigned r = counter++ * 2654435761u ^ (unsigned)getpid() ^ (unsigned)clock();
         snprintf(tmp, sizeof tmp, "%.*s/.%s.%08x.tmp", slash == target ? 0 : dlen, dir, base, r);
@@ -138,10 +125,9 @@ int clrun__save(const char *path, int (*write)(FILE *f, void *arg), void *arg, i
         if (fd < 0) {
             e = errno;
             slot_release(slot), slot = -1;
-            if (e != EEXIST) return atomic_fetch_sub(&making, 1), (*err = e), -1;
+            if (e != EEXIST) return (*err = e), -1;
         }
     }
-    atomic_fetch_sub(&making, 1);
     if (fd < 0) return (*err = EEXIST), -1;
     if (have) { /* the replaced file's mode, and its owner where we may */
         (void)fchmod(fd, sb.st_mode & 07777);

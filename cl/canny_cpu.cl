@@ -187,54 +187,62 @@ __kernel void clrun_canny_block_cpu(__global const uchar *restrict src, const ul
     }
 }
 
-/* ---- CPU shape, the passes after clrun_canny_block_cpu: a work-item per row of blocks. ---- */
+/* ---- CPU shape, the passes after clrun_canny_block_cpu: a work-item per block again, so that no
+ * work-item's loops grow with the image (Mesa's llvmpipe stops a work-item after 65,535 loop
+ * iterations in all). ---- */
 #define DST(x, y) d[(size_t)(y) * dst_stride + (x)]
 
 __kernel void clrun_canny_join_cpu(const int W, const int H, volatile __global int *parent, __global const uchar *dst,
                                    const ulong dst_off, const uint dst_stride)
 {
-    const int by = get_global_id(0), y0 = by * RB, y1 = min(H, y0 + RB);
-    if (y0 >= H) return;
+    const int x0 = get_global_id(0) * CW, y0 = get_global_id(1) * RB;
+    if (x0 >= W || y0 >= H) return;
+    const int x1 = min(W, x0 + CW), y1 = min(H, y0 + RB);
     __global const uchar *d = dst + dst_off;
-    /* across the bottom border: each non-zero pixel of the last row with the three below it */
+    /* across the block's bottom border: each non-zero pixel of its last row with the three below */
     if (y1 < H)
-        for (int x = 0, y = y1 - 1; x < W; x++) {
+        for (int x = x0, y = y1 - 1; x < x1; x++) {
             if (!DST(x, y)) continue;
             for (int dx = -1; dx <= 1; dx++)
                 if (x + dx >= 0 && x + dx < W && DST(x + dx, y + 1)) unite(parent, y * W + x, (y + 1) * W + x + dx);
         }
-    /* across the right border of each block: with the three pixels to the east */
-    for (int x = CW - 1; x + 1 < W; x += CW)
-        for (int y = y0; y < y1; y++) {
+    /* across its right border: with the three pixels to the east */
+    if (x1 < W)
+        for (int x = x1 - 1, y = y0; y < y1; y++) {
             if (!DST(x, y)) continue;
             for (int dy = -1; dy <= 1; dy++)
                 if (y + dy >= 0 && y + dy < H && DST(x + 1, y + dy)) unite(parent, y * W + x, (y + dy) * W + x + 1);
         }
 }
 
-/* each pending component: an edge (255) if its root is S, else 0 (finds halve paths: only finds
- * run concurrently here, and halving keeps every tree's root) */
+/* each pending component of the block: an edge (255) if its root is S, else 0 (finds halve paths:
+ * only finds run concurrently here, and halving keeps every tree's root) */
 __kernel void clrun_canny_fix_cpu(const int W, const int H, volatile __global int *parent, __global uchar *dst, const ulong dst_off,
                                   const uint dst_stride)
 {
-    const int y0 = get_global_id(0) * RB, y1 = min(H, y0 + RB);
-    if (y0 >= H) return;
+    const int x0 = get_global_id(0) * CW, y0 = get_global_id(1) * RB;
+    if (x0 >= W || y0 >= H) return;
+    const int x1 = min(W, x0 + CW), y1 = min(H, y0 + RB);
     __global uchar *d = dst + dst_off;
     ushort stack[CW * RB];
-    for (int x0 = 0; x0 < W; x0 += CW) /* each block [x0, x1) × [y0, y1) of the row: its border pixels */
-        for (int x1 = min(W, x0 + CW), y = y0; y < y1; y++)
-            for (int x = x0, step = (y == y0 || y == y1 - 1) ? 1 : max(x1 - x0 - 1, 1); x < x1; x += step) {
-                if (DST(x, y) != 1) continue;
-                const uchar e = find_root_halving(parent, y * W + x) == W * H ? 255 : 0;
-                int sp = 0;
-                DST(x, y) = e;
-                stack[sp++] = (ushort)((y - y0) * CW + x - x0);
-                while (sp) {
-                    const int p = stack[--sp], py = y0 + p / CW, px = x0 + p % CW;
-                    for (int qy = max(py - 1, y0); qy <= min(py + 1, y1 - 1); qy++)
-                        for (int qx = max(px - 1, x0); qx <= min(px + 1, x1 - 1); qx++)
-                            if (DST(qx, qy) == 1) DST(qx, qy) = e, stack[sp++] = (ushort)((qy - y0) * CW + qx - x0);
-                }
+    for (int y = y0; y < y1; y++) /* the block's border pixels */
+        for (int x = x0, step = (y == y0 || y == y1 - 1) ? 1 : max(x1 - x0 - 1, 1); x < x1; x += step) {
+            if (DST(x, y) != 1) continue;
+            const uchar e = find_root_halving(parent, y * W + x) == W * H ? 255 : 0;
+            int sp = 0;
+            DST(x, y) = e;
+            stack[sp++] = (ushort)((y - y0) * CW + x - x0);
+            while (sp) {
+                const int p = stack[--sp], py = y0 + p / CW, px = x0 + p % CW;
+#pragma unroll
+                for (int dy = -1; dy <= 1; dy++) /* constant bounds: unrolled, no loop trips per pixel */
+#pragma unroll
+                    for (int dx = -1; dx <= 1; dx++) {
+                        const int qy = py + dy, qx = px + dx;
+                        if (qy >= y0 && qy < y1 && qx >= x0 && qx < x1 && DST(qx, qy) == 1)
+                            DST(qx, qy) = e, stack[sp++] = (ushort)((qy - y0) * CW + qx - x0);
+                    }
             }
+        }
 }
 #undef DST

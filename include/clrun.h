@@ -135,12 +135,17 @@ typedef struct clrun_device_info {
     unsigned compute_units;
     size_t max_work_group;     /* CL_DEVICE_MAX_WORK_GROUP_SIZE */
     size_t max_work_item[3];   /* CL_DEVICE_MAX_WORK_ITEM_SIZES */
-    size_t preferred_multiple; /* preferred work-group size multiple (probed with a tiny kernel) */
+    size_t preferred_multiple; /* preferred work-group size multiple: the device's answer (OpenCL 3.0);
+                                  before 3.0 the vendor's usual width until a context on the device
+                                  reads it from a one-line kernel, after which the list agrees */
     unsigned mem_base_align;   /* CL_DEVICE_MEM_BASE_ADDR_ALIGN in bytes: sub-buffer offset alignment */
     int fp64;                  /* cl_khr_fp64 or double support */
     int fp16;                  /* cl_khr_fp16 */
-    int subgroups;             /* cl_khr_subgroups */
+    int subgroups;             /* cl_khr_subgroups, or OpenCL C 3.0's __opencl_c_subgroups feature */
     int host_unified;          /* CL_DEVICE_HOST_UNIFIED_MEMORY */
+    int fp32_denorms;          /* CL_FP_DENORM in CL_DEVICE_SINGLE_FP_CONFIG: float subnormals are kept;
+                                  0: flushed to zero (Mesa's llvmpipe), so results bit-exact with
+                                  the host hold only for normal values */
 } clrun_device_info;
 
 /** Number of devices in the process-wide list. CLRUN_NO_PLATFORM when the loader finds no platform
@@ -155,12 +160,16 @@ CLRUN_API clrun_status clrun_device_get(unsigned index, clrun_device_info *out);
  *  spec: "PLATFORM:DEVICE", each part an index or a case-insensitive substring of the name (for the
  *  platform: of its name or its vendor, so "pocl" finds "Portable Computing Language"), an empty
  *  part meaning 0 ("0:1", "nvidia:", ":h200", "pocl:1"); or a type word "gpu", "cpu", "accelerator"
- *  (the best-ranked device of that type); or a bare index or substring, matched against the device
- *  list as a whole ("1", "h200"). NULL or "" means $CLRUN_DEVICE, and when that is unset or empty
+ *  (the best-ranked device of that type); or a bare index ("1"), or a bare substring, matched against
+ *  the devices' names ("h200"), and where no name has it against their platforms' names and vendors
+ *  ("intel" finds Intel's CPU runtime, whose device bears the processor's name); a type word or bare
+ *  substring that several devices match takes the best-ranked of them. NULL or "" means $CLRUN_DEVICE, and when that is unset or empty
  *  the best-ranked device: GPU, then accelerator, then CPU; within a type, more global memory first,
  *  then list order.
  *  No match is CLRUN_NO_DEVICE with a text that lists every device. *why, when not NULL, receives a
- *  static string saying why this device was chosen ("$CLRUN_DEVICE", "selection string", "ranking"). */
+ *  static string saying why this device was chosen ("$CLRUN_DEVICE", "selection string", "ranking"),
+ *  and for a type word or bare substring that several devices match, that the best-ranked of them
+ *  was taken (also said on stderr under CLRUN_VERBOSE). */
 CLRUN_API clrun_status clrun_device_select(const char *spec, unsigned *index, const char **why);
 
 /* ------------------------------------------------------------------------------------------------

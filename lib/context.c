@@ -4,10 +4,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The device's preferred work-group multiple, read from a one-line kernel (cached like any other
- * program, so a warm start pays only a binary load). Failure keeps the vendor guess. */
+/* The preferred work-group multiple of a device that does not answer it itself (before OpenCL
+ * 3.0), read from a one-line kernel (cached like any other program, so a warm start pays only a
+ * binary load) and kept in the device list, so that the list and every later context agree.
+ * Failure keeps the vendor guess. */
 static void probe_multiple(clrun_ctx *ctx)
 {
+    if (clrun__device_multiple_known(ctx->info.index)) return;
     static const char src[] = "__kernel void clrun_probe(__global int *p) { p[get_global_id(0)] = 0; }\n";
     clrun_prog *p = NULL;
     clrun_kernel *k = NULL;
@@ -15,8 +18,10 @@ static void probe_multiple(clrun_ctx *ctx)
     if (clrun_prog_source(ctx, src, "<probe>", NULL, &p) != CLRUN_OK) goto done;
     if (clrun_kernel_new(p, "clrun_probe", &k) != CLRUN_OK) goto done;
     if (clGetKernelWorkGroupInfo(k->kernel, ctx->device, CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE, sizeof m, &m, NULL) == CL_SUCCESS &&
-        m > 0)
+        m > 0) {
         ctx->info.preferred_multiple = m;
+        clrun__device_learn_multiple(ctx->info.index, m);
+    }
 done:
     clrun_kernel_free(k);
     clrun_prog_free(p);

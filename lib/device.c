@@ -9,8 +9,16 @@ struct entry {
     clrun_device_info info;
     cl_platform_id platform;
     cl_device_id device;
+    int multiple_known; /* preferred_multiple was answered by the device, not guessed */
 };
 
+/* cl_name_version (OpenCL 3.0), which the 1.2 headers clrun builds against do not declare */
+struct name_version {
+    cl_uint version;
+    char name[64];
+};
+
+static pthread_mutex_t learn_lock = PTHREAD_MUTEX_INITIALIZER; /* preferred_multiple learnt by a context */
 static pthread_once_t list_once = PTHREAD_ONCE_INIT;
 static struct entry *list;
 static unsigned list_n;
@@ -56,10 +64,13 @@ static void probe(struct entry *e)
     size_t sz = 0;
 
     clGetDeviceInfo(d, CL_DEVICE_TYPE, sizeof t, &t, NULL);
-    in->type = (t & CL_DEVICE_TYPE_GPU)           ? CLRUN_DEVICE_GPU
-               : (t & CL_DEVICE_TYPE_ACCELERATOR) ? CLRUN_DEVICE_ACCELERATOR
-               : (t & CL_DEVICE_TYPE_CPU)         ? CLRUN_DEVICE_CPU
-                                                  : CLRUN_DEVICE_OTHER;
+    /* one kind, or none: a device claiming several (Oclgrind's simulator says CPU, GPU and
+     * accelerator at once) is "other", ranked last, never taken for `gpu` or `cpu` */
+    const cl_device_type kinds = t & (CL_DEVICE_TYPE_GPU | CL_DEVICE_TYPE_ACCELERATOR | CL_DEVICE_TYPE_CPU);
+    in->type = kinds == CL_DEVICE_TYPE_GPU           ? CLRUN_DEVICE_GPU
+               : kinds == CL_DEVICE_TYPE_ACCELERATOR ? CLRUN_DEVICE_ACCELERATOR
+               : kinds == CL_DEVICE_TYPE_CPU         ? CLRUN_DEVICE_CPU
+                                                     : CLRUN_DEVICE_OTHER;
     get_str(d, CL_DEVICE_NAME, in->name, sizeof in->name);
     get_str(d, CL_DEVICE_VENDOR, in->vendor, sizeof in->vendor);
     get_str(d, CL_DEVICE_VERSION, in->version, sizeof in->version);
@@ -91,7 +102,28 @@ static void probe(struct entry *e)
     }
     cl_device_fp_config fp = 0;
     if (!in->fp64 && clGetDeviceInfo(d, CL_DEVICE_DOUBLE_FP_CONFIG, sizeof fp, &fp, NULL) == CL_SUCCESS) in->fp64 = fp != 0;
-    in->preferred_multiple = guess_multiple(in);
+    fp = 0;
+    if (clGetDeviceInfo(d, CL_DEVICE_SINGLE_FP_CONFIG, sizeof fp, &fp, NULL) == CL_SUCCESS) in->fp32_denorms = (fp & CL_FP_DENORM) != 0;
+    int major = 0, minor = 0;
+    const int v3 = sscanf(in->version, "OpenCL %d.%d", &major, &minor) == 2 && major >= 3;
+    /* OpenCL 3.0 moved sub-groups into the core as an optional feature: a device may support them
+     * with no cl_khr_subgroups in its extensions (Intel's CPU runtime) */
+    if (!in->subgroups && v3) {
+        size_t fs = 0;
+        if (clGetDeviceInfo(d, 0x106F /* CL_DEVICE_OPENCL_C_FEATURES */, 0, NULL, &fs) == CL_SUCCESS && fs >= sizeof(struct name_version)) {
+            struct name_version *f = malloc(fs);
+            if (f && clGetDeviceInfo(d, 0x106F, fs, f, NULL) == CL_SUCCESS)
+                for (size_t i = 0; i < fs / sizeof *f && !in->subgroups; i++) in->subgroups = strcmp(f[i].name, "__opencl_c_subgroups") == 0;
+            free(f);
+        }
+    }
+    /* OpenCL 3.0 answers the preferred multiple for the device; older ones only per kernel, which a
+     * context asks of a one-line kernel (context.c), until then the vendor's usual width */
+    sz = 0;
+    if (v3 && clGetDeviceInfo(d, 0x1067 /* CL_DEVICE_PREFERRED_WORK_GROUP_SIZE_MULTIPLE */, sizeof sz, &sz, NULL) == CL_SUCCESS && sz > 0)
+        in->preferred_multiple = sz, e->multiple_known = 1;
+    else
+        in->preferred_multiple = guess_multiple(in);
 }
 
 static void build_list(void)
@@ -189,8 +221,25 @@ clrun_status clrun_device_get(unsigned index, clrun_device_info *out)
     if (st != CLRUN_OK) return st;
     if (!out) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_device_get: out is NULL");
     if (index >= list_n) return clrun__fail(NULL, CLRUN_NO_DEVICE, "device index %u is out of range (%u devices)", index, list_n);
+    pthread_mutex_lock(&learn_lock);
     *out = list[index].info;
+    pthread_mutex_unlock(&learn_lock);
     return CLRUN_OK;
+}
+
+int clrun__device_multiple_known(unsigned index)
+{
+    pthread_mutex_lock(&learn_lock);
+    const int known = index < list_n && list[index].multiple_known;
+    pthread_mutex_unlock(&learn_lock);
+    return known;
+}
+
+void clrun__device_learn_multiple(unsigned index, size_t m)
+{
+    pthread_mutex_lock(&learn_lock);
+    if (index < list_n) list[index].info.preferred_multiple = m, list[index].multiple_known = 1;
+    pthread_mutex_unlock(&learn_lock);
 }
 
 clrun_status clrun__device_handles(unsigned index, cl_platform_id *platform, cl_device_id *device)
@@ -260,10 +309,24 @@ static int ieq(const char *a, const char *b)
     return *a == 0 && *b == 0;
 }
 
-/* Match a spec against the list; returns the index or -1. */
-static long match(const char *spec)
+/* The best-ranked device for which hit(i) holds; *ties counts them all. -1 when none. */
+#define BEST_WHERE(hit, ties)                                                                      \
+    do {                                                                                           \
+        best = -1, *(ties) = 0;                                                                    \
+        for (unsigned i = 0; i < list_n; i++)                                                      \
+            if (hit) {                                                                             \
+                ++*(ties);                                                                         \
+                if (best < 0 || ranks_before(&list[i].info, &list[best].info)) best = (long)i;     \
+            }                                                                                      \
+    } while (0)
+
+/* Match a spec against the list; returns the index or -1. *ties: how many devices matched it
+ * (more than 1 only for type words and bare names, where the best-ranked is taken). */
+static long match(const char *spec, unsigned *ties)
 {
+    long best = -1;
     size_t len = strlen(spec);
+    *ties = 0;
     while (len > 0 && isspace((unsigned char)spec[len - 1])) len--;
     while (len > 0 && isspace((unsigned char)*spec)) spec++, len--;
     char word[32];
@@ -275,9 +338,7 @@ static long match(const char *spec)
         else if (ieq(word, "cpu")) want = CLRUN_DEVICE_CPU;
         else if (ieq(word, "accelerator")) want = CLRUN_DEVICE_ACCELERATOR;
         if (want) {
-            long best = -1;
-            for (unsigned i = 0; i < list_n; i++)
-                if (list[i].info.type == want && (best < 0 || ranks_before(&list[i].info, &list[best].info))) best = i;
+            BEST_WHERE(list[i].info.type == want, ties);
             return best;
         }
     }
@@ -285,11 +346,16 @@ static long match(const char *spec)
     if (!colon) {
         if (all_digits(spec, len)) {
             unsigned long v = strtoul(spec, NULL, 10);
-            return v < list_n ? (long)v : -1;
+            return v < list_n ? (*ties = 1, (long)v) : -1;
         }
-        for (unsigned i = 0; i < list_n; i++)
-            if (icontains(list[i].info.name, spec, len)) return i;
-        return -1;
+        /* a bare name: the devices' names first, then their platforms' and vendors' ("intel" finds
+         * Intel's CPU runtime, whose device is named after the processor) */
+        BEST_WHERE(icontains(list[i].info.name, spec, len), ties);
+        if (best < 0)
+            BEST_WHERE(icontains(list[i].info.platform_name, spec, len) || icontains(list[i].info.platform_vendor, spec, len) ||
+                           icontains(list[i].info.vendor, spec, len),
+                       ties);
+        return best;
     }
     const char *pp = spec, *dp = colon + 1;
     size_t pl = (size_t)(colon - spec), dl = len - pl - 1;
@@ -302,10 +368,11 @@ static long match(const char *spec)
         int dok = dl == 0              ? in->device_index == 0
                   : all_digits(dp, dl) ? in->device_index == strtoul(dp, NULL, 10)
                                        : icontains(in->name, dp, dl);
-        if (dok) return i;
+        if (dok) return *ties = 1, i;
     }
     return -1;
 }
+#undef BEST_WHERE
 
 clrun_status clrun_device_select(const char *spec, unsigned *index, const char **why)
 {
@@ -325,7 +392,8 @@ clrun_status clrun_device_select(const char *spec, unsigned *index, const char *
         if (why) *why = "ranking";
         return CLRUN_OK;
     }
-    long i = match(spec);
+    unsigned ties = 0;
+    long i = match(spec, &ties);
     if (i < 0) {
         char text[4096];
         clrun__device_list_text(text, sizeof text);
@@ -336,6 +404,12 @@ clrun_status clrun_device_select(const char *spec, unsigned *index, const char *
                            spec, source, text);
     }
     *index = (unsigned)i;
-    if (why) *why = source;
+    if (why)
+        *why = ties < 2                 ? source
+               : source[0] == '$'       ? "$CLRUN_DEVICE, which several devices match: the best-ranked taken"
+                                        : "selection string, which several devices match: the best-ranked taken";
+    if (ties > 1 && clrun__verbose())
+        fprintf(stderr, "clrun: '%s' matches %u devices; taking the best-ranked, %s (%u:%u)\n", spec, ties, list[i].info.name,
+                list[i].info.platform_index, list[i].info.device_index);
     return CLRUN_OK;
 }

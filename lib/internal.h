@@ -72,6 +72,16 @@ struct clrun_prog {
     char *label;
     char *source;  /* the source as built (includes resolved), for clrun_arg_bytes's size probe; may be NULL */
     char *options; /* the caller's build options; may be NULL */
+    char *arginfo; /* from the cache entry: its kernels' argument info (program.c); NULL when built here */
+};
+
+/* What clGetKernelArgInfo says of one argument, read once when the kernel is made: from the driver,
+ * or from the cache entry where the driver keeps none for programs made from binaries. */
+#define CLRUN__ARG_TEXT 128
+struct clrun__arginfo {
+    cl_kernel_arg_address_qualifier aq;
+    cl_kernel_arg_type_qualifier tq;
+    char type[CLRUN__ARG_TEXT], name[CLRUN__ARG_TEXT];
 };
 
 struct clrun_kernel {
@@ -82,7 +92,7 @@ struct clrun_kernel {
     unsigned char *set; /* per argument: 1 once set */
     size_t *size;       /* per argument: its by-value size once known (clrun_arg_bytes), else 0 */
     size_t *local;      /* per argument: the __local bytes given to it (clrun_arg_local), else 0 */
-    int have_arg_info;
+    struct clrun__arginfo *args; /* per argument; NULL when neither the driver nor the cache knows them */
 };
 
 struct clrun_event {
@@ -97,6 +107,9 @@ clrun_status clrun__cl_status(cl_int err);
 
 /* Device list (device.c). */
 clrun_status clrun__device_handles(unsigned index, cl_platform_id *platform, cl_device_id *device);
+/* 1 when the device answered its preferred work-group multiple (OpenCL 3.0) or a context learnt it. */
+int clrun__device_multiple_known(unsigned index);
+void clrun__device_learn_multiple(unsigned index, size_t m);
 void clrun__device_list_text(char *buf, size_t size);
 
 /* Programs (program.c / cache.c). */

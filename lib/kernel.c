@@ -5,6 +5,46 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The argument info of kernel `name` (nargs arguments) into args: from the driver, else from the
+ * program's cache entry (program.c, arg_info_text). 0 when neither has it. */
+static int read_args(cl_kernel kern, const clrun_prog *p, const char *name, unsigned nargs, struct clrun__arginfo *args)
+{
+    unsigned i = 0;
+    for (; i < nargs; i++) {
+        struct clrun__arginfo *a = &args[i];
+        if (clGetKernelArgInfo(kern, i, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof a->aq, &a->aq, NULL) != CL_SUCCESS) break;
+        clGetKernelArgInfo(kern, i, CL_KERNEL_ARG_TYPE_QUALIFIER, sizeof a->tq, &a->tq, NULL);
+        clGetKernelArgInfo(kern, i, CL_KERNEL_ARG_TYPE_NAME, sizeof a->type - 1, a->type, NULL);
+        clGetKernelArgInfo(kern, i, CL_KERNEL_ARG_NAME, sizeof a->name - 1, a->name, NULL);
+    }
+    if (i == nargs) return 1;
+    const char *t = p->arginfo;
+    const size_t nlen = strlen(name);
+    while (t && *t) { /* "k NAME NARGS" lines, each followed by its arguments' lines */
+        const char *eol = strchr(t, '\n');
+        if (!eol) return 0;
+        if (t[0] == 'k' && t[1] == ' ' && strncmp(t + 2, name, nlen) == 0 && t[2 + nlen] == ' ' &&
+            strtoul(t + 3 + nlen, NULL, 10) == nargs) {
+            for (i = 0, t = eol + 1; i < nargs; i++, t = eol + 1) {
+                struct clrun__arginfo *a = &args[i];
+                char *end;
+                if (!(eol = strchr(t, '\n'))) return 0;
+                a->aq = (cl_kernel_arg_address_qualifier)strtoul(t, &end, 10);
+                a->tq = (cl_kernel_arg_type_qualifier)strtoull(end, &end, 10);
+                const char *tab = memchr(end, '\t', (size_t)(eol - end));
+                if (*end != ' ' || !tab || (size_t)(tab - end - 1) >= sizeof a->type || (size_t)(eol - tab - 1) >= sizeof a->name) return 0;
+                memcpy(a->type, end + 1, (size_t)(tab - end - 1));
+                a->type[tab - end - 1] = 0;
+                memcpy(a->name, tab + 1, (size_t)(eol - tab - 1));
+                a->name[eol - tab - 1] = 0;
+            }
+            return 1;
+        }
+        t = eol + 1;
+    }
+    return 0;
+}
+
 clrun_status clrun_kernel_new(clrun_prog *p, const char *name, clrun_kernel **out)
 {
     clrun_ctx *ctx = p->ctx;
@@ -39,8 +79,17 @@ clrun_status clrun_kernel_new(clrun_prog *p, const char *name, clrun_kernel **ou
     k->prog = p;
     k->kernel = kern;
     k->nargs = nargs;
-    cl_kernel_arg_address_qualifier aq;
-    k->have_arg_info = nargs > 0 && clGetKernelArgInfo(kern, 0, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof aq, &aq, NULL) == CL_SUCCESS;
+    if (nargs > 0) {
+        if (!(k->args = calloc(nargs, sizeof *k->args))) {
+            st = clrun__fail(ctx, CLRUN_HOST_OUT_OF_MEMORY, "out of memory making kernel %s", name);
+            goto fail;
+        }
+        if (!read_args(kern, p, name, nargs, k->args)) {
+            free(k->args);
+            k->args = NULL;
+            if (clrun__verbose()) fprintf(stderr, "clrun: %s: no argument info for kernel %s; its arguments are not checked\n", p->label, name);
+        }
+    }
     *out = k;
     return CLRUN_OK;
 fail:
@@ -49,6 +98,7 @@ fail:
         free(k->set);
         free(k->size);
         free(k->local);
+        free(k->args);
         free(k);
     }
     clReleaseKernel(kern);
@@ -63,6 +113,7 @@ void clrun_kernel_free(clrun_kernel *k)
     free(k->set);
     free(k->size);
     free(k->local);
+    free(k->args);
     free(k);
 }
 
@@ -73,31 +124,26 @@ cl_kernel clrun_kernel_cl(const clrun_kernel *k) { return k->kernel; }
 clrun_status clrun_kernel_arg_info(clrun_kernel *k, unsigned i, clrun_arg_info *out)
 {
     clrun_ctx *ctx = k->prog->ctx;
-    cl_kernel_arg_address_qualifier aq = 0;
     if (!out) return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_kernel_arg_info: out is NULL");
     memset(out, 0, sizeof *out);
     if (i >= k->nargs)
         return clrun__fail(ctx, CLRUN_ARG_MISMATCH, "kernel %s takes %u arguments; there is no argument %u", k->name, k->nargs, i);
-    if (!k->have_arg_info || clGetKernelArgInfo(k->kernel, i, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof aq, &aq, NULL) != CL_SUCCESS)
-        return clrun__fail(ctx, CLRUN_UNSUPPORTED, "the driver reports no argument info for kernel %s", k->name);
+    if (!k->args) return clrun__fail(ctx, CLRUN_UNSUPPORTED, "the driver reports no argument info for kernel %s", k->name);
+    const cl_kernel_arg_address_qualifier aq = k->args[i].aq;
     out->kind = aq == CL_KERNEL_ARG_ADDRESS_GLOBAL     ? CLRUN_ARG_GLOBAL
                 : aq == CL_KERNEL_ARG_ADDRESS_CONSTANT ? CLRUN_ARG_CONSTANT
                 : aq == CL_KERNEL_ARG_ADDRESS_LOCAL    ? CLRUN_ARG_LOCAL
                                                        : CLRUN_ARG_VALUE;
-    clGetKernelArgInfo(k->kernel, i, CL_KERNEL_ARG_TYPE_NAME, sizeof out->type - 1, out->type, NULL);
-    clGetKernelArgInfo(k->kernel, i, CL_KERNEL_ARG_NAME, sizeof out->name - 1, out->name, NULL);
+    snprintf(out->type, sizeof out->type, "%.*s", (int)sizeof out->type - 1, k->args[i].type); /* longer names are cut */
+    snprintf(out->name, sizeof out->name, "%.*s", (int)sizeof out->name - 1, k->args[i].name);
     return CLRUN_OK;
 }
 
 /* Describe argument i as "argument 2 ('float *b')" into buf. */
 static const char *arg_desc(clrun_kernel *k, unsigned i, char *buf, size_t size)
 {
-    char type[128] = "", name[128] = "";
-    if (k->have_arg_info) {
-        clGetKernelArgInfo(k->kernel, i, CL_KERNEL_ARG_TYPE_NAME, sizeof type - 1, type, NULL);
-        clGetKernelArgInfo(k->kernel, i, CL_KERNEL_ARG_NAME, sizeof name - 1, name, NULL);
-    }
-    if (type[0] || name[0]) snprintf(buf, size, "argument %u (%s %s) of kernel %s", i, type, name, k->name);
+    if (k->args && i < k->nargs && (k->args[i].type[0] || k->args[i].name[0]))
+        snprintf(buf, size, "argument %u (%s %s) of kernel %s", i, k->args[i].type, k->args[i].name, k->name);
     else snprintf(buf, size, "argument %u of kernel %s", i, k->name);
     return buf;
 }
@@ -131,9 +177,8 @@ static clrun_status check_arg(clrun_kernel *k, unsigned i, enum kind kind, const
     if (i >= k->nargs)
         return clrun__fail(ctx, CLRUN_ARG_MISMATCH, "%s: kernel %s takes %u argument%s; there is no argument %u", setter, k->name, k->nargs,
                            k->nargs == 1 ? "" : "s", i);
-    if (!k->have_arg_info) return CLRUN_OK;
-    cl_kernel_arg_address_qualifier aq = 0;
-    if (clGetKernelArgInfo(k->kernel, i, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof aq, &aq, NULL) != CL_SUCCESS) return CLRUN_OK;
+    if (!k->args) return CLRUN_OK;
+    const cl_kernel_arg_address_qualifier aq = k->args[i].aq;
     enum kind have = (aq == CL_KERNEL_ARG_ADDRESS_GLOBAL || aq == CL_KERNEL_ARG_ADDRESS_CONSTANT) ? K_GLOBAL
                      : aq == CL_KERNEL_ARG_ADDRESS_LOCAL                                          ? K_LOCAL
                                                                                                   : K_VALUE;
@@ -142,8 +187,8 @@ static clrun_status check_arg(clrun_kernel *k, unsigned i, enum kind kind, const
         return clrun__fail(ctx, CLRUN_ARG_MISMATCH, "%s: %s expects %s, not %s", setter, arg_desc(k, i, desc, sizeof desc), kinds[have],
                            kinds[kind]);
     if (kind == K_VALUE && want) {
-        char type[128] = "", norm[128];
-        clGetKernelArgInfo(k->kernel, i, CL_KERNEL_ARG_TYPE_NAME, sizeof type - 1, type, NULL);
+        char norm[128];
+        const char *type = k->args[i].type;
         if (scalar_name(type, norm, sizeof norm) && strcmp(norm, want) != 0)
             return clrun__fail(ctx, CLRUN_ARG_MISMATCH, "%s: %s is of type %s, not %s", setter, arg_desc(k, i, desc, sizeof desc), type,
                                want);
@@ -250,9 +295,9 @@ static size_t value_size(clrun_kernel *k, unsigned i)
         size_t size;
     } scalars[] = {{"char", 1},  {"uchar", 1}, {"short", 2},  {"ushort", 2}, {"int", 4},  {"uint", 4},
                    {"long", 8},  {"ulong", 8}, {"float", 4},  {"double", 8}, {"half", 2}, {"size_t", 0}};
-    char type[128] = "", norm[128];
-    if (k->size[i] || !k->have_arg_info) return k->size[i];
-    clGetKernelArgInfo(k->kernel, i, CL_KERNEL_ARG_TYPE_NAME, sizeof type - 1, type, NULL);
+    char norm[128];
+    if (k->size[i] || !k->args) return k->size[i];
+    const char *type = k->args[i].type;
     scalar_name(type, norm, sizeof norm);
     size_t m = strlen(norm);
     while (m > 0 && norm[m - 1] >= '0' && norm[m - 1] <= '9') m--;

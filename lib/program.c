@@ -243,6 +243,74 @@ static clrun_status rebuild_ptx(clrun_ctx *ctx, const char *label, const char *o
     return CLRUN_OK;
 }
 
+/* ---- kernel argument info kept with a cached binary -------------------------------------------
+ * The specification promises clGetKernelArgInfo only for programs built from source, and some
+ * drivers (Intel's CPU runtime) drop it from programs made from a binary. The cache entry keeps it
+ * as text after the binary: per kernel a line "k NAME NARGS", then per argument a line
+ * "ADDRESS_QUALIFIER TYPE_QUALIFIER TYPE\tNAME". Names and types have no tab or newline. */
+
+/* The info text of every kernel of a program built from source, appended to out. */
+static void arg_info_text(cl_program program, struct sbuf *out)
+{
+    cl_uint n = 0;
+    if (clCreateKernelsInProgram(program, 0, NULL, &n) != CL_SUCCESS || n == 0) return;
+    cl_kernel *ks = calloc(n, sizeof *ks);
+    if (!ks || clCreateKernelsInProgram(program, n, ks, NULL) != CL_SUCCESS) {
+        free(ks);
+        return;
+    }
+    int complete = 1;
+    for (cl_uint i = 0; i < n; i++) {
+        char kname[256] = "";
+        cl_uint nargs = 0;
+        clGetKernelInfo(ks[i], CL_KERNEL_FUNCTION_NAME, sizeof kname - 1, kname, NULL);
+        clGetKernelInfo(ks[i], CL_KERNEL_NUM_ARGS, sizeof nargs, &nargs, NULL);
+        sb_printf(out, "k %s %u\n", kname, nargs);
+        for (cl_uint a = 0; a < nargs; a++) {
+            cl_kernel_arg_address_qualifier aq = 0;
+            cl_kernel_arg_type_qualifier tq = 0;
+            char type[CLRUN__ARG_TEXT] = "", name[CLRUN__ARG_TEXT] = "";
+            if (clGetKernelArgInfo(ks[i], a, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof aq, &aq, NULL) != CL_SUCCESS) complete = 0;
+            clGetKernelArgInfo(ks[i], a, CL_KERNEL_ARG_TYPE_QUALIFIER, sizeof tq, &tq, NULL);
+            clGetKernelArgInfo(ks[i], a, CL_KERNEL_ARG_TYPE_NAME, sizeof type - 1, type, NULL);
+            clGetKernelArgInfo(ks[i], a, CL_KERNEL_ARG_NAME, sizeof name - 1, name, NULL);
+            sb_printf(out, "%u %llu %s\t%s\n", (unsigned)aq, (unsigned long long)tq, type, name);
+        }
+        clReleaseKernel(ks[i]);
+    }
+    free(ks);
+    if (!complete) out->n = 0; /* none from this driver even from source: nothing to keep */
+}
+
+/* A cache entry's payload: the binary's length (8 bytes, little-endian), the binary, the info text. */
+static unsigned char *pack_entry(const unsigned char *bin, size_t blen, const struct sbuf *info, size_t *len)
+{
+    const size_t ilen = info->oom ? 0 : info->n;
+    unsigned char *e = malloc(8 + blen + ilen);
+    if (!e) return NULL;
+    for (int i = 0; i < 8; i++) e[i] = (unsigned char)((uint64_t)blen >> (8 * i));
+    memcpy(e + 8, bin, blen);
+    if (ilen) memcpy(e + 8 + blen, info->p, ilen);
+    *len = 8 + blen + ilen;
+    return e;
+}
+
+/* Split a payload in place: the binary stays at *bin, its info text is returned malloc'd (NUL-
+ * terminated; "" when none). -1 when the framing does not add up. */
+static int unpack_entry(unsigned char *e, size_t len, const unsigned char **bin, size_t *blen, char **info)
+{
+    uint64_t b = 0;
+    if (len < 8) return -1;
+    for (int i = 0; i < 8; i++) b |= (uint64_t)e[i] << (8 * i);
+    if (b == 0 || b > len - 8) return -1;
+    const size_t ilen = len - 8 - (size_t)b;
+    if (!(*info = malloc(ilen + 1))) return -1;
+    memcpy(*info, e + 8 + b, ilen);
+    (*info)[ilen] = 0;
+    *bin = e + 8, *blen = (size_t)b;
+    return 0;
+}
+
 /* 1 when the program lists a kernel of this name. */
 static int has_kernel(cl_program program, const char *name)
 {
@@ -262,8 +330,9 @@ static clrun_status build(clrun_ctx *ctx, const char *label, const char *source,
     cl_int err = CL_SUCCESS;
     cl_program program = NULL;
     unsigned char key[16];
-    unsigned char *bin = NULL;
-    size_t blen = 0;
+    unsigned char *bin = NULL, *entry = NULL;
+    size_t blen = 0, elen = 0;
+    char *arginfo = NULL;
     int cached = 0, use_cache;
     char dirbuf[4096];
     struct sbuf opts = {0}, marked = {0};
@@ -297,15 +366,17 @@ static clrun_status build(clrun_ctx *ctx, const char *label, const char *source,
     }
 
     int begun = 0;
-    if (use_cache && (bin = clrun__cache_load(key, &blen)) != NULL && !(begun = clrun__cache_load_begin(key))) {
-        free(bin);
-        bin = NULL;
+    if (use_cache && (entry = clrun__cache_load(key, &elen)) != NULL && !(begun = clrun__cache_load_begin(key))) {
+        free(entry);
+        entry = NULL;
     }
-    if (bin) {
-        const unsigned char *bp = bin;
+    if (entry) {
+        const unsigned char *bp = NULL;
         cl_int bstatus = CL_SUCCESS;
-        int built = 0;
-        program = clCreateProgramWithBinary(ctx->context, 1, &ctx->device, &blen, &bp, &bstatus, &err);
+        int built = 0, framed = unpack_entry(entry, elen, &bp, &blen, &arginfo) == 0;
+        /* a driver that cannot load a binary must say so (CL_INVALID_BINARY); one that cannot at all
+         * (no binary or a binary of size 0 from clGetProgramInfo) never had one stored */
+        if (framed) program = clCreateProgramWithBinary(ctx->context, 1, &ctx->device, &blen, &bp, &bstatus, &err);
         const int ok = program && err == CL_SUCCESS && bstatus == CL_SUCCESS &&
                        clBuildProgram(program, 1, &ctx->device, dopts, NULL, NULL) == CL_SUCCESS && (built = 1) && has_kernel(program, marker);
         clrun__cache_load_end(key, begun);
@@ -314,13 +385,17 @@ static clrun_status build(clrun_ctx *ctx, const char *label, const char *source,
         } else {
             if (clrun__verbose())
                 fprintf(stderr, "clrun: the cached binary of %s %s; building from source\n", label,
-                        built ? "is another program's (its key kernel is missing)" : "was refused by the driver");
+                        !framed ? "is not framed as clrun stores it"
+                        : built ? "is another program's (its key kernel is missing)"
+                                : "was refused by the driver");
             if (program) clReleaseProgram(program);
             program = NULL;
+            free(arginfo);
+            arginfo = NULL;
             clrun__cache_remove(key);
         }
-        free(bin);
-        bin = NULL;
+        free(entry);
+        entry = NULL;
     }
     if (!program) {
         program = clCreateProgramWithSource(ctx->context, 1, &source, &len, &err);
@@ -337,7 +412,12 @@ static clrun_status build(clrun_ctx *ctx, const char *label, const char *source,
             goto done;
         }
         if (ptx && (st = rebuild_ptx(ctx, label, dopts, &program))) goto done;
-        if (use_cache && (bin = program_binary(ctx, program, &blen)) != NULL) clrun__cache_store(key, bin, blen);
+        if (use_cache && (bin = program_binary(ctx, program, &blen)) != NULL) {
+            struct sbuf info = {0};
+            arg_info_text(program, &info);
+            if ((entry = pack_entry(bin, blen, &info, &elen)) != NULL) clrun__cache_store(key, entry, elen);
+            free(info.p);
+        }
     }
     p = calloc(1, sizeof *p);
     if (!p || !(p->label = clrun__strdup(label))) {
@@ -347,6 +427,8 @@ static clrun_status build(clrun_ctx *ctx, const char *label, const char *source,
     p->ctx = ctx;
     p->program = program;
     p->from_cache = cached;
+    p->arginfo = arginfo;
+    arginfo = NULL;
     program = NULL;
     *out = p;
     p = NULL;
@@ -354,6 +436,8 @@ done:
     if (p) free(p->label);
     free(p);
     free(bin);
+    free(entry);
+    free(arginfo);
     free(opts.p);
     free(dopts);
     free(marked.p);
@@ -453,6 +537,7 @@ void clrun_prog_free(clrun_prog *p)
     free(p->label);
     free(p->source);
     free(p->options);
+    free(p->arginfo);
     free(p);
 }
 

@@ -139,6 +139,41 @@ static void miss_then_hit(void **state)
     assert_int_equal(entries(NULL, 0, NULL), 2);
 }
 
+/* The argument checks hold for a program loaded from the cache as for one built from source: the
+ * entry keeps the kernels' argument info, which some drivers (Intel's CPU runtime) do not give for
+ * programs made from binaries. */
+static void argument_info_survives_the_cache(void **state)
+{
+    clrun_ctx *ctx = *state;
+    clear_dir();
+    char src[512];
+    snprintf(src, sizeof src,
+             "__kernel void scaled(__global float *out, const int n, __local float *tmp, const float x, const ushort4 v)\n"
+             "{ tmp[0] = x + v.s0; if (get_global_id(0) < n) out[get_global_id(0)] = tmp[0]; } /* %u */\n",
+             ++variant);
+    for (int pass = 0; pass < 2; pass++) {
+        clrun_prog *p = NULL;
+        clrun_kernel *k = NULL;
+        CHECK_OK(ctx, clrun_prog_source(ctx, src, "scaled.cl", NULL, &p));
+        assert_int_equal(clrun_prog_from_cache(p), pass); /* built, then loaded */
+        CHECK_OK(ctx, clrun_kernel_new(p, "scaled", &k));
+        clrun_arg_info ai;
+        CHECK_OK(ctx, clrun_kernel_arg_info(k, 1, &ai));
+        assert_int_equal(ai.kind, CLRUN_ARG_VALUE);
+        assert_string_equal(ai.name, "n");
+        CHECK_OK(ctx, clrun_kernel_arg_info(k, 2, &ai));
+        assert_int_equal(ai.kind, CLRUN_ARG_LOCAL);
+        CHECK_FAIL(ctx, clrun_arg_f32(k, 1, 1.0f), CLRUN_ARG_MISMATCH, "not float");
+        CHECK_FAIL(ctx, clrun_arg_i32(k, 3, 1), CLRUN_ARG_MISMATCH, "not int");
+        CHECK_FAIL(ctx, clrun_arg_u32(k, 0, 1), CLRUN_ARG_MISMATCH, "__global");
+        const uint16_t v[4] = {1, 2, 3, 4};
+        CHECK_FAIL(ctx, clrun_arg_bytes(k, 4, v, 6), CLRUN_ARG_MISMATCH, "is 8 bytes");
+        CHECK_OK(ctx, clrun_arg_bytes(k, 4, v, sizeof v));
+        clrun_kernel_free(k);
+        clrun_prog_free(p);
+    }
+}
+
 static void rewrite_entry(const char *path, long truncate_to, int flip_payload_byte)
 {
     char *data = NULL;
@@ -398,6 +433,7 @@ int main(int argc, char **argv)
     if (argc == 3 && strcmp(argv[1], "--child") == 0) return child((unsigned)strtoul(argv[2], NULL, 10));
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(miss_then_hit),
+        cmocka_unit_test(argument_info_survives_the_cache),
         cmocka_unit_test(corrupt_and_truncated_entries_are_rebuilt),
         cmocka_unit_test(refused_binary_falls_back),
         cmocka_unit_test(another_programs_binary_is_rebuilt),

@@ -143,8 +143,16 @@ static void devices_and_info(void **state)
 {
     (void)state;
     EXPECT(0, "pthread", "devices");
-    assert_non_null(strstr(out_text, "* default device (ranking"));
-    assert_non_null(strstr(out_text, "0:1"));
+    assert_non_null(strstr(out_text, getenv("CLRUN_DEVICE") ? "* default device ($CLRUN_DEVICE" : "* default device (ranking"));
+    unsigned n = 0;
+    CHECK_OK(NULL, clrun_device_count(&n));
+    for (unsigned i = 0; i < n; i++) { /* every device of every implementation, by its selection string */
+        clrun_device_info in;
+        char spec[32];
+        CHECK_OK(NULL, clrun_device_get(i, &in));
+        snprintf(spec, sizeof spec, " %u:%u ", in.platform_index, in.device_index);
+        assert_non_null(strstr(out_text, spec));
+    }
     EXPECT(0, "\"devices\": [", "devices", "--json");
     assert_non_null(strstr(out_text, "\"default\": true"));
     setenv("CLRUN_DEVICE", "pocl:1", 1);
@@ -181,9 +189,14 @@ static void demo_and_bench(void **state)
            "2", "--jobs", "2", "--json");
     EXPECT(2, "--frames wants", "bench", "pipeline", "--frames", "0");
     EXPECT(0, "is bit-identical to device 0's", "bench", "gemm", "--devices", "all", "--shapes", "300x150x70", "--repeat", "1");
-    EXPECT(0, "threads + 2 devices", "bench", "pipeline", "--devices", "all", "--frames", "2", "--jobs", "2");
+    unsigned n = 0;
+    char want[64];
+    CHECK_OK(NULL, clrun_device_count(&n));
+    snprintf(want, sizeof want, "threads + %u devices", n);
+    EXPECT(0, want, "bench", "pipeline", "--devices", "all", "--frames", "2", "--jobs", "2");
     EXPECT(2, "named twice", "bench", "gemm", "--devices", "0,0", "--shapes", "8x8x8", "--repeat", "1");
-    EXPECT(0, "pageable, clrun, 2 devices at once", "bench", "transfer", "--devices", "all", "--size", "4", "--repeat", "2");
+    snprintf(want, sizeof want, "pageable, clrun, %u devices at once", n);
+    EXPECT(0, want, "bench", "transfer", "--devices", "all", "--size", "4", "--repeat", "2");
     EXPECT(2, "--jobs wants", "bench", "pipeline", "--jobs", "x");
     EXPECT(2, "unknown benchmark", "bench", "nosuch");
     EXPECT(2, "which benchmark", "bench");
@@ -644,7 +657,12 @@ static void op_gemm_devices(void **state)
     EXPECT(0, "wrote", "op", "gemm", path("da.npy"), path("db.npy"), "-o", path("d1.npy"), "-d", "0");
     EXPECT(0, "device 1, ", "op", "gemm", path("da.npy"), path("db.npy"), "-o", path("d2.npy"), "--devices", "all");
     /* a bad CLRUN_GROUP_WEIGHTS (wrong count, all zeros) is refused, nothing written, never ignored */
-    static const char *const bad_w[] = {"0,0", "1,2,3", "7"};
+    unsigned n = 0;
+    CHECK_OK(NULL, clrun_device_count(&n));
+    char zeros[64] = "0", extra[64] = "1"; /* all zeros, one more than the devices, one fewer */
+    for (unsigned i = 1; i < n; i++) strcat(zeros, ",0");
+    for (unsigned i = 0; i < n; i++) strcat(extra, ",1");
+    const char *const bad_w[] = {zeros, extra, n > 1 ? "7" : "7,7"};
     for (int i = 0; i < 3; i++) {
         setenv("CLRUN_GROUP_WEIGHTS", bad_w[i], 1);
         unlink(path("dw.npy"));
@@ -773,7 +791,8 @@ static void tune_gemm(void **state)
 {
     (void)state;
     char dir[4300], save[4300];
-    snprintf(save, sizeof save, "%s", getenv("CLRUN_CACHE_DIR"));
+    const int had = getenv("CLRUN_CACHE_DIR") != NULL; /* restored as found: unset stays unset */
+    snprintf(save, sizeof save, "%s", had ? getenv("CLRUN_CACHE_DIR") : "");
     snprintf(dir, sizeof dir, "%s/tunecache", tmp);
     setenv("CLRUN_CACHE_DIR", dir, 1);
     EXPECT(0, "best large", "tune", "gemm", "--quick", "--size", "64", "--dry-run");
@@ -807,7 +826,8 @@ static void tune_gemm(void **state)
     EXPECT(2, "unknown tuning target", "tune", "fft");
     EXPECT(2, "what to tune", "tune");
     EXPECT(2, "--size wants", "tune", "gemm", "--size", "3");
-    setenv("CLRUN_CACHE_DIR", save, 1);
+    if (had) setenv("CLRUN_CACHE_DIR", save, 1);
+    else unsetenv("CLRUN_CACHE_DIR");
 }
 
 static void run_sim_files(void **state)

@@ -2,7 +2,9 @@
 # bootstrap.sh — install what clrun needs (Debian 12 / Ubuntu, as root), build it, and then:
 #   tools/bootstrap.sh demo   run the main job on the default device (PoCL when there is no GPU)
 #   tools/bootstrap.sh test   run the test suite in a release build and an address+undefined
-#                             sanitizer build; the last line is "N passed, N failed[, N skipped]"
+#                             sanitizer build, then the library, CLI, Python and example suites
+#                             again on Intel's OpenCL CPU runtime (tools/vendors.sh intel, from
+#                             PyPI); the last line is "N passed, N failed[, N skipped]"
 #   tools/bootstrap.sh build  install and build only
 # Idempotent: packages already installed are not fetched again, existing build folders are reused.
 set -eu
@@ -36,8 +38,8 @@ setup() { # setup DIR [meson options...]: the Debian packages only, never a down
     meson setup --wrap-mode=nofallback "$dir" "$@"
 }
 
-build() {
-    setup build --buildtype=release
+build() { # build [meson options...]
+    setup build --buildtype=release "$@"
     meson compile -C build
 }
 
@@ -62,7 +64,11 @@ demo)
     ;;
 test)
     install_deps
-    build
+    # a second implementation beside PoCL (docs/VENDORS.md); a failure to install it fails the run
+    intel_icd=$(sh tools/vendors.sh intel)
+    setup build --buildtype=release -Dintel_icd="$intel_icd"
+    meson configure build -Dintel_icd="$intel_icd" # a build folder made before gets it too
+    meson compile -C build
     # float-cast-overflow is not part of -fsanitize=undefined: a double out of an integer's range
     # converted (range:u8:300) is undefined behaviour all the same
     setup build-asan -Dbuildtype=debug -Db_sanitize=address,undefined -Db_lundef=false \
@@ -71,7 +77,9 @@ test)
     rc=0
     meson test -C build --print-errorlogs --num-processes 2 || rc=1
     meson test -C build-asan --print-errorlogs --num-processes 2 || rc=1
-    count build/meson-logs/testlog.json build-asan/meson-logs/testlog.json
+    meson test -C build --setup intel --suite lib --suite cli --suite python --suite examples --print-errorlogs --num-processes 2 \
+        || rc=1
+    count build/meson-logs/testlog.json build-asan/meson-logs/testlog.json build/meson-logs/testlog-intel.json
     exit $rc
     ;;
 *)

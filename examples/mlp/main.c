@@ -8,7 +8,10 @@
  *                                             and the curves must agree as with --devices)
  *   With --devices (all, gpu, cpu, 0,2 ...: as clrun_group_open takes it) the run is data-parallel
  *   over the group's devices, after the same run on the group's first device alone; the largest
- *   relative difference between the two loss curves is printed and must be at most 1e-6.
+ *   relative difference between the two loss curves is printed and must be at most 1e-6 when the
+ *   devices are of one implementation (one platform and driver: the same bits), 1e-3 when not (two
+ *   implementations' exp and log may differ by an ulp, within the OpenCL spec, and training
+ *   carries such differences on).
  *   exit:  0 when the loss fell to below a quarter of its start and accuracy passed 90% (and, with
  *          --devices, the curves agree); 1 when not or on a runtime failure; 3 with no device. */
 #include "mlp.h"
@@ -82,11 +85,14 @@ int main(int argc, char **argv)
         const int P = (int)clrun_group_size(g);
         clrun_ctx **ctxs = malloc(sizeof *ctxs * (size_t)P);
         double *one = calloc((size_t)steps, sizeof *one), *all = calloc((size_t)steps, sizeof *all);
-        int rc = !ctxs || !one || !all;
+        int rc = !ctxs || !one || !all, mixed = 0;
         for (int i = 0; !rc && i < P; i++) {
             ctxs[i] = clrun_group_ctx(g, (unsigned)i);
-            printf("device %d: %s (%s)\n", i, clrun_ctx_device(ctxs[i])->name, clrun_ctx_device(ctxs[i])->platform_name);
+            const clrun_device_info *in = clrun_ctx_device(ctxs[i]), *first = clrun_ctx_device(ctxs[0]);
+            printf("device %d: %s (%s)\n", i, in->name, in->platform_name);
+            mixed |= strcmp(in->platform_name, first->platform_name) || strcmp(in->driver_version, first->driver_version);
         }
+        const double bound = mixed ? 1e-3 : 1e-6;
         if (!rc) rc = mlp_train_dp(ctxs, 1, steps, 100, one);           /* the first device alone */
         if (!rc) rc = mlp_train_dp(ctxs, P, steps, 100, all);           /* all of them */
         double worst = 0;
@@ -96,9 +102,9 @@ int main(int argc, char **argv)
             if (d > worst) worst = d, at = s + 1;
         }
         if (!rc) {
-            printf("mlp        data-parallel on %d devices against one: loss curves differ by at most %.3g (relative, step %d)%s\n", P, worst,
-                   at, worst <= 1e-6 ? "" : ": MORE than 1e-6");
-            rc = worst > 1e-6;
+            printf("mlp        data-parallel on %d devices%s against one: loss curves differ by at most %.3g (relative, step %d)%s%s\n", P,
+                   mixed ? " of several implementations" : "", worst, at, worst <= bound ? "" : ": MORE than ", worst <= bound ? "" : mixed ? "1e-3" : "1e-6");
+            rc = worst > bound;
         }
         free(ctxs), free(one), free(all);
         clrun_group_close(g);

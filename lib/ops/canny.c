@@ -133,7 +133,7 @@ struct shape {
 
 /* CPU blocks: 256×64 beat 256×16 and 256×32 by 10–25% at 4K on PoCL (fewer border pixels to join;
  * the map, stack and magnitude rows, 55 KB, stay in cache) and equalled 512×64 and 256×128 */
-enum { CW = 256, RB = 64 };
+enum { CW = 128, RB = 64 };
 
 static clrun_status read_shape(clrun_ctx *ctx, struct shape *s)
 {
@@ -202,12 +202,11 @@ static clrun_status run(clrun_ctx *ctx, struct job j)
                           ARG_I32(j.high), ARG_BUF(scratch), ARG_BUF(j.dst), ARG_U64(j.dst_off), ARG_U32(j.dst_stride))))
         return st;
     if (cpu) {
-        /* the blocks; join and fix a work-item per row of blocks, both (W, H, scratch, edges) */
+        /* the blocks, then join and fix, a work-item per block again, both (W, H, scratch, edges) */
         const clrun__grid blocks = {2, {(width + CW - 1) / CW, (height + RB - 1) / RB, 1}, {1, 1, 1}};
-        const clrun__grid rows = {1, {blocks.global[1], 1, 1}, {1, 1, 1}};
         if ((st = clrun_launch(k[0], blocks.dims, blocks.global, blocks.local))) return st;
         for (int i = 1; i < 3; i++)
-            if ((st = CLRUN__RUN(k[i], rows, ARG_I32(W), ARG_I32(H), ARG_BUF(scratch), ARG_BUF(j.dst), ARG_U64(j.dst_off),
+            if ((st = CLRUN__RUN(k[i], blocks, ARG_I32(W), ARG_I32(H), ARG_BUF(scratch), ARG_BUF(j.dst), ARG_U64(j.dst_off),
                                  ARG_U32(j.dst_stride))))
                 return st;
         return CLRUN_OK;

@@ -37,6 +37,14 @@ clrun_ctx *clrun__ctx_lock(clrun_ctx *ctx);
 void clrun__ctx_unlock(clrun_ctx **held);
 #define CLRUN__SERIAL(ctx) clrun_ctx *clrun__held_ __attribute__((cleanup(clrun__ctx_unlock), unused)) = clrun__ctx_lock(ctx)
 
+/* ---- per-work-item work ----------------------------------------------------------------------- */
+
+/* The most iterations one work-item of a library kernel makes in a loop that walks data. No kernel
+ * may let one work-item walk a range that grows with the input: Mesa's llvmpipe JIT (Rusticl)
+ * stops a work-item after 65,535 loop iterations in all, silently, and a GPU's watchdog has its own
+ * limit. Shapes that give a work-item a chunk size it from this, not from the device type. */
+#define CLRUN__MAX_TRIPS 16384
+
 /* ---- library kernels and scratch -------------------------------------------------------------- */
 
 /* A kernel of the embedded library, built once per context with these options and kept until

@@ -34,6 +34,7 @@ static clrun_status make_plan(clrun_ctx *ctx, size_t n, struct plan *p)
         p->local = 1;
         size_t want = cu, per = (n + want - 1) / want; /* one chunk per core measured best on PoCL */
         if (per < 4096) per = 4096;
+        if (per > (size_t)CLRUN__MAX_TRIPS * p->vw) per = (size_t)CLRUN__MAX_TRIPS * p->vw; /* more chunks than cores then */
         p->chunk = (per + p->vw - 1) / p->vw * p->vw;
         p->groups = (n + p->chunk - 1) / p->chunk; /* every work-item has work: PoCL hands out
                                                       work-groups in blocks, so empty ones unbalance */
@@ -42,6 +43,9 @@ static clrun_status make_plan(clrun_ctx *ctx, size_t n, struct plan *p)
         p->local = GPU_LOCAL;
         size_t full = (n / p->vw + p->local - 1) / p->local;
         p->groups = full < (size_t)cu * per_cu ? full : (size_t)cu * per_cu;
+        /* enough work-groups that no work-item strides more than CLRUN__MAX_TRIPS times */
+        const size_t floor_groups = (full + CLRUN__MAX_TRIPS - 1) / CLRUN__MAX_TRIPS;
+        if (p->groups < floor_groups) p->groups = floor_groups;
         if (p->groups < 1) p->groups = 1;
         p->chunk = 0;
     }

@@ -97,6 +97,7 @@ class DeviceInfo:
     fp16: bool
     subgroups: bool
     host_unified: bool
+    fp32_denorms: bool
 
     @property
     def spec(self):
@@ -110,7 +111,7 @@ def _info(c):
                       s(c.platform_version), s(c.platform_vendor), s(c.name), s(c.vendor), s(c.version), s(c.driver_version),
                       s(c.c_version).strip(), c.global_mem, c.max_alloc, c.local_mem, c.compute_units, c.max_work_group,
                       tuple(c.max_work_item), c.preferred_multiple, c.mem_base_align, bool(c.fp64), bool(c.fp16), bool(c.subgroups),
-                      bool(c.host_unified))
+                      bool(c.host_unified), bool(c.fp32_denorms))
 
 
 def _spec(spec):

@@ -50,7 +50,7 @@ class DeviceInfoC(Structure):
                 ("c_version", c_char * 64), ("c_version_major", c_int), ("c_version_minor", c_int), ("global_mem", c_uint64),
                 ("max_alloc", c_uint64), ("local_mem", c_uint64), ("compute_units", c_uint), ("max_work_group", c_size_t),
                 ("max_work_item", c_size_t * 3), ("preferred_multiple", c_size_t), ("mem_base_align", c_uint), ("fp64", c_int),
-                ("fp16", c_int), ("subgroups", c_int), ("host_unified", c_int)]
+                ("fp16", c_int), ("subgroups", c_int), ("host_unified", c_int), ("fp32_denorms", c_int)]
 
 
 class ArgInfoC(Structure):

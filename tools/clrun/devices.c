@@ -33,11 +33,11 @@ static void json_info(FILE *f, const clrun_device_info *in, int is_default, cons
             ", \"global_mem\": %llu, \"max_alloc\": %llu, \"local_mem\": %llu, \"compute_units\": %u, "
             "\"max_work_group\": %zu, \"max_work_item\": [%zu, %zu, %zu], \"preferred_multiple\": %zu, "
             "\"mem_base_align\": %u, \"fp16\": %s, \"fp64\": %s, \"subgroups\": %s, \"host_unified\": %s, "
-            "\"default\": %s",
+            "\"fp32_denorms\": %s, \"default\": %s",
             (unsigned long long)in->global_mem, (unsigned long long)in->max_alloc, (unsigned long long)in->local_mem, in->compute_units,
             in->max_work_group, in->max_work_item[0], in->max_work_item[1], in->max_work_item[2], in->preferred_multiple,
             in->mem_base_align, in->fp16 ? "true" : "false", in->fp64 ? "true" : "false", in->subgroups ? "true" : "false",
-            in->host_unified ? "true" : "false", is_default ? "true" : "false");
+            in->host_unified ? "true" : "false", in->fp32_denorms ? "true" : "false", is_default ? "true" : "false");
     if (is_default) {
         fprintf(f, ", \"default_reason\": ");
         cli_json_str(f, why);
@@ -159,6 +159,7 @@ int cmd_info(int argc, char **argv)
         printf("fp16 / fp64       %s / %s\n", in->fp16 ? "yes" : "no", in->fp64 ? "yes" : "no");
         printf("subgroups         %s\n", in->subgroups ? "yes" : "no");
         printf("unified memory    %s\n", in->host_unified ? "yes" : "no");
+        printf("f32 subnormals    %s\n", in->fp32_denorms ? "kept" : "flushed to zero");
         printf("binary cache      %s\n", cdir ? cdir : "off");
     }
     clrun_close(ctx);

@@ -1,0 +1,52 @@
+#!/bin/sh
+# vendors.sh — install the other OpenCL implementations clrun is tested on (docs/VENDORS.md), outside
+# the tree and without registering them system-wide (each test setup has its own vendors folder):
+#   tools/vendors.sh intel [PREFIX]    Intel's OpenCL CPU runtime from PyPI (intel-opencl-rt) into the
+#                                      venv PREFIX/intel (default PREFIX /opt/clrun-vendors)
+#   tools/vendors.sh rusticl [PREFIX]  Mesa's Rusticl (Debian's mesa-opencl-icd, unpacked into
+#                                      PREFIX/rusticl; its libraries installed as packages, as root)
+# Each prints the path of the ICD library to give meson: -Dintel_icd=PATH or -Drusticl_icd=PATH.
+# Idempotent: what is there already is not fetched again.
+set -eu
+what=${1:-}
+prefix=${2:-/opt/clrun-vendors}
+case "$what" in
+intel)
+    lib="$prefix/intel/lib/libintelocl.so"
+    if [ ! -f "$lib" ]; then
+        python=/usr/bin/python3
+        [ -x "$python" ] || python=python3
+        mkdir -p "$prefix"
+        if ! "$python" -m venv "$prefix/intel" >&2 2>/dev/null; then
+            # Debian's interpreter needs python3-venv for ensurepip
+            if [ "$(id -u)" = 0 ]; then DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends python3-venv >&2; fi
+            rm -rf "$prefix/intel"
+            "$python" -m venv "$prefix/intel" >&2
+        fi
+        "$prefix/intel/bin/pip" install -q --disable-pip-version-check intel-opencl-rt intel-cmplr-lib-rt >&2
+    fi
+    [ -f "$lib" ] || { echo "vendors.sh: $lib is missing after installing intel-opencl-rt" >&2; exit 1; }
+    echo "$lib"
+    ;;
+rusticl)
+    lib="$prefix/rusticl/usr/lib/x86_64-linux-gnu/libRusticlOpenCL.so.1"
+    deps="libllvmspirvlib15 libclc-15 libclang-cpp15 libllvm15 libsensors5 libdrm-amdgpu1 libdrm-nouveau2 libdrm-radeon1 libelf1 libexpat1 libzstd1"
+    missing=""
+    for p in $deps; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"; done
+    # shellcheck disable=SC2086
+    if [ -n "$missing" ]; then DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $missing >&2; fi
+    if [ ! -f "$lib" ]; then
+        tmp=$(mktemp -d)
+        (cd "$tmp" && apt-get download mesa-opencl-icd >&2)
+        mkdir -p "$prefix/rusticl"
+        dpkg-deb -x "$tmp"/mesa-opencl-icd_*.deb "$prefix/rusticl"
+        rm -rf "$tmp"
+    fi
+    [ -f "$lib" ] || { echo "vendors.sh: $lib is missing after unpacking mesa-opencl-icd" >&2; exit 1; }
+    echo "$lib"
+    ;;
+*)
+    echo "usage: tools/vendors.sh intel|rusticl [PREFIX]" >&2
+    exit 2
+    ;;
+esac

@@ -79,8 +79,11 @@ check() {
 check scenario "$work/sum.npy" "$work/edges.png" -- "$scenario" "$data/canny/noise-odd.png" "$work"
 check clrun-canny "$work/edges.png" -- "$clrun" op canny "$data/canny/noise-odd.png" -o "$work/edges.png"
 mkdir -p "$work/gd"
-# the weights given (CLRUN_GROUP_WEIGHTS): the calibration's GEMMs would only lengthen the sweep
-export CLRUN_GROUP_WEIGHTS=1,1
+# the weights given (CLRUN_GROUP_WEIGHTS, one per device listed): the calibration's GEMMs would only
+# lengthen the sweep
+ndev=$("$clrun" devices --json | grep -o '"index"' | wc -l)
+CLRUN_GROUP_WEIGHTS=$(seq "$ndev" | sed 's/.*/1/' | paste -sd, -)
+export CLRUN_GROUP_WEIGHTS
 check clrun-canny-devices "$work/gd/noise-odd.png" "$work/gd/three-by-one.png" -- "$clrun" op canny "$data/canny/noise-odd.png" \
     "$data/canny/three-by-one.png" -o "$work/gd" --devices all -q
 unset CLRUN_GROUP_WEIGHTS

@@ -14,9 +14,12 @@ PACKAGES="ocl-icd-opencl-dev opencl-headers pocl-opencl-icd libclblast-dev libcm
 ninja-build pkg-config libxxhash-dev libpng-dev libjpeg-dev libexif-dev gcc libc6-dev oclgrind python3 openmpi-bin libopenmpi-dev
 python3-numpy python3-pytest clang"
 
-install_deps() {
+# the test command's own: clang 16 and libclc compile every kernel for AMD GPUs (tests/offline_check.py)
+TEST_PACKAGES="clang-16 libclc-15"
+
+install_deps() { # install_deps [more packages]
     missing=""
-    for p in $PACKAGES; do
+    for p in $PACKAGES "$@"; do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
     done
     [ -z "$missing" ] && return 0
@@ -63,11 +66,14 @@ demo)
     ./build/examples/multiply
     ;;
 test)
-    install_deps
-    # a second implementation beside PoCL (docs/VENDORS.md); a failure to install it fails the run
+    # shellcheck disable=SC2086
+    install_deps $TEST_PACKAGES
+    # a second implementation beside PoCL, and Intel's offline GPU compiler (docs/VENDORS.md); a
+    # failure to install either fails the run
     intel_icd=$(sh tools/vendors.sh intel)
-    setup build --buildtype=release -Dintel_icd="$intel_icd"
-    meson configure build -Dintel_icd="$intel_icd" # a build folder made before gets it too
+    ocloc=$(sh tools/vendors.sh ocloc)
+    setup build --buildtype=release -Dintel_icd="$intel_icd" -Docloc="$ocloc"
+    meson configure build -Dintel_icd="$intel_icd" -Docloc="$ocloc" # a build folder made before gets them too
     meson compile -C build
     # float-cast-overflow is not part of -fsanitize=undefined: a double out of an integer's range
     # converted (range:u8:300) is undefined behaviour all the same

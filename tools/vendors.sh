@@ -5,10 +5,17 @@
 #                                      venv PREFIX/intel (default PREFIX /opt/clrun-vendors)
 #   tools/vendors.sh rusticl [PREFIX]  Mesa's Rusticl (Debian's mesa-opencl-icd, unpacked into
 #                                      PREFIX/rusticl; its libraries installed as packages, as root)
-# Each prints the path of the ICD library to give meson: -Dintel_icd=PATH or -Drusticl_icd=PATH.
+#   tools/vendors.sh ocloc [PREFIX]    Intel's offline compiler for its GPUs (Debian's intel-opencl-icd,
+#                                      unpacked into PREFIX/ocloc, its ICD file not registered; IGC's
+#                                      libraries installed as packages, as root)
+# Each prints the path to give meson: -Dintel_icd=PATH, -Drusticl_icd=PATH or -Docloc=PATH.
 # Idempotent: what is there already is not fetched again.
 set -eu
+export DEBIAN_FRONTEND=noninteractive
 what=${1:-}
+
+# apt-get, with the package lists fetched first when they are missing or stale (a fresh machine)
+with_lists() { "$@" >&2 || { apt-get update -q >&2 && "$@" >&2; }; }
 prefix=${2:-/opt/clrun-vendors}
 case "$what" in
 intel)
@@ -19,7 +26,7 @@ intel)
         mkdir -p "$prefix"
         if ! "$python" -m venv "$prefix/intel" >&2 2>/dev/null; then
             # Debian's interpreter needs python3-venv for ensurepip
-            if [ "$(id -u)" = 0 ]; then DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends python3-venv >&2; fi
+            if [ "$(id -u)" = 0 ]; then with_lists apt-get install -y -q --no-install-recommends python3-venv; fi
             rm -rf "$prefix/intel"
             "$python" -m venv "$prefix/intel" >&2
         fi
@@ -34,10 +41,10 @@ rusticl)
     missing=""
     for p in $deps; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"; done
     # shellcheck disable=SC2086
-    if [ -n "$missing" ]; then DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $missing >&2; fi
+    if [ -n "$missing" ]; then with_lists apt-get install -y -q --no-install-recommends $missing; fi
     if [ ! -f "$lib" ]; then
         tmp=$(mktemp -d)
-        (cd "$tmp" && apt-get download mesa-opencl-icd >&2)
+        (cd "$tmp" && with_lists apt-get download mesa-opencl-icd)
         mkdir -p "$prefix/rusticl"
         dpkg-deb -x "$tmp"/mesa-opencl-icd_*.deb "$prefix/rusticl"
         rm -rf "$tmp"
@@ -45,8 +52,25 @@ rusticl)
     [ -f "$lib" ] || { echo "vendors.sh: $lib is missing after unpacking mesa-opencl-icd" >&2; exit 1; }
     echo "$lib"
     ;;
+ocloc)
+    bin="$prefix/ocloc/usr/bin/ocloc"
+    deps="libigc1 libigdfcl1 libigdgmm12"
+    missing=""
+    for p in $deps; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"; done
+    # shellcheck disable=SC2086
+    if [ -n "$missing" ]; then with_lists apt-get install -y -q --no-install-recommends $missing; fi
+    if [ ! -x "$bin" ]; then
+        tmp=$(mktemp -d)
+        (cd "$tmp" && with_lists apt-get download intel-opencl-icd)
+        mkdir -p "$prefix/ocloc"
+        dpkg-deb -x "$tmp"/intel-opencl-icd_*.deb "$prefix/ocloc"
+        rm -rf "$tmp"
+    fi
+    [ -x "$bin" ] || { echo "vendors.sh: $bin is missing after unpacking intel-opencl-icd" >&2; exit 1; }
+    echo "$bin"
+    ;;
 *)
-    echo "usage: tools/vendors.sh intel|rusticl [PREFIX]" >&2
+    echo "usage: tools/vendors.sh intel|rusticl|ocloc [PREFIX]" >&2
     exit 2
     ;;
 esac

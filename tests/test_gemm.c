@@ -112,6 +112,23 @@ static void shapes_transposes_kernels(void **state)
         }
 }
 
+/* K deeper than one slice (4096): the product runs as slices of K, each adding into C, with every
+ * transpose, padding, offsets and batches; beta (0 with NaNs in C, or not) applies once. */
+static void deep_k_in_slices(void **state)
+{
+    clrun_ctx *ctx = *state;
+    uint64_t s = test_seed();
+    const size_t dims[][4] = {{5, 7, 2 * 4096 + 9, 1}, {3, 33, 4096 + 1, 2}, {9, 4, 3 * 4096, 1}};
+    const clrun_gemm_backend backs[] = {CLRUN_GEMM_GPU_KERNEL, CLRUN_GEMM_CPU_KERNEL};
+    for (size_t t = 0; t < sizeof dims / sizeof *dims; t++)
+        for (int tr = 0; tr < 4; tr++) {
+            struct problem p;
+            make(ctx, &p, tr & 1, (tr >> 1) & 1, dims[t][0], dims[t][1], dims[t][2], dims[t][3], &s, (int)((t + tr) % 2));
+            for (size_t bi = 0; bi < sizeof backs / sizeof *backs; bi++) run_check(ctx, &p, backs[bi], NULL);
+            drop(&p);
+        }
+}
+
 /* The tile variants the host can pick (and $CLRUN_GEMM_PARAMS can force), on awkward shapes. */
 static void tile_variants(void **state)
 {
@@ -285,10 +302,12 @@ static void auto_follows_tuning(void **state)
 
 int main(void)
 {
+    const char *only = getenv("CLRUN_TEST_ONLY"); /* a test's name: run that one alone */
+    if (only && *only) cmocka_set_test_filter(only);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(shapes_transposes_kernels), cmocka_unit_test(tile_variants),  cmocka_unit_test(batches),
         cmocka_unit_test(accuracy_vs_plain_loop),    cmocka_unit_test(clblast_agrees), cmocka_unit_test(bad_descriptors),
-        cmocka_unit_test(auto_follows_tuning),
+        cmocka_unit_test(auto_follows_tuning),       cmocka_unit_test(deep_k_in_slices),
     };
     return cmocka_run_group_tests(tests, ctx_setup, ctx_teardown);
 }

@@ -736,6 +736,29 @@ static clrun_status run_clblast(clrun_ctx *ctx, const clrun_gemm_desc *d, size_t
 #endif
 }
 
+/* clrun's own kernels walk K inside one work-item. A product deeper than GEMM_K_SLICE runs as
+ * slices of K, each adding to C (beta 1 after the first): no work-item then loops without bound
+ * (Mesa's llvmpipe stops a work-item after 65,535 loop iterations, silently: its results were
+ * wrong from K = 8192 on the CPU-shaped kernel and 12,000 on the GPU-shaped one; CLRUN__MAX_TRIPS
+ * in op.h). The cost is one more read and write of C per 4096 of K. */
+#define GEMM_K_SLICE 4096
+
+static clrun_status k_sliced(clrun_ctx *ctx, const clrun_gemm_desc *d, size_t batch,
+                             clrun_status (*run)(clrun_ctx *, const clrun_gemm_desc *, size_t))
+{
+    if (d->k <= GEMM_K_SLICE) return run(ctx, d, batch);
+    clrun_gemm_desc s = *d;
+    for (size_t k0 = 0; k0 < d->k; k0 += GEMM_K_SLICE) {
+        s.k = d->k - k0 < GEMM_K_SLICE ? d->k - k0 : GEMM_K_SLICE;
+        s.a_off = d->a_off + (d->trans_a ? k0 * d->lda : k0); /* op(A)'s columns k0.. */
+        s.b_off = d->b_off + (d->trans_b ? k0 : k0 * d->ldb); /* op(B)'s rows k0.. */
+        s.beta = k0 ? 1.0f : d->beta;
+        clrun_status st = run(ctx, &s, batch);
+        if (st) return st;
+    }
+    return CLRUN_OK;
+}
+
 clrun_gemm_backend clrun_gemm_resolve(clrun_ctx *ctx, const clrun_gemm_desc *d)
 {
     const clrun_gemm_backend own = clrun_ctx_device(ctx)->type == CLRUN_DEVICE_CPU ? CLRUN_GEMM_CPU_KERNEL : CLRUN_GEMM_GPU_KERNEL;
@@ -783,8 +806,8 @@ clrun_status clrun_gemm(clrun_ctx *ctx, const clrun_gemm_desc *d)
     if (batch > 1 && d->stride_c == 0) return clrun__fail(ctx, CLRUN_INVALID_ARG, "gemm: batches need stride_c > 0");
     switch (clrun_gemm_resolve(ctx, d)) {
     case CLRUN_GEMM_CLBLAST: return run_clblast(ctx, d, batch);
-    case CLRUN_GEMM_GPU_KERNEL: return run_gpu(ctx, d, batch);
-    case CLRUN_GEMM_CPU_KERNEL: return run_cpu(ctx, d, batch);
+    case CLRUN_GEMM_GPU_KERNEL: return k_sliced(ctx, d, batch, run_gpu);
+    case CLRUN_GEMM_CPU_KERNEL: return k_sliced(ctx, d, batch, run_cpu);
     case CLRUN_GEMM_TENSOR:
         if (!clrun_gemm_tensor_cores(ctx))
             return clrun__fail(ctx, CLRUN_UNSUPPORTED,

@@ -113,7 +113,8 @@ static void probe(struct entry *e)
         if (clGetDeviceInfo(d, 0x106F /* CL_DEVICE_OPENCL_C_FEATURES */, 0, NULL, &fs) == CL_SUCCESS && fs >= sizeof(struct name_version)) {
             struct name_version *f = malloc(fs);
             if (f && clGetDeviceInfo(d, 0x106F, fs, f, NULL) == CL_SUCCESS)
-                for (size_t i = 0; i < fs / sizeof *f && !in->subgroups; i++) in->subgroups = strcmp(f[i].name, "__opencl_c_subgroups") == 0;
+                for (size_t i = 0; i < fs / sizeof *f && !in->subgroups; i++)
+                    in->subgroups = strcmp(f[i].name, "__opencl_c_subgroups") == 0;
             free(f);
         }
     }
@@ -122,8 +123,7 @@ static void probe(struct entry *e)
     sz = 0;
     if (v3 && clGetDeviceInfo(d, 0x1067 /* CL_DEVICE_PREFERRED_WORK_GROUP_SIZE_MULTIPLE */, sizeof sz, &sz, NULL) == CL_SUCCESS && sz > 0)
         in->preferred_multiple = sz, e->multiple_known = 1;
-    else
-        in->preferred_multiple = guess_multiple(in);
+    else in->preferred_multiple = guess_multiple(in);
 }
 
 static void build_list(void)
@@ -310,14 +310,14 @@ static int ieq(const char *a, const char *b)
 }
 
 /* The best-ranked device for which hit(i) holds; *ties counts them all. -1 when none. */
-#define BEST_WHERE(hit, ties)                                                                      \
-    do {                                                                                           \
-        best = -1, *(ties) = 0;                                                                    \
-        for (unsigned i = 0; i < list_n; i++)                                                      \
-            if (hit) {                                                                             \
-                ++*(ties);                                                                         \
-                if (best < 0 || ranks_before(&list[i].info, &list[best].info)) best = (long)i;     \
-            }                                                                                      \
+#define BEST_WHERE(hit, ties)                                                                  \
+    do {                                                                                       \
+        best = -1, *(ties) = 0;                                                                \
+        for (unsigned i = 0; i < list_n; i++)                                                  \
+            if (hit) {                                                                         \
+                ++*(ties);                                                                     \
+                if (best < 0 || ranks_before(&list[i].info, &list[best].info)) best = (long)i; \
+            }                                                                                  \
     } while (0)
 
 /* Match a spec against the list; returns the index or -1. *ties: how many devices matched it
@@ -405,9 +405,9 @@ clrun_status clrun_device_select(const char *spec, unsigned *index, const char *
     }
     *index = (unsigned)i;
     if (why)
-        *why = ties < 2                 ? source
-               : source[0] == '$'       ? "$CLRUN_DEVICE, which several devices match: the best-ranked taken"
-                                        : "selection string, which several devices match: the best-ranked taken";
+        *why = ties < 2           ? source
+               : source[0] == '$' ? "$CLRUN_DEVICE, which several devices match: the best-ranked taken"
+                                  : "selection string, which several devices match: the best-ranked taken";
     if (ties > 1 && clrun__verbose())
         fprintf(stderr, "clrun: '%s' matches %u devices; taking the best-ranked, %s (%u:%u)\n", spec, ties, list[i].info.name,
                 list[i].info.platform_index, list[i].info.device_index);

@@ -87,7 +87,8 @@ clrun_status clrun_kernel_new(clrun_prog *p, const char *name, clrun_kernel **ou
         if (!read_args(kern, p, name, nargs, k->args)) {
             free(k->args);
             k->args = NULL;
-            if (clrun__verbose()) fprintf(stderr, "clrun: %s: no argument info for kernel %s; its arguments are not checked\n", p->label, name);
+            if (clrun__verbose())
+                fprintf(stderr, "clrun: %s: no argument info for kernel %s; its arguments are not checked\n", p->label, name);
         }
     }
     *out = k;
@@ -213,8 +214,9 @@ clrun_status clrun_arg_buf(clrun_kernel *k, unsigned i, clrun_buf *b)
     if (!b) return set(k, i, sizeof(cl_mem), NULL, "clrun_arg_buf");
     if (b->ctx != k->prog->ctx) { /* another context's memory: drivers crash, or read another device's addresses */
         char desc[400];
-        return clrun__fail(k->prog->ctx, CLRUN_INVALID_ARG, "clrun_arg_buf: %s: the buffer belongs to another context (%s); a kernel takes "
-                                                            "buffers of its own program's context only",
+        return clrun__fail(k->prog->ctx, CLRUN_INVALID_ARG,
+                           "clrun_arg_buf: %s: the buffer belongs to another context (%s); a kernel takes "
+                           "buffers of its own program's context only",
                            arg_desc(k, i, desc, sizeof desc), b->ctx->info.name);
     }
     return set(k, i, sizeof(cl_mem), &b->mem, "clrun_arg_buf");
@@ -227,8 +229,8 @@ clrun_status clrun_arg_local(clrun_kernel *k, unsigned i, size_t bytes)
     if (bytes == 0) return clrun__fail(k->prog->ctx, CLRUN_INVALID_ARG, "clrun_arg_local: argument %u: 0 bytes of local memory", i);
     const uint64_t have = k->prog->ctx->info.local_mem;
     if (have && bytes > have)
-        return clrun__fail(k->prog->ctx, CLRUN_INVALID_ARG, "clrun_arg_local: argument %u: %zu bytes of local memory; %s has %llu", i, bytes,
-                           k->prog->ctx->info.name, (unsigned long long)have);
+        return clrun__fail(k->prog->ctx, CLRUN_INVALID_ARG, "clrun_arg_local: argument %u: %zu bytes of local memory; %s has %llu", i,
+                           bytes, k->prog->ctx->info.name, (unsigned long long)have);
     if ((st = set(k, i, bytes, NULL, "clrun_arg_local"))) return st;
     k->local[i] = bytes;
     return CLRUN_OK;
@@ -293,8 +295,8 @@ static size_t value_size(clrun_kernel *k, unsigned i)
     static const struct {
         const char *name;
         size_t size;
-    } scalars[] = {{"char", 1},  {"uchar", 1}, {"short", 2},  {"ushort", 2}, {"int", 4},  {"uint", 4},
-                   {"long", 8},  {"ulong", 8}, {"float", 4},  {"double", 8}, {"half", 2}, {"size_t", 0}};
+    } scalars[] = {{"char", 1}, {"uchar", 1}, {"short", 2}, {"ushort", 2}, {"int", 4},  {"uint", 4},
+                   {"long", 8}, {"ulong", 8}, {"float", 4}, {"double", 8}, {"half", 2}, {"size_t", 0}};
     char norm[128];
     if (k->size[i] || !k->args) return k->size[i];
     const char *type = k->args[i].type;
@@ -317,8 +319,8 @@ clrun_status clrun_arg_bytes(clrun_kernel *k, unsigned i, const void *value, siz
     if (!value || size == 0) return clrun__fail(k->prog->ctx, CLRUN_INVALID_ARG, "clrun_arg_bytes: argument %u: no value", i);
     const size_t want = value_size(k, i); /* some drivers (PoCL) take any size and the kernel reads past the value */
     if (want && size != want)
-        return clrun__fail(k->prog->ctx, CLRUN_ARG_MISMATCH, "clrun_arg_bytes: %s is %zu bytes; %zu given", arg_desc(k, i, desc, sizeof desc),
-                           want, size);
+        return clrun__fail(k->prog->ctx, CLRUN_ARG_MISMATCH, "clrun_arg_bytes: %s is %zu bytes; %zu given",
+                           arg_desc(k, i, desc, sizeof desc), want, size);
     return set(k, i, size, value, "clrun_arg_bytes");
 }
 
@@ -373,8 +375,9 @@ static clrun_status check_range(clrun_kernel *k, unsigned dims, const size_t *gl
     for (unsigned d = 0; d < dims; d++) {
         if (global[d] == 0) return clrun__fail(ctx, CLRUN_INVALID_ARG, "launching %s: global size %u is 0", k->name, d);
         if (__builtin_mul_overflow(items, global[d], &items) || (bits < 64 && (items >> bits)) || (items >> 62))
-            return clrun__fail(ctx, CLRUN_INVALID_ARG, "launching %s: a range of %zu%s work-items does not fit the %u-bit address space of %s",
-                               k->name, global[0], dims > 1 ? " × …" : "", bits, in->name);
+            return clrun__fail(ctx, CLRUN_INVALID_ARG,
+                               "launching %s: a range of %zu%s work-items does not fit the %u-bit address space of %s", k->name, global[0],
+                               dims > 1 ? " × …" : "", bits, in->name);
     }
     if (local) {
         for (unsigned d = 0; d < dims; d++) {
@@ -386,16 +389,18 @@ static clrun_status check_range(clrun_kernel *k, unsigned dims, const size_t *gl
             l[d] = local[d], g[d] = global[d];
         }
         if (kwg && wg > kwg)
-            return clrun__fail(ctx, CLRUN_INVALID_ARG, "launching %s: a work-group of %zu work-items; %s allows at most %zu",
-                               k->name, wg, in->name, kwg);
+            return clrun__fail(ctx, CLRUN_INVALID_ARG, "launching %s: a work-group of %zu work-items; %s allows at most %zu", k->name, wg,
+                               in->name, kwg);
     } else {
         choose_local(k, dims, global, l);
         for (unsigned d = 0; d < dims; d++) g[d] = (global[d] + l[d] - 1) / l[d] * l[d]; /* global[d] < 2^62: no overflow */
     }
     for (unsigned d = 0; d < dims; d++)
         if (((g[d] + l[d] - 1) / l[d]) >> 32)
-            return clrun__fail(ctx, CLRUN_INVALID_ARG, "launching %s: %zu work-groups in dimension %u; at most 2^32 - 1 (a larger local size, "
-                                                       "or split the work)", k->name, (g[d] + l[d] - 1) / l[d], d);
+            return clrun__fail(ctx, CLRUN_INVALID_ARG,
+                               "launching %s: %zu work-groups in dimension %u; at most 2^32 - 1 (a larger local size, "
+                               "or split the work)",
+                               k->name, (g[d] + l[d] - 1) / l[d], d);
     for (unsigned i = 0; i < k->nargs; i++) lbytes += k->local[i];
     if (in->local_mem && lbytes > in->local_mem)
         return clrun__fail(ctx, CLRUN_INVALID_ARG, "launching %s: its __local arguments ask for %zu bytes; %s has %llu", k->name, lbytes,

@@ -221,19 +221,22 @@ static clrun_status rebuild_ptx(clrun_ctx *ctx, const char *label, const char *o
     char *ptx = bin ? clrun__ptx_rewrite(bin, blen, &plen) : NULL;
     free(bin);
     if (!ptx)
-        return clrun__fail(ctx, CLRUN_UNSUPPORTED, "%s: " PTX_OPTION " needs NVIDIA's OpenCL, whose program binaries are PTX text; those of %s are not",
-                           label, ctx->info.name);
+        return clrun__fail(ctx, CLRUN_UNSUPPORTED,
+                           "%s: " PTX_OPTION " needs NVIDIA's OpenCL, whose program binaries are PTX text; those of %s are not", label,
+                           ctx->info.name);
     cl_int err = CL_SUCCESS, bstatus = CL_SUCCESS;
     const unsigned char *pp = (const unsigned char *)ptx;
     cl_program q = clCreateProgramWithBinary(ctx->context, 1, &ctx->device, &plen, &pp, &bstatus, &err);
     if (!q || err != CL_SUCCESS || bstatus != CL_SUCCESS) {
         free(ptx);
         if (q) clReleaseProgram(q);
-        return clrun__fail_cl(ctx, err != CL_SUCCESS ? err : bstatus, "clCreateProgramWithBinary", "loading the rewritten PTX of %s", label);
+        return clrun__fail_cl(ctx, err != CL_SUCCESS ? err : bstatus, "clCreateProgramWithBinary", "loading the rewritten PTX of %s",
+                              label);
     }
     free(ptx);
     if ((err = clBuildProgram(q, 1, &ctx->device, opts, NULL, NULL)) != CL_SUCCESS) {
-        clrun__fail(ctx, CLRUN_BUILD_FAILED, "building the rewritten PTX of %s for %s failed (%s)", label, ctx->info.name, clrun_cl_error_name(err));
+        clrun__fail(ctx, CLRUN_BUILD_FAILED, "building the rewritten PTX of %s for %s failed (%s)", label, ctx->info.name,
+                    clrun_cl_error_name(err));
         build_log(ctx, q);
         clReleaseProgram(q);
         return CLRUN_BUILD_FAILED;
@@ -378,7 +381,8 @@ static clrun_status build(clrun_ctx *ctx, const char *label, const char *source,
          * (no binary or a binary of size 0 from clGetProgramInfo) never had one stored */
         if (framed) program = clCreateProgramWithBinary(ctx->context, 1, &ctx->device, &blen, &bp, &bstatus, &err);
         const int ok = program && err == CL_SUCCESS && bstatus == CL_SUCCESS &&
-                       clBuildProgram(program, 1, &ctx->device, dopts, NULL, NULL) == CL_SUCCESS && (built = 1) && has_kernel(program, marker);
+                       clBuildProgram(program, 1, &ctx->device, dopts, NULL, NULL) == CL_SUCCESS && (built = 1) &&
+                       has_kernel(program, marker);
         clrun__cache_load_end(key, begun);
         if (ok) {
             cached = 1;
@@ -469,8 +473,9 @@ clrun_status clrun_prog_file(clrun_ctx *ctx, const char *path, const char *optio
     size_t len = 0;
     if (!path) return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_prog_file: path is NULL");
     int rc = clrun__read_file(path, &data, &len, CLRUN__SOURCE_MAX);
-    if (rc) return clrun__fail(ctx, CLRUN_IO_ERROR, "cannot read kernel file %s: %s%s", path, strerror(rc),
-                               rc == EFBIG ? " (kernel sources are read up to 16 MiB)" : "");
+    if (rc)
+        return clrun__fail(ctx, CLRUN_IO_ERROR, "cannot read kernel file %s: %s%s", path, strerror(rc),
+                           rc == EFBIG ? " (kernel sources are read up to 16 MiB)" : "");
     char dir[4096];
     snprintf(dir, sizeof dir, "%s", path);
     char *slash = strrchr(dir, '/');

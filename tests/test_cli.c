@@ -155,13 +155,25 @@ static void devices_and_info(void **state)
     }
     EXPECT(0, "\"devices\": [", "devices", "--json");
     assert_non_null(strstr(out_text, "\"default\": true"));
+    /* the device the rest of the tests run on ($CLRUN_DEVICE of a test setup: intel, llvmpipe) is
+     * put back as found */
+    char saved[256] = "";
+    const int had = getenv("CLRUN_DEVICE") != NULL;
+    if (had) snprintf(saved, sizeof saved, "%s", getenv("CLRUN_DEVICE"));
     setenv("CLRUN_DEVICE", "pocl:1", 1);
     EXPECT(0, "$CLRUN_DEVICE", "devices");
     setenv("CLRUN_DEVICE", "nosuchthing", 1);
     EXPECT(3, "matches no device", "devices");
-    unsetenv("CLRUN_DEVICE");
+    if (had) setenv("CLRUN_DEVICE", saved, 1);
+    else unsetenv("CLRUN_DEVICE");
     EXPECT(0, "preferred multiple", "info", "-d", "pocl:1");
-    assert_non_null(strstr(out_text, "device            0:1"));
+    clrun_device_info p1;
+    unsigned p1i = 0;
+    CHECK_OK(NULL, clrun_device_select("pocl:1", &p1i, NULL));
+    CHECK_OK(NULL, clrun_device_get(p1i, &p1));
+    char line[64];
+    snprintf(line, sizeof line, "device            %u:%u", p1.platform_index, p1.device_index);
+    assert_non_null(strstr(out_text, line));
     EXPECT(0, "\"compute_units\"", "info", "--json");
     EXPECT(3, "Devices:", "info", "-d", "nosuch:7");
     EXPECT(2, "needs a value", "info", "-d");
@@ -302,31 +314,38 @@ static void run_scalars_local_and_2d(void **state)
 {
     (void)state;
     char out[4300];
-    snprintf(out, sizeof out, "out:f64:10@%s", path("scalars.npy"));
-    EXPECT(0, "wrote", "run", KDIR "/cli.cl", "-k", "scalars", "-g", "1", out, "i8:-128", "u8:255", "i16:-32768", "u16:65535",
-           "i32:-2147483648", "u32:4294967295", "i64:-4611686018427387904", "u64:0x4000000000000000", "f32:-2.5", "f64:1e300");
     clrun_array a;
-    CHECK_OK(NULL, clrun_npy_read(path("scalars.npy"), &a));
-    const double want[10] = {-128, 255,  -32768, 65535, -2147483648.0, 4294967295.0, -4611686018427387904.0, 4611686018427387904.0,
-                             -2.5, 1e300};
-    for (int i = 0; i < 10; i++) assert_true(((double *)a.data)[i] == want[i]);
-    clrun_array_free(&a);
-    /* untyped values take the signature's type */
-    EXPECT(0, "wrote", "run", KDIR "/cli.cl", "-k", "scalars", "-g", "1", out, "--", "-5", "5", "-5", "5", "-5", "5", "-5", "5", "0.25",
-           "0.125");
-    /* out-of-range and mistyped scalars */
-    EXPECT(2, "not a valid i8", "run", KDIR "/cli.cl", "-k", "scalars", "-g", "1", out, "i8:128", "u8:1", "i16:1", "u16:1", "i32:1",
-           "u32:1", "i64:1", "u64:1", "f32:1", "f64:1");
-    EXPECT(2, "of type uchar, not char", "run", KDIR "/cli.cl", "-k", "scalars", "-g", "1", out, "i8:1", "i8:1", "i16:1", "u16:1", "i32:1",
-           "u32:1", "i64:1", "u64:1", "f32:1", "f64:1");
-    EXPECT(2, "unknown option '-1'", "run", KDIR "/cli.cl", "-k", "scalars", "-g", "1", out, "1", "-1", "1", "1", "1", "1", "1", "1", "1",
-           "1");
-    EXPECT(2, "not a valid uchar", "run", KDIR "/cli.cl", "-k", "scalars", "-g", "1", "--", out, "1", "-1", "1", "1", "1", "1", "1", "1",
-           "1", "1");
-    EXPECT(2, "does not fit u8", "run", KDIR "/cli.cl", "-k", "scalars", "-g", "1", "range:u8:300", "1", "1", "1", "1", "1", "1", "1", "1",
-           "1", "1");
-    EXPECT(2, "not a valid u8", "run", KDIR "/cli.cl", "-k", "scalars", "-g", "1", out, "1", "u8:abc", "1", "1", "1", "1", "1", "1", "1",
-           "1");
+    unsigned di = 0; /* the device clrun runs on here: fp64 for the scalars kernel */
+    clrun_device_info dev;
+    CHECK_OK(NULL, clrun_device_select(NULL, &di, NULL));
+    CHECK_OK(NULL, clrun_device_get(di, &dev));
+    if (!dev.fp64) print_message("the scalars kernel (double) skipped: %s has no fp64\n", dev.name);
+    else {
+        snprintf(out, sizeof out, "out:f64:10@%s", path("scalars.npy"));
+        EXPECT(0, "wrote", "run", KDIR "/scalars.cl", "-k", "scalars", "-g", "1", out, "i8:-128", "u8:255", "i16:-32768", "u16:65535",
+               "i32:-2147483648", "u32:4294967295", "i64:-4611686018427387904", "u64:0x4000000000000000", "f32:-2.5", "f64:1e300");
+        CHECK_OK(NULL, clrun_npy_read(path("scalars.npy"), &a));
+        const double want[10] = {-128, 255,  -32768, 65535, -2147483648.0, 4294967295.0, -4611686018427387904.0, 4611686018427387904.0,
+                                 -2.5, 1e300};
+        for (int i = 0; i < 10; i++) assert_true(((double *)a.data)[i] == want[i]);
+        clrun_array_free(&a);
+        /* untyped values take the signature's type */
+        EXPECT(0, "wrote", "run", KDIR "/scalars.cl", "-k", "scalars", "-g", "1", out, "--", "-5", "5", "-5", "5", "-5", "5", "-5", "5",
+               "0.25", "0.125");
+        /* out-of-range and mistyped scalars */
+        EXPECT(2, "not a valid i8", "run", KDIR "/scalars.cl", "-k", "scalars", "-g", "1", out, "i8:128", "u8:1", "i16:1", "u16:1", "i32:1",
+               "u32:1", "i64:1", "u64:1", "f32:1", "f64:1");
+        EXPECT(2, "of type uchar, not char", "run", KDIR "/scalars.cl", "-k", "scalars", "-g", "1", out, "i8:1", "i8:1", "i16:1", "u16:1",
+               "i32:1", "u32:1", "i64:1", "u64:1", "f32:1", "f64:1");
+        EXPECT(2, "unknown option '-1'", "run", KDIR "/scalars.cl", "-k", "scalars", "-g", "1", out, "1", "-1", "1", "1", "1", "1", "1",
+               "1", "1", "1");
+        EXPECT(2, "not a valid uchar", "run", KDIR "/scalars.cl", "-k", "scalars", "-g", "1", "--", out, "1", "-1", "1", "1", "1", "1", "1",
+               "1", "1", "1");
+        EXPECT(2, "does not fit u8", "run", KDIR "/scalars.cl", "-k", "scalars", "-g", "1", "range:u8:300", "1", "1", "1", "1", "1", "1",
+               "1", "1", "1", "1");
+        EXPECT(2, "not a valid u8", "run", KDIR "/scalars.cl", "-k", "scalars", "-g", "1", out, "1", "u8:abc", "1", "1", "1", "1", "1", "1",
+               "1", "1");
+    }
     /* local memory */
     char sums[4300];
     snprintf(sums, sizeof sums, "out:f32:4@%s", path("sums.npy"));
@@ -504,7 +523,8 @@ static void op_quant(void **state)
     for (size_t i = 0; i < x.count; i++) assert_true(((float *)y.data)[i] == (float)(((signed char *)q.data)[i] + 3) * 0.25f);
     clrun_array_free(&q), clrun_array_free(&y);
     /* per channel along the middle axis: four scales */
-    EXPECT(0, "wrote", "op", "quantize", path("qx.npy"), "-o", path("qc.npy"), "--scale", "0.5,0.25,1,2", "--zero-point", "1,2,3,4", "--axis", "1");
+    EXPECT(0, "wrote", "op", "quantize", path("qx.npy"), "-o", path("qc.npy"), "--scale", "0.5,0.25,1,2", "--zero-point", "1,2,3,4",
+           "--axis", "1");
     CHECK_OK(NULL, clrun_npy_read(path("qc.npy"), &q));
     static const float cs[4] = {0.5f, 0.25f, 1, 2};
     for (size_t i = 0; i < x.count; i++) {
@@ -574,7 +594,8 @@ static void op_sparse(void **state)
     CHECK_OK(NULL, clrun_npy_read(path("spv.npy"), &v));
     CHECK_OK(NULL, clrun_npy_read(path("spv.meta.npy"), &m));
     CHECK_OK(NULL, clrun_npy_read(path("spp.npy"), &p));
-    assert_int_equal(v.dtype, CLRUN_F32), assert_int_equal(v.shape[1], 12), assert_int_equal(m.dtype, CLRUN_U32), assert_int_equal(m.shape[1], 1);
+    assert_int_equal(v.dtype, CLRUN_F32), assert_int_equal(v.shape[1], 12), assert_int_equal(m.dtype, CLRUN_U32),
+        assert_int_equal(m.shape[1], 1);
     for (size_t r = 0; r < 9; r++)
         for (size_t g = 0; g < 6; g++) { /* the two largest magnitudes, the first of equals */
             const float *x = (const float *)a.data + r * 22 + 4 * g;
@@ -592,25 +613,30 @@ static void op_sparse(void **state)
     EXPECT(0, "9 rows of 22", "op", "densify", path("spv.npy"), "--meta", path("spv.meta.npy"), "--k", "22", "-o", path("spd.npy"));
     CHECK_OK(NULL, clrun_npy_read(path("spd.npy"), &d));
     assert_memory_equal(d.data, p.data, p.bytes);
-    EXPECT(0, "from a 2:4 sparse f32 A", "op", "gemm", path("spv.npy"), path("spb.npy"), "--meta", path("spv.meta.npy"), "-o", path("spc.npy"));
+    EXPECT(0, "from a 2:4 sparse f32 A", "op", "gemm", path("spv.npy"), path("spb.npy"), "--meta", path("spv.meta.npy"), "-o",
+           path("spc.npy"));
     CHECK_OK(NULL, clrun_npy_read(path("spc.npy"), &c));
     for (size_t i = 0; i < 9; i++)
         for (size_t j = 0; j < 5; j++) {
             double s = 0, sa = 0;
-            for (size_t q = 0; q < 22; q++) s += (double)((float *)p.data)[i * 22 + q] * ((float *)b.data)[q * 5 + j], sa += fabs((double)((float *)p.data)[i * 22 + q] * ((float *)b.data)[q * 5 + j]);
+            for (size_t q = 0; q < 22; q++)
+                s += (double)((float *)p.data)[i * 22 + q] * ((float *)b.data)[q * 5 + j],
+                    sa += fabs((double)((float *)p.data)[i * 22 + q] * ((float *)b.data)[q * 5 + j]);
             assert_true(fabs(((float *)c.data)[i * 5 + j] - s) <= 1e-6 * sa + 1e-30);
         }
     EXPECT(2, "K = 21 to 24, not 30", "op", "densify", path("spv.npy"), "--meta", path("spv.meta.npy"), "--k", "30", "-o", path("spd.npy"));
     EXPECT(2, "--meta", "op", "densify", path("spv.npy"), "-o", path("spd.npy"));
     EXPECT(2, "uint32", "op", "densify", path("spv.npy"), "--meta", path("spv.npy"), "-o", path("spd.npy"));
     EXPECT(2, "not 12", "op", "gemm", path("spv.npy"), path("spb.npy"), "--meta", path("spv.meta.npy"), "-o", path("spc.npy"), "--tb");
-    EXPECT(2, "--tb, --alpha and --bf16 only", "op", "gemm", path("spv.npy"), path("spb.npy"), "--meta", path("spv.meta.npy"), "-o", path("spc.npy"), "--ta");
+    EXPECT(2, "--tb, --alpha and --bf16 only", "op", "gemm", path("spv.npy"), path("spb.npy"), "--meta", path("spv.meta.npy"), "-o",
+           path("spc.npy"), "--ta");
     EXPECT(2, "float32 or float16", "op", "sparsify", path("spv.meta.npy"), "-o", path("spx.npy"));
     EXPECT(0, "usage: clrun op sparsify", "op", "sparsify", "--help");
     /* outputs of one name are refused before anything is written; the values survive */
     EXPECT(2, "name one file", "op", "sparsify", path("spa.npy"), "-o", path("spv.npy"), "--meta", path("spv.npy"));
     EXPECT(2, "name one file", "op", "sparsify", path("spa.npy"), "-o", path("spv.npy"), "--pruned", path("spv.npy"));
-    EXPECT(2, "name one file", "op", "sparsify", path("spa.npy"), "-o", path("spv2.npy"), "--meta", path("spp2.npy"), "--pruned", path("spp2.npy"));
+    EXPECT(2, "name one file", "op", "sparsify", path("spa.npy"), "-o", path("spv2.npy"), "--meta", path("spp2.npy"), "--pruned",
+           path("spp2.npy"));
     clrun_array v2;
     CHECK_OK(NULL, clrun_npy_read(path("spv.npy"), &v2));
     assert_memory_equal(v2.data, v.data, v.bytes);
@@ -629,8 +655,10 @@ static void op_sparse(void **state)
             w[row] = (w[row] & ~(0xFu << (4 * group))) | nib << (4 * group);
         }
         CHECK_OK(NULL, clrun_npy_write(path("spbad.meta.npy"), &mb));
-        EXPECT(2, "2:4 metadata: row", "op", "densify", path("spv.npy"), "--meta", path("spbad.meta.npy"), "--k", "22", "-o", path("spd.npy"));
-        EXPECT(2, "2:4 metadata: row", "op", "gemm", path("spv.npy"), path("spb.npy"), "--meta", path("spbad.meta.npy"), "-o", path("spc.npy"));
+        EXPECT(2, "2:4 metadata: row", "op", "densify", path("spv.npy"), "--meta", path("spbad.meta.npy"), "--k", "22", "-o",
+               path("spd.npy"));
+        EXPECT(2, "2:4 metadata: row", "op", "gemm", path("spv.npy"), path("spb.npy"), "--meta", path("spbad.meta.npy"), "-o",
+               path("spc.npy"));
         if (bad < 2) {
             char want[64];
             snprintf(want, sizeof want, "row %zu, group %zu", row, group);
@@ -833,8 +861,8 @@ static void tune_gemm(void **state)
 static void run_sim_files(void **state)
 {
     (void)state;
-    EXPECT(0, "\"dumps\": [{\"arg\": \"c\", \"type\": \"f32\", \"values\": [1.5, 4.5, 7.5, 10.5, 16.5, 19.5, 22.5, 25.5]}]", "run",
-           "--sim", SIMDIR "/vecadd.sim", "--json"); /* --json keeps the dumped buffers */
+    EXPECT(0, "\"dumps\": [{\"arg\": \"c\", \"type\": \"f32\", \"values\": [1.5, 4.5, 7.5, 10.5, 16.5, 19.5, 22.5, 25.5]}]", "run", "--sim",
+           SIMDIR "/vecadd.sim", "--json"); /* --json keeps the dumped buffers */
     EXPECT(0, "c[7] = 25.5", "run", "--sim", SIMDIR "/vecadd.sim");
     for (int i = 0; i < 8; i++) {
         char line[64];
@@ -842,16 +870,20 @@ static void run_sim_files(void **state)
         assert_non_null(strstr(out_text, line));
     }
     { /* exactly oclgrind-kernel's output: hex dumps, floats to 6 digits, no launch line unless --timing */
-        const char sim_fmt[] = KDIR "/cli.cl\ncopy_bytes\n8 1 1\n8 1 1\n<size=8 uchar dump hex fill=0>\n<size=8 uchar hex>\nff 10 0a 00 01 02 03 7f\n"
-                               "<size=4 uint>\n8\n";
+        const char sim_fmt[] =
+            KDIR "/cli.cl\ncopy_bytes\n8 1 1\n8 1 1\n<size=8 uchar dump hex fill=0>\n<size=8 uchar hex>\nff 10 0a 00 01 02 03 7f\n"
+                 "<size=4 uint>\n8\n";
         write_bytes("fmt.sim", sim_fmt, sizeof sim_fmt - 1);
-        EXPECT(0, "\nArgument 'dst': 8 bytes\n  dst[0] = 0xff\n  dst[1] = 0x10\n  dst[2] = 0x0a\n  dst[3] = 0x00\n", "run", "--sim", path("fmt.sim"));
+        EXPECT(0, "\nArgument 'dst': 8 bytes\n  dst[0] = 0xff\n  dst[1] = 0x10\n  dst[2] = 0x0a\n  dst[3] = 0x00\n", "run", "--sim",
+               path("fmt.sim"));
         if (strstr(out_text, "global") || strstr(out_text, " ms")) fail_msg("no launch line without --timing: %s", out_text);
-        const char sim_float[] = KDIR "/cli.cl\ncopy_bytes\n8 1 1\n8 1 1\n<size=8 float dump fill=0>\n<size=8 float>\n42.24 -0.000123456789\n"
-                                 "<size=4 uint>\n8\n";
+        const char sim_float[] =
+            KDIR "/cli.cl\ncopy_bytes\n8 1 1\n8 1 1\n<size=8 float dump fill=0>\n<size=8 float>\n42.24 -0.000123456789\n"
+                 "<size=4 uint>\n8\n";
         write_bytes("float.sim", sim_float, sizeof sim_float - 1);
         EXPECT(0, "  dst[0] = 42.24\n  dst[1] = -0.000123457\n\n", "run", "--sim", path("float.sim"));
-        const char sim_int[] = KDIR "/cli.cl\ncopy_bytes\n8 1 1\n8 1 1\n<size=8 int dump hex fill=0>\n<size=8 int>\n-1 010\n<size=4 uint>\n8\n";
+        const char sim_int[] =
+            KDIR "/cli.cl\ncopy_bytes\n8 1 1\n8 1 1\n<size=8 int dump hex fill=0>\n<size=8 int>\n-1 010\n<size=4 uint>\n8\n";
         write_bytes("int.sim", sim_int, sizeof sim_int - 1);
         EXPECT(0, "  dst[0] = 0xffffffff\n  dst[1] = 0x0000000a\n", "run", "--sim", path("int.sim")); /* 010 is ten */
         EXPECT(0, "copy_bytes on", "run", "--sim", path("int.sim"), "--timing");
@@ -868,25 +900,27 @@ static void run_sim_files(void **state)
     const char sim_missing_kernel[] = "nope.cl\nk\n1 1 1\n1 1 1\n";
     write_bytes("k.sim", sim_missing_kernel, sizeof sim_missing_kernel - 1);
     EXPECT(2, "nope.cl", "run", "--sim", path("k.sim"));
-    const char sim_bad_wg[] = KDIR "/cli.cl\ncopy_bytes\n10 1 1\n3 1 1\n<size=10 uchar fill=0>\n<size=10 uchar fill=1>\n<size=4 uint>\n10\n";
+    const char sim_bad_wg[] =
+        KDIR "/cli.cl\ncopy_bytes\n10 1 1\n3 1 1\n<size=10 uchar fill=0>\n<size=10 uchar fill=1>\n<size=4 uint>\n10\n";
     write_bytes("wg.sim", sim_bad_wg, sizeof sim_bad_wg - 1);
     EXPECT(2, "divides the global size", "run", "--sim", path("wg.sim")); /* the device's refusal: PoCL has no non-uniform groups */
     { /* by-value vectors and structs, an empty buffer, --build-options as oclgrind-kernel spells it */
         const char sim_bv[] = KDIR "/cli.cl\nbyvalue\n1 1 1\n1 1 1\n<size=12 dump fill=0>\n<size=16>\n1 2 3 4\n<size=12>\n5 6 7\n"
-                              "<size=12 float>\n42 3 18\n<size=0>\n";
+                                   "<size=12 float>\n42 3 18\n<size=0>\n";
         write_bytes("bv.sim", sim_bv, sizeof sim_bv - 1);
         EXPECT(0, "\nArgument 'out': 12 bytes\n  out[0] = 49\n  out[1] = 765\n  out[2] = 144\n\n", "run", "--build-options", "-DUNUSED=1",
                "--sim", path("bv.sim"));
         const char sim_bv_short[] = KDIR "/cli.cl\nbyvalue\n1 1 1\n1 1 1\n<size=12 dump fill=0>\n<size=8>\n1 2\n<size=12>\n5 6 7\n"
-                                    "<size=12 float>\n42 3 18\n<size=0>\n";
+                                         "<size=12 float>\n42 3 18\n<size=0>\n";
         write_bytes("bv2.sim", sim_bv_short, sizeof sim_bv_short - 1);
         EXPECT(2, "argument 1 (float4 v) takes 4 values", "run", "--sim", path("bv2.sim"));
         const char sim_struct_short[] = KDIR "/cli.cl\nbyvalue\n1 1 1\n1 1 1\n<size=12 dump fill=0>\n<size=16>\n1 2 3 4\n<size=12>\n5 6 7\n"
-                                        "<size=8 float>\n42 3\n<size=0>\n";
+                                             "<size=8 float>\n42 3\n<size=0>\n";
         write_bytes("bv3.sim", sim_struct_short, sizeof sim_struct_short - 1);
         EXPECT(2, "argument 3 (abc s) of kernel byvalue is 12 bytes; 8 given", "run", "--sim", path("bv3.sim"));
-        const char sim_struct_untyped[] = KDIR "/cli.cl\nbyvalue\n1 1 1\n1 1 1\n<size=12 dump fill=0>\n<size=16>\n1 2 3 4\n<size=12>\n5 6 7\n"
-                                          "<size=12>\n42 3 18\n<size=0>\n";
+        const char sim_struct_untyped[] =
+            KDIR "/cli.cl\nbyvalue\n1 1 1\n1 1 1\n<size=12 dump fill=0>\n<size=16>\n1 2 3 4\n<size=12>\n5 6 7\n"
+                 "<size=12>\n42 3 18\n<size=0>\n";
         write_bytes("bv4.sim", sim_struct_untyped, sizeof sim_struct_untyped - 1);
         EXPECT(2, "give its type in the header", "run", "--sim", path("bv4.sim"));
         const char sim_local0[] = KDIR "/cli.cl\ngroup_sums\n4 1 1\n4 1 1\n<size=4 fill=0>\n<size=16 fill=1>\n<size=0>\n";
@@ -1015,8 +1049,9 @@ static void op_canny_devices(void **state)
 {
     (void)state;
 #define CD(name) TEST_DATA_DIR "/canny/" name
-#define CD_INPUTS CD("shapes.png"), CD("noise-odd.png"), CD("spiral.png"), CD("text.png"), CD("color.png"), CD("gradient.png"), \
-                  CD("checkerboard.png"), CD("frame.png")
+#define CD_INPUTS                                                                                                                         \
+    CD("shapes.png"), CD("noise-odd.png"), CD("spiral.png"), CD("text.png"), CD("color.png"), CD("gradient.png"), CD("checkerboard.png"), \
+        CD("frame.png")
     static const char *const names[] = {"shapes", "noise-odd", "spiral", "text", "color", "gradient", "checkerboard", "frame"};
     EXPECT(0, NULL, "op", "canny", CD_INPUTS, "-o", path("cd1"), "-d", "0", "-q");
     EXPECT(0, "device 1, ", "op", "canny", CD_INPUTS, "-o", path("cd2"), "--devices", "all");
@@ -1091,7 +1126,8 @@ static void op_canny(void **state)
         expect_canny_goldens(dir, path("batch"));
     }
     EXPECT(0, NULL, "op", "canny", TEST_DATA_DIR "/canny/shapes.png", TEST_DATA_DIR "/canny/pgm.pgm", "-o", path("batch"), "--quiet");
-    if (strstr(out_text, "->") || strchr(err_text, '\r')) fail_msg("--quiet, and no terminal: no lines; stdout %s stderr %s", out_text, err_text);
+    if (strstr(out_text, "->") || strchr(err_text, '\r'))
+        fail_msg("--quiet, and no terminal: no lines; stdout %s stderr %s", out_text, err_text);
     /* a JPEG input: the edges of the pixels cv2.imread returns for it (its golden) */
     EXPECT(0, "wrote", "op", "canny", TEST_DATA_DIR "/jpeg/baseline-420.jpg", "-o", path("j1.png"));
     EXPECT(0, "wrote", "op", "canny", TEST_DATA_DIR "/jpeg/baseline-420.golden.png", "-o", path("j2.png"));

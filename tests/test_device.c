@@ -18,13 +18,12 @@ static unsigned pocl_devices(void)
 
 /* The selection-string checks name PoCL's platform and its two devices: elsewhere (the GPU
  * machine) they are skipped, saying why. */
-#define NEEDS_TWO_POCL_DEVICES()                                                                                     \
-    do {                                                                                                              \
-        if (pocl_devices() < 2) {                                                                                     \
-            print_message("skipped: needs PoCL with two devices (POCL_DEVICES='pthread pthread'); %u listed\n", \
-                          pocl_devices());                                                                            \
-            skip();                                                                                                   \
-        }                                                                                                             \
+#define NEEDS_TWO_POCL_DEVICES()                                                                                                 \
+    do {                                                                                                                         \
+        if (pocl_devices() < 2) {                                                                                                \
+            print_message("skipped: needs PoCL with two devices (POCL_DEVICES='pthread pthread'); %u listed\n", pocl_devices()); \
+            skip();                                                                                                              \
+        }                                                                                                                        \
     } while (0)
 
 static void lists_devices(void **state)
@@ -214,7 +213,9 @@ static void bare_text_matches_platforms(void **state)
         if (in_names || strlen(word) < 3) continue;
         CHECK_OK(NULL, clrun_device_select(word, &idx, &why));
         CHECK_OK(NULL, clrun_device_get(idx, &got));
-        assert_non_null(strcasestr(got.platform_name, word) ? got.platform_name : strcasestr(got.platform_vendor, word) ? got.platform_vendor : strcasestr(got.vendor, word));
+        assert_non_null(strcasestr(got.platform_name, word)     ? got.platform_name
+                        : strcasestr(got.platform_vendor, word) ? got.platform_vendor
+                                                                : strcasestr(got.vendor, word));
         if (same > 1) assert_non_null(strstr(why, "several devices match"));
         else assert_string_equal(why, "selection string");
     }
@@ -253,12 +254,8 @@ static void several_types_rank_last(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(lists_devices),
-        cmocka_unit_test(selection_strings),
-        cmocka_unit_test(environment_and_ranking),
-        cmocka_unit_test(open_each_device),
-        cmocka_unit_test(bare_text_matches_platforms),
-        cmocka_unit_test(several_types_rank_last),
+        cmocka_unit_test(lists_devices),    cmocka_unit_test(selection_strings),           cmocka_unit_test(environment_and_ranking),
+        cmocka_unit_test(open_each_device), cmocka_unit_test(bare_text_matches_platforms), cmocka_unit_test(several_types_rank_last),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -305,8 +305,8 @@ int main(void)
     const char *only = getenv("CLRUN_TEST_ONLY"); /* a test's name: run that one alone */
     if (only && *only) cmocka_set_test_filter(only);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(shapes_transposes_kernels), cmocka_unit_test(tile_variants),  cmocka_unit_test(batches),
-        cmocka_unit_test(accuracy_vs_plain_loop),    cmocka_unit_test(clblast_agrees), cmocka_unit_test(bad_descriptors),
+        cmocka_unit_test(shapes_transposes_kernels), cmocka_unit_test(tile_variants),    cmocka_unit_test(batches),
+        cmocka_unit_test(accuracy_vs_plain_loop),    cmocka_unit_test(clblast_agrees),   cmocka_unit_test(bad_descriptors),
         cmocka_unit_test(auto_follows_tuning),       cmocka_unit_test(deep_k_in_slices),
     };
     return cmocka_run_group_tests(tests, ctx_setup, ctx_teardown);

@@ -150,7 +150,7 @@ static void ranges_and_contexts_checked_at_launch(void **state)
     CHECK_OK(ctx, clrun_arg_buf(k, 0, buf));
     CHECK_OK(ctx, clrun_arg_buf(k, 1, buf));
     CHECK_OK(ctx, clrun_arg_local(k, 2, 16 * sizeof(float))); /* work-groups of 16 below */
-    CHECK_OK(ctx, clrun_arg_u32(k, 3, 0)); /* n = 0: nothing is read */
+    CHECK_OK(ctx, clrun_arg_u32(k, 3, 0));                    /* n = 0: nothing is read */
     const size_t huge[] = {(size_t)1 << 40, (size_t)1 << 62, SIZE_MAX, SIZE_MAX - 1};
     for (int i = 0; i < 4; i++) {
         CHECK_FAIL(ctx, clrun_launch(k, 1, &huge[i], NULL), CLRUN_INVALID_ARG, "launching group_sums");

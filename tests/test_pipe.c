@@ -74,13 +74,13 @@ static void got(void *arg, void *tag, clrun_status st, const clrun_image *r)
             return BAD(s, "item %d (%zux%zu): row %zu differs from one-at-a-time Canny", i, r->width, r->height, y);
 }
 
-#define TRY(s, ctx, call) \
-    do { \
-        clrun_status st_ = (call); \
-        if (st_) { \
+#define TRY(s, ctx, call)                                                                \
+    do {                                                                                 \
+        clrun_status st_ = (call);                                                       \
+        if (st_) {                                                                       \
             BAD(s, "%s -> %s: %s", #call, clrun_status_str(st_), clrun_last_error(ctx)); \
-            goto out; \
-        } \
+            goto out;                                                                    \
+        }                                                                                \
     } while (0)
 
 /* n frames of changing shapes through a pipeline of depth d on ctx; every result checked. Frames
@@ -102,7 +102,8 @@ static char *stream(clrun_ctx *ctx, int n, unsigned d, int fail_every)
     for (int i = 0; i < n; i++) {
         TRY(&s, ctx, clrun_pipe_send(s.pp, &in[i], (void *)(intptr_t)i));
         if (clrun_pipe_pending(s.pp) > d) BAD(&s, "%u items in flight with depth %u", clrun_pipe_pending(s.pp), d);
-        if (s.n + (int)clrun_pipe_pending(s.pp) != i + 1) BAD(&s, "after %d sends: %d delivered, %u pending", i + 1, s.n, clrun_pipe_pending(s.pp));
+        if (s.n + (int)clrun_pipe_pending(s.pp) != i + 1)
+            BAD(&s, "after %d sends: %d delivered, %u pending", i + 1, s.n, clrun_pipe_pending(s.pp));
     }
     TRY(&s, ctx, clrun_pipe_flush(s.pp));
     if (clrun_pipe_pending(s.pp) || s.n != n) BAD(&s, "after flush: %d of %d delivered, %u pending", s.n, n, clrun_pipe_pending(s.pp));
@@ -110,8 +111,7 @@ static char *stream(clrun_ctx *ctx, int n, unsigned d, int fail_every)
         if (s.order[i] != i) BAD(&s, "delivery %d is item %d", i, s.order[i]);
         else if (in[i].channels == 2 && (s.st[i] != CLRUN_INVALID_ARG || !strstr(s.text[i], "1 or 3 channels")))
             BAD(&s, "item %d of 2 channels: %s, \"%s\"", i, clrun_status_str(s.st[i]), s.text[i]);
-        else if (in[i].channels != 2 && s.st[i])
-            BAD(&s, "item %d failed: %s", i, s.text[i]);
+        else if (in[i].channels != 2 && s.st[i]) BAD(&s, "item %d failed: %s", i, s.text[i]);
     }
 out:
     clrun_pipe_free(s.pp);
@@ -400,9 +400,14 @@ static void every_device_at_once(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(in_order_and_equal), cmocka_unit_test(failing_items_midstream), cmocka_unit_test(bounded_in_flight),
-        cmocka_unit_test(cancel_drops_and_goes_on), cmocka_unit_test(user_op), cmocka_unit_test(bad_calls),
-        cmocka_unit_test(every_device_at_once), cmocka_unit_test(freed_from_its_own_callback),
+        cmocka_unit_test(in_order_and_equal),
+        cmocka_unit_test(failing_items_midstream),
+        cmocka_unit_test(bounded_in_flight),
+        cmocka_unit_test(cancel_drops_and_goes_on),
+        cmocka_unit_test(user_op),
+        cmocka_unit_test(bad_calls),
+        cmocka_unit_test(every_device_at_once),
+        cmocka_unit_test(freed_from_its_own_callback),
     };
     return cmocka_run_group_tests(tests, ctx_setup, ctx_teardown);
 }

@@ -61,8 +61,8 @@ int main(int argc, char **argv)
             double worst = 0;
             for (int s = 0; s < steps; s++)
                 if (fabs(all[s] - one[s]) / fabs(one[s]) > worst) worst = fabs(all[s] - one[s]) / fabs(one[s]);
-            printf("mlp        data-parallel on %d ranks against one device: loss curves differ by at most %.3g (relative)%s\n", size, worst,
-                   worst <= 1e-6 ? "" : ": MORE than 1e-6");
+            printf("mlp        data-parallel on %d ranks against one device: loss curves differ by at most %.3g (relative)%s\n", size,
+                   worst, worst <= 1e-6 ? "" : ": MORE than 1e-6");
             rc = worst > 1e-6;
         }
         MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
@@ -93,8 +93,8 @@ int main(int argc, char **argv)
             mixed |= strcmp(in->platform_name, first->platform_name) || strcmp(in->driver_version, first->driver_version);
         }
         const double bound = mixed ? 1e-3 : 1e-6;
-        if (!rc) rc = mlp_train_dp(ctxs, 1, steps, 100, one);           /* the first device alone */
-        if (!rc) rc = mlp_train_dp(ctxs, P, steps, 100, all);           /* all of them */
+        if (!rc) rc = mlp_train_dp(ctxs, 1, steps, 100, one); /* the first device alone */
+        if (!rc) rc = mlp_train_dp(ctxs, P, steps, 100, all); /* all of them */
         double worst = 0;
         int at = 0;
         for (int s = 0; !rc && s < steps; s++) {
@@ -103,7 +103,10 @@ int main(int argc, char **argv)
         }
         if (!rc) {
             printf("mlp        data-parallel on %d devices%s against one: loss curves differ by at most %.3g (relative, step %d)%s%s\n", P,
-                   mixed ? " of several implementations" : "", worst, at, worst <= bound ? "" : ": MORE than ", worst <= bound ? "" : mixed ? "1e-3" : "1e-6");
+                   mixed ? " of several implementations" : "", worst, at, worst <= bound ? "" : ": MORE than ",
+                   worst <= bound ? ""
+                   : mixed        ? "1e-3"
+                                  : "1e-6");
             rc = worst > bound;
         }
         free(ctxs), free(one), free(all);

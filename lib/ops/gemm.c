@@ -342,8 +342,8 @@ static int mma_ok(const clrun_device_info *in, const struct mma_params *p, size_
     const unsigned epc = (unsigned)(16 / esize), ks = esize == 4 ? 8 : esize == 2 ? 16 : 32;
     if (!p->bm || !p->bn || !p->bk || !p->wtm || !p->wtn || p->stages < 2 || p->stages > 8) return 0;
     /* transposed tiles (f16, bf16, f32) store rows of BM or BN elements: 8 chunks at least */
-    if (p->bm % p->wtm || p->bn % p->wtn || p->wtm % 16 || p->wtn % 16 || p->bk % ks || (esize != 1 && (p->bm % (8 * epc) || p->bn % (8 * epc))) ||
-        p->bk % epc)
+    if (p->bm % p->wtm || p->bn % p->wtn || p->wtm % 16 || p->wtn % 16 || p->bk % ks ||
+        (esize != 1 && (p->bm % (8 * epc) || p->bn % (8 * epc))) || p->bk % epc)
         return 0;
     size_t threads = (size_t)(p->bm / p->wtm) * (p->bn / p->wtn) * 32, lmem = (size_t)p->stages * (p->bm + p->bn) * p->bk * esize;
     return threads <= in->max_work_group && (!in->local_mem || lmem <= in->local_mem);
@@ -404,10 +404,11 @@ static clrun_status wg_params(clrun_ctx *ctx, struct wg_params *p)
     if ((st = clrun__setting_uints(ctx, CLRUN__SET_GEMM_WGMMA_PARAMS, v, &n)) || !n) return st;
     const struct wg_params e = {v[0], v[1], v[2], v[3], v[4], v[5], n >= 7 ? v[6] : 64, n == 8 ? v[7] : 0};
     if (!wg_ok(clrun_ctx_device(ctx), &e))
-        return clrun__setting_refuse(ctx, CLRUN__SET_GEMM_WGMMA_PARAMS,
-                                     "tiles this device cannot run (see cl/gemm_wgmma_nv.cl: BM a multiple of 64·WG, WN 64, 128 or 256 "
-                                     "dividing BN, WAIT 0 or 1, STAGES ≥ 2 + WAIT, KB 64 or 32, WS 0, 1 or 2, STAGES·((BM+BN)·KB + 16·(WS > 0)) bytes of "
-                                     "local memory)");
+        return clrun__setting_refuse(
+            ctx, CLRUN__SET_GEMM_WGMMA_PARAMS,
+            "tiles this device cannot run (see cl/gemm_wgmma_nv.cl: BM a multiple of 64·WG, WN 64, 128 or 256 "
+            "dividing BN, WAIT 0 or 1, STAGES ≥ 2 + WAIT, KB 64 or 32, WS 0, 1 or 2, STAGES·((BM+BN)·KB + 16·(WS > 0)) bytes of "
+            "local memory)");
     *p = e;
     return CLRUN_OK;
 }
@@ -422,18 +423,18 @@ static clrun_status run_wgmma(clrun_ctx *ctx, const clrun_gemm_desc *d, size_t b
     char opts[200];
     if ((st = wg_params(ctx, &p))) return st;
     const int c2 = d->c_off % 2 == 0 && d->ldc % 2 == 0 && (batch == 1 || d->stride_c % 2 == 0);
-    snprintf(opts, sizeof opts, "-clrun-ptx-rewrite -DABT=%d -DBM=%u -DBN=%u -DWG=%u -DWN=%u -DSTAGES=%u -DWAIT=%u -DKB=%u -DWS=%u -DTA=%d -DTB=%d -DC2=%d -DEPI=%d",
-             s8 ? 3 : clrun__float_code(d->type), p.bm, p.bn, p.wg, p.wn, p.stages, p.wait, p.kb, p.ws, d->trans_a != 0, d->trans_b != 0, c2, e != NULL);
+    snprintf(opts, sizeof opts,
+             "-clrun-ptx-rewrite -DABT=%d -DBM=%u -DBN=%u -DWG=%u -DWN=%u -DSTAGES=%u -DWAIT=%u -DKB=%u -DWS=%u -DTA=%d -DTB=%d -DC2=%d "
+             "-DEPI=%d",
+             s8 ? 3 : clrun__float_code(d->type), p.bm, p.bn, p.wg, p.wn, p.stages, p.wait, p.kb, p.ws, d->trans_a != 0, d->trans_b != 0,
+             c2, e != NULL);
     if ((st = clrun__lib_kernel(ctx, "gemm_wgmma_nv", opts, "clrun_gemm_wgmma", &k))) return st;
     const size_t threads = (size_t)(p.wg + (p.ws != 0)) * 128, tiles = ((d->m + p.bm - 1) / p.bm) * ((d->n + p.bn - 1) / p.bn);
     const clrun__grid g = {2, {tiles * threads, batch, 1}, {threads, 1, 1}};
     return s8 ? launch_s8_tensor(k, g, d, e) : launch_gpu_shaped(k, g, d, 8);
 }
 
-static clrun_status wg_probe_run(clrun_ctx *ctx, const clrun_gemm_desc *d, void *arg)
-{
-    return run_wgmma(ctx, d, 1, arg != NULL, NULL);
-}
+static clrun_status wg_probe_run(clrun_ctx *ctx, const clrun_gemm_desc *d, void *arg) { return run_wgmma(ctx, d, 1, arg != NULL, NULL); }
 
 /* The wgmma probe: small integers (exact in f32 and int32) on shapes with edges in M, N and K — kind
  * 0: f16 in all four layouts and bf16; 1: s8 with A M×K and B N×K — against the host. */
@@ -465,8 +466,7 @@ static int wgmma_probe(clrun_ctx *ctx, int kind)
         for (int i = 0; i < PM; i++)
             for (int j = 0; j < PN; j++) {
                 long s = 0;
-                for (int p = 0; p < PK; p++)
-                    s += (long)((i * 7 + p * 3) % 9 - 4) * ((p * 5 + j * 11) % 7 - 3) * (abt == 3 ? 31 * 41 : 1);
+                for (int p = 0; p < PK; p++) s += (long)((i * 7 + p * 3) % 9 - 4) * ((p * 5 + j * 11) % 7 - 3) * (abt == 3 ? 31 * 41 : 1);
                 if (abt == 3) ((int32_t *)want)[i * PN + j] = (int32_t)s;
                 else want[i * PN + j] = (float)s;
             }
@@ -474,11 +474,13 @@ static int wgmma_probe(clrun_ctx *ctx, int kind)
         d.m = PM, d.n = PN, d.k = PK, d.alpha = 1, d.trans_a = ta, d.trans_b = tb, d.lda = ta ? PM : PK, d.ldb = tb ? PK : PN, d.ldc = PN;
         d.type = abt == 1 ? CLRUN_F16 : abt == 2 ? CLRUN_BF16 : CLRUN_I8;
         const size_t es = abt == 3 ? 1 : 2;
-        ok = clrun__probe_gemm(ctx, &d, ha, es * PM * PK, hb, es * PK * PN, want, sizeof *want * PM * PN, wg_probe_run, abt == 3 ? ctx : NULL,
-                               NULL);
+        ok = clrun__probe_gemm(ctx, &d, ha, es * PM * PK, hb, es * PK * PN, want, sizeof *want * PM * PN, wg_probe_run,
+                               abt == 3 ? ctx : NULL, NULL);
         if (!ok && clrun__setting_on(CLRUN__SET_VERBOSE))
             fprintf(stderr, "clrun: the wgmma probe failed for %s with A%s and B%s: %s\n",
-                    abt == 1 ? "f16" : abt == 2 ? "bf16" : "s8",
+                    abt == 1   ? "f16"
+                    : abt == 2 ? "bf16"
+                               : "s8",
                     ta ? " transposed" : "", tb ? " transposed" : "", clrun_last_error(ctx));
     }
     free(ha), free(hb), free(want);
@@ -498,8 +500,8 @@ static int wgmma_works(clrun_ctx *ctx, int kind)
          * (cl_nv_device_attribute_query), no doomed build is tried; where it reports none, the probe decides */
         cl_uint major = 0;
         const int other = candidate &&
-                          clGetDeviceInfo(clrun_ctx_cl_device(ctx), 0x4000 /* CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV */, sizeof major, &major,
-                                          NULL) == CL_SUCCESS &&
+                          clGetDeviceInfo(clrun_ctx_cl_device(ctx), 0x4000 /* CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV */, sizeof major,
+                                          &major, NULL) == CL_SUCCESS &&
                           major != 9;
         gs->wgmma[kind] = candidate && !other && wgmma_probe(ctx, kind) ? 1 : -1;
     }
@@ -585,16 +587,19 @@ clrun_status clrun__gemm_sp_tensor(clrun_ctx *ctx, const clrun_gemm_desc *d, clr
     if ((st = mma_params(ctx, d, &p))) return st;
     if (p.bk % 32) return clrun__setting_refuse(ctx, CLRUN__SET_GEMM_MMA_PARAMS, "the sparse kernel takes slices of K in multiples of 32");
     const int c2 = d->c_off % 2 == 0 && d->ldc % 2 == 0 && (batch == 1 || d->stride_c % 2 == 0);
-    snprintf(opts, sizeof opts, "-DABT=%d -DBM=%u -DBN=%u -DBK=%u -DWTM=%u -DWTN=%u -DSTAGES=%u -DTA=0 -DTB=%d -DC2=%d -DSP=1 -DSPMETA=%d -DSPORD=%d",
-             clrun__float_code(d->type), p.bm, p.bn, p.bk, p.wtm, p.wtn, p.stages, d->trans_b != 0, c2, form > 2 ? form - 2 : form, form > 2);
+    snprintf(opts, sizeof opts,
+             "-DABT=%d -DBM=%u -DBN=%u -DBK=%u -DWTM=%u -DWTN=%u -DSTAGES=%u -DTA=0 -DTB=%d -DC2=%d -DSP=1 -DSPMETA=%d -DSPORD=%d",
+             clrun__float_code(d->type), p.bm, p.bn, p.bk, p.wtm, p.wtn, p.stages, d->trans_b != 0, c2, form > 2 ? form - 2 : form,
+             form > 2);
     if ((st = clrun__lib_kernel(ctx, "gemm_mma_nv", opts, "clrun_gemm_mma", &k))) return st;
     const size_t threads = (size_t)(p.bm / p.wtm) * (p.bn / p.wtn) * 32;
     const size_t tiles = ((d->m + p.bm - 1) / p.bm) * ((d->n + p.bn - 1) / p.bn);
     clrun_buf *a = d->a ? d->a : d->c, *b = d->b ? d->b : d->c;
     return CLRUN__RUN(k, ((clrun__grid){2, {tiles * threads, batch, 1}, {threads, 1, 1}}), ARG_U32(d->m), ARG_U32(d->n), ARG_U32(d->k),
-                      ARG_F32(d->alpha), ARG_F32(d->beta), ARG_BUF(a), ARG_U64(d->a_off), ARG_U32(d->lda ? d->lda : 8), ARG_U64(d->stride_a),
-                      ARG_BUF(meta ? meta : d->c), ARG_U64(meta_off), ARG_BUF(b), ARG_U64(d->b_off), ARG_U32(d->ldb ? d->ldb : 8),
-                      ARG_U64(d->stride_b), ARG_BUF(d->c), ARG_U64(d->c_off), ARG_U32(d->ldc), ARG_U64(d->stride_c));
+                      ARG_F32(d->alpha), ARG_F32(d->beta), ARG_BUF(a), ARG_U64(d->a_off), ARG_U32(d->lda ? d->lda : 8),
+                      ARG_U64(d->stride_a), ARG_BUF(meta ? meta : d->c), ARG_U64(meta_off), ARG_BUF(b), ARG_U64(d->b_off),
+                      ARG_U32(d->ldb ? d->ldb : 8), ARG_U64(d->stride_b), ARG_BUF(d->c), ARG_U64(d->c_off), ARG_U32(d->ldc),
+                      ARG_U64(d->stride_c));
 }
 
 /* The sparse CPU kernel (cl/gemm_cpu.cl, SP): B packed as for the dense kernel, A's values (as f32)
@@ -611,10 +616,11 @@ clrun_status clrun__gemm_sp_cpu(clrun_ctx *ctx, const clrun_gemm_desc *d, clrun_
         __builtin_mul_overflow(apanels * rm * 2, G, &stride_pa) || __builtin_mul_overflow(stride_pa, batch * sizeof(float), &abytes) ||
         __builtin_mul_overflow(apanels * rm, km, &stride_m) || __builtin_mul_overflow(stride_m, batch * 4, &mbytes) ||
         __builtin_add_overflow(bytes, abytes, &total) || __builtin_add_overflow(total, mbytes, &total))
-        return clrun__fail(ctx, CLRUN_INVALID_ARG, "gemm sp: the packed panels of %zu×%zu×%zu in %zu batches overflow the address space", d->m,
-                           d->n, d->k, batch);
+        return clrun__fail(ctx, CLRUN_INVALID_ARG, "gemm sp: the packed panels of %zu×%zu×%zu in %zu batches overflow the address space",
+                           d->m, d->n, d->k, batch);
     char opts[112];
-    snprintf(opts, sizeof opts, "-DVW=%u -DRM=%u -DTA=0 -DTB=%d -DPSUM=0 -DABT=%d -DSP=1", vw, rm, d->trans_b != 0, clrun__float_code(d->type));
+    snprintf(opts, sizeof opts, "-DVW=%u -DRM=%u -DTA=0 -DTB=%d -DPSUM=0 -DABT=%d -DSP=1", vw, rm, d->trans_b != 0,
+             clrun__float_code(d->type));
     clrun_kernel *pack = NULL, *packa = NULL, *k = NULL;
     clrun_buf *s = NULL;
     if (!d->k) return clrun__fail(ctx, CLRUN_INVALID_ARG, "gemm sp: K = 0 reaches the CPU kernel (clrun_gemm_sp runs it elsewhere)");
@@ -624,15 +630,17 @@ clrun_status clrun__gemm_sp_cpu(clrun_ctx *ctx, const clrun_gemm_desc *d, clrun_
         return st;
     /* the scratch buffer: B's panels, then A's values, then A's metadata (4-byte elements) */
     const size_t ap = bytes / 4, mp = (bytes + abytes) / 4;
-    if ((st = CLRUN__RUN(pack, ((clrun__grid){3, {(d->k + CPU_PACK_STEPS - 1) / CPU_PACK_STEPS, panels, batch}, {0}}), ARG_U32(d->n), ARG_U32(d->k), ARG_BUF(d->b), ARG_U64(d->b_off),
-                         ARG_U32(d->ldb), ARG_U64(d->stride_b), ARG_BUF(s), ARG_U64(stride_p))) ||
-        (st = CLRUN__RUN(packa, ((clrun__grid){3, {G, apanels, batch}, {0}}), ARG_U32(d->m), ARG_U32(d->k), ARG_BUF(d->a), ARG_U64(d->a_off),
-                         ARG_U32(d->lda), ARG_U64(d->stride_a), ARG_BUF(meta), ARG_U64(meta_off), ARG_BUF(s), ARG_U64(ap), ARG_U64(stride_pa),
-                         ARG_BUF(s), ARG_U64(mp), ARG_U64(stride_m))))
+    if ((st = CLRUN__RUN(pack, ((clrun__grid){3, {(d->k + CPU_PACK_STEPS - 1) / CPU_PACK_STEPS, panels, batch}, {0}}), ARG_U32(d->n),
+                         ARG_U32(d->k), ARG_BUF(d->b), ARG_U64(d->b_off), ARG_U32(d->ldb), ARG_U64(d->stride_b), ARG_BUF(s),
+                         ARG_U64(stride_p))) ||
+        (st = CLRUN__RUN(packa, ((clrun__grid){3, {G, apanels, batch}, {0}}), ARG_U32(d->m), ARG_U32(d->k), ARG_BUF(d->a),
+                         ARG_U64(d->a_off), ARG_U32(d->lda), ARG_U64(d->stride_a), ARG_BUF(meta), ARG_U64(meta_off), ARG_BUF(s),
+                         ARG_U64(ap), ARG_U64(stride_pa), ARG_BUF(s), ARG_U64(mp), ARG_U64(stride_m))))
         return st;
     return CLRUN__RUN(k, ((clrun__grid){3, {(apanels + 7) / 8 * 8, panels, batch}, {8, 1, 1}}), ARG_U32(d->m), ARG_U32(d->n), ARG_U32(d->k),
                       ARG_F32(d->alpha), ARG_F32(d->beta), ARG_BUF(s), ARG_U64(ap), ARG_U64(stride_pa), ARG_BUF(s), ARG_U64(mp),
-                      ARG_U64(stride_m), ARG_BUF(s), ARG_U64(stride_p), ARG_BUF(d->c), ARG_U64(d->c_off), ARG_U32(d->ldc), ARG_U64(d->stride_c));
+                      ARG_U64(stride_m), ARG_BUF(s), ARG_U64(stride_p), ARG_BUF(d->c), ARG_U64(d->c_off), ARG_U32(d->ldc),
+                      ARG_U64(d->stride_c));
 }
 
 int clrun__nv_tensor_candidate(clrun_ctx *ctx)
@@ -694,9 +702,7 @@ int clrun_gemm_tensor_cores(clrun_ctx *ctx)
     CLRUN__SERIAL(ctx);
     struct gemm_state *gs = ctx ? state(ctx) : NULL;
     if (!gs) return 0;
-    if (!gs->tensor) {
-        gs->tensor = clrun__nv_tensor_candidate(ctx) && tensor_probe(ctx) ? 1 : -1;
-    }
+    if (!gs->tensor) { gs->tensor = clrun__nv_tensor_candidate(ctx) && tensor_probe(ctx) ? 1 : -1; }
     return gs->tensor == 1;
 }
 
@@ -767,7 +773,8 @@ clrun_gemm_backend clrun_gemm_resolve(clrun_ctx *ctx, const clrun_gemm_desc *d)
         /* f16/bf16 products go to the tensor cores where they are; rows not on 16 bytes are staged
          * when the product is large enough (1 GFLOP) for the copies to pay: on the H200 127×8191×64
          * ran at 3.9 TFLOP/s staged against 5.7 portable, 8191×127×4096 at 41 against 18 */
-        if (d->type != CLRUN_F32 && (mma_aligned(d, d->batch ? d->batch : 1) || 2.0 * d->m * d->n * d->k * (d->batch ? d->batch : 1) >= 0x1p30) &&
+        if (d->type != CLRUN_F32 &&
+            (mma_aligned(d, d->batch ? d->batch : 1) || 2.0 * d->m * d->n * d->k * (d->batch ? d->batch : 1) >= 0x1p30) &&
             clrun_gemm_tensor_cores(ctx))
             return CLRUN_GEMM_TENSOR;
         /* the tuning file's measured winner for the shape class, else clrun's kernel for the device:

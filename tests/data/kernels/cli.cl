@@ -12,14 +12,6 @@ __kernel void copy_bytes(__global void *dst, __global const void *src, const uin
     if (i < nbytes) ((__global uchar *)dst)[i] = ((__global const uchar *)src)[i];
 }
 
-/* Every scalar type, each stored as a double (exact for these test values). */
-__kernel void scalars(__global double *out, char a, uchar b, short c, ushort d, int e, uint f, long g, ulong h,
-                      float x, double y)
-{
-    out[0] = a; out[1] = b; out[2] = c; out[3] = d; out[4] = e; out[5] = f; out[6] = g; out[7] = h;
-    out[8] = x; out[9] = y;
-}
-
 /* Sums each work-group's inputs through local memory into out[group]. */
 __kernel void group_sums(__global float *out, __global const float *in, __local float *tmp)
 {

@@ -403,8 +403,15 @@ static void run_scalars_local_and_2d(void **state)
         assert_int_equal(((int32_t *)m.data)[0], 99);
         clrun_array_free(&m);
     }
-    /* a kernel that never ends: --timeout ends the process with exit 6, naming it */
-    EXPECT(6, "timeout while kernel spin was running", "run", KDIR "/cli.cl", "-k", "spin", "-g", "1", "zeros:i32:1", "--timeout", "0.5");
+    /* a kernel that never ends: --timeout ends the process with exit 6, naming it. Mesa's llvmpipe
+     * ends every work-item after 65,535 loop iterations (docs/VENDORS.md): there no kernel spins
+     * forever, and the run ends by itself */
+    if (strstr(dev.name, "llvmpipe")) {
+        print_message("%s ends loops after 65,535 iterations: spin ends by itself, --timeout is not reached\n", dev.name);
+        EXPECT(0, "spin on llvmpipe", "run", KDIR "/cli.cl", "-k", "spin", "-g", "1", "zeros:i32:1", "--timeout", "60");
+    } else {
+        EXPECT(6, "timeout while kernel spin was running", "run", KDIR "/cli.cl", "-k", "spin", "-g", "1", "zeros:i32:1", "--timeout", "0.5");
+    }
     EXPECT(2, "--timeout wants", "run", KDIR "/cli.cl", "-k", "spin", "-g", "1", "zeros:i32:1", "--timeout", "-1");
     /* a kernel that crashes the process on a CPU device: clrun names it before dying of the signal */
     struct rlimit nocore = {0, 0}; /* no core file (the child inherits the limit) */

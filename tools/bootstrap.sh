@@ -4,7 +4,8 @@
 #   tools/bootstrap.sh test   run the test suite in a release build and an address+undefined
 #                             sanitizer build, then the library, CLI, Python and example suites
 #                             again on Intel's OpenCL CPU runtime (tools/vendors.sh intel, from
-#                             PyPI); the last line is "N passed, N failed[, N skipped]"
+#                             PyPI) and the library and CLI suites on Mesa's Rusticl (llvmpipe);
+#                             the last line is "N passed, N failed[, N skipped]"
 #   tools/bootstrap.sh build  install and build only
 # Idempotent: packages already installed are not fetched again, existing build folders are reused.
 set -eu
@@ -71,9 +72,13 @@ test)
     # a second implementation beside PoCL, and Intel's offline GPU compiler (docs/VENDORS.md); a
     # failure to install either fails the run
     intel_icd=$(sh tools/vendors.sh intel)
+    rusticl_icd=$(sh tools/vendors.sh rusticl)
     ocloc=$(sh tools/vendors.sh ocloc)
-    setup build --buildtype=release -Dintel_icd="$intel_icd" -Docloc="$ocloc"
-    meson configure build -Dintel_icd="$intel_icd" -Docloc="$ocloc" # a build folder made before gets them too
+    vendors="-Dintel_icd=$intel_icd -Drusticl_icd=$rusticl_icd -Docloc=$ocloc"
+    # shellcheck disable=SC2086
+    setup build --buildtype=release $vendors
+    # shellcheck disable=SC2086
+    meson configure build $vendors # a build folder made before gets them too
     meson compile -C build
     # float-cast-overflow is not part of -fsanitize=undefined: a double out of an integer's range
     # converted (range:u8:300) is undefined behaviour all the same. -O1, as AddressSanitizer's own
@@ -87,7 +92,9 @@ test)
     meson test -C build-asan --print-errorlogs --num-processes 2 || rc=1
     meson test -C build --setup intel --suite lib --suite cli --suite python --suite examples --print-errorlogs --num-processes 2 \
         || rc=1
-    count build/meson-logs/testlog.json build-asan/meson-logs/testlog.json build/meson-logs/testlog-intel.json
+    meson test -C build --setup rusticl --suite lib --suite cli --print-errorlogs --num-processes 2 || rc=1
+    count build/meson-logs/testlog.json build-asan/meson-logs/testlog.json build/meson-logs/testlog-intel.json \
+        build/meson-logs/testlog-rusticl.json
     exit $rc
     ;;
 *)

@@ -19,7 +19,7 @@ import re
 import subprocess
 import sys
 
-FAMILIES = ["vector", "reduce-gpu", "reduce-cpu", "cast", "gemm", "amp", "canny-gpu", "canny-cpu"]
+FAMILIES = ["vector", "reduce-gpu", "reduce-cpu", "cast", "gemm", "int8", "quant", "sparse", "amp", "canny-gpu", "canny-cpu"]
 PASSES = [("optimised, races", [], "--data-races"), ("-cl-opt-disable, races and uninitialised values", ["-cl-opt-disable"],
                                                        "--data-races --uninitialized")]
 AT_LINE = re.compile(r"^\s*At line (\d+) \(column \d+\) of (\S+?):?$")

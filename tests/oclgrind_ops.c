@@ -133,6 +133,90 @@ static void gemms(void)
     }
 }
 
+/* Bytes of s8 in [-100, 100], fixed. */
+static clrun_buf *make_s8(size_t n)
+{
+    clrun_buf *b = NULL;
+    int8_t *h = malloc(n + 1);
+    if (!h) return NULL;
+    for (size_t i = 0; i < n; i++) h[i] = (int8_t)(next_float() * 100);
+    if (clrun_buf_new(ctx, n, 0, &b) != CLRUN_OK || clrun_upload(b, 0, h, n) != CLRUN_OK) {
+        fprintf(stderr, "oclgrind_ops: s8 buffer of %zu: %s\n", n, clrun_last_error(ctx));
+        failures++;
+    }
+    free(h);
+    return b;
+}
+
+/* INT8 GEMM on both shapes: int32 results (beta 0 and 1), the fused f32 epilogue, both layouts of B,
+ * a batch; K not a multiple of any slice. */
+static void int8(void)
+{
+    const clrun_gemm_backend backends[] = {CLRUN_GEMM_GPU_KERNEL, CLRUN_GEMM_CPU_KERNEL};
+    for (int bi = 0; bi < 2; bi++)
+        for (int v = 0; v < 3; v++) {
+            clrun_gemm_desc d;
+            memset(&d, 0, sizeof d);
+            const size_t m = 19, n = 13 + (size_t)v, k = 37, batch = v == 2 ? 2 : 1;
+            d.type = CLRUN_I8, d.backend = backends[bi], d.m = m, d.n = n, d.k = k, d.alpha = 1.0f, d.beta = v == 1 ? 1.0f : 0.0f;
+            d.trans_b = v == 1, d.lda = k + 3, d.ldb = (d.trans_b ? k : n) + 1, d.ldc = n + 2, d.batch = batch;
+            d.stride_a = d.lda * m + 4, d.stride_b = d.ldb * (d.trans_b ? n : k) + 4, d.stride_c = d.ldc * m;
+            d.a = make_s8(d.stride_a * batch), d.b = make_s8(d.stride_b * batch);
+            d.c = make(CLRUN_F32, d.stride_c * batch); /* int32 or f32: four bytes either way */
+            clrun_buf *rs = make(CLRUN_F32, m), *cs = make(CLRUN_F32, n), *bias = make(CLRUN_F32, n);
+            const clrun_s8_epilogue e = {rs, cs, bias, 1};
+            TRY(clrun_gemm_s8(ctx, &d, v == 2 ? &e : NULL));
+            TRY(clrun_finish(ctx));
+            clrun_buf_free(d.a), clrun_buf_free(d.b), clrun_buf_free(d.c), clrun_buf_free(rs), clrun_buf_free(cs), clrun_buf_free(bias);
+        }
+}
+
+/* Quantize and dequantize, per tensor and per channel, at offsets that leave both the scalar and the
+ * four-wide forms their tails. */
+static void quant(void)
+{
+    const size_t n = 67;
+    clrun_buf *x = make(CLRUN_F32, n + 5), *q = make_s8(n + 5), *y = make(CLRUN_F32, n + 5);
+    const float sc[3] = {0.05f, 0.02f, 0.1f};
+    const int32_t zp[3] = {0, -3, 7};
+    const clrun_qparams tensor = {1, 1, sc, zp}, chan = {3, 5, sc, zp};
+    TRY(clrun_quantize(ctx, x, 0, q, 0, n, &tensor));
+    TRY(clrun_dequantize(ctx, q, 0, y, 0, n, &tensor));
+    TRY(clrun_quantize(ctx, x, 1, q, 3, n, &chan));
+    TRY(clrun_dequantize(ctx, q, 3, y, 2, n, &chan));
+    TRY(clrun_finish(ctx));
+    clrun_buf_free(x), clrun_buf_free(q), clrun_buf_free(y);
+}
+
+/* 2:4 sparsity: prune, compress, decompress, and the sparse GEMM on both shapes, f16 and bf16; K
+ * not a multiple of 4 or 32. */
+static void sparse(void)
+{
+    const clrun_dtype types[] = {CLRUN_F16, CLRUN_BF16};
+    const clrun_gemm_backend backends[] = {CLRUN_GEMM_GPU_KERNEL, CLRUN_GEMM_CPU_KERNEL};
+    for (int t = 0; t < 2; t++) {
+        const size_t rows = 11, k = 38, ld = k + 2, kv = clrun_sp24_kv(k), km = clrun_sp24_km(k);
+        clrun_buf *x = make(types[t], rows * ld + 1), *vals = make(types[t], rows * kv), *meta = make(CLRUN_F32, rows * km),
+                  *back = make(types[t], rows * ld);
+        TRY(clrun_sp24_compress(ctx, types[t], x, 1, ld, rows, k, vals, meta));
+        TRY(clrun_sp24_decompress(ctx, types[t], vals, meta, rows, k, back, 0, ld));
+        TRY(clrun_sp24_prune(ctx, types[t], x, 1, ld, rows, k));
+        for (int bi = 0; bi < 2; bi++) {
+            clrun_gemm_desc d;
+            memset(&d, 0, sizeof d);
+            const size_t n = 9 + (size_t)bi;
+            d.type = types[t], d.backend = backends[bi], d.m = rows, d.n = n, d.k = k, d.alpha = 0.75f, d.beta = bi ? 0.5f : 0.0f;
+            d.trans_b = bi, d.a = vals, d.lda = kv, d.ldb = bi ? k : n, d.ldc = n + 1;
+            d.b = make(types[t], (bi ? n : k) * d.ldb), d.c = make(CLRUN_F32, rows * d.ldc);
+            TRY(clrun_gemm_sp(ctx, &d, meta, 0));
+            TRY(clrun_finish(ctx));
+            clrun_buf_free(d.b), clrun_buf_free(d.c);
+        }
+        TRY(clrun_finish(ctx));
+        clrun_buf_free(x), clrun_buf_free(vals), clrun_buf_free(meta), clrun_buf_free(back);
+    }
+}
+
 static void scaler(void)
 {
     clrun_scaler s;
@@ -181,7 +265,8 @@ static int wanted(int argc, char **argv, const char *family)
 
 int main(int argc, char **argv)
 {
-    /* families, all or those named: vector reduce-gpu reduce-cpu cast gemm amp canny-gpu canny-cpu */
+    /* families, all or those named: vector reduce-gpu reduce-cpu cast gemm int8 quant sparse amp
+     * canny-gpu canny-cpu */
     if (clrun_open(&ctx, getenv("CLRUN_DEVICE")) != CLRUN_OK) {
         fprintf(stderr, "oclgrind_ops: %s\n", clrun_last_error(NULL));
         return 3;
@@ -192,6 +277,9 @@ int main(int argc, char **argv)
     if (wanted(argc, argv, "reduce-cpu")) reductions("cpu");
     if (wanted(argc, argv, "cast")) casts();
     if (wanted(argc, argv, "gemm")) gemms();
+    if (wanted(argc, argv, "int8")) int8();
+    if (wanted(argc, argv, "quant")) quant();
+    if (wanted(argc, argv, "sparse")) sparse();
     if (wanted(argc, argv, "amp")) scaler();
     if (wanted(argc, argv, "canny-gpu")) canny("gpu");
     if (wanted(argc, argv, "canny-cpu")) canny("cpu");

@@ -1,5 +1,5 @@
 /* s8_epilogue.h — how the INT8 GEMM kernels (gemm_s8.cl, gemm_cpu.cl with S8, gemm_mma_nv.cl with
- * ABT 3) store an element of C from its exact int32 sum (lib/ops/gemm_s8.c). EPI 1: C is f32,
+ * ABT 3) store an element of C from its exact int32 sum (lib/ops/gemm/). EPI 1: C is f32,
  * C = (float)acc · row_scale[i] · col_scale[j] + bias[j], then ReLU when flags & 1, each operation
  * rounded apart (the includer sets FP_CONTRACT OFF); EPI 0: C is int32, C = acc (+ C when flags & 2). */
 #ifndef CLRUN_S8_EPILOGUE_H

@@ -624,7 +624,7 @@ CLRUN_API clrun_status clrun_cast(clrun_ctx *ctx, clrun_buf *src, size_t src_off
                                   clrun_dtype to, size_t n);
 
 /* ------------------------------------------------------------------------------------------------
- * Matrix multiply (lib/ops/gemm.c, cl/gemm.cl, cl/gemm_cpu.cl)
+ * Matrix multiply (lib/ops/gemm/, cl/gemm*.cl)
  *
  * C = alpha·op(A)·op(B) + beta·C, row-major, A and B in f32, f16 or bf16 (desc.type), C and all
  * arithmetic in f32 (f16/bf16 elements are widened exactly): element (i, j) of a matrix X with leading
@@ -635,23 +635,27 @@ CLRUN_API clrun_status clrun_cast(clrun_ctx *ctx, clrun_buf *src, size_t src_off
  * ----------------------------------------------------------------------------------------------*/
 
 typedef enum clrun_gemm_backend {
-    CLRUN_GEMM_AUTO = 0,   /* the tuning file's fastest backend for the shape class (clrun tune gemm);
-                           without one, clrun's kernel for the device class (GPU- or CPU-shaped) */
-    CLRUN_GEMM_GPU_KERNEL, /* cl/gemm.cl: local-memory tiles, register blocks */
-    CLRUN_GEMM_CPU_KERNEL, /* cl/gemm_cpu.cl: no local memory, wide vectors, large blocks */
-    CLRUN_GEMM_CLBLAST,    /* CLBlastSgemm / CLBlastSgemmStridedBatched, when built with CLBlast */
-    CLRUN_GEMM_KERNEL,     /* clrun's kernel for the device class, whatever the tuning file says */
-    CLRUN_GEMM_TENSOR      /* NVIDIA tensor cores through inline PTX: wgmma on Hopper, else mma.sync
-                            * (clrun_gemm_tensor_kernel says which):
-                            * f16/bf16 products exact, summed in f32; f32 inputs as 3xTF32 (each
-                            * operand split into a tf32 high part and a tf32 residual, three products
-                            * summed in f32: the f32 kernels' accuracy, on tensor cores). Only where
-                            * clrun_gemm_tensor_cores says so, else CLRUN_UNSUPPORTED. CLRUN_GEMM_AUTO
-                            * picks it for f16/bf16 inputs when it is there; for f32 it is opt-in.
-                            * f16/bf16 rows that do not start on 16 bytes are copied into rows that
-                            * do first (scratch memory, one pass over A and B; AUTO does so for
-                            * products of 1 GFLOP or more, else runs the portable kernel); 3xTF32 needs leading
-                            * dimensions, offsets and batch strides that are multiples of 4. */
+    CLRUN_GEMM_AUTO = 0,   /* the fastest for the product: the tensor cores for f16/bf16, INT8 and 2:4
+                           products where they are (rows not on 16 bytes are staged, for f16/bf16 only
+                           in products of 1 GFLOP or more); for f32 the tuning file's fastest backend
+                           for the shape class (clrun tune gemm); else clrun's kernel for the device
+                           class (GPU- or CPU-shaped) */
+    CLRUN_GEMM_GPU_KERNEL, /* "gpu-kernel": cl/gemm.cl, cl/gemm_s8.cl, cl/sparse.cl; local-memory tiles, any GPU */
+    CLRUN_GEMM_CPU_KERNEL, /* "cpu-kernel": cl/gemm_cpu.cl; no local memory, wide vectors, large blocks */
+    CLRUN_GEMM_CLBLAST,    /* "clblast": CLBlastSgemm / CLBlastSgemmStridedBatched (f32 only), when built with CLBlast */
+    CLRUN_GEMM_KERNEL,     /* "kernel": clrun's kernel for the device class, whatever the tuning file says */
+    CLRUN_GEMM_TENSOR,     /* "tensor": NVIDIA's tensor cores through inline PTX, the first of
+                            * CLRUN_GEMM_WGMMA and CLRUN_GEMM_MMA_SYNC that runs here and takes the
+                            * product (clrun_gemm_tensor_kernel says which). f16/bf16 products exact,
+                            * summed in f32; f32 inputs as 3xTF32 (each operand split into a tf32
+                            * high part and a tf32 residual, three products summed in f32: the f32
+                            * kernels' accuracy, on tensor cores); s8 exact in int32; 2:4 f16/bf16
+                            * through mma.sp. CLRUN_UNSUPPORTED where there are none. Operands whose
+                            * rows, offsets or batch strides are not on 16 bytes (or, for s8, not A
+                            * M×K and B N×K) are copied into that layout first (the context's
+                            * scratch memory, one pass over each). */
+    CLRUN_GEMM_MMA_SYNC,   /* "mma.sync": cl/gemm_mma_nv.cl, any NVIDIA GPU from sm_80 (f32 as 3xTF32, f16, bf16, s8, 2:4) */
+    CLRUN_GEMM_WGMMA       /* "wgmma": cl/gemm_wgmma_nv.cl, Hopper's warpgroup MMA (f16, bf16, s8) */
 } clrun_gemm_backend;
 
 typedef struct clrun_gemm_desc {
@@ -682,18 +686,20 @@ typedef struct clrun_gemm_desc {
 
 /** Run the product described by d. Leading dimensions must cover the rows (lda ≥ K, or ≥ M when
  *  trans_a; likewise ldb, ldc ≥ N) and every matrix of every batch must lie inside its buffer, else
- *  CLRUN_INVALID_ARG names the operand. CLRUN_UNSUPPORTED for CLRUN_GEMM_CLBLAST when clrun was
- *  built without CLBlast. Dimensions are limited to 2^32 - 1. */
+ *  CLRUN_INVALID_ARG names the operand. CLRUN_UNSUPPORTED, with the reason, when d->backend names a
+ *  backend that is not here (CLBlast not built in, no tensor cores) or does not take the product
+ *  (CLBlast with f16). Dimensions are limited to 2^32 - 1. */
 CLRUN_API clrun_status clrun_gemm(clrun_ctx *ctx, const clrun_gemm_desc *d);
 
-/** 1 when CLRUN_GEMM_TENSOR runs on this context's device: an NVIDIA GPU whose OpenCL compiler
- *  built and ran clrun's mma.sync probe correctly (checked once per context, on first use). 0
- *  elsewhere, with the reason in clrun_last_error(ctx) when a probe was tried and failed. */
+/** 1 when CLRUN_GEMM_TENSOR runs f32, f16 and bf16 products on this context's device: an NVIDIA
+ *  GPU whose OpenCL compiler built and ran clrun's mma.sync probe correctly (checked once per
+ *  context, on first use). 0 elsewhere, with the reason in clrun_last_error(ctx) when a probe was
+ *  tried and failed. */
 CLRUN_API int clrun_gemm_tensor_cores(clrun_ctx *ctx);
 
-/** Which tensor-core kernel CLRUN_GEMM_TENSOR (and clrun_gemm_s8's tensor path, type CLRUN_I8)
- *  runs for inputs of this type: "wgmma" (Hopper's asynchronous warpgroup instructions, sm_90a,
- *  reached by rewriting the compiled PTX, cl/gemm_wgmma_nv.cl: f16, bf16, s8),
+/** Which tensor-core kernel CLRUN_GEMM_TENSOR runs for inputs of this type (clrun_gemm, and
+ *  clrun_gemm_s8 with CLRUN_I8), by its backend name: "wgmma" (Hopper's asynchronous warpgroup
+ *  instructions, sm_90a, reached by rewriting the compiled PTX, cl/gemm_wgmma_nv.cl: f16, bf16, s8),
  *  "mma.sync" (cl/gemm_mma_nv.cl; f32 as 3xTF32 always), or NULL where there are no tensor cores or
  *  for another type.
  *  Each kernel is probed once per context on first use (an exact small product); a wgmma probe that
@@ -711,19 +717,20 @@ CLRUN_API int clrun_have_clblast(void);
  *  built-in ones ($CLRUN_GEMM_PARAMS still wins) and CLRUN_GEMM_AUTO uses its backends. */
 CLRUN_API const char *clrun_gemm_tuning_path(const clrun_ctx *ctx, char *buf, size_t size);
 
-/** The backend's name as the tuning file and the CLI write it: "auto", "gpu-kernel", "cpu-kernel",
- *  "clblast", "kernel", "tensor"; "?" for an invalid value. Static storage. */
+/** The backend's name as the tuning file and the CLI write it: "auto", "kernel", "tensor",
+ *  "wgmma", "mma.sync", "gpu-kernel", "cpu-kernel", "clblast"; "?" for an invalid value. Static
+ *  storage. */
 CLRUN_API const char *clrun_gemm_backend_name(clrun_gemm_backend b);
 
-/** The backend named `name` (the names clrun_gemm_backend_name gives, exactly), into *out.
- *  Deprecated aliases, from the first CLI: "clrun" for "kernel", "gpu" for "gpu-kernel", "cpu" for
- *  "cpu-kernel". An unknown name is CLRUN_INVALID_ARG with a text that lists the names. */
+/** The backend named `name` (the names clrun_gemm_backend_name gives, exactly), into *out. An
+ *  unknown name is CLRUN_INVALID_ARG with a text that lists the names. */
 CLRUN_API clrun_status clrun_gemm_backend_parse(const char *name, clrun_gemm_backend *out);
 
-/** The backend clrun_gemm would run d on: d->backend resolved (CLRUN_GEMM_AUTO through the tuning
- *  file, or to CLRUN_GEMM_TENSOR for f16/bf16 inputs where clrun_gemm_tensor_cores says so;
- *  CLRUN_GEMM_KERNEL by device class) to CLRUN_GEMM_GPU_KERNEL, CLRUN_GEMM_CPU_KERNEL,
- *  CLRUN_GEMM_CLBLAST or CLRUN_GEMM_TENSOR. For logs, benchmarks and tests; d is not checked. */
+/** The backend clrun_gemm (or clrun_gemm_s8, for d->type CLRUN_I8) would run d on: d->backend
+ *  resolved to the one backend that runs it (CLRUN_GEMM_AUTO, CLRUN_GEMM_KERNEL and
+ *  CLRUN_GEMM_TENSOR by their rules) — CLRUN_GEMM_GPU_KERNEL, CLRUN_GEMM_CPU_KERNEL,
+ *  CLRUN_GEMM_CLBLAST, CLRUN_GEMM_MMA_SYNC or CLRUN_GEMM_WGMMA — or d->backend itself when that
+ *  cannot run here. For logs, benchmarks and tests; d is not checked. */
 CLRUN_API clrun_gemm_backend clrun_gemm_resolve(clrun_ctx *ctx, const clrun_gemm_desc *d);
 
 /* ------------------------------------------------------------------------------------------------
@@ -822,11 +829,12 @@ typedef struct clrun_s8_epilogue {
  *  strides in elements, transposes and batches as clrun_gemm takes them), accumulated exactly in
  *  int32 (K up to 131072). Without an epilogue C is int32: C = acc, or C + acc with beta 1; with
  *  one, C is f32 as clrun_s8_epilogue says. alpha must be 1. The same result on every device, equal
- *  to NumPy's int64 matmul. Queued. */
+ *  to NumPy's int64 matmul. d->backend chooses the kernel as for clrun_gemm (gpu-kernel, cpu-kernel,
+ *  tensor, mma.sync, wgmma; CLBlast has none). Queued. */
 CLRUN_API clrun_status clrun_gemm_s8(clrun_ctx *ctx, const clrun_gemm_desc *d, const clrun_s8_epilogue *e);
 
 /* ------------------------------------------------------------------------------------------------
- * 2:4 structured sparsity (lib/ops/sparse.c, cl/sparse.cl, cl/gemm_sp_nv.cl)
+ * 2:4 structured sparsity (lib/ops/sparse.c, cl/sparse.cl; the GEMM in lib/ops/gemm/)
  *
  * A matrix of R rows × K columns is 2:4 sparse along K when every group of 4 consecutive elements
  * of a row (columns 4g .. 4g+3; a last, partial group counts as padded with zeros) holds at most 2
@@ -876,7 +884,8 @@ CLRUN_API clrun_status clrun_sp24_decompress(clrun_ctx *ctx, clrun_dtype t, clru
  *  and sums are those of the dense mixed GEMM on the decompressed A with its zero terms left out:
  *  on CPUs and portable GPU kernels each element is one f32 sum in the order of K, so its error is
  *  within the f32 accumulation bound of that dense sum (K/2·u·Σ|a||b|); on NVIDIA's tensor cores
- *  (mma.sp) the sums are the tensor cores' own. Queued. */
+ *  (mma.sp) the sums are the tensor cores' own. d->backend chooses the kernel as for clrun_gemm
+ *  (gpu-kernel, cpu-kernel, tensor or mma.sync, which take f16 and bf16). Queued. */
 CLRUN_API clrun_status clrun_gemm_sp(clrun_ctx *ctx, const clrun_gemm_desc *d, clrun_buf *meta, size_t meta_off);
 
 /* ------------------------------------------------------------------------------------------------

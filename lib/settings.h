@@ -40,10 +40,6 @@
     X(REDUCE_SHAPE, CHOICE, 0, 0, "`gpu` or `cpu`", "run that shape of the reduction kernels on any device (tests)")                     \
     X(REDUCE_GROUPS, UINTS, 1, 1, "`N` (1 or more)", "GPU reductions: work-groups per compute unit (default 8), for tuning")             \
     X(CANNY_SHAPE, CHOICE, 0, 0, "`gpu` or `cpu`", "run that shape of the Canny kernels on any device (tests)")                          \
-    X(GEMM_S8_SHAPE, CHOICE, 0, 0, "`gpu`, `cpu` or `tensor`",                                                                        \
-      "run that kernel of the INT8 GEMM (`tensor`: NVIDIA's tensor cores, where they are) instead of the device's own (tests)")         \
-    X(GEMM_SP_SHAPE, CHOICE, 0, 0, "`gpu`, `cpu` or `tensor`",                                                                        \
-      "run that kernel of the 2:4 sparse GEMM (`tensor`: NVIDIA's sparse tensor cores, where they are) instead of the device's own (tests)") \
     X(CANNY_TILE, UINTS, 3, 3, "`BXxBYxPY`",                                                                                             \
       "the GPU shape's Canny tile: work-group BX × BY (BX·BY at most 1024), PY rows per work-item (at most 16); default `32x8x4`")
 

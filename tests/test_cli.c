@@ -410,7 +410,8 @@ static void run_scalars_local_and_2d(void **state)
         print_message("%s ends loops after 65,535 iterations: spin ends by itself, --timeout is not reached\n", dev.name);
         EXPECT(0, "spin on llvmpipe", "run", KDIR "/cli.cl", "-k", "spin", "-g", "1", "zeros:i32:1", "--timeout", "60");
     } else {
-        EXPECT(6, "timeout while kernel spin was running", "run", KDIR "/cli.cl", "-k", "spin", "-g", "1", "zeros:i32:1", "--timeout", "0.5");
+        EXPECT(6, "timeout while kernel spin was running", "run", KDIR "/cli.cl", "-k", "spin", "-g", "1", "zeros:i32:1", "--timeout",
+               "0.5");
     }
     EXPECT(2, "--timeout wants", "run", KDIR "/cli.cl", "-k", "spin", "-g", "1", "zeros:i32:1", "--timeout", "-1");
     /* a kernel that crashes the process on a CPU device: clrun names it before dying of the signal */
@@ -564,16 +565,21 @@ static void op_quant(void **state)
     CHECK_OK(NULL, clrun_npy_write(path("ib.npy"), &b));
     CHECK_OK(NULL, clrun_npy_write(path("sa.npy"), &sa));
     CHECK_OK(NULL, clrun_npy_write(path("sb.npy"), &sb));
-    EXPECT(0, "int32, 19×11", "op", "gemm", path("ia.npy"), path("ib.npy"), "-o", path("ic.npy"));
-    CHECK_OK(NULL, clrun_npy_read(path("ic.npy"), &r));
-    assert_int_equal(r.dtype, CLRUN_I32);
-    for (size_t i = 0; i < 19; i++)
-        for (size_t j = 0; j < 11; j++) {
-            int64_t acc = 0;
-            for (size_t q = 0; q < 40; q++) acc += (int64_t)((signed char *)a.data)[i * 40 + q] * ((signed char *)b.data)[q * 11 + j];
-            assert_int_equal(((int32_t *)r.data)[i * 11 + j], acc);
-        }
-    clrun_array_free(&r);
+    static const char *const s8_backends[] = {"auto", "cpu-kernel", "gpu-kernel"}; /* --backend chooses the INT8 kernel too */
+    for (int be = 0; be < 3; be++) {
+        EXPECT(0, "int32, 19×11", "op", "gemm", path("ia.npy"), path("ib.npy"), "-o", path("ic.npy"), "--backend", s8_backends[be]);
+        CHECK_OK(NULL, clrun_npy_read(path("ic.npy"), &r));
+        assert_int_equal(r.dtype, CLRUN_I32);
+        for (size_t i = 0; i < 19; i++)
+            for (size_t j = 0; j < 11; j++) {
+                int64_t acc = 0;
+                for (size_t q = 0; q < 40; q++) acc += (int64_t)((signed char *)a.data)[i * 40 + q] * ((signed char *)b.data)[q * 11 + j];
+                assert_int_equal(((int32_t *)r.data)[i * 11 + j], acc);
+            }
+        clrun_array_free(&r);
+    }
+    EXPECT(1, "the clblast backend has no kernel for INT8", "op", "gemm", path("ia.npy"), path("ib.npy"), "-o", path("ic.npy"), "--backend",
+           "clblast");
     EXPECT(0, "f32, 19×11", "op", "gemm", path("ia.npy"), path("ib.npy"), "-o", path("if.npy"), "--scale-a", path("sa.npy"), "--scale-b",
            path("sb.npy"));
     EXPECT(2, "19 float32 scales", "op", "gemm", path("ia.npy"), path("ib.npy"), "-o", path("if.npy"), "--scale-a", path("sb.npy"));
@@ -620,23 +626,27 @@ static void op_sparse(void **state)
     EXPECT(0, "9 rows of 22", "op", "densify", path("spv.npy"), "--meta", path("spv.meta.npy"), "--k", "22", "-o", path("spd.npy"));
     CHECK_OK(NULL, clrun_npy_read(path("spd.npy"), &d));
     assert_memory_equal(d.data, p.data, p.bytes);
-    EXPECT(0, "from a 2:4 sparse f32 A", "op", "gemm", path("spv.npy"), path("spb.npy"), "--meta", path("spv.meta.npy"), "-o",
-           path("spc.npy"));
-    CHECK_OK(NULL, clrun_npy_read(path("spc.npy"), &c));
-    for (size_t i = 0; i < 9; i++)
-        for (size_t j = 0; j < 5; j++) {
-            double s = 0, sa = 0;
-            for (size_t q = 0; q < 22; q++)
-                s += (double)((float *)p.data)[i * 22 + q] * ((float *)b.data)[q * 5 + j],
-                    sa += fabs((double)((float *)p.data)[i * 22 + q] * ((float *)b.data)[q * 5 + j]);
-            assert_true(fabs(((float *)c.data)[i * 5 + j] - s) <= 1e-6 * sa + 1e-30);
-        }
+    static const char *const sp_backends[] = {"auto", "cpu-kernel", "gpu-kernel"};
+    for (int be = 0; be < 3; be++) {
+        EXPECT(0, "from a 2:4 sparse f32 A", "op", "gemm", path("spv.npy"), path("spb.npy"), "--meta", path("spv.meta.npy"), "-o",
+               path("spc.npy"), "--backend", sp_backends[be]);
+        CHECK_OK(NULL, clrun_npy_read(path("spc.npy"), &c));
+        for (size_t i = 0; i < 9; i++)
+            for (size_t j = 0; j < 5; j++) {
+                double s = 0, sa = 0;
+                for (size_t q = 0; q < 22; q++)
+                    s += (double)((float *)p.data)[i * 22 + q] * ((float *)b.data)[q * 5 + j],
+                        sa += fabs((double)((float *)p.data)[i * 22 + q] * ((float *)b.data)[q * 5 + j]);
+                assert_true(fabs(((float *)c.data)[i * 5 + j] - s) <= 1e-6 * sa + 1e-30);
+            }
+        if (be < 2) clrun_array_free(&c);
+    }
     EXPECT(2, "K = 21 to 24, not 30", "op", "densify", path("spv.npy"), "--meta", path("spv.meta.npy"), "--k", "30", "-o", path("spd.npy"));
     EXPECT(2, "--meta", "op", "densify", path("spv.npy"), "-o", path("spd.npy"));
     EXPECT(2, "uint32", "op", "densify", path("spv.npy"), "--meta", path("spv.npy"), "-o", path("spd.npy"));
     EXPECT(2, "not 12", "op", "gemm", path("spv.npy"), path("spb.npy"), "--meta", path("spv.meta.npy"), "-o", path("spc.npy"), "--tb");
-    EXPECT(2, "--tb, --alpha and --bf16 only", "op", "gemm", path("spv.npy"), path("spb.npy"), "--meta", path("spv.meta.npy"), "-o",
-           path("spc.npy"), "--ta");
+    EXPECT(2, "--tb, --alpha, --bf16 and --backend only", "op", "gemm", path("spv.npy"), path("spb.npy"), "--meta", path("spv.meta.npy"),
+           "-o", path("spc.npy"), "--ta");
     EXPECT(2, "float32 or float16", "op", "sparsify", path("spv.meta.npy"), "-o", path("spx.npy"));
     EXPECT(0, "usage: clrun op sparsify", "op", "sparsify", "--help");
     /* outputs of one name are refused before anything is written; the values survive */
@@ -773,7 +783,7 @@ static void op_gemm(void **state)
             }
     /* beta with C0, the transposes, and the backends */
     EXPECT(0, "wrote", "op", "gemm", path("ga.npy"), path("gb.npy"), "-o", path("gd.npy"), "--beta", "-1", "-c", path("gc.npy"),
-           "--backend", "cpu");
+           "--backend", "cpu-kernel");
     { /* C0 of the right element count but another shape (2×3×5 for a batch of 5×3) is refused */
         size_t sh[3] = {2, 3, 5};
         clrun_array w;
@@ -788,11 +798,12 @@ static void op_gemm(void **state)
     for (size_t i = 0; i < r2.count; i++) assert_true(((float *)r2.data)[i] == -((float *)r.data)[i] / 2);
     clrun_array_free(&r2);
     EXPECT(2, "inner dimensions differ", "op", "gemm", path("ga.npy"), path("gb.npy"), "--tb", "-o", path("x.npy"));
-    EXPECT(0, "wrote", "op", "gemm", path("ga.npy"), path("ga.npy"), "--tb", "-o", path("x.npy"), "--backend", "gpu");
+    EXPECT(0, "wrote", "op", "gemm", path("ga.npy"), path("ga.npy"), "--tb", "-o", path("x.npy"), "--backend", "cpu-kernel");
     EXPECT(0, "wrote", "op", "gemm", path("ga.npy"), path("ga.npy"), "--tb", "-o", path("x.npy"), "--backend", "gpu-kernel");
     EXPECT(0, "wrote", "op", "gemm", path("ga.npy"), path("gb.npy"), "-o", path("x.npy"), "--backend", "kernel");
     EXPECT(2, "--beta needs", "op", "gemm", path("ga.npy"), path("gb.npy"), "--beta", "1", "-o", path("x.npy"));
     EXPECT(2, "--backend wants", "op", "gemm", path("ga.npy"), path("gb.npy"), "--backend", "magic", "-o", path("x.npy"));
+    EXPECT(2, "mma.sync, gpu-kernel", "op", "gemm", path("ga.npy"), path("gb.npy"), "--backend", "gpu", "-o", path("x.npy"));
     EXPECT(2, "must be float32", "op", "gemm", path("ga.npy"), path("gb.npy"), "-c", path("ga.npy"), "--beta", "1", "-o", path("x.npy"));
     /* float16 and bf16 inputs (small integers: exact in both), float32 out, equal to the f32 product */
     for (int bf = 0; bf < 2; bf++) {
@@ -844,7 +855,7 @@ static void tune_gemm(void **state)
     assert_non_null(strstr(text, "\nsmall "));
     assert_non_null(strstr(text, "\nlarge "));
     /* clrun_gemm uses the stored parameters: the product must still be right */
-    EXPECT(0, "wrote", "op", "gemm", path("ga.npy"), path("gb.npy"), "-o", path("gt.npy"), "--backend", "gpu", "--alpha", "2");
+    EXPECT(0, "wrote", "op", "gemm", path("ga.npy"), path("gb.npy"), "-o", path("gt.npy"), "--backend", "gpu-kernel", "--alpha", "2");
     clrun_array r1, r2;
     CHECK_OK(NULL, clrun_npy_read(path("gt.npy"), &r1));
     CHECK_OK(NULL, clrun_npy_read(path("gc.npy"), &r2));
@@ -853,7 +864,7 @@ static void tune_gemm(void **state)
     f = fopen(file, "w");
     fputs("small 0,0,0,0,0,0,0\nlarge 4096,4096,64,1,1,0,0\n", f);
     fclose(f);
-    EXPECT(0, "wrote", "op", "gemm", path("ga.npy"), path("gb.npy"), "-o", path("gt.npy"), "--backend", "gpu", "--alpha", "2");
+    EXPECT(0, "wrote", "op", "gemm", path("ga.npy"), path("gb.npy"), "-o", path("gt.npy"), "--backend", "gpu-kernel", "--alpha", "2");
     clrun_array_free(&r1);
     CHECK_OK(NULL, clrun_npy_read(path("gt.npy"), &r1));
     assert_memory_equal(r1.data, r2.data, r1.bytes);

@@ -120,10 +120,12 @@ static void shapes_types_transposes(void **state)
         }
 }
 
-/* Unaligned layouts: the portable kernels take any; the tensor kernel takes f16/bf16 ones through
- * its staging in aligned rows (AUTO only for products of 1 GFLOP or more), every transpose; 3xTF32
- * (f32) refuses them by name.
+/* Unaligned layouts: the portable kernels take any; the tensor kernels take them through the
+ * staging in aligned rows (AUTO only for products of 1 GFLOP or more), every transpose, f32
+ * (3xTF32) too.
  * Batches. */
+static void f32_tensor_check(clrun_ctx *ctx, size_t m, size_t n, size_t k, int ta, int tb, size_t skew, uint64_t *s);
+
 static void unaligned_and_batches(void **state)
 {
     clrun_ctx *ctx = *state;
@@ -141,14 +143,8 @@ static void unaligned_and_batches(void **state)
         }
         drop(&p);
     }
-    if (clrun_gemm_tensor_cores(ctx)) { /* f32 on the tensor cores (3xTF32) reads rows in place */
-        clrun_buf *b;
-        CHECK_OK(ctx, clrun_buf_new(ctx, 4096, 0, &b));
-        clrun_gemm_desc d = {0};
-        d.m = d.n = d.k = 8, d.alpha = 1, d.a = d.b = d.c = b, d.lda = 9, d.ldb = d.ldc = 8, d.backend = CLRUN_GEMM_TENSOR;
-        CHECK_FAIL(ctx, clrun_gemm(ctx, &d), CLRUN_INVALID_ARG, "multiples of 4 elements");
-        clrun_buf_free(b);
-    }
+    if (clrun_gemm_tensor_cores(ctx)) /* f32 on the tensor cores (3xTF32): A's rows staged too */
+        for (int t = 0; t < 4; t++) f32_tensor_check(ctx, 37 + t, 29, 41 + 3 * t, t & 1, t >> 1, 1 + t % 3, &s);
     make(ctx, &p, CLRUN_BF16, 0, 0, 64, 40, 48, 4, 8, &s);
     clrun_gemm_backend be[8];
     size_t nb = backends(ctx, be);
@@ -238,10 +234,12 @@ static void tf32x3_accuracy(void **state)
 }
 
 /* f32 on the tensor cores (3xTF32), a random layout, against fp64 within the f32 GEMM's bound. */
-static void f32_tensor_check(clrun_ctx *ctx, size_t m, size_t n, size_t k, int ta, int tb, uint64_t *s)
+static void f32_tensor_check(clrun_ctx *ctx, size_t m, size_t n, size_t k, int ta, int tb, size_t skew, uint64_t *s)
 {
-    /* padded rows on 16 bytes, as the f32 tensor-core kernel needs */
-    const size_t lda = ((ta ? m : k) + 7) / 4 * 4, ldb = ((tb ? k : n) + 11) / 4 * 4, na = (ta ? k : m) * lda, nb = (tb ? n : k) * ldb;
+    /* rows padded to 16 bytes, as the f32 tensor-core kernel reads them; skew 1-3 puts A's rows off
+     * them (staged first) */
+    const size_t lda = ((ta ? m : k) + 7) / 4 * 4 + skew, ldb = ((tb ? k : n) + 11) / 4 * 4, na = (ta ? k : m) * lda,
+                 nb = (tb ? n : k) * ldb;
     float *a = malloc(na * 4), *b = malloc(nb * 4), *c = malloc(m * n * 4);
     for (size_t i = 0; i < na; i++) a[i] = rng_float(s) - 0.5f;
     for (size_t i = 0; i < nb; i++) b[i] = ldexpf(rng_float(s), (int)(rng_next(s) % 9) - 4);
@@ -263,7 +261,8 @@ static void f32_tensor_check(clrun_ctx *ctx, size_t m, size_t n, size_t k, int t
                 r += x * y, mag += fabs(x * y);
             }
             if (!(fabs(c[i * n + j] - r) <= 4.0 * (k + 2) / 16777216.0 * mag + 1e-30))
-                fail_msg("3xTF32 %s%s %zux%zux%zu: C[%zu][%zu] = %.9g, want %.9g", ta ? "T" : "N", tb ? "T" : "N", m, n, k, i, j, c[i * n + j], r);
+                fail_msg("3xTF32 %s%s %zux%zux%zu: C[%zu][%zu] = %.9g, want %.9g", ta ? "T" : "N", tb ? "T" : "N", m, n, k, i, j,
+                         c[i * n + j], r);
         }
     clrun_buf_free(ba), clrun_buf_free(bb), clrun_buf_free(bc);
     free(a), free(b), free(c);
@@ -287,9 +286,9 @@ static void tensor_kernels_and_tiles(void **state)
     assert_non_null(kind);
     print_message("tensor-core kernel: f16 %s\n", kind);
     assert_string_equal(clrun_gemm_tensor_kernel(ctx, CLRUN_F32), "mma.sync");
-    static const char *const tiles[] = {"128,128,1,128,3,0",      "128,128,2,64,3,1",      "128,256,2,256,4,0,32", "64,128,1,128,4,0,32",
-                                        "256,128,4,128,2,0,64",   "64,64,1,64,2,0,32",     "128,128,2,128,5,1,32,1",
-                                        "128,128,1,128,2,0,64,2", "64,256,1,256,3,1,32,1", NULL /* defaults */};
+    static const char *const tiles[] = {
+        "128,128,1,128,3,0", "128,128,2,64,3,1",       "128,256,2,256,4,0,32",   "64,128,1,128,4,0,32",   "256,128,4,128,2,0,64",
+        "64,64,1,64,2,0,32", "128,128,2,128,5,1,32,1", "128,128,1,128,2,0,64,2", "64,256,1,256,3,1,32,1", NULL /* defaults */};
     const size_t dims[][4] = {{67, 129, 17, 1}, {130, 72, 40, 2}, {200, 264, 136, 1}, {1, 300, 520, 1}};
     for (int leg = 0; leg < 2; leg++) {
         clrun_ctx *c = ctx;
@@ -311,7 +310,7 @@ static void tensor_kernels_and_tiles(void **state)
                 drop(&p);
             }
             /* 3xTF32 runs the mma.sync kernel whatever the wgmma tiles */
-            f32_tensor_check(c, 72 + ti * 31, 136 - ti * 9, 100 + ti * 17, (int)(ti & 1), (int)((ti >> 1) & 1), &s);
+            f32_tensor_check(c, 72 + ti * 31, 136 - ti * 9, 100 + ti * 17, (int)(ti & 1), (int)((ti >> 1) & 1), ti % 3 == 2, &s);
         }
         unsetenv("CLRUN_GEMM_WGMMA_PARAMS");
         if (leg == 1) {
@@ -349,19 +348,39 @@ static void refusals(void **state)
         d.backend = CLRUN_GEMM_CLBLAST;
         CHECK_FAIL(ctx, clrun_gemm(ctx, &d), CLRUN_UNSUPPORTED, "CLBlast has no GEMM with f16");
     }
+    if (clrun_gemm_tensor_cores(ctx)) { /* wgmma takes no f32 */
+        d = p.d;
+        d.type = CLRUN_F32, d.m = d.n = d.k = 4, d.backend = CLRUN_GEMM_WGMMA;
+        clrun_status st = clrun_gemm(ctx, &d);
+        assert_int_equal(st, CLRUN_UNSUPPORTED);
+        assert_true(strstr(clrun_last_error(ctx), "wgmma takes f16") || strstr(clrun_last_error(ctx), "does not run on"));
+    } else {
+        d = p.d;
+        d.backend = CLRUN_GEMM_MMA_SYNC;
+        CHECK_FAIL(ctx, clrun_gemm(ctx, &d), CLRUN_UNSUPPORTED, "the mma.sync backend does not run on");
+    }
+    d = p.d;
+    d.backend = (clrun_gemm_backend)-1;
+    CHECK_FAIL(ctx, clrun_gemm(ctx, &d), CLRUN_INVALID_ARG, "unknown backend -1");
+    /* every backend's name parses back to it */
+    for (int b = CLRUN_GEMM_AUTO; b <= CLRUN_GEMM_WGMMA; b++) {
+        clrun_gemm_backend back;
+        CHECK_OK(NULL, clrun_gemm_backend_parse(clrun_gemm_backend_name((clrun_gemm_backend)b), &back));
+        assert_int_equal(back, b);
+    }
     assert_string_equal(clrun_gemm_backend_name(CLRUN_GEMM_TENSOR), "tensor");
+    assert_string_equal(clrun_gemm_backend_name(CLRUN_GEMM_MMA_SYNC), "mma.sync");
+    clrun_gemm_backend back;
+    CHECK_FAIL(NULL, clrun_gemm_backend_parse("gpu", &back), CLRUN_INVALID_ARG,
+               "auto, kernel, tensor, wgmma, mma.sync, gpu-kernel, cpu-kernel, clblast");
     drop(&p);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(shapes_types_transposes),
-        cmocka_unit_test(unaligned_and_batches),
-        cmocka_unit_test(large_product),
-        cmocka_unit_test(tf32x3_accuracy),
-        cmocka_unit_test(tensor_kernels_and_tiles),
-        cmocka_unit_test(refusals),
+        cmocka_unit_test(shapes_types_transposes), cmocka_unit_test(unaligned_and_batches),    cmocka_unit_test(large_product),
+        cmocka_unit_test(tf32x3_accuracy),         cmocka_unit_test(tensor_kernels_and_tiles), cmocka_unit_test(refusals),
     };
     return cmocka_run_group_tests(tests, ctx_setup, ctx_teardown);
 }

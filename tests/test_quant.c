@@ -33,7 +33,8 @@ static void check_at(clrun_ctx *ctx, const float *x, size_t n, const clrun_qpara
     for (size_t i = 0; i < n; i++) {
         const size_t c = ch == 1 ? 0 : (i / p->inner) % ch;
         const signed char w = want_q(x[i], p->scale[c], p->zero_point[c]);
-        if (q[i] != w) fail_msg("x[%zu] = %a (scale %a, zero point %d): %d, the formula gives %d", i, x[i], p->scale[c], p->zero_point[c], q[i], w);
+        if (q[i] != w)
+            fail_msg("x[%zu] = %a (scale %a, zero point %d): %d, the formula gives %d", i, x[i], p->scale[c], p->zero_point[c], q[i], w);
         const float back = (float)(w - p->zero_point[c]) * p->scale[c];
         if (memcmp(&y[i], &back, 4)) fail_msg("dequantize q[%zu] = %d: %a, the formula gives %a", i, w, y[i], back);
     }
@@ -173,26 +174,26 @@ static void bad_parameters(void **state)
 
 /* INT8 GEMM against an int64 reference on the host: transposes, batches with strides, offsets,
  * padded leading dimensions, K = 0, beta 1 (add into C), and the fused f32 epilogue. */
-static void gemm_s8_in(clrun_ctx *ctx);
+static void gemm_s8_in(clrun_ctx *ctx, clrun_gemm_backend be);
 
 static void gemm_s8_exact(void **state) /* every kernel of the op, on any device */
 {
     clrun_ctx *ctx = *state;
-    setenv("CLRUN_GEMM_S8_SHAPE", "cpu", 1);
-    gemm_s8_in(ctx);
-    setenv("CLRUN_GEMM_S8_SHAPE", "gpu", 1);
-    gemm_s8_in(ctx);
+    gemm_s8_in(ctx, CLRUN_GEMM_CPU_KERNEL);
+    gemm_s8_in(ctx, CLRUN_GEMM_GPU_KERNEL);
+    gemm_s8_in(ctx, CLRUN_GEMM_AUTO);
     /* the tensor cores: exact on NVIDIA's GPUs, refused in words elsewhere */
-    setenv("CLRUN_GEMM_S8_SHAPE", "tensor", 1);
     const clrun_device_info *in = clrun_ctx_device(ctx);
     if (strstr(in->platform_vendor, "NVIDIA") && in->type == CLRUN_DEVICE_GPU) {
-        gemm_s8_in(ctx);
+        gemm_s8_in(ctx, CLRUN_GEMM_TENSOR);
+        gemm_s8_in(ctx, CLRUN_GEMM_MMA_SYNC); /* mma.sync beside wgmma in one context */
         if (clrun_gemm_tensor_kernel(ctx, CLRUN_I8) && strcmp(clrun_gemm_tensor_kernel(ctx, CLRUN_I8), "wgmma") == 0) {
             /* other wgmma tiles: 32-byte slices, two warpgroups, one slice in flight, warp-specialised */
-            static const char *const tiles[] = {"128,256,2,256,4,0,32", "128,128,2,64,3,1", "128,128,2,128,5,1,32,1", "128,128,1,128,2,0,64,2"};
+            static const char *const tiles[] = {"128,256,2,256,4,0,32", "128,128,2,64,3,1", "128,128,2,128,5,1,32,1",
+                                                "128,128,1,128,2,0,64,2"};
             for (int t = 0; t < 4; t++) {
                 setenv("CLRUN_GEMM_WGMMA_PARAMS", tiles[t], 1);
-                gemm_s8_in(ctx);
+                gemm_s8_in(ctx, CLRUN_GEMM_WGMMA);
             }
             unsetenv("CLRUN_GEMM_WGMMA_PARAMS");
             /* and the mma.sync kernel, in a context that never probes wgmma */
@@ -200,7 +201,7 @@ static void gemm_s8_exact(void **state) /* every kernel of the op, on any device
             setenv("CLRUN_NO_WGMMA", "1", 1);
             CHECK_OK(NULL, clrun_open(&c, getenv("CLRUN_TEST_DEVICE")));
             assert_string_equal(clrun_gemm_tensor_kernel(c, CLRUN_I8), "mma.sync");
-            gemm_s8_in(c);
+            gemm_s8_in(c, CLRUN_GEMM_TENSOR);
             clrun_close(c);
             unsetenv("CLRUN_NO_WGMMA");
         }
@@ -208,14 +209,24 @@ static void gemm_s8_exact(void **state) /* every kernel of the op, on any device
         clrun_buf *b;
         CHECK_OK(ctx, clrun_buf_new(ctx, 64, 0, &b));
         clrun_gemm_desc d = {0};
-        d.m = d.n = d.k = 4, d.alpha = 1, d.type = CLRUN_I8, d.a = d.b = d.c = b, d.lda = d.ldb = d.ldc = 4;
-        CHECK_FAIL(ctx, clrun_gemm_s8(ctx, &d, NULL), CLRUN_UNSUPPORTED, "tensor-core");
+        d.m = d.n = d.k = 4, d.alpha = 1, d.type = CLRUN_I8, d.a = d.b = d.c = b, d.lda = d.ldb = d.ldc = 4, d.backend = CLRUN_GEMM_TENSOR;
+        CHECK_FAIL(ctx, clrun_gemm_s8(ctx, &d, NULL), CLRUN_UNSUPPORTED, "no tensor-core kernel for INT8");
+        d.backend = CLRUN_GEMM_WGMMA;
+        CHECK_FAIL(ctx, clrun_gemm_s8(ctx, &d, NULL), CLRUN_UNSUPPORTED, "the wgmma backend does not run on");
         clrun_buf_free(b);
     }
-    unsetenv("CLRUN_GEMM_S8_SHAPE");
+    /* CLBlast has no INT8 GEMM, built in or not */
+    clrun_buf *b;
+    CHECK_OK(ctx, clrun_buf_new(ctx, 64, 0, &b));
+    clrun_gemm_desc d = {0};
+    d.m = d.n = d.k = 4, d.alpha = 1, d.type = CLRUN_I8, d.a = d.b = d.c = b, d.lda = d.ldb = d.ldc = 4, d.backend = CLRUN_GEMM_CLBLAST;
+    CHECK_FAIL(ctx, clrun_gemm_s8(ctx, &d, NULL), CLRUN_UNSUPPORTED, "the clblast backend has no kernel for INT8 products");
+    d.backend = (clrun_gemm_backend)42;
+    CHECK_FAIL(ctx, clrun_gemm_s8(ctx, &d, NULL), CLRUN_INVALID_ARG, "unknown backend 42");
+    clrun_buf_free(b);
 }
 
-static void gemm_s8_in(clrun_ctx *ctx)
+static void gemm_s8_in(clrun_ctx *ctx, clrun_gemm_backend be)
 {
     uint64_t rng = test_seed() + 7;
     /* the last: K past the CPU kernel's exact f32 blocks of 1024, extremes only (sums past 2^24) */
@@ -232,8 +243,10 @@ static void gemm_s8_in(clrun_ctx *ctx)
                 signed char *a = malloc(na + 1), *b = malloc(nb + 1);
                 int32_t *c0 = malloc(nc * 4 + 4), *c = malloc(nc * 4 + 4);
                 float *f = malloc(nc * 4 + 4), *rs = malloc(m * 4 + 4), *cs = malloc(n * 4 + 4), *bias = malloc(n * 4 + 4);
-                for (size_t i = 0; i < na; i++) a[i] = (signed char)(si == last ? (rng_next(&rng) & 7 ? -128 : 127) : (int)(rng_next(&rng) & 255));
-                for (size_t i = 0; i < nb; i++) b[i] = (signed char)(si == last ? (rng_next(&rng) & 7 ? -128 : 127) : (int)(rng_next(&rng) & 255));
+                for (size_t i = 0; i < na; i++)
+                    a[i] = (signed char)(si == last ? (rng_next(&rng) & 7 ? -128 : 127) : (int)(rng_next(&rng) & 255));
+                for (size_t i = 0; i < nb; i++)
+                    b[i] = (signed char)(si == last ? (rng_next(&rng) & 7 ? -128 : 127) : (int)(rng_next(&rng) & 255));
                 a[ao] = -128, b[bo] = -128; /* the extremes */
                 for (size_t i = 0; i < nc; i++) c0[i] = (int32_t)(rng_next(&rng) % 2001) - 1000;
                 for (size_t i = 0; i < m; i++) rs[i] = 0.001f + rng_float(&rng) * rng_float(&rng);
@@ -254,6 +267,7 @@ static void gemm_s8_in(clrun_ctx *ctx)
                 CHECK_OK(ctx, clrun_upload(bbias, 0, bias, n * 4));
                 clrun_gemm_desc d = {0};
                 d.trans_a = ta, d.trans_b = tb, d.m = m, d.n = n, d.k = k, d.alpha = 1, d.beta = (si & 1) ? 1.0f : 0.0f, d.type = CLRUN_I8;
+                d.backend = be;
                 d.a = ba, d.a_off = ao, d.lda = lda, d.stride_a = sa, d.b = bb, d.b_off = bo, d.ldb = ldb, d.stride_b = sb;
                 d.c = bc_, d.c_off = co, d.ldc = ldc, d.stride_c = sc, d.batch = batch;
                 CHECK_OK(ctx, clrun_gemm_s8(ctx, &d, NULL));
@@ -274,8 +288,8 @@ static void gemm_s8_in(clrun_ctx *ctx)
                             const size_t at = co + z * sc + i * ldc + j;
                             const int64_t want = (si & 1) ? c0[at] + acc : acc;
                             if (c[at] != want)
-                                fail_msg("%zux%zux%zu ta %d tb %d batch %zu: C[%zu][%zu][%zu] = %d, int64 gives %lld", m, n, k, ta, tb, batch, z, i, j, c[at],
-                                         (long long)want);
+                                fail_msg("%zux%zux%zu ta %d tb %d batch %zu: C[%zu][%zu][%zu] = %d, int64 gives %lld", m, n, k, ta, tb,
+                                         batch, z, i, j, c[at], (long long)want);
                             volatile float v = (float)acc;
                             v = v * rs[i];
                             v = v * cs[j];
@@ -299,12 +313,8 @@ static void gemm_s8_in(clrun_ctx *ctx)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(per_tensor_edges),
-        cmocka_unit_test(per_channel_middle_axis),
-        cmocka_unit_test(calibrate),
-        cmocka_unit_test(calibrate_many_channels),
-        cmocka_unit_test(bad_parameters),
-        cmocka_unit_test(gemm_s8_exact),
+        cmocka_unit_test(per_tensor_edges),        cmocka_unit_test(per_channel_middle_axis), cmocka_unit_test(calibrate),
+        cmocka_unit_test(calibrate_many_channels), cmocka_unit_test(bad_parameters),          cmocka_unit_test(gemm_s8_exact),
     };
     return cmocka_run_group_tests(tests, ctx_setup, ctx_teardown);
 }

@@ -58,7 +58,8 @@ static void prune_compress_decompress(void **state)
     for (size_t ti = 0; ti < 3; ti++)
         for (size_t si = 0; si < sizeof shapes / sizeof *shapes; si++) {
             const clrun_dtype t = types[ti];
-            const size_t es = clrun_dtype_size(t), rows = shapes[si][0], k = shapes[si][1], ld = k + rng_next(&rng) % 5, off = rng_next(&rng) % 7;
+            const size_t es = clrun_dtype_size(t), rows = shapes[si][0], k = shapes[si][1], ld = k + rng_next(&rng) % 5,
+                         off = rng_next(&rng) % 7;
             const size_t n = off + rows * ld, kv = clrun_sp24_kv(k), km = clrun_sp24_km(k);
             char *x = malloc(n * es), *want = malloc(n * es), *got = malloc(n * es), *vals = malloc(rows * kv * es), *dec = malloc(n * es);
             uint32_t *meta = malloc(rows * km * 4);
@@ -92,8 +93,11 @@ static void prune_compress_decompress(void **state)
             CHECK_OK(ctx, clrun_download(bv, 0, vals, rows * kv * es));
             CHECK_OK(ctx, clrun_download(bm, 0, meta, rows * km * 4));
             for (size_t i = 0; i < rows * km; i++)
-                if (meta[i] != wmeta[i]) fail_msg("%s %zux%zu: metadata word %zu is %08x, the rule gives %08x", clrun_dtype_name(t), rows, k, i, meta[i], wmeta[i]);
-            if (memcmp(vals, wvals, rows * kv * es)) fail_msg("%s %zux%zu: compressed values differ from the rule's", clrun_dtype_name(t), rows, k);
+                if (meta[i] != wmeta[i])
+                    fail_msg("%s %zux%zu: metadata word %zu is %08x, the rule gives %08x", clrun_dtype_name(t), rows, k, i, meta[i],
+                             wmeta[i]);
+            if (memcmp(vals, wvals, rows * kv * es))
+                fail_msg("%s %zux%zu: compressed values differ from the rule's", clrun_dtype_name(t), rows, k);
             /* decompress into a copy of x: pruned rows replace the matrix, elements past K and
              * between rows are left alone */
             CHECK_OK(ctx, clrun_upload(bd, 0, x, n * es));
@@ -102,17 +106,18 @@ static void prune_compress_decompress(void **state)
             CHECK_OK(ctx, clrun_sp24_prune(ctx, t, bx, off, ld, rows, k));
             CHECK_OK(ctx, clrun_download(bx, 0, got, n * es));
             if (memcmp(got, want, n * es)) fail_msg("%s %zux%zu: pruning differs from the rule", clrun_dtype_name(t), rows, k);
-            if (memcmp(dec, want, n * es)) fail_msg("%s %zux%zu: decompress(compress(x)) differs from prune(x)", clrun_dtype_name(t), rows, k);
+            if (memcmp(dec, want, n * es))
+                fail_msg("%s %zux%zu: decompress(compress(x)) differs from prune(x)", clrun_dtype_name(t), rows, k);
             clrun_buf_free(bx), clrun_buf_free(bv), clrun_buf_free(bm), clrun_buf_free(bd);
             free(x), free(want), free(got), free(vals), free(dec), free(meta), free(wvals), free(wmeta);
         }
 }
 
-/* One sparse product on the kernel CLRUN_GEMM_SP_SHAPE names: A drawn, pruned and compressed on the
+/* One sparse product on backend be: A drawn, pruned and compressed on the
  * device, checked against float64 on the decompressed A within the f32 bound, and on the CPU kernel
  * against the dense CPU kernel's single running sum (fast) bit for bit. */
-static void product(clrun_ctx *ctx, clrun_dtype t, size_t m, size_t n, size_t k, int tb, size_t batch, float alpha, float beta, int dense_too,
-                    uint64_t *rng)
+static void product(clrun_ctx *ctx, clrun_gemm_backend be, clrun_dtype t, size_t m, size_t n, size_t k, int tb, size_t batch, float alpha,
+                    float beta, int dense_too, uint64_t *rng)
 {
     const size_t es = clrun_dtype_size(t), kv = clrun_sp24_kv(k), km = clrun_sp24_km(k);
     const size_t lda = kv + (t == CLRUN_F32 ? rng_next(rng) % 3 : 8 * (rng_next(rng) % 2)), ldd = k;
@@ -154,7 +159,7 @@ static void product(clrun_ctx *ctx, clrun_dtype t, size_t m, size_t n, size_t k,
     clrun_gemm_desc d = {0};
     d.trans_b = tb, d.m = m, d.n = n, d.k = k, d.alpha = alpha, d.beta = beta, d.type = t, d.batch = batch;
     d.a = ba, d.a_off = ao, d.lda = lda, d.stride_a = sa, d.b = bb, d.b_off = bo, d.ldb = ldb, d.stride_b = sb;
-    d.c = bc_, d.c_off = co, d.ldc = ldc, d.stride_c = sc;
+    d.c = bc_, d.c_off = co, d.ldc = ldc, d.stride_c = sc, d.backend = be;
     CHECK_OK(ctx, clrun_gemm_sp(ctx, &d, bm, 3));
     CHECK_OK(ctx, clrun_download(bc_, 0, c, nc * 4));
     for (size_t z = 0; z < batch; z++)
@@ -162,19 +167,21 @@ static void product(clrun_ctx *ctx, clrun_dtype t, size_t m, size_t n, size_t k,
             for (size_t j = 0; j < n; j++) {
                 double s = 0, sabs = 0;
                 for (size_t q = 0; q < k; q++) {
-                    const double x = get(t, pruned, z * m * ldd + i * ldd + q), y = get(t, b, bo + z * sb + (tb ? j * ldb + q : q * ldb + j));
+                    const double x = get(t, pruned, z * m * ldd + i * ldd + q),
+                                 y = get(t, b, bo + z * sb + (tb ? j * ldb + q : q * ldb + j));
                     s += x * y, sabs += fabs(x * y);
                 }
                 const size_t at = co + z * sc + i * ldc + j;
                 const double want = alpha * s + beta * c0[at];
                 const double bound = (k / 2.0 + 4) * ldexp(1.0, -23) * (fabs(alpha) * sabs + fabs(beta * c0[at])) + 1e-30;
                 if (!(fabs(c[at] - want) <= bound))
-                    fail_msg("%s %zux%zux%zu tb %d batch %zu: C[%zu][%zu][%zu] = %.9g, float64 %.9g (bound %.3g)", clrun_dtype_name(t), m, n, k, tb,
-                             batch, z, i, j, c[at], want, bound);
+                    fail_msg("%s %zux%zux%zu tb %d batch %zu: C[%zu][%zu][%zu] = %.9g, float64 %.9g (bound %.3g)", clrun_dtype_name(t), m,
+                             n, k, tb, batch, z, i, j, c[at], want, bound);
             }
     for (size_t i = 0; i < nc; i++) { /* outside the matrices C is untouched */
         const size_t z = i < co ? 0 : (i - co) / sc, r = i < co ? 0 : (i - co) % sc;
-        if ((i < co || z >= batch || r >= m * ldc || r % ldc >= n) && memcmp(&c[i], &c0[i], 4)) fail_msg("C[%zu] outside the product changed", i);
+        if ((i < co || z >= batch || r >= m * ldc || r % ldc >= n) && memcmp(&c[i], &c0[i], 4))
+            fail_msg("C[%zu] outside the product changed", i);
     }
     if (dense_too) { /* the dense CPU kernel, one running sum, on the pruned A: the same bits */
         clrun_buf *bp;
@@ -185,15 +192,19 @@ static void product(clrun_ctx *ctx, clrun_dtype t, size_t m, size_t n, size_t k,
         e.a = bp, e.a_off = 0, e.lda = ldd, e.stride_a = m * ldd, e.fast = 1, e.backend = CLRUN_GEMM_CPU_KERNEL;
         CHECK_OK(ctx, clrun_gemm(ctx, &e));
         CHECK_OK(ctx, clrun_download(bc_, 0, cd, nc * 4));
-        if (memcmp(c, cd, nc * 4)) fail_msg("%s %zux%zux%zu: the sparse CPU kernel differs from the dense one's running sum", clrun_dtype_name(t), m, n, k);
+        if (memcmp(c, cd, nc * 4))
+            fail_msg("%s %zux%zux%zu: the sparse CPU kernel differs from the dense one's running sum", clrun_dtype_name(t), m, n, k);
         clrun_buf_free(bp);
     }
-    clrun_buf_free(bdense), clrun_buf_free(ba), clrun_buf_free(bm), clrun_buf_free(bb), clrun_buf_free(bc_), clrun_buf_free(tv), clrun_buf_free(tm);
+    clrun_buf_free(bdense), clrun_buf_free(ba), clrun_buf_free(bm), clrun_buf_free(bb), clrun_buf_free(bc_), clrun_buf_free(tv),
+        clrun_buf_free(tm);
     free(dense), free(pruned), free(b), free(c0), free(c), free(cd), free(hv), free(all), free(hm), free(allm);
 }
 
+/* kind: 0 gpu-kernel, 1 cpu-kernel, 2 the tensor cores */
 static void products(clrun_ctx *ctx, int kind)
 {
+    const clrun_gemm_backend be = kind == 0 ? CLRUN_GEMM_GPU_KERNEL : kind == 1 ? CLRUN_GEMM_CPU_KERNEL : CLRUN_GEMM_TENSOR;
     uint64_t rng = test_seed() + 23 + (uint64_t)kind;
     const size_t shapes[][3] = {{1, 1, 1}, {17, 33, 65}, {40, 7, 300}, {3, 100, 16}, {130, 136, 96}, {64, 64, 1003}};
     const int cpu = clrun_ctx_device(ctx)->type == CLRUN_DEVICE_CPU;
@@ -202,31 +213,43 @@ static void products(clrun_ctx *ctx, int kind)
             for (int tb = 0; tb < 2; tb++) {
                 if (kind == 2 && types[ti] == CLRUN_F32) continue; /* the tensor cores take f16 and bf16 */
                 const float alpha = si % 2 ? 1.0f : -0.75f, beta = si % 3 == 1 ? 0.5f : 0.0f;
-                product(ctx, types[ti], shapes[si][0], shapes[si][1], shapes[si][2], tb, 1 + si % 3, alpha, beta, kind == 1 && cpu, &rng);
+                product(ctx, be, types[ti], shapes[si][0], shapes[si][1], shapes[si][2], tb, 1 + si % 3, alpha, beta, kind == 1 && cpu,
+                        &rng);
             }
 }
 
 static void gemm_sp_every_kernel(void **state)
 {
     clrun_ctx *ctx = *state;
-    setenv("CLRUN_GEMM_SP_SHAPE", "cpu", 1);
     products(ctx, 1);
-    setenv("CLRUN_GEMM_SP_SHAPE", "gpu", 1);
     products(ctx, 0);
-    setenv("CLRUN_GEMM_SP_SHAPE", "tensor", 1);
     const clrun_device_info *in = clrun_ctx_device(ctx);
     if (strstr(in->platform_vendor, "NVIDIA") && in->type == CLRUN_DEVICE_GPU) products(ctx, 2);
     else {
         clrun_buf *b;
         CHECK_OK(ctx, clrun_buf_new(ctx, 256, 0, &b));
         clrun_gemm_desc d = {0};
-        d.m = d.n = d.k = 8, d.alpha = 1, d.type = CLRUN_F16, d.a = d.b = d.c = b, d.lda = d.ldb = d.ldc = 8;
-        CHECK_FAIL(ctx, clrun_gemm_sp(ctx, &d, b, 0), CLRUN_UNSUPPORTED, "tensor-core");
+        d.m = d.n = d.k = 8, d.alpha = 1, d.type = CLRUN_F16, d.a = d.b = d.c = b, d.lda = d.ldb = d.ldc = 8, d.backend = CLRUN_GEMM_TENSOR;
+        CHECK_FAIL(ctx, clrun_gemm_sp(ctx, &d, b, 0), CLRUN_UNSUPPORTED, "no tensor-core kernel for 2:4");
         clrun_buf_free(b);
     }
-    unsetenv("CLRUN_GEMM_SP_SHAPE");
+    { /* backends without a sparse kernel, or not for f32 */
+        clrun_buf *b;
+        CHECK_OK(ctx, clrun_buf_new(ctx, 256, 0, &b));
+        clrun_gemm_desc d = {0};
+        d.m = d.n = d.k = 8, d.alpha = 1, d.type = CLRUN_F16, d.a = d.b = d.c = b, d.lda = d.ldb = d.ldc = 8,
+        d.backend = CLRUN_GEMM_CLBLAST;
+        CHECK_FAIL(ctx, clrun_gemm_sp(ctx, &d, b, 0), CLRUN_UNSUPPORTED, "the clblast backend has no kernel for 2:4 sparse products");
+        d.backend = CLRUN_GEMM_WGMMA;
+        CHECK_FAIL(ctx, clrun_gemm_sp(ctx, &d, b, 0), CLRUN_UNSUPPORTED, "the wgmma backend has no kernel for 2:4 sparse products");
+        if (clrun_gemm_tensor_cores(ctx)) {
+            d.type = CLRUN_F32, d.backend = CLRUN_GEMM_TENSOR;
+            CHECK_FAIL(ctx, clrun_gemm_sp(ctx, &d, b, 0), CLRUN_UNSUPPORTED, "the sparse tensor cores take f16 or bf16");
+        }
+        clrun_buf_free(b);
+    }
     uint64_t rng = test_seed() + 5; /* the device's own choice */
-    product(ctx, CLRUN_F16, 70, 50, 200, 0, 2, 1.0f, 0.0f, 0, &rng);
+    product(ctx, CLRUN_GEMM_AUTO, CLRUN_F16, 70, 50, 200, 0, 2, 1.0f, 0.0f, 0, &rng);
 }
 
 static void bad_calls(void **state)

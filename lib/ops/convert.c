@@ -35,14 +35,3 @@ clrun_status clrun_cast(clrun_ctx *ctx, clrun_buf *src, size_t src_off, clrun_dt
     if ((st = clrun__lib_kernel(ctx, "convert", NULL, kname, &k))) return st;
     return CLRUN__RUN(k, CLRUN__GRID1(g), ARG_BUF(src), ARG_U64(src_off), ARG_BUF(dst), ARG_U64(dst_off), ARG_U64(n));
 }
-
-clrun_status clrun__copy_rows16(clrun_ctx *ctx, clrun_buf *src, size_t off, size_t ld, size_t stride, size_t rows, size_t cols, size_t batch,
-                                clrun_buf *dst, size_t dst_off, size_t ldd)
-{
-    clrun_status st;
-    clrun_kernel *k;
-    if (!rows || !cols || !batch) return CLRUN_OK;
-    if ((st = clrun__lib_kernel(ctx, "convert", NULL, "clrun_copy_rows16", &k))) return st;
-    return CLRUN__RUN(k, ((clrun__grid){3, {cols, rows, batch}, {0}}), ARG_BUF(src), ARG_U64(off), ARG_U32(ld), ARG_U64(stride), ARG_U32(rows),
-                      ARG_U32(cols), ARG_BUF(dst), ARG_U64(dst_off), ARG_U32(ldd));
-}

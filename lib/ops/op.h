@@ -120,39 +120,6 @@ clrun_status clrun__launch(clrun_kernel *k, clrun__grid g, const clrun__arg *arg
  * bits): f32 0, f16 1, bf16 2; -1 for any other type. */
 static inline int clrun__float_code(clrun_dtype t) { return t == CLRUN_F32 ? 0 : t == CLRUN_F16 ? 1 : t == CLRUN_BF16 ? 2 : -1; }
 
-/* ---- ops reached by other ops ---------------------------------------------------------------- */
-
-/* Copy rows × cols 16-bit elements of each of `batch` matrices from src (element off, leading
- * dimension ld, batch stride) into dst from element dst_off, rows ldd apart and batches rows·ldd
- * apart (lib/ops/convert.c): the tensor-core kernels' staging in aligned rows. Queued. */
-clrun_status clrun__copy_rows16(clrun_ctx *ctx, clrun_buf *src, size_t off, size_t ld, size_t stride, size_t rows, size_t cols, size_t batch,
-                                clrun_buf *dst, size_t dst_off, size_t ldd);
-
-/* A GEMM operand's check (lib/ops/gemm.c): rows × cols elements of esize bytes from element off,
- * rows ld apart, batch matrices stride apart, inside b (NULL only when empty); the failure text
- * starts with `what` ("gemm", "gemm s8") and names the operand. */
-clrun_status clrun__check_matrix(clrun_ctx *ctx, const char *what, const char *name, clrun_buf *b, size_t esize, size_t off, size_t ld,
-                                 size_t stride, size_t rows, size_t cols, size_t batch);
-
-/* 1 where a tensor-core probe is worth trying (lib/ops/gemm.c): an NVIDIA GPU, CLRUN_NO_TENSOR unset. */
-int clrun__nv_tensor_candidate(clrun_ctx *ctx);
-/* The tensor-core probes' common part (lib/ops/gemm.c): a and b uploaded to fresh buffers bound to
- * d (with C, cbytes), run(ctx, d, arg), C read back; 1 when it equals want. A wrong result records
- * "<what>: the tensor-core probe ... computed wrong results" (what NULL: nothing). */
-int clrun__probe_gemm(clrun_ctx *ctx, clrun_gemm_desc *d, const void *a, size_t abytes, const void *b, size_t bbytes, const void *want,
-                      size_t cbytes, clrun_status (*run)(clrun_ctx *ctx, const clrun_gemm_desc *d, void *arg), void *arg, const char *what);
-
-/* INT8 GEMM on the CPU-shaped f32 kernel (lib/ops/gemm.c): d->type CLRUN_I8, checked by the caller. */
-clrun_status clrun__gemm_s8_cpu(clrun_ctx *ctx, const clrun_gemm_desc *d, const clrun_s8_epilogue *e);
-/* INT8 GEMM on NVIDIA's tensor cores (lib/ops/gemm.c): A M×K, B N×K (trans_b 1), rows, offsets and
- * batch strides multiples of 16; the caller has checked the rest and that the cores are there. */
-clrun_status clrun__gemm_s8_tensor(clrun_ctx *ctx, const clrun_gemm_desc *d, const clrun_s8_epilogue *e);
-/* 2:4 sparse GEMM (lib/ops/gemm.c) for clrun_gemm_sp, which has checked d: on the CPU-shaped kernel,
- * and on NVIDIA's tensor cores (f16/bf16, rows of A's values and of B on 16 bytes) in the probe's
- * form (SPMETA 1 or 2, + 2 for the ordered-metadata instruction). */
-clrun_status clrun__gemm_sp_cpu(clrun_ctx *ctx, const clrun_gemm_desc *d, clrun_buf *meta, size_t meta_off);
-clrun_status clrun__gemm_sp_tensor(clrun_ctx *ctx, const clrun_gemm_desc *d, clrun_buf *meta, size_t meta_off, int form);
-
 /* ---- ops reached by tests ----------------------------------------------------------------------- */
 
 /* Runs the Canny hysteresis of the device's shape (CLRUN_CANNY_SHAPE overrides it) on a W×H map of

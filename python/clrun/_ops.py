@@ -186,7 +186,8 @@ def _desc(ba, bb, bc, ta, tb, alpha, beta, t, backend=0, fast=False):
 
 def gemm(ctx, a, b, c=None, alpha=1.0, beta=0.0, ta=False, tb=False, backend="auto", fast=False, bf16=False):
     """alpha·op(A)·op(B) + beta·C in float32. A and B float32 or float16 (bf16: uint16 patterns with
-    bf16=True); 3-D arrays are batches. backend: auto, kernel, gpu-kernel, cpu-kernel, clblast, tensor."""
+    bf16=True); 3-D arrays are batches. backend: auto, kernel, tensor, wgmma, mma.sync, gpu-kernel, cpu-kernel, clblast
+    (clrun_gemm_backend_name's names)."""
     ba, ka = _dev(ctx, a)
     bb, kb = _dev(ctx, b)
     if ba.dtype != bb.dtype:

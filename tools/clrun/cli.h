@@ -77,12 +77,12 @@ int cmd_info(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_op(int argc, char **argv);
-int cmd_op_canny(int argc, char **argv); /* argv[1] is "canny" */
+int cmd_op_canny(int argc, char **argv);               /* argv[1] is "canny" */
 int cmd_op_quant(int argc, char **argv, int quantize); /* argv[1] is "quantize" or "dequantize" (quant.c) */
 int cmd_op_sparse(int argc, char **argv);              /* argv[1] is "sparsify" or "densify" (sparse.c) */
 /* op gemm with --meta: A is 2:4 compressed (sparse.c) */
 int cli_gemm_sparse(clrun_ctx *ctx, const clrun_array *V, const clrun_array *B, const char *meta, int tb, float alpha, int bf16,
-                    const char *out);
+                    clrun_gemm_backend backend, const char *out);
 
 /* Under an MPI launcher (mpi.c; libclrun_mpi built): MPI started at entry when the launcher's
  * environment names this process a rank, finished at exit; size 1 and rank 0 otherwise. The

@@ -59,7 +59,8 @@ static int op_run(clrun_ctx *ctx, clrun_group *grp, const struct op *op, clrun_a
     if (grp) { /* ranges over the group's devices */
         if (op->kind == 0) {
             if (clrun_array_new(&r, t, in[0].ndim, in[0].shape) != CLRUN_OK) return cli_fail("op", NULL, CLRUN_HOST_OUT_OF_MEMORY);
-            if ((st = clrun_group_vec(grp, op->vop, t, n, o->alpha, r.data, in[0].data, nin > 1 ? in[1].data : NULL, nin > 2 ? in[2].data : NULL)))
+            if ((st = clrun_group_vec(grp, op->vop, t, n, o->alpha, r.data, in[0].data, nin > 1 ? in[1].data : NULL,
+                                      nin > 2 ? in[2].data : NULL)))
                 rc = cli_fail("op", NULL, st);
             else if (clrun_npy_write(o->out, &r) != CLRUN_OK) rc = cli_fail("op", NULL, CLRUN_IO_ERROR);
             else fprintf(cli_notes(o->out), "wrote %s (%s, %zu elements)\n", o->out, clrun_dtype_name(t), n);
@@ -67,7 +68,8 @@ static int op_run(clrun_ctx *ctx, clrun_group *grp, const struct op *op, clrun_a
             return rc;
         }
         if ((st = clrun_group_reduce(grp, name, t, in[0].data, nin > 1 ? in[1].data : NULL, n, &d, &idx)))
-            return st == CLRUN_INVALID_ARG ? (fprintf(stderr, "clrun op %s: %s\n", name, clrun_last_error(NULL)), EXIT_USAGE) : cli_fail("op", NULL, st);
+            return st == CLRUN_INVALID_ARG ? (fprintf(stderr, "clrun op %s: %s\n", name, clrun_last_error(NULL)), EXIT_USAGE)
+                                           : cli_fail("op", NULL, st);
         goto print;
     }
     for (int i = 0; i < nin && st == CLRUN_OK; i++)
@@ -142,15 +144,20 @@ static int op_gemm_s8(clrun_ctx *ctx, clrun_array *A, clrun_array *B, const stru
     int rc = 0;
     if (A->dtype != CLRUN_I8 || B->dtype != CLRUN_I8)
         return fprintf(stderr, "clrun op gemm: int8 products take both A and B as int8 (they are %s and %s)\n", clrun_dtype_name(A->dtype),
-                       clrun_dtype_name(B->dtype)), EXIT_USAGE;
+                       clrun_dtype_name(B->dtype)),
+               EXIT_USAGE;
     if (A->ndim < 2 || A->ndim > 3 || B->ndim != A->ndim || (A->ndim == 3 && A->shape[0] != B->shape[0]))
         return fprintf(stderr, "clrun op gemm: A and B must both be 2-D matrices or both batches of as many\n"), EXIT_USAGE;
-    if (o->alpha != 1.0f || g->beta != 0.0f || g->c0 || g->fast || g->bf16 || g->backend != CLRUN_GEMM_AUTO)
-        return fprintf(stderr, "clrun op gemm: int8 products take no --alpha, --beta, -c, --fast, --bf16 or --backend (scale with --scale-a/--scale-b)\n"),
+    if (o->alpha != 1.0f || g->beta != 0.0f || g->c0 || g->fast || g->bf16)
+        return fprintf(stderr,
+                       "clrun op gemm: int8 products take no --alpha, --beta, -c, --fast or --bf16 (scale with --scale-a/--scale-b)\n"),
                EXIT_USAGE;
-    const size_t o3 = A->ndim == 3, batch = o3 ? A->shape[0] : 1, ar = A->shape[o3], ac = A->shape[o3 + 1], br = B->shape[o3], bcn = B->shape[o3 + 1];
+    const size_t o3 = A->ndim == 3, batch = o3 ? A->shape[0] : 1, ar = A->shape[o3], ac = A->shape[o3 + 1], br = B->shape[o3],
+                 bcn = B->shape[o3 + 1];
     const size_t M = g->ta ? ac : ar, K = g->ta ? ar : ac, KB = g->tb ? bcn : br, N = g->tb ? br : bcn;
-    if (K != KB) return fprintf(stderr, "clrun op gemm: op(A) is %zu×%zu but op(B) is %zu×%zu: the inner dimensions differ\n", M, K, KB, N), EXIT_USAGE;
+    if (K != KB)
+        return fprintf(stderr, "clrun op gemm: op(A) is %zu×%zu but op(B) is %zu×%zu: the inner dimensions differ\n", M, K, KB, N),
+               EXIT_USAGE;
     const char *sf[2] = {g->scale_a, g->scale_b};
     const size_t want[2] = {M, N};
     for (int i = 0; i < 2; i++) {
@@ -160,7 +167,8 @@ static int op_gemm_s8(clrun_ctx *ctx, clrun_array *A, clrun_array *B, const stru
             goto done;
         }
         if (S[i].dtype != CLRUN_F32 || S[i].count != want[i]) {
-            rc = (fprintf(stderr, "clrun op gemm: %s must hold %zu float32 scales (one per %s)\n", sf[i], want[i], i ? "column of op(B)" : "row of op(A)"),
+            rc = (fprintf(stderr, "clrun op gemm: %s must hold %zu float32 scales (one per %s)\n", sf[i], want[i],
+                          i ? "column of op(B)" : "row of op(A)"),
                   EXIT_USAGE);
             goto done;
         }
@@ -172,7 +180,8 @@ static int op_gemm_s8(clrun_ctx *ctx, clrun_array *A, clrun_array *B, const stru
         goto done;
     }
     clrun_gemm_desc d = {0};
-    d.trans_a = g->ta, d.trans_b = g->tb, d.m = M, d.n = N, d.k = K, d.alpha = 1, d.type = CLRUN_I8, d.batch = batch;
+    d.trans_a = g->ta, d.trans_b = g->tb, d.m = M, d.n = N, d.k = K, d.alpha = 1, d.type = CLRUN_I8, d.batch = batch,
+    d.backend = g->backend;
     d.lda = ac, d.stride_a = ar * ac, d.ldb = bcn, d.stride_b = br * bcn, d.ldc = N, d.stride_c = M * N;
     if (R.count) {
         if ((A->count && ((st = clrun_buf_new(ctx, A->bytes, 0, &ba)) || (st = clrun_upload(ba, 0, A->data, A->bytes)))) ||
@@ -180,13 +189,16 @@ static int op_gemm_s8(clrun_ctx *ctx, clrun_array *A, clrun_array *B, const stru
             (st = clrun_buf_new(ctx, R.bytes, 0, &bc)))
             goto fail;
         for (int i = 0; i < 2; i++)
-            if (S[i].count && ((st = clrun_buf_new(ctx, S[i].bytes, 0, &bs[i])) || (st = clrun_upload(bs[i], 0, S[i].data, S[i].bytes)))) goto fail;
+            if (S[i].count && ((st = clrun_buf_new(ctx, S[i].bytes, 0, &bs[i])) || (st = clrun_upload(bs[i], 0, S[i].data, S[i].bytes))))
+                goto fail;
         d.a = ba, d.b = bb, d.c = bc;
         const clrun_s8_epilogue e = {bs[0], bs[1], NULL, 0};
         if ((st = clrun_gemm_s8(ctx, &d, epi ? &e : NULL)) || (st = clrun_download(bc, 0, R.data, R.bytes))) goto fail;
     }
     if (clrun_npy_write(o->out, &R)) rc = cli_fail("op", NULL, CLRUN_IO_ERROR);
-    else fprintf(cli_notes(o->out), "wrote %s (%s, %s%zu×%zu, from int8 inputs)\n", o->out, epi ? "f32" : "int32", o3 ? "batch × " : "", M, N);
+    else
+        fprintf(cli_notes(o->out), "wrote %s (%s, %s%zu×%zu, from int8 inputs)\n", o->out, epi ? "f32" : "int32", o3 ? "batch × " : "", M,
+                N);
     goto done;
 fail:
     rc = st == CLRUN_INVALID_ARG ? (fprintf(stderr, "clrun op gemm: %s\n", clrun_last_error(ctx)), EXIT_USAGE) : cli_fail("op", ctx, st);
@@ -200,9 +212,10 @@ static int op_gemm(clrun_ctx *ctx, clrun_group *grp, clrun_array *in, const stru
 {
     if (g->meta) {
         if (grp || cli_mpi_size() > 1) return fprintf(stderr, "clrun op gemm: sparse products run on one device (-d)\n"), EXIT_USAGE;
-        if (g->ta || g->beta != 0.0f || g->c0 || g->fast || g->backend != CLRUN_GEMM_AUTO || g->scale_a || g->scale_b)
-            return fprintf(stderr, "clrun op gemm: with --meta (a 2:4 sparse A) take --tb, --alpha and --bf16 only\n"), EXIT_USAGE;
-        return cli_gemm_sparse(ctx, &in[0], &in[1], g->meta, g->tb, g->alpha, g->bf16, o->out);
+        if (g->ta || g->beta != 0.0f || g->c0 || g->fast || g->scale_a || g->scale_b)
+            return fprintf(stderr, "clrun op gemm: with --meta (a 2:4 sparse A) take --tb, --alpha, --bf16 and --backend only\n"),
+                   EXIT_USAGE;
+        return cli_gemm_sparse(ctx, &in[0], &in[1], g->meta, g->tb, g->alpha, g->bf16, g->backend, o->out);
     }
     if (in[0].dtype == CLRUN_I8 || in[1].dtype == CLRUN_I8 || g->scale_a || g->scale_b) {
         if (grp || cli_mpi_size() > 1) return fprintf(stderr, "clrun op gemm: int8 products run on one device (-d)\n"), EXIT_USAGE;
@@ -247,7 +260,8 @@ static int op_gemm(clrun_ctx *ctx, clrun_group *grp, clrun_array *in, const stru
             rc = (fprintf(stderr, "clrun op gemm: %s\n", clrun_last_error(NULL)), EXIT_USAGE);
             goto done;
         }
-        if (C0.dtype != CLRUN_F32 || C0.ndim != R.ndim || memcmp(C0.shape, R.shape, R.ndim * sizeof *R.shape) != 0) { /* the shape, not only the count */
+        if (C0.dtype != CLRUN_F32 || C0.ndim != R.ndim ||
+            memcmp(C0.shape, R.shape, R.ndim * sizeof *R.shape) != 0) { /* the shape, not only the count */
             rc =
                 (fprintf(stderr, "clrun op gemm: -c %s must be float32 of shape %s%zu×%zu\n", g->c0, o3 ? "batch×" : "", M, N), EXIT_USAGE);
             goto done;
@@ -258,7 +272,7 @@ static int op_gemm(clrun_ctx *ctx, clrun_group *grp, clrun_array *in, const stru
         goto done;
     }
     clrun_gemm_desc d = {g->ta, g->tb, M,        N,    K, g->alpha, g->beta, NULL,  0,          ac,      ar * ac, NULL,
-                         0,     bcn,   br * bcn, NULL, 0, N,        M * N,   batch, g->backend, g->fast, type, 0};
+                         0,     bcn,   br * bcn, NULL, 0, N,        M * N,   batch, g->backend, g->fast, type,    0};
 #ifdef CLRUN_HAVE_MPI
     if (R.count && cli_mpi_size() > 1) { /* under mpirun: each product over the ranks (op_gemm_follow on the others) */
         const size_t es = clrun_dtype_size(type);
@@ -275,7 +289,7 @@ static int op_gemm(clrun_ctx *ctx, clrun_group *grp, clrun_array *in, const stru
         }
     } else
 #endif
-    if (R.count && grp) { /* split over the group's devices, one batch after another */
+        if (R.count && grp) { /* split over the group's devices, one batch after another */
         const size_t es = clrun_dtype_size(type);
         clrun_gemm_desc e = d;
         e.batch = 0;
@@ -297,15 +311,16 @@ static int op_gemm(clrun_ctx *ctx, clrun_group *grp, clrun_array *in, const stru
         goto done;
     }
     fprintf(cli_notes(o->out), "wrote %s (f32, %s%zu×%zu%s)\n", o->out, o3 ? "batch × " : "", M, N,
-           type == CLRUN_F32   ? ""
-           : type == CLRUN_F16 ? ", from f16 inputs"
-                               : ", from bf16 inputs");
+            type == CLRUN_F32   ? ""
+            : type == CLRUN_F16 ? ", from f16 inputs"
+                                : ", from bf16 inputs");
     if (grp) { /* which device took which rows */
         size_t rows[64];
         const unsigned nd = clrun_group_size(grp) < 64 ? clrun_group_size(grp) : 64;
         if (clrun_group_split_rows(grp, M, rows) == CLRUN_OK)
             for (unsigned i = 0; i < nd; i++)
-                fprintf(cli_notes(o->out), "  device %u, %s: %zu of %zu rows\n", i, clrun_ctx_device(clrun_group_ctx(grp, i))->name, rows[i], M);
+                fprintf(cli_notes(o->out), "  device %u, %s: %zu of %zu rows\n", i, clrun_ctx_device(clrun_group_ctx(grp, i))->name,
+                        rows[i], M);
     }
     goto done;
 fail:
@@ -356,11 +371,12 @@ static const char *op_help = "usage: clrun op NAME IN.npy... [-o OUT.npy] [--alp
                              "  --json              reductions: print {\"op\", \"n\", \"value\"} (or \"index\")\n"
                              "  --ta, --tb          gemm: use A, B transposed\n"
                              "  --beta Y -c C0.npy  gemm: add Y times C0 (default beta 0, and then C0 is not needed)\n"
-                             "  --backend NAME      gemm: auto (default: the tuning file's fastest for the shape, see clrun tune),\n"
-                             "                      kernel (clrun's kernel for the device), gpu-kernel (the GPU-shaped kernel),\n"
-                             "                      cpu-kernel (the CPU-shaped one), clblast (f32 only), tensor (NVIDIA tensor\n"
-                             "                      cores: f16/bf16, and 3xTF32 for f32; auto takes them for f16/bf16 where they\n"
-                             "                      are); clrun, gpu and cpu are deprecated aliases of kernel, gpu-kernel, cpu-kernel\n"
+                             "  --backend NAME      gemm (float, int8 and --meta products): auto (default: the tensor cores where\n"
+                             "                      they are, else for f32 the tuning file's fastest, see clrun tune), kernel\n"
+                             "                      (clrun's kernel for the device), gpu-kernel (the GPU-shaped kernels),\n"
+                             "                      cpu-kernel (the CPU-shaped ones), clblast (f32 only), tensor (NVIDIA tensor\n"
+                             "                      cores: the first of wgmma and mma.sync that runs here), wgmma (Hopper; f16,\n"
+                             "                      bf16, int8), mma.sync (f16, bf16, int8, 2:4, and 3xTF32 for f32)\n"
                              "  --bf16              gemm: A and B are uint16 arrays of bf16 patterns (as clrun op cast writes)\n"
                              "                      gemm on int8 arrays: exact int32 results (clrun_gemm_s8), or with\n"
                              "  --scale-a F.npy     f32: each row i of op(A) times F[i] (M float32 scales) ...\n"
@@ -375,7 +391,7 @@ static const char *op_help = "usage: clrun op NAME IN.npy... [-o OUT.npy] [--alp
                              "                      reductions in ranges of 4096 elements (element-wise: bit-identical; sums:\n"
                              "                      combined in double, the same error bound)\n"
                              "  --timeout S         end the command (exit 6) when it runs past S seconds (default 600, 0: none)\n"
-"  --help              this text\n\n"
+                             "  --help              this text\n\n"
                              "Exit codes: 0; 1 runtime failure; 2 bad command line or input file; 3 no device; 6 timeout.\n\n";
 
 static const char *cast_help = "usage: clrun op cast IN.npy --to f16|bf16|f32 -o OUT.npy [-d SPEC]\n\n"
@@ -444,20 +460,28 @@ int cmd_op(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "canny") == 0) return cmd_op_canny(argc, argv); /* images, not .npy */
     if (argc > 1 && strcmp(argv[1], "cast") == 0) return cmd_op_cast(argc, argv);
-    if (argc > 1 && (strcmp(argv[1], "quantize") == 0 || strcmp(argv[1], "dequantize") == 0)) return cmd_op_quant(argc, argv, argv[1][0] == 'q');
+    if (argc > 1 && (strcmp(argv[1], "quantize") == 0 || strcmp(argv[1], "dequantize") == 0))
+        return cmd_op_quant(argc, argv, argv[1][0] == 'q');
     if (argc > 1 && (strcmp(argv[1], "sparsify") == 0 || strcmp(argv[1], "densify") == 0)) return cmd_op_sparse(argc, argv);
     const char *spec = NULL, *devices = NULL;
     struct op_opts o = {NULL, 1.0f, 0};
     struct gemm_opts g = {0, 0, 1.0f, 0.0f, NULL, CLRUN_GEMM_AUTO, 0, 0, NULL, NULL, NULL};
-    static const struct option opts[] = {{"output", required_argument, NULL, 'o'}, {"device", required_argument, NULL, 'd'},
-                                         {"alpha", required_argument, NULL, 'a'},  {"json", no_argument, NULL, 'j'},
-                                         {"ta", no_argument, NULL, 'T'},           {"tb", no_argument, NULL, 'U'},
-                                         {"beta", required_argument, NULL, 'B'},   {"backend", required_argument, NULL, 'K'},
-                                         {"fast", no_argument, NULL, 'F'},         {"bf16", no_argument, NULL, 'H'},
+    static const struct option opts[] = {{"output", required_argument, NULL, 'o'},
+                                         {"device", required_argument, NULL, 'd'},
+                                         {"alpha", required_argument, NULL, 'a'},
+                                         {"json", no_argument, NULL, 'j'},
+                                         {"ta", no_argument, NULL, 'T'},
+                                         {"tb", no_argument, NULL, 'U'},
+                                         {"beta", required_argument, NULL, 'B'},
+                                         {"backend", required_argument, NULL, 'K'},
+                                         {"fast", no_argument, NULL, 'F'},
+                                         {"bf16", no_argument, NULL, 'H'},
                                          {"devices", required_argument, NULL, 'G'},
-                                         {"scale-a", required_argument, NULL, 'X'}, {"scale-b", required_argument, NULL, 'Y'},
+                                         {"scale-a", required_argument, NULL, 'X'},
+                                         {"scale-b", required_argument, NULL, 'Y'},
                                          {"meta", required_argument, NULL, 'M'},
-                                         {"help", no_argument, NULL, 'h'},         {0}};
+                                         {"help", no_argument, NULL, 'h'},
+                                         {0}};
     int c;
     struct cli_opts opt = {.sub = "op", .help = NULL, .first = 1};
     while ((c = cli_next_opt(&opt, argc, argv, "o:d:c:h", opts)) != CLI_OPTS_END) {
@@ -475,7 +499,7 @@ int cmd_op(int argc, char **argv)
             if (!*optarg || *end) return cli_usage_error("op", "--beta wants a number, not '%s'", optarg);
         } else if (c == 'K') {
             if (clrun_gemm_backend_parse(optarg, &g.backend) != CLRUN_OK)
-                return cli_usage_error("op", "--backend wants auto, kernel, gpu-kernel, cpu-kernel, clblast or tensor, not '%s'", optarg);
+                return cli_usage_error("op", "--backend wants one of the names in --help, not '%s' (%s)", optarg, clrun_last_error(NULL));
         } else if (c == 'a') {
             o.alpha = strtof(optarg, &end);
             if (!*optarg || *end) return cli_usage_error("op", "--alpha wants a number, not '%s'", optarg);
@@ -517,7 +541,8 @@ int cmd_op(int argc, char **argv)
 #ifdef CLRUN_HAVE_MPI
     if (cli_mpi_size() > 1) { /* under mpirun: rank 0 reads, writes and leads; the others compute their rows */
         if (op->kind != 2 || devices) {
-            if (cli_mpi_rank() == 0) cli_usage_error("op", "under mpirun, gemm (and canny) split over the ranks: not %s%s", name, devices ? " --devices" : "");
+            if (cli_mpi_rank() == 0)
+                cli_usage_error("op", "under mpirun, gemm (and canny) split over the ranks: not %s%s", name, devices ? " --devices" : "");
             for (int i = 0; i < nin; i++) clrun_array_free(&in[i]);
             return EXIT_USAGE;
         }
@@ -540,7 +565,8 @@ int cmd_op(int argc, char **argv)
     clrun_ctx *ctx = NULL;
     clrun_group *grp = NULL;
     if (!rc && devices && spec) rc = cli_usage_error("op", "give -d (one device) or --devices (a group), not both");
-    if (!rc && devices && g.backend != CLRUN_GEMM_AUTO) rc = cli_usage_error("op", "--backend applies to one device; --devices chooses per device");
+    if (!rc && devices && g.backend != CLRUN_GEMM_AUTO)
+        rc = cli_usage_error("op", "--backend applies to one device; --devices chooses per device");
     if (!rc && devices) {
         clrun_status st = clrun_group_open(&grp, devices);
         if (st == CLRUN_INVALID_ARG) rc = cli_usage_error("op", "%s", clrun_last_error(NULL));

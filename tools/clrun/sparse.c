@@ -34,7 +34,8 @@ static int elem_type(const char *sub, const clrun_array *a, int bf16, clrun_dtyp
         return 0;
     }
     fprintf(stderr, "clrun %s: %s\n", sub,
-            bf16 ? "with --bf16 the matrices are uint16 arrays of bf16 patterns" : "the matrices are float32 or float16 (bf16: uint16 with --bf16)");
+            bf16 ? "with --bf16 the matrices are uint16 arrays of bf16 patterns"
+                 : "the matrices are float32 or float16 (bf16: uint16 with --bf16)");
     return -1;
 }
 
@@ -82,7 +83,8 @@ int cmd_op_sparse(int argc, char **argv)
         else if (c == 'd') spec = optarg;
         else if (c == 'k') {
             kk = strtoll(optarg, &end, 10);
-            if (!*optarg || *end || kk < 1 || kk > (long long)UINT32_MAX) return cli_usage_error(sub, "--k wants a positive length, not '%s'", optarg);
+            if (!*optarg || *end || kk < 1 || kk > (long long)UINT32_MAX)
+                return cli_usage_error(sub, "--k wants a positive length, not '%s'", optarg);
         }
     }
     if (argc - optind != 1) return cli_usage_error(sub, "one input file, please (%d given)", argc - optind);
@@ -123,7 +125,9 @@ int cmd_op_sparse(int argc, char **argv)
     }
     const size_t k = densify ? (kk >= 0 ? (size_t)kk : 2 * cols) : cols, kv = clrun_sp24_kv(k), km = clrun_sp24_km(k);
     if (densify && kv != cols) {
-        rc = (fprintf(stderr, "clrun %s: rows of %zu values hold K = %zu to %zu, not %zu\n", sub, cols, cols ? 2 * cols - 3 : 0, 2 * cols, k), EXIT_USAGE);
+        rc = (fprintf(stderr, "clrun %s: rows of %zu values hold K = %zu to %zu, not %zu\n", sub, cols, cols ? 2 * cols - 3 : 0, 2 * cols,
+                      k),
+              EXIT_USAGE);
         goto done;
     }
     if (densify && (mt.dtype != CLRUN_U32 || mt.count != rows * km || mt.shape[mt.ndim - 1] != km)) {
@@ -151,7 +155,8 @@ int cmd_op_sparse(int argc, char **argv)
     if (rows && k) {
         if ((rc = cli_open(sub, spec, &ctx))) goto done;
         const size_t es = clrun_dtype_size(t), xbytes = rows * k * es, vbytes = rows * kv * es, mbytes = rows * km * 4;
-        if ((st = clrun_buf_new(ctx, xbytes, 0, &bx)) || (st = clrun_buf_new(ctx, vbytes, 0, &bv)) || (st = clrun_buf_new(ctx, mbytes, 0, &bm)))
+        if ((st = clrun_buf_new(ctx, xbytes, 0, &bx)) || (st = clrun_buf_new(ctx, vbytes, 0, &bv)) ||
+            (st = clrun_buf_new(ctx, mbytes, 0, &bm)))
             goto fail;
         if (densify) {
             if ((st = clrun_upload(bv, 0, in.data, vbytes)) || (st = clrun_upload(bm, 0, mt.data, mbytes)) ||
@@ -162,7 +167,8 @@ int cmd_op_sparse(int argc, char **argv)
             if ((st = clrun_upload(bx, 0, in.data, xbytes)) || (st = clrun_sp24_compress(ctx, t, bx, 0, k, rows, k, bv, bm)) ||
                 (st = clrun_download(bv, 0, vals.data, vbytes)) || (st = clrun_download(bm, 0, mt.data, mbytes)))
                 goto fail;
-            if (pruned && ((st = clrun_sp24_prune(ctx, t, bx, 0, k, rows, k)) || (st = clrun_download(bx, 0, dense.data, xbytes)))) goto fail;
+            if (pruned && ((st = clrun_sp24_prune(ctx, t, bx, 0, k, rows, k)) || (st = clrun_download(bx, 0, dense.data, xbytes))))
+                goto fail;
         }
     }
     char what[96];
@@ -190,7 +196,7 @@ done:
 
 /* `clrun op gemm VALUES.npy B.npy --meta META.npy`: C = alpha·A·op(B), A 2:4 compressed. */
 int cli_gemm_sparse(clrun_ctx *ctx, const clrun_array *V, const clrun_array *B, const char *meta, int tb, float alpha, int bf16,
-                    const char *out)
+                    clrun_gemm_backend backend, const char *out)
 {
     const char *sub = "op gemm";
     clrun_array mt = {0}, R = {0};
@@ -211,12 +217,14 @@ int cli_gemm_sparse(clrun_ctx *ctx, const clrun_array *V, const clrun_array *B, 
     const size_t M = V->shape[0], K = tb ? B->shape[1] : B->shape[0], N = tb ? B->shape[0] : B->shape[1], kv = clrun_sp24_kv(K),
                  km = clrun_sp24_km(K);
     if (V->shape[1] != kv) {
-        rc = (fprintf(stderr, "clrun %s: op(B) has K = %zu rows, so the compressed rows of A hold %zu values, not %zu\n", sub, K, kv, V->shape[1]),
+        rc = (fprintf(stderr, "clrun %s: op(B) has K = %zu rows, so the compressed rows of A hold %zu values, not %zu\n", sub, K, kv,
+                      V->shape[1]),
               EXIT_USAGE);
         goto done;
     }
     if (mt.dtype != CLRUN_U32 || mt.count != M * km) {
-        rc = (fprintf(stderr, "clrun %s: %s must be uint32 with %zu rows of %zu words (M = %zu, K = %zu)\n", sub, meta, M, km, M, K), EXIT_USAGE);
+        rc = (fprintf(stderr, "clrun %s: %s must be uint32 with %zu rows of %zu words (M = %zu, K = %zu)\n", sub, meta, M, km, M, K),
+              EXIT_USAGE);
         goto done;
     }
     if (clrun_sp24_meta_check(mt.data, M, K, NULL, NULL)) {
@@ -230,7 +238,9 @@ int cli_gemm_sparse(clrun_ctx *ctx, const clrun_array *V, const clrun_array *B, 
     }
     if (R.count) {
         clrun_gemm_desc d = {0};
-        d.trans_b = tb, d.m = M, d.n = N, d.k = K, d.alpha = alpha, d.type = t, d.lda = kv ? kv : 1, d.ldb = B->shape[1] ? B->shape[1] : 1, d.ldc = N;
+        d.trans_b = tb, d.m = M, d.n = N, d.k = K, d.alpha = alpha, d.type = t, d.lda = kv ? kv : 1, d.ldb = B->shape[1] ? B->shape[1] : 1,
+        d.ldc = N;
+        d.backend = backend;
         if ((V->bytes && ((st = clrun_buf_new(ctx, V->bytes, 0, &bv)) || (st = clrun_upload(bv, 0, V->data, V->bytes)))) ||
             (B->bytes && ((st = clrun_buf_new(ctx, B->bytes, 0, &bb)) || (st = clrun_upload(bb, 0, B->data, B->bytes)))) ||
             (mt.bytes && ((st = clrun_buf_new(ctx, mt.bytes, 0, &bm)) || (st = clrun_upload(bm, 0, mt.data, mt.bytes)))) ||

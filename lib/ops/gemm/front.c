@@ -1,0 +1,463 @@
+/* front.c — GEMM's front end: the table of backends, the three public calls (clrun_gemm,
+ * clrun_gemm_s8, clrun_gemm_sp) checked in one place, the choice of backend, the one staging step,
+ * slices of K, and the queries (resolve, names, tensor cores). gemm.h says how the parts fit. */
+#include "gemm.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Every backend, in the order CLRUN_GEMM_TENSOR tries its kernels. */
+static const clrun__gemm_backend *const table[] = {&clrun__gemm_wgmma, &clrun__gemm_mma, &clrun__gemm_portable, &clrun__gemm_cpu,
+                                                   &clrun__gemm_clblast};
+#define NROWS (sizeof table / sizeof *table)
+
+/* The values of clrun_gemm_backend that choose among the rows rather than name one. */
+static const struct {
+    clrun_gemm_backend id;
+    const char *name;
+} choices[] = {{CLRUN_GEMM_AUTO, "auto"}, {CLRUN_GEMM_KERNEL, "kernel"}, {CLRUN_GEMM_TENSOR, "tensor"}};
+#define NCHOICES (sizeof choices / sizeof *choices)
+
+static const char *const kind_words[CLRUN__GEMM_KINDS] = {"f32, f16 or bf16 products", "INT8 products", "2:4 sparse products"};
+
+/* GEMM's products deeper than this run as slices of K on backends that ask for it (CLRUN__GEMM_SLICE_K):
+ * their work-items walk K, and Mesa's llvmpipe stops a work-item after 65,535 loop iterations,
+ * silently (results were wrong from K = 8192 on the CPU-shaped kernel and 12,000 on the GPU-shaped
+ * one; CLRUN__MAX_TRIPS in op.h). The cost is one more read and write of C per 4096 of K. */
+#define K_SLICE 4096
+
+/* ---- names -------------------------------------------------------------------------------------- */
+
+const char *clrun_gemm_backend_name(clrun_gemm_backend b)
+{
+    for (size_t i = 0; i < NCHOICES; i++)
+        if (choices[i].id == b) return choices[i].name;
+    for (size_t i = 0; i < NROWS; i++)
+        if (table[i]->id == b) return table[i]->name;
+    return "?";
+}
+
+clrun_status clrun_gemm_backend_parse(const char *name, clrun_gemm_backend *out)
+{
+    if (!name || !out) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_gemm_backend_parse: NULL argument");
+    char all[160] = "";
+    for (size_t i = 0; i < NCHOICES + NROWS; i++) {
+        const char *n = i < NCHOICES ? choices[i].name : table[i - NCHOICES]->name;
+        if (strcmp(name, n) == 0) return *out = i < NCHOICES ? choices[i].id : table[i - NCHOICES]->id, CLRUN_OK;
+        snprintf(all + strlen(all), sizeof all - strlen(all), "%s%s", i ? ", " : "", n);
+    }
+    return clrun__fail(NULL, CLRUN_INVALID_ARG, "unknown GEMM backend '%s' (%s)", name, all);
+}
+
+/* ---- which backends are here -------------------------------------------------------------------- */
+
+struct front_state {
+    signed char here[NROWS][CLRUN__GEMM_KINDS]; /* 0 not asked yet, 1 runs here, -1 not here (or being probed) */
+};
+static const char state_key = 0;
+
+static size_t row_index(const clrun__gemm_backend *b)
+{
+    size_t i = 0;
+    while (i < NROWS && table[i] != b) i++;
+    return i;
+}
+
+/* 1 when backend b multiplies products of this kind on this context (its probe, once). */
+static int here(clrun_ctx *ctx, const clrun__gemm_backend *b, enum clrun__gemm_kind kind)
+{
+    if (!(b->kinds & CLRUN__GEMM_KIND_BIT(kind))) return 0;
+    if (!b->probe) return 1;
+    struct front_state *s = clrun__op_state(ctx, &state_key, sizeof *s, NULL);
+    const size_t i = row_index(b);
+    if (!s || i == NROWS) return 0;
+    if (!s->here[i][kind]) {
+        s->here[i][kind] = -1; /* a probe's own products never ask again */
+        s->here[i][kind] = b->probe(ctx, kind) ? 1 : -1;
+    }
+    return s->here[i][kind] == 1;
+}
+
+int clrun__gemm_nv_candidate(clrun_ctx *ctx)
+{
+    const clrun_device_info *in = clrun_ctx_device(ctx);
+    return (strstr(in->platform_vendor, "NVIDIA") != NULL || strstr(in->vendor, "NVIDIA") != NULL) && in->type == CLRUN_DEVICE_GPU &&
+           !clrun__setting_on(CLRUN__SET_NO_TENSOR);
+}
+
+/* The first tensor-core backend, in table order, that is here and takes p; NULL if none. */
+static const clrun__gemm_backend *first_tensor(clrun_ctx *ctx, const clrun__gemm_plan *p)
+{
+    for (size_t i = 0; i < NROWS; i++)
+        if (table[i]->tensor && here(ctx, table[i], p->kind) && !(table[i]->refuses && table[i]->refuses(ctx, p))) return table[i];
+    return NULL;
+}
+
+/* ---- launching ---------------------------------------------------------------------------------- */
+
+clrun_status clrun__gemm_launch_shaped(clrun_kernel *k, clrun__grid g, const clrun_gemm_desc *d, size_t ld0)
+{
+    clrun_buf *a = d->a ? d->a : d->c, *b = d->b ? d->b : d->c;
+    return CLRUN__RUN(k, g, ARG_U32(d->m), ARG_U32(d->n), ARG_U32(d->k), ARG_F32(d->alpha), ARG_F32(d->beta), ARG_BUF(a), ARG_U64(d->a_off),
+                      ARG_U32(d->lda ? d->lda : ld0), ARG_U64(d->stride_a), ARG_BUF(b), ARG_U64(d->b_off), ARG_U32(d->ldb ? d->ldb : ld0),
+                      ARG_U64(d->stride_b), ARG_BUF(d->c), ARG_U64(d->c_off), ARG_U32(d->ldc), ARG_U64(d->stride_c));
+}
+
+clrun_status clrun__gemm_launch_s8(clrun_kernel *k, clrun__grid g, const clrun_gemm_desc *d, size_t ld0, const clrun_s8_epilogue *e)
+{
+    clrun_buf *a = d->a ? d->a : d->c, *b = d->b ? d->b : d->c;
+    return CLRUN__RUN(k, g, ARG_U32(d->m), ARG_U32(d->n), ARG_U32(d->k), ARG_F32(1.0f), ARG_F32(0.0f), ARG_BUF(a), ARG_U64(d->a_off),
+                      ARG_U32(d->lda ? d->lda : ld0), ARG_U64(d->stride_a), ARG_BUF(b), ARG_U64(d->b_off), ARG_U32(d->ldb ? d->ldb : ld0),
+                      ARG_U64(d->stride_b), ARG_BUF(d->c), ARG_U64(d->c_off), ARG_U32(d->ldc), ARG_U64(d->stride_c),
+                      ARG_BUF(e ? e->row_scale : NULL), ARG_BUF(e ? e->col_scale : NULL), ARG_BUF(e ? e->bias : NULL),
+                      ARG_I32((e && e->relu ? 1 : 0) | (d->beta == 1.0f ? 2 : 0)));
+}
+
+/* ---- the staging step --------------------------------------------------------------------------- */
+
+/* Rows, offset and batch stride multiples of epc elements. */
+static int rows_ok(size_t ld, size_t off, size_t stride, size_t batch, size_t epc)
+{
+    return ld % epc == 0 && off % epc == 0 && (batch == 1 || stride % epc == 0);
+}
+
+/* Copy rows × cols 16-bit elements of each batch from src (element off, rows ld apart, batches
+ * stride apart) into dst from element dst_off, rows ldd apart, batches rows·ldd apart
+ * (cl/convert.cl). Wider elements are copied as pairs of them. */
+static clrun_status copy_rows16(clrun_ctx *ctx, clrun_buf *src, size_t off, size_t ld, size_t stride, size_t rows, size_t cols,
+                                size_t batch, clrun_buf *dst, size_t dst_off, size_t ldd)
+{
+    clrun_status st;
+    clrun_kernel *k;
+    if (!rows || !cols || !batch) return CLRUN_OK;
+    if (ld > UINT32_MAX || ldd > UINT32_MAX) return clrun__fail(ctx, CLRUN_INVALID_ARG, "gemm: rows too long to stage (over 2^32 halves)");
+    if ((st = clrun__lib_kernel(ctx, "convert", NULL, "clrun_copy_rows16", &k))) return st;
+    return CLRUN__RUN(k, ((clrun__grid){3, {cols, rows, batch}, {0}}), ARG_BUF(src), ARG_U64(off), ARG_U32(ld), ARG_U64(stride),
+                      ARG_U32(rows), ARG_U32(cols), ARG_BUF(dst), ARG_U64(dst_off), ARG_U32(ldd));
+}
+
+/* Copy op(S) (rows × cols, TR: S stored transposed) of every batch into dst from byte d_off, rows
+ * of ldd bytes, zeros past cols (cl/gemm_s8.cl). */
+static clrun_status pack_s8(clrun_ctx *ctx, clrun_buf *src, size_t off, size_t ld, size_t stride, int tr, size_t rows, size_t cols,
+                            size_t ldd, size_t batch, clrun_buf *dst, size_t d_off)
+{
+    clrun_kernel *k;
+    clrun_status st;
+    if ((st = clrun__lib_kernel(ctx, "gemm_s8", tr ? "-DTR=1" : "-DTR=0", "clrun_s8_pack", &k))) return st;
+    const clrun__grid g = {3, {(ldd + 63) / 64 * 64, (rows + 63) / 64 * 4, batch}, {64, 4, 1}};
+    return CLRUN__RUN(k, g, ARG_U32(rows), ARG_U32(cols), ARG_U32(ldd), ARG_BUF(src), ARG_U64(off), ARG_U32(ld ? ld : 1), ARG_U64(stride),
+                      ARG_BUF(dst), ARG_U64(d_off), ARG_U64(rows * ldd));
+}
+
+/* 1 when p is already in the layout `need` (CLRUN__GEMM_ROWS16, _NT) asks for. */
+static int in_layout(const clrun__gemm_plan *p, unsigned need)
+{
+    const clrun_gemm_desc *d = &p->d;
+    const size_t epc = 16 / clrun_dtype_size(d->type);
+    if (!(need & (CLRUN__GEMM_ROWS16 | CLRUN__GEMM_NT)) || !d->k) return 1;
+    if ((need & CLRUN__GEMM_NT) && (d->trans_a || !d->trans_b)) return 0;
+    return rows_ok(d->lda, d->a_off, d->stride_a, d->batch, epc) && rows_ok(d->ldb, d->b_off, d->stride_b, d->batch, epc);
+}
+
+/* *out = p with A and B where a backend that reads `need` can read them: each operand not in that
+ * layout copied into the context's scratch buffer (one pass over it, against the product's M·N·K).
+ * Rows on 16 bytes: rows padded to a multiple of 16 bytes, transposes kept. NT (s8): op(A) stored
+ * M×K and op(B) stored N×K, rows padded to 16 bytes with zeros. */
+static clrun_status stage(clrun_ctx *ctx, const clrun__gemm_plan *p, unsigned need, clrun__gemm_plan *out)
+{
+    const clrun_gemm_desc *d = &p->d;
+    clrun_gemm_desc *t = &out->d;
+    const size_t es = clrun_dtype_size(d->type), epc = 16 / es, batch = d->batch;
+    clrun_status st;
+    clrun_buf *s;
+    *out = *p;
+    need &= CLRUN__GEMM_ROWS16 | CLRUN__GEMM_NT;
+    if (!need) return CLRUN_OK;
+    if (!d->k) { /* nothing is read */
+        t->a = t->b = NULL, t->a_off = t->b_off = t->stride_a = t->stride_b = 0, t->lda = t->ldb = epc;
+        if (need & CLRUN__GEMM_NT) t->trans_a = 0, t->trans_b = 1;
+        return CLRUN_OK;
+    }
+    const int nt = (need & CLRUN__GEMM_NT) != 0;
+    const int sa = (nt && d->trans_a) || !rows_ok(d->lda, d->a_off, d->stride_a, batch, epc);
+    const int sb = (nt && !d->trans_b) || !rows_ok(d->ldb, d->b_off, d->stride_b, batch, epc);
+    if (!sa && !sb) return CLRUN_OK;
+    if (nt) { /* s8 */
+        const size_t ldk = (d->k + 15) / 16 * 16, an = sa ? d->m * ldk * batch : 0, bn = sb ? d->n * ldk * batch : 0;
+        if ((st = clrun__scratch(ctx, an + bn, &s))) return st;
+        if (sa) {
+            if ((st = pack_s8(ctx, d->a, d->a_off, d->lda, d->stride_a, d->trans_a, d->m, d->k, ldk, batch, s, 0))) return st;
+            t->a = s, t->a_off = 0, t->lda = ldk, t->stride_a = d->m * ldk, t->trans_a = 0;
+        }
+        if (sb) {
+            if ((st = pack_s8(ctx, d->b, d->b_off, d->ldb, d->stride_b, !d->trans_b, d->n, d->k, ldk, batch, s, an))) return st;
+            t->b = s, t->b_off = an, t->ldb = ldk, t->stride_b = d->n * ldk, t->trans_b = 1;
+        }
+        return CLRUN_OK;
+    }
+    if (es < 2) return clrun__fail(ctx, CLRUN_INVALID_ARG, "%s: no staging of 1-byte rows without the NT layout", p->what);
+    /* stored shapes (2:4: A holds K/2 values per row) */
+    const size_t ak = p->kind == CLRUN__GEMM_SP ? clrun_sp24_kv(d->k) : d->k;
+    const size_t ar = d->trans_a ? d->k : d->m, ac = d->trans_a ? d->m : ak, br = d->trans_b ? d->n : d->k, bc = d->trans_b ? d->k : d->n;
+    const size_t h = es / 2, lda = (ac + epc - 1) / epc * epc, ldb = (bc + epc - 1) / epc * epc;
+    const size_t an = sa ? batch * ar * lda : 0, bn = sb ? batch * br * ldb : 0; /* elements */
+    if ((st = clrun__scratch(ctx, (an + bn) * es, &s))) return st;
+    if (sa) {
+        if ((st = copy_rows16(ctx, d->a, d->a_off * h, d->lda * h, d->stride_a * h, ar, ac * h, batch, s, 0, lda * h))) return st;
+        t->a = s, t->a_off = 0, t->lda = lda, t->stride_a = ar * lda;
+    }
+    if (sb) {
+        if ((st = copy_rows16(ctx, d->b, d->b_off * h, d->ldb * h, d->stride_b * h, br, bc * h, batch, s, an * h, ldb * h))) return st;
+        t->b = s, t->b_off = an, t->ldb = ldb, t->stride_b = br * ldb;
+    }
+    return CLRUN_OK;
+}
+
+clrun_status clrun__gemm_run_on(clrun_ctx *ctx, const clrun__gemm_backend *b, const clrun__gemm_plan *p)
+{
+    const unsigned need = b->layout[p->kind];
+    clrun_status st;
+    if ((need & CLRUN__GEMM_SLICE_K) && p->d.k > K_SLICE) { /* slices of K, each adding into C (beta 1 after the first) */
+        clrun__gemm_plan s = *p;
+        const clrun_gemm_desc *d = &p->d;
+        for (size_t k0 = 0; k0 < d->k; k0 += K_SLICE) {
+            s.d.k = d->k - k0 < K_SLICE ? d->k - k0 : K_SLICE;
+            s.d.a_off = d->a_off + (d->trans_a ? k0 * d->lda : k0); /* op(A)'s columns k0.. */
+            s.d.b_off = d->b_off + (d->trans_b ? k0 : k0 * d->ldb); /* op(B)'s rows k0.. */
+            s.d.beta = k0 ? 1.0f : d->beta;
+            if ((st = clrun__gemm_run_on(ctx, b, &s))) return st;
+        }
+        return CLRUN_OK;
+    }
+    clrun__gemm_plan staged;
+    if ((st = stage(ctx, p, need, &staged))) return st;
+    return b->launch(ctx, &staged);
+}
+
+int clrun__gemm_probe(clrun_ctx *ctx, const clrun__gemm_backend *be, clrun__gemm_plan *p, const void *a, size_t abytes, const void *b,
+                      size_t bbytes, const void *want, size_t cbytes)
+{
+    clrun_buf *ba = NULL, *bb = NULL, *bc = NULL;
+    void *got = malloc(cbytes);
+    int ok = got && clrun_buf_new(ctx, abytes, 0, &ba) == CLRUN_OK && clrun_buf_new(ctx, bbytes, 0, &bb) == CLRUN_OK &&
+             clrun_buf_new(ctx, cbytes, 0, &bc) == CLRUN_OK && clrun_upload(ba, 0, a, abytes) == CLRUN_OK &&
+             clrun_upload(bb, 0, b, bbytes) == CLRUN_OK;
+    if (ok) {
+        p->d.a = ba, p->d.b = bb, p->d.c = bc;
+        ok = clrun__gemm_run_on(ctx, be, p) == CLRUN_OK && clrun_download(bc, 0, got, cbytes) == CLRUN_OK;
+        if (ok && memcmp(got, want, cbytes) != 0) {
+            clrun__fail(ctx, CLRUN_UNSUPPORTED, "%s: the %s kernel built but its probe computed wrong results; not using it", p->what,
+                        be->name);
+            ok = 0;
+        }
+    }
+    clrun_buf_free(ba), clrun_buf_free(bb), clrun_buf_free(bc);
+    free(got);
+    return ok;
+}
+
+/* ---- the choice --------------------------------------------------------------------------------- */
+
+/* The backend p runs on; NULL with the context's error (and *st) saying why none. */
+static const clrun__gemm_backend *choose(clrun_ctx *ctx, const clrun__gemm_plan *p, clrun_status *st)
+{
+    const clrun_device_info *in = clrun_ctx_device(ctx);
+    const clrun__gemm_backend *own = in->type == CLRUN_DEVICE_CPU ? &clrun__gemm_cpu : &clrun__gemm_portable;
+    const clrun_gemm_backend want = p->d.backend;
+    *st = CLRUN_OK;
+    if (want == CLRUN_GEMM_AUTO) {
+        /* the tensor cores where they take the product (f32 is opt-in there: 3xTF32 is no faster than
+         * the SIMT kernel on every shape); float rows that must be staged first only when the product
+         * is large enough (1 GFLOP) for the copies to pay: on the H200 127×8191×64 ran at 3.9 TFLOP/s
+         * staged against 5.7 portable, 8191×127×4096 at 41 against 18. INT8 and 2:4 are staged at any
+         * size: their tensor kernels read only A M×K and B N×K (INT8) or rows on 16 bytes, and the
+         * portable kernels they would fall back to are the slowest of the set. */
+        if (p->kind != CLRUN__GEMM_FLOAT || p->d.type != CLRUN_F32) {
+            const clrun__gemm_backend *t = first_tensor(ctx, p);
+            const double flops = 2.0 * (double)p->d.m * (double)p->d.n * (double)p->d.k * (double)p->d.batch;
+            if (t && (p->kind != CLRUN__GEMM_FLOAT || in_layout(p, t->layout[p->kind]) || flops >= 0x1p30)) return t;
+        }
+        /* the tuning file's measured winner for the shape class (it measured f32 products), else
+         * clrun's kernel for the device: on the devices measured it beats CLBlast in every class */
+        const clrun__gemm_tuning *tu = p->kind == CLRUN__GEMM_FLOAT ? clrun__gemm_tuned(ctx) : NULL;
+        const clrun_gemm_backend tuned = tu ? tu->backend[clrun__gemm_class(ctx, &p->d)] : CLRUN_GEMM_AUTO;
+        for (size_t i = 0; tuned != CLRUN_GEMM_AUTO && i < NROWS; i++)
+            if (table[i]->id == tuned && here(ctx, table[i], p->kind) && !(table[i]->refuses && table[i]->refuses(ctx, p))) return table[i];
+        return own;
+    }
+    if (want == CLRUN_GEMM_KERNEL) return own;
+    if (want == CLRUN_GEMM_TENSOR) {
+        const clrun__gemm_backend *t = first_tensor(ctx, p);
+        if (t) return t;
+        for (size_t i = 0; i < NROWS; i++) /* here, but not for this product */
+            if (table[i]->tensor && here(ctx, table[i], p->kind) && table[i]->refuses && table[i]->refuses(ctx, p)) {
+                *st = clrun__fail(ctx, CLRUN_UNSUPPORTED, "%s: %s", p->what, table[i]->refuses(ctx, p));
+                return NULL;
+            }
+        *st = clrun__fail(ctx, CLRUN_UNSUPPORTED, "%s: no tensor-core kernel for %s on %s (%s)", p->what, kind_words[p->kind], in->name,
+                          clrun__gemm_mma.needs);
+        return NULL;
+    }
+    for (size_t i = 0; i < NROWS; i++) {
+        const clrun__gemm_backend *b = table[i];
+        const char *why;
+        if (b->id != want) continue;
+        if (!(b->kinds & CLRUN__GEMM_KIND_BIT(p->kind)))
+            *st = clrun__fail(ctx, CLRUN_UNSUPPORTED, "%s: the %s backend has no kernel for %s", p->what, b->name, kind_words[p->kind]);
+        else if (!here(ctx, b, p->kind))
+            *st = clrun__fail(ctx, CLRUN_UNSUPPORTED, "%s: the %s backend does not run on %s: %s", p->what, b->name, in->name, b->needs);
+        else if (b->refuses && (why = b->refuses(ctx, p))) *st = clrun__fail(ctx, CLRUN_UNSUPPORTED, "%s: %s", p->what, why);
+        return *st ? NULL : b;
+    }
+    *st = clrun__fail(ctx, CLRUN_INVALID_ARG, "%s: unknown backend %d", p->what, (int)want);
+    return NULL;
+}
+
+/* ---- the public calls --------------------------------------------------------------------------- */
+
+/* rows × cols elements of esize bytes from element off, rows ld apart, batch matrices stride apart,
+ * inside b (NULL only when empty); the failure names the call and the operand. */
+static clrun_status check_matrix(clrun_ctx *ctx, const char *what, const char *name, clrun_buf *b, size_t esize, size_t off, size_t ld,
+                                 size_t stride, size_t rows, size_t cols, size_t batch)
+{
+    if (rows == 0 || cols == 0) return CLRUN_OK;
+    if (!b) return clrun__fail(ctx, CLRUN_INVALID_ARG, "%s: matrix %s is NULL", what, name);
+    if (ld < cols) return clrun__fail(ctx, CLRUN_INVALID_ARG, "%s: ld%s = %zu is smaller than its %zu columns", what, name, ld, cols);
+    if (rows > UINT32_MAX || cols > UINT32_MAX || ld > UINT32_MAX)
+        return clrun__fail(ctx, CLRUN_INVALID_ARG, "%s: matrix %s is larger than 2^32-1 in a dimension", what, name);
+    size_t elems = clrun_buf_size(b) / esize;
+    /* last element of the last batch: off + (batch-1)·stride + (rows-1)·ld + cols - 1 */
+    size_t last = off, t;
+    if (__builtin_mul_overflow(batch - 1, stride, &t) || __builtin_add_overflow(last, t, &last) ||
+        __builtin_mul_overflow(rows - 1, ld, &t) || __builtin_add_overflow(last, t, &last) ||
+        __builtin_add_overflow(last, cols - 1, &last) || last >= elems)
+        return clrun__fail(ctx, CLRUN_INVALID_ARG,
+                           "%s: matrix %s (%zu×%zu, ld %zu, offset %zu, %zu batch%s of stride %zu) runs past its buffer of %zu "
+                           "elements",
+                           what, name, rows, cols, ld, off, batch, batch == 1 ? "" : "es", stride, elems);
+    return CLRUN_OK;
+}
+
+/* The checks every call shares, on p->d (batch already resolved): C, dimensions, batches of C, and
+ * each operand inside its buffer. A's stored columns: ak (K, or K/2 values for 2:4). */
+static clrun_status check_common(clrun_ctx *ctx, const clrun__gemm_plan *p, size_t ak)
+{
+    const clrun_gemm_desc *d = &p->d;
+    const size_t batch = d->batch, es = clrun_dtype_size(d->type);
+    clrun_status st;
+    if (!d->c) return clrun__fail(ctx, CLRUN_INVALID_ARG, "%s: matrix C is NULL", p->what);
+    if (d->m > UINT32_MAX || d->n > UINT32_MAX || d->k > UINT32_MAX)
+        return clrun__fail(ctx, CLRUN_INVALID_ARG, "%s: M, N and K are limited to 2^32 - 1", p->what);
+    if (batch > 1 && d->stride_c == 0) return clrun__fail(ctx, CLRUN_INVALID_ARG, "%s: batches need stride_c > 0", p->what);
+    if (batch > 1 && d->stride_c < d->m * d->ldc)
+        return clrun__fail(ctx, CLRUN_INVALID_ARG, "%s: stride_c %zu makes the batches' C matrices overlap", p->what, d->stride_c);
+    const size_t ar = d->trans_a ? d->k : d->m, ac = d->trans_a ? d->m : ak, br = d->trans_b ? d->n : d->k, bc = d->trans_b ? d->k : d->n;
+    if ((st = check_matrix(ctx, p->what, "A", d->a, es, d->a_off, d->lda, d->stride_a, ar, ac, batch)) ||
+        (st = check_matrix(ctx, p->what, "B", d->b, es, d->b_off, d->ldb, d->stride_b, br, bc, batch)) ||
+        (st = check_matrix(ctx, p->what, "C", d->c, 4, d->c_off, d->ldc, d->stride_c, d->m, d->n, batch)))
+        return st;
+    return CLRUN_OK;
+}
+
+/* Choose and run a checked plan. */
+static clrun_status run(clrun_ctx *ctx, const clrun__gemm_plan *p)
+{
+    clrun_status st;
+    const clrun__gemm_backend *b = choose(ctx, p, &st);
+    return b ? clrun__gemm_run_on(ctx, b, p) : st;
+}
+
+clrun_status clrun_gemm(clrun_ctx *ctx, const clrun_gemm_desc *d)
+{
+    CLRUN__SERIAL(ctx);
+    clrun_status st;
+    if (!d) return clrun__fail(ctx, CLRUN_INVALID_ARG, "gemm: descriptor is NULL");
+    clrun__gemm_plan p = {.d = *d, .kind = CLRUN__GEMM_FLOAT, .what = "gemm"};
+    p.d.batch = d->batch ? d->batch : 1;
+    if (d->m == 0 || d->n == 0) return CLRUN_OK;
+    if (clrun__float_code(d->type) < 0)
+        return clrun__fail(ctx, CLRUN_INVALID_ARG, "gemm: unknown element type %s (%d) for A and B: f32, f16 or bf16",
+                           clrun_dtype_name(d->type), (int)d->type);
+    if ((st = check_common(ctx, &p, d->k))) return st;
+    return run(ctx, &p);
+}
+
+clrun_status clrun_gemm_s8(clrun_ctx *ctx, const clrun_gemm_desc *d, const clrun_s8_epilogue *e)
+{
+    CLRUN__SERIAL(ctx);
+    clrun_status st;
+    if (!d) return clrun__fail(ctx, CLRUN_INVALID_ARG, "gemm s8: descriptor is NULL");
+    if (d->type != CLRUN_I8)
+        return clrun__fail(ctx, CLRUN_INVALID_ARG, "gemm s8: the descriptor's type must be CLRUN_I8 (it is %s)", clrun_dtype_name(d->type));
+    if (d->alpha != 1.0f || (d->beta != 0.0f && (d->beta != 1.0f || e)))
+        return clrun__fail(ctx, CLRUN_INVALID_ARG,
+                           "gemm s8: alpha is 1 and beta 0 (or 1 to add into an int32 C); scale through the epilogue");
+    clrun__gemm_plan p = {.d = *d, .kind = CLRUN__GEMM_S8, .what = "gemm s8", .e = e};
+    p.d.batch = d->batch ? d->batch : 1;
+    if (d->m == 0 || d->n == 0) return CLRUN_OK;
+    if (d->k > 131072)
+        return clrun__fail(ctx, CLRUN_INVALID_ARG, "gemm s8: K = %zu: int32 sums of 128·128 products are exact only for K up to 131072",
+                           d->k);
+    if (p.d.batch > 65535) return clrun__fail(ctx, CLRUN_INVALID_ARG, "gemm s8: at most 65535 batches");
+    if ((st = check_common(ctx, &p, d->k))) return st;
+    if (e && ((e->row_scale && clrun_buf_size(e->row_scale) < d->m * 4) || (e->col_scale && clrun_buf_size(e->col_scale) < d->n * 4) ||
+              (e->bias && clrun_buf_size(e->bias) < d->n * 4)))
+        return clrun__fail(ctx, CLRUN_INVALID_ARG,
+                           "gemm s8: an epilogue buffer is shorter than its M (row scales) or N (column scales, bias) floats");
+    return run(ctx, &p);
+}
+
+clrun_status clrun_gemm_sp(clrun_ctx *ctx, const clrun_gemm_desc *d, clrun_buf *meta, size_t meta_off)
+{
+    CLRUN__SERIAL(ctx);
+    clrun_status st;
+    if (!d) return clrun__fail(ctx, CLRUN_INVALID_ARG, "gemm sp: descriptor is NULL");
+    if (clrun__float_code(d->type) < 0)
+        return clrun__fail(ctx, CLRUN_INVALID_ARG, "gemm sp: element type %s: 2:4 sparsity takes f32, f16 or bf16",
+                           clrun_dtype_name(d->type));
+    if (d->trans_a) return clrun__fail(ctx, CLRUN_INVALID_ARG, "gemm sp: A is compressed along K, row by row: trans_a must be 0");
+    clrun__gemm_plan p = {.d = *d, .kind = CLRUN__GEMM_SP, .what = "gemm sp", .meta = meta, .meta_off = meta_off};
+    p.d.batch = d->batch ? d->batch : 1;
+    if (d->m == 0 || d->n == 0) return CLRUN_OK;
+    if (p.d.batch > 65535) return clrun__fail(ctx, CLRUN_INVALID_ARG, "gemm sp: at most 65535 batches");
+    if ((st = check_common(ctx, &p, clrun_sp24_kv(d->k)))) return st;
+    const size_t km = clrun_sp24_km(d->k), words = p.d.batch * d->m * km;
+    if (d->k && (!meta || meta_off > SIZE_MAX / 4 - words || (meta_off + words) > clrun_buf_size(meta) / 4))
+        return clrun__fail(ctx, CLRUN_INVALID_ARG,
+                           "gemm sp: the metadata needs %zu words (%zu batches × %zu rows × %zu) from word %zu; the buffer has %zu bytes",
+                           words, p.d.batch, d->m, km, meta_off, meta ? clrun_buf_size(meta) : 0);
+    if (!d->k) { /* C = beta·C: the portable kernel reads neither A nor B */
+        p.d.a = p.d.b = NULL, p.d.lda = p.d.ldb = 1, p.meta = NULL;
+        return clrun__gemm_portable.launch(ctx, &p);
+    }
+    return run(ctx, &p);
+}
+
+/* ---- queries ------------------------------------------------------------------------------------ */
+
+clrun_gemm_backend clrun_gemm_resolve(clrun_ctx *ctx, const clrun_gemm_desc *d)
+{
+    CLRUN__SERIAL(ctx);
+    if (!ctx || !d) return d ? d->backend : CLRUN_GEMM_AUTO;
+    clrun__gemm_plan p = {.d = *d, .kind = d->type == CLRUN_I8 ? CLRUN__GEMM_S8 : CLRUN__GEMM_FLOAT, .what = "gemm"};
+    p.d.batch = d->batch ? d->batch : 1;
+    clrun_status st;
+    const clrun__gemm_backend *b = choose(ctx, &p, &st);
+    return b ? b->id : d->backend;
+}
+
+int clrun_gemm_tensor_cores(clrun_ctx *ctx)
+{
+    CLRUN__SERIAL(ctx);
+    return ctx && here(ctx, &clrun__gemm_mma, CLRUN__GEMM_FLOAT);
+}
+
+const char *clrun_gemm_tensor_kernel(clrun_ctx *ctx, clrun_dtype type)
+{
+    CLRUN__SERIAL(ctx);
+    if (!ctx || (type != CLRUN_I8 && clrun__float_code(type) < 0)) return NULL;
+    clrun__gemm_plan p = {.kind = type == CLRUN_I8 ? CLRUN__GEMM_S8 : CLRUN__GEMM_FLOAT, .what = "gemm"};
+    p.d.type = type, p.d.batch = 1;
+    const clrun__gemm_backend *b = first_tensor(ctx, &p);
+    return b ? b->name : NULL;
+}

@@ -1,0 +1,108 @@
+/* gemm.h — inside GEMM (lib/ops/gemm/); not installed, included by these files only.
+ *
+ * Three public calls multiply: clrun_gemm (A, B in f32, f16 or bf16), clrun_gemm_s8 (s8, int32 sums,
+ * an epilogue) and clrun_gemm_sp (A 2:4 compressed). front.c checks each call once and turns it into
+ * a plan: the descriptor with the batch count resolved, its kind, and what the kind adds. It then
+ * picks a backend from the table below (d->backend, or the rules of CLRUN_GEMM_AUTO), copies the
+ * operands into the layout that backend reads when they are not in it (one staging step, the same
+ * for every backend), cuts deep float products into slices of K where the backend asks for it, and
+ * calls the backend's launch.
+ *
+ * A backend is one file and one row: a kernel family (cl/NAME.cl) with the kinds and types it
+ * multiplies, a probe (is it here, and does it compute correctly), what layout it reads, and its
+ * launch. Adding a vendor's kernel is a .cl file, a file here defining its row, one line in
+ * front.c's table and one test row. */
+#ifndef CLRUN_GEMM_H
+#define CLRUN_GEMM_H
+
+#include "../op.h"
+
+/* The three kinds of product, one per public call. */
+enum clrun__gemm_kind { CLRUN__GEMM_FLOAT, CLRUN__GEMM_S8, CLRUN__GEMM_SP, CLRUN__GEMM_KINDS };
+#define CLRUN__GEMM_KIND_BIT(k) (1u << (k))
+
+/* A checked product. d.batch ≥ 1; operands that are never read (K = 0) may be NULL (bind C in
+ * their place). */
+typedef struct clrun__gemm_plan {
+    clrun_gemm_desc d;
+    enum clrun__gemm_kind kind;
+    const char *what;           /* the call's name in messages: "gemm", "gemm s8", "gemm sp" */
+    const clrun_s8_epilogue *e; /* S8: the epilogue, or NULL */
+    clrun_buf *meta;            /* SP: A's metadata (packed rows of clrun_sp24_km(K) words) ... */
+    size_t meta_off;            /* ... from this word */
+} clrun__gemm_plan;
+
+/* What a backend reads directly; front.c stages other layouts into it. */
+#define CLRUN__GEMM_ROWS16 1u  /* rows, offsets and batch strides of A and B on 16 bytes (A's values, for SP) */
+#define CLRUN__GEMM_NT 2u      /* A stored M×K and B stored N×K (trans_a 0, trans_b 1); s8 only */
+#define CLRUN__GEMM_SLICE_K 4u /* one work-item walks all of K: products deeper than 4096 run in slices */
+
+typedef struct clrun__gemm_backend {
+    clrun_gemm_backend id;              /* the public value (clrun.h) */
+    const char *name;                   /* clrun_gemm_backend_name's, the tuning file's and the CLI's name */
+    const char *needs;                  /* why it may not be here, for the refusal ("it needs NVIDIA's OpenCL and ...") */
+    unsigned kinds;                     /* CLRUN__GEMM_KIND_BIT of each kind it multiplies */
+    int tensor;                         /* 1: one of CLRUN_GEMM_TENSOR's kernels (tried in table order) */
+    unsigned layout[CLRUN__GEMM_KINDS]; /* per kind: CLRUN__GEMM_ROWS16 | NT | SLICE_K */
+    /* 1 when it runs here for this kind: NULL, always; else asked once per context and kind (front.c
+     * keeps the answer), by building and checking a small product; on a wrong result the context's
+     * error says why. */
+    int (*probe)(clrun_ctx *ctx, enum clrun__gemm_kind kind);
+    /* NULL when it takes this plan (of a kind it multiplies); else why not, a sentence that follows
+     * "gemm: " ("CLBlast has no GEMM with f16 ..."). NULL function: it takes every plan of its kinds. */
+    const char *(*refuses)(clrun_ctx *ctx, const clrun__gemm_plan *p);
+    /* Queue the product; the plan is in the layout `layout` asks for, with K ≤ 4096 when it asks for
+     * slices. */
+    clrun_status (*launch)(clrun_ctx *ctx, const clrun__gemm_plan *p);
+} clrun__gemm_backend;
+
+/* The rows, one per file. */
+extern const clrun__gemm_backend clrun__gemm_portable; /* portable.c: cl/gemm.cl, cl/gemm_s8.cl, cl/sparse.cl */
+extern const clrun__gemm_backend clrun__gemm_cpu;      /* cpu.c: cl/gemm_cpu.cl */
+extern const clrun__gemm_backend clrun__gemm_mma;      /* mma_nv.c: cl/gemm_mma_nv.cl (mma.sync, mma.sp) */
+extern const clrun__gemm_backend clrun__gemm_wgmma;    /* wgmma_nv.c: cl/gemm_wgmma_nv.cl (wgmma, PTX rewrite) */
+extern const clrun__gemm_backend clrun__gemm_clblast;  /* clblast.c: CLBlast's SGEMM */
+
+/* ---- front.c: services for the backends ------------------------------------------------------- */
+
+/* Run p on backend b as clrun_gemm would once b is chosen: stage the operands into b's layout,
+ * slice K, launch. For probes. */
+clrun_status clrun__gemm_run_on(clrun_ctx *ctx, const clrun__gemm_backend *b, const clrun__gemm_plan *p);
+
+/* A probe's product: a and b uploaded to fresh buffers bound to p (C of cbytes), run on backend be,
+ * C read back; 1 when it equals want. */
+int clrun__gemm_probe(clrun_ctx *ctx, const clrun__gemm_backend *be, clrun__gemm_plan *p, const void *a, size_t abytes, const void *b,
+                      size_t bbytes, const void *want, size_t cbytes);
+
+/* 1 where NVIDIA's tensor-core kernels are worth probing: an NVIDIA GPU, $CLRUN_NO_TENSOR unset. */
+int clrun__gemm_nv_candidate(clrun_ctx *ctx);
+
+/* The GPU-shaped kernels' shared argument list (cl/gemm.cl, cl/gemm_mma_nv.cl, cl/gemm_wgmma_nv.cl):
+ * (M, N, K, alpha, beta, A, a_off, lda, stride_a, B, b_off, ldb, stride_b, C, c_off, ldc, stride_c),
+ * bound and launched. An operand that is never read (NULL) is C, with leading dimension ld0. */
+clrun_status clrun__gemm_launch_shaped(clrun_kernel *k, clrun__grid g, const clrun_gemm_desc *d, size_t ld0);
+/* The INT8 kernels' list: clrun__gemm_launch_shaped's with alpha 1 and beta 0 (unused), then the
+ * epilogue's buffers and flags (cl/s8_epilogue.h); e may be NULL. */
+clrun_status clrun__gemm_launch_s8(clrun_kernel *k, clrun__grid g, const clrun_gemm_desc *d, size_t ld0, const clrun_s8_epilogue *e);
+
+/* C's rows, offset and batch stride on 8 bytes (the tensor kernels then store two floats at once). */
+static inline int clrun__gemm_c2(const clrun_gemm_desc *d)
+{
+    return d->c_off % 2 == 0 && d->ldc % 2 == 0 && (d->batch == 1 || d->stride_c % 2 == 0);
+}
+
+/* ---- tuning.c: the tuning file and shape classes ---------------------------------------------- */
+
+/* What `clrun tune gemm` measured on this device, read once per context. */
+typedef struct clrun__gemm_tuning {
+    unsigned params[4][7];         /* cl/gemm.cl's tiles per class; [c][0] == 0: none */
+    clrun_gemm_backend backend[4]; /* the fastest backend per class; CLRUN_GEMM_AUTO: none */
+    unsigned wg[8];                /* the wgmma kernel's tiles (wgmma_nv.c's order); [0] == 0: none */
+} clrun__gemm_tuning;
+
+/* The context's tuning (a zeroed one where there is no file); NULL when out of memory. */
+const clrun__gemm_tuning *clrun__gemm_tuned(clrun_ctx *ctx);
+/* The shape class of d (index of clrun.h's small, large, small-fast, large-fast). */
+int clrun__gemm_class(const clrun_ctx *ctx, const clrun_gemm_desc *d);
+
+#endif

@@ -1,0 +1,156 @@
+/* wgmma_nv.c — the backend "wgmma": Hopper's asynchronous warpgroup MMA (cl/gemm_wgmma_nv.cl). NVIDIA's
+ * OpenCL compiles for sm_90, where wgmma does not assemble; the kernel is built with
+ * -clrun-ptx-rewrite (lib/program.c), which retargets the compiled PTX to sm_90a and loads it as a
+ * program binary. f16/bf16 with f32 sums in all four layouts; s8 with int32 sums and the fused
+ * epilogue (A M×K, B N×K). Rows on 16 bytes. */
+#include "gemm.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Tiles of the wgmma kernel (cl/gemm_wgmma_nv.cl): BM BN WG WN STAGES WAIT KB WS. The built-in ones
+ * measured best on the H200 (docs/BENCHMARKS.md); the tuning file's (`clrun tune gemm`) over them,
+ * $CLRUN_GEMM_WGMMA_PARAMS over both. */
+struct wg_params {
+    unsigned bm, bn, wg, wn, stages, wait, kb, ws;
+};
+
+static int wg_ok(const clrun_device_info *in, const struct wg_params *p)
+{
+    if (!p->wg || p->bm % (64 * p->wg) || (p->wn != 64 && p->wn != 128 && p->wn != 256) || !p->bn || p->bn % p->wn || p->stages < 2 ||
+        p->stages > 8 || p->wait > 1 || p->stages < 2 + p->wait || (p->kb != 64 && p->kb != 32) || p->ws > 2)
+        return 0;
+    /* warp-specialised: a producer warpgroup more, and two 8-byte mbarriers per stage */
+    const size_t threads = (size_t)(p->wg + (p->ws != 0)) * 128, lmem = (size_t)p->stages * ((p->bm + p->bn) * p->kb + 16 * (p->ws != 0));
+    return threads <= in->max_work_group && (!in->local_mem || lmem <= in->local_mem);
+}
+
+static clrun_status wg_params(clrun_ctx *ctx, struct wg_params *p)
+{
+    unsigned v[CLRUN__SETTING_MAX_UINTS], n;
+    clrun_status st;
+    *p = (struct wg_params){128, 128, 1, 128, 3, 0, 64, 0};
+    const clrun__gemm_tuning *tu = clrun__gemm_tuned(ctx);
+    if (tu && tu->wg[0]) {
+        const unsigned *g = tu->wg;
+        const struct wg_params t = {g[0], g[1], g[2], g[3], g[4], g[5], g[6], g[7]};
+        if (wg_ok(clrun_ctx_device(ctx), &t)) *p = t;
+    }
+    if ((st = clrun__setting_uints(ctx, CLRUN__SET_GEMM_WGMMA_PARAMS, v, &n)) || !n) return st;
+    const struct wg_params e = {v[0], v[1], v[2], v[3], v[4], v[5], n >= 7 ? v[6] : 64, n == 8 ? v[7] : 0};
+    if (!wg_ok(clrun_ctx_device(ctx), &e))
+        return clrun__setting_refuse(
+            ctx, CLRUN__SET_GEMM_WGMMA_PARAMS,
+            "tiles this device cannot run (see cl/gemm_wgmma_nv.cl: BM a multiple of 64·WG, WN 64, 128 or 256 "
+            "dividing BN, WAIT 0 or 1, STAGES ≥ 2 + WAIT, KB 64 or 32, WS 0, 1 or 2, STAGES·((BM+BN)·KB + 16·(WS > 0)) bytes of "
+            "local memory)");
+    *p = e;
+    return CLRUN_OK;
+}
+
+/* The wgmma kernel on a plan in its layout: f16/bf16, or s8 (A M×K, B N×K) with its epilogue. */
+static clrun_status launch(clrun_ctx *ctx, const clrun__gemm_plan *pl)
+{
+    const clrun_gemm_desc *d = &pl->d;
+    const int s8 = pl->kind == CLRUN__GEMM_S8;
+    clrun_status st;
+    clrun_kernel *k = NULL;
+    struct wg_params p;
+    char opts[200];
+    if ((st = wg_params(ctx, &p))) return st;
+    snprintf(opts, sizeof opts,
+             "-clrun-ptx-rewrite -DABT=%d -DBM=%u -DBN=%u -DWG=%u -DWN=%u -DSTAGES=%u -DWAIT=%u -DKB=%u -DWS=%u -DTA=%d -DTB=%d -DC2=%d "
+             "-DEPI=%d",
+             s8 ? 3 : clrun__float_code(d->type), p.bm, p.bn, p.wg, p.wn, p.stages, p.wait, p.kb, p.ws, d->trans_a != 0, d->trans_b != 0,
+             clrun__gemm_c2(d), pl->e != NULL);
+    if ((st = clrun__lib_kernel(ctx, "gemm_wgmma_nv", opts, "clrun_gemm_wgmma", &k))) return st;
+    const size_t threads = (size_t)(p.wg + (p.ws != 0)) * 128, tiles = ((d->m + p.bm - 1) / p.bm) * ((d->n + p.bn - 1) / p.bn);
+    const clrun__grid g = {2, {tiles * threads, d->batch, 1}, {threads, 1, 1}};
+    return s8 ? clrun__gemm_launch_s8(k, g, d, 16, pl->e) : clrun__gemm_launch_shaped(k, g, d, 8);
+}
+
+/* The wgmma probe: small integers (exact in f32 and int32) on shapes with edges in M, N and K — kind
+ * 0: f16 in all four layouts and bf16; 1: s8 with A M×K and B N×K — against the host. */
+static int probe_kind(clrun_ctx *ctx, int kind)
+{
+    enum { PM = 72, PN = 136, PK = 208 };
+    static const int layouts[][3] = {{0, 0, 1}, {0, 1, 1}, {1, 0, 1}, {1, 1, 1}, {0, 0, 2}, {0, 1, 3}}; /* TA, TB, ABT */
+    uint16_t *ha = malloc(sizeof *ha * PM * PK), *hb = malloc(sizeof *hb * PK * PN);
+    float *want = malloc(sizeof *want * PM * PN);
+    int ok = ha && hb && want;
+    for (size_t l = 0; ok && l < sizeof layouts / sizeof layouts[0]; l++) {
+        const int ta = layouts[l][0], tb = layouts[l][1], abt = layouts[l][2];
+        if ((abt == 3) != kind) continue;
+        int8_t *ca = (int8_t *)ha, *cb = (int8_t *)hb;
+        for (int i = 0; i < PM; i++)
+            for (int p = 0; p < PK; p++) {
+                const int v = (i * 7 + p * 3) % 9 - 4;
+                const size_t at = ta ? (size_t)p * PM + i : (size_t)i * PK + p;
+                if (abt == 3) ca[at] = (int8_t)(v * 31);
+                else ha[at] = abt == 1 ? clrun_f32_to_f16((float)v) : clrun_f32_to_bf16((float)v);
+            }
+        for (int p = 0; p < PK; p++)
+            for (int j = 0; j < PN; j++) {
+                const int v = (p * 5 + j * 11) % 7 - 3;
+                const size_t at = tb ? (size_t)j * PK + p : (size_t)p * PN + j;
+                if (abt == 3) cb[at] = (int8_t)(v * 41);
+                else hb[at] = abt == 1 ? clrun_f32_to_f16((float)v) : clrun_f32_to_bf16((float)v);
+            }
+        for (int i = 0; i < PM; i++)
+            for (int j = 0; j < PN; j++) {
+                long s = 0;
+                for (int p = 0; p < PK; p++) s += (long)((i * 7 + p * 3) % 9 - 4) * ((p * 5 + j * 11) % 7 - 3) * (abt == 3 ? 31 * 41 : 1);
+                if (abt == 3) ((int32_t *)want)[i * PN + j] = (int32_t)s;
+                else want[i * PN + j] = (float)s;
+            }
+        clrun__gemm_plan pl = {.kind = abt == 3 ? CLRUN__GEMM_S8 : CLRUN__GEMM_FLOAT, .what = abt == 3 ? "gemm s8" : "gemm"};
+        clrun_gemm_desc *d = &pl.d;
+        d->m = PM, d->n = PN, d->k = PK, d->alpha = 1, d->trans_a = ta, d->trans_b = tb, d->lda = ta ? PM : PK, d->ldb = tb ? PK : PN;
+        d->ldc = PN, d->batch = 1, d->type = abt == 1 ? CLRUN_F16 : abt == 2 ? CLRUN_BF16 : CLRUN_I8;
+        const size_t es = abt == 3 ? 1 : 2;
+        ok = clrun__gemm_probe(ctx, &clrun__gemm_wgmma, &pl, ha, es * PM * PK, hb, es * PK * PN, want, sizeof *want * PM * PN);
+        if (!ok && clrun__setting_on(CLRUN__SET_VERBOSE))
+            fprintf(stderr, "clrun: the wgmma probe failed for %s with A%s and B%s: %s\n",
+                    abt == 1   ? "f16"
+                    : abt == 2 ? "bf16"
+                               : "s8",
+                    ta ? " transposed" : "", tb ? " transposed" : "", clrun_last_error(ctx));
+    }
+    free(ha), free(hb), free(want);
+    return ok;
+}
+
+/* Whether the wgmma kernel runs here: kind FLOAT f16/bf16, S8 s8. f32 (3xTF32) stays on mma.sync:
+ * splitting each slice in local memory for wgmma, which reads only K-major tf32 operands from there,
+ * ran at 30–40 TFLOP/s against mma.sync's 54 on the H200 (docs/DESIGN.md). */
+static int probe(clrun_ctx *ctx, enum clrun__gemm_kind kind)
+{
+    if (kind == CLRUN__GEMM_SP || !clrun__gemm_nv_candidate(ctx) || clrun__setting_on(CLRUN__SET_NO_WGMMA)) return 0;
+    /* wgmma is sm_90's alone: where the driver reports another compute capability
+     * (cl_nv_device_attribute_query), no doomed build is tried; where it reports none, the probe decides */
+    cl_uint major = 0;
+    if (clGetDeviceInfo(clrun_ctx_cl_device(ctx), 0x4000 /* CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV */, sizeof major, &major, NULL) ==
+            CL_SUCCESS &&
+        major != 9)
+        return 0;
+    return probe_kind(ctx, kind == CLRUN__GEMM_S8);
+}
+
+static const char *refuses(clrun_ctx *ctx, const clrun__gemm_plan *p)
+{
+    (void)ctx;
+    return p->kind == CLRUN__GEMM_FLOAT && p->d.type == CLRUN_F32 ? "wgmma takes f16, bf16 and s8 (f32 products run as 3xTF32 on mma.sync)"
+                                                                  : NULL;
+}
+
+const clrun__gemm_backend clrun__gemm_wgmma = {
+    .id = CLRUN_GEMM_WGMMA,
+    .name = "wgmma",
+    .needs = "it needs NVIDIA's OpenCL on a Hopper GPU (sm_90a, through the PTX rewrite), and $CLRUN_NO_WGMMA unset",
+    .kinds = CLRUN__GEMM_KIND_BIT(CLRUN__GEMM_FLOAT) | CLRUN__GEMM_KIND_BIT(CLRUN__GEMM_S8),
+    .tensor = 1,
+    .layout = {[CLRUN__GEMM_FLOAT] = CLRUN__GEMM_ROWS16, [CLRUN__GEMM_S8] = CLRUN__GEMM_ROWS16 | CLRUN__GEMM_NT},
+    .probe = probe,
+    .refuses = refuses,
+    .launch = launch,
+};

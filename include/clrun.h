@@ -610,13 +610,6 @@ CLRUN_API float clrun_f16_to_f32(uint16_t h);
 CLRUN_API uint16_t clrun_f32_to_bf16(float f);
 CLRUN_API float clrun_bf16_to_f32(uint16_t b);
 
-/* Deprecated aliases, kept for code written against clrun 0.1's separate cast enum (same values):
- * use clrun_dtype and CLRUN_F32, CLRUN_F16, CLRUN_BF16. */
-typedef clrun_dtype clrun_cast_type;
-#define CLRUN_CAST_F32 CLRUN_F32
-#define CLRUN_CAST_F16 CLRUN_F16
-#define CLRUN_CAST_BF16 CLRUN_BF16
-
 /** Convert n elements of src (type from, from element src_off) into dst (type to, from element
  *  dst_off) on the device: f32 -> f16, f16 -> f32, f32 -> bf16, bf16 -> f32 (others are
  *  CLRUN_UNSUPPORTED), with the host converters' results bit for bit. Asynchronous. */

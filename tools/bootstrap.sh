@@ -15,8 +15,10 @@ PACKAGES="ocl-icd-opencl-dev opencl-headers pocl-opencl-icd libclblast-dev libcm
 ninja-build pkg-config libxxhash-dev libpng-dev libjpeg-dev libexif-dev gcc libc6-dev oclgrind python3 openmpi-bin libopenmpi-dev
 python3-numpy python3-pytest clang"
 
-# the test command's own: clang 16 and libclc compile every kernel for AMD GPUs (tests/offline_check.py)
-TEST_PACKAGES="clang-16 libclc-15"
+# the test command's own: clang 16 and libclc compile every kernel for AMD GPUs (tests/offline_check.py);
+# abigail-tools compares the ABI with abi/libclrun.abi (tests/check_abi.sh); cmake builds a consumer
+# of the installed package (tests/consumers/run.sh)
+TEST_PACKAGES="clang-16 libclc-15 abigail-tools cmake"
 
 install_deps() { # install_deps [more packages]
     missing=""
@@ -75,10 +77,11 @@ test)
     rusticl_icd=$(sh tools/vendors.sh rusticl)
     ocloc=$(sh tools/vendors.sh ocloc)
     vendors="-Dintel_icd=$intel_icd -Drusticl_icd=$rusticl_icd -Docloc=$ocloc"
+    # debug information in the release build too (it changes no code): the ABI check reads its types
     # shellcheck disable=SC2086
-    setup build --buildtype=release $vendors
+    setup build --buildtype=release -Ddebug=true $vendors
     # shellcheck disable=SC2086
-    meson configure build $vendors # a build folder made before gets them too
+    meson configure build -Ddebug=true $vendors # a build folder made before gets them too
     meson compile -C build
     # float-cast-overflow is not part of -fsanitize=undefined: a double out of an integer's range
     # converted (range:u8:300) is undefined behaviour all the same. -O1, as AddressSanitizer's own

@@ -210,6 +210,20 @@ CLRUN_API cl_context clrun_ctx_cl_context(const clrun_ctx *ctx);
 CLRUN_API cl_command_queue clrun_ctx_cl_queue(const clrun_ctx *ctx);
 CLRUN_API cl_device_id clrun_ctx_cl_device(const clrun_ctx *ctx);
 
+/** A clrun context over OpenCL objects an application already has (its own, PyOpenCL's, OpenCV's):
+ *  `context` and one of its devices, and optionally an in-order `queue` of that context and device
+ *  (NULL: clrun makes its own, with profiling). Every clrun call works on the result, the op
+ *  library included.
+ *  Reference counting: clrun takes references of its own (clRetainContext, clRetainCommandQueue)
+ *  and clrun_close releases only those, so the objects stay the application's: it keeps using and
+ *  releasing them as before, in any order with clrun_close. The work clrun queues is ordered with
+ *  the application's own commands on a shared queue; clrun_close waits for the queue (clFinish).
+ *  Timing (clrun_event_ms, profiling) needs a queue with CL_QUEUE_PROFILING_ENABLE.
+ *  Refused (CLRUN_INVALID_ARG): a device not in the context, a queue of another context or device,
+ *  an out-of-order queue. CLRUN_UNSUPPORTED: a device clrun does not list (a sub-device). On failure
+ *  *ctx is NULL and clrun_last_error(NULL) says why. */
+CLRUN_API clrun_status clrun_ctx_wrap(clrun_ctx **ctx, cl_context context, cl_device_id device, cl_command_queue queue);
+
 /* ------------------------------------------------------------------------------------------------
  * Buffers and host memory
  * ----------------------------------------------------------------------------------------------*/
@@ -232,6 +246,15 @@ CLRUN_API clrun_status clrun_buf_new_from(clrun_ctx *ctx, const void *src, size_
  *  multiple of the device's mem_base_align. The view keeps the parent's memory alive; free both
  *  with clrun_buf_free, in any order. */
 CLRUN_API clrun_status clrun_buf_sub(clrun_buf *parent, size_t offset, size_t bytes, clrun_buf **out);
+
+/** A clrun buffer over an application's cl_mem of ctx's OpenCL context (from clrun_ctx_wrap, or
+ *  clrun_ctx_cl_context): bytes [offset, offset+bytes) of it, bytes 0 meaning the rest. Offset 0
+ *  wraps the object itself; another offset makes a sub-buffer, and must then be a multiple of the
+ *  device's mem_base_align (or wrap the whole buffer and give the op the offset).
+ *  Reference counting: clrun holds a reference of its own (clRetainMemObject, or the sub-buffer's
+ *  on its parent), released by clrun_buf_free; the application's reference and its data stay its
+ *  own. Refused (CLRUN_INVALID_ARG): an image, a cl_mem of another context, a range past it. */
+CLRUN_API clrun_status clrun_buf_wrap(clrun_ctx *ctx, cl_mem mem, size_t offset, size_t bytes, clrun_buf **out);
 
 /** Free a buffer (after the commands queued on it finish). NULL is ignored. */
 CLRUN_API void clrun_buf_free(clrun_buf *b);

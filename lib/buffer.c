@@ -104,6 +104,54 @@ clrun_status clrun_buf_sub(clrun_buf *parent, size_t offset, size_t bytes, clrun
     return wrap(ctx, mem, bytes, out);
 }
 
+clrun_status clrun_buf_wrap(clrun_ctx *ctx, cl_mem mem, size_t offset, size_t bytes, clrun_buf **out)
+{
+    CLRUN__SERIAL(ctx);
+    cl_int err;
+    if (!out) return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_buf_wrap: out is NULL");
+    *out = NULL;
+    if (!mem) return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_buf_wrap: mem is NULL");
+    cl_context mc = NULL;
+    cl_mem_object_type type = 0;
+    size_t size = 0;
+    if ((err = clGetMemObjectInfo(mem, CL_MEM_CONTEXT, sizeof mc, &mc, NULL)) != CL_SUCCESS ||
+        (err = clGetMemObjectInfo(mem, CL_MEM_TYPE, sizeof type, &type, NULL)) != CL_SUCCESS ||
+        (err = clGetMemObjectInfo(mem, CL_MEM_SIZE, sizeof size, &size, NULL)) != CL_SUCCESS)
+        return clrun__fail_cl(ctx, err, "clGetMemObjectInfo", "clrun_buf_wrap: reading the memory object (is it a valid cl_mem?)");
+    if (type != CL_MEM_OBJECT_BUFFER)
+        return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_buf_wrap: the memory object is an image, not a buffer");
+    if (mc != ctx->context)
+        return clrun__fail(ctx, CLRUN_INVALID_ARG,
+                           "clrun_buf_wrap: the buffer belongs to another OpenCL context (wrap that context with clrun_ctx_wrap)");
+    if (offset > size || (bytes && bytes > size - offset))
+        return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_buf_wrap: %zu bytes from offset %zu run past the buffer's %zu", bytes, offset,
+                           size);
+    if (!bytes) bytes = size - offset;
+    if (!bytes) return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_buf_wrap: a view of 0 bytes is not allowed");
+    clrun_buf *b = calloc(1, sizeof *b);
+    if (!b) return clrun__fail(ctx, CLRUN_HOST_OUT_OF_MEMORY, "clrun_buf_wrap: out of memory");
+    if (offset == 0) {
+        clRetainMemObject(mem); /* clrun's own reference: the owner's stays theirs */
+        b->mem = mem;
+    } else {
+        if (offset % ctx->info.mem_base_align) {
+            free(b);
+            return clrun__fail(ctx, CLRUN_INVALID_ARG,
+                               "clrun_buf_wrap: offset %zu is not a multiple of %u bytes, the alignment %s requires for sub-buffers "
+                               "(or wrap the whole buffer and pass the offset to the op)",
+                               offset, ctx->info.mem_base_align, ctx->info.name);
+        }
+        cl_buffer_region region = {offset, bytes};
+        if (!(b->mem = clCreateSubBuffer(mem, 0, CL_BUFFER_CREATE_TYPE_REGION, &region, &err))) {
+            free(b);
+            return clrun__fail_cl(ctx, err, "clCreateSubBuffer", "clrun_buf_wrap: a view of %zu bytes at %zu", bytes, offset);
+        }
+    }
+    b->ctx = ctx, b->bytes = bytes;
+    *out = b;
+    return CLRUN_OK;
+}
+
 void clrun_buf_free(clrun_buf *b)
 {
     /* no lock: it touches no state of the context (and scratch is freed inside locked calls) */

@@ -28,6 +28,20 @@ done:
     if (ctx->err) ctx->err[0] = 0;
 }
 
+/* A zeroed context with its locks made; NULL when out of memory. */
+static clrun_ctx *ctx_alloc(void)
+{
+    clrun_ctx *ctx = calloc(1, sizeof *ctx);
+    if (!ctx) return NULL;
+    pthread_mutex_init(&ctx->pinned_lock, NULL);
+    pthread_mutexattr_t ra;
+    pthread_mutexattr_init(&ra);
+    pthread_mutexattr_settype(&ra, PTHREAD_MUTEX_RECURSIVE);
+    pthread_mutex_init(&ctx->lock, &ra);
+    pthread_mutexattr_destroy(&ra);
+    return ctx;
+}
+
 clrun_status clrun_open(clrun_ctx **out, const char *device_spec)
 {
     clrun_status st;
@@ -38,14 +52,8 @@ clrun_status clrun_open(clrun_ctx **out, const char *device_spec)
     *out = NULL;
     if ((st = clrun__settings_check(NULL)) != CLRUN_OK) return st; /* a malformed CLRUN_* is refused up front */
     if ((st = clrun_device_select(device_spec, &index, NULL)) != CLRUN_OK) return st;
-    ctx = calloc(1, sizeof *ctx);
+    ctx = ctx_alloc();
     if (!ctx) return clrun__fail(NULL, CLRUN_HOST_OUT_OF_MEMORY, "clrun_open: out of memory");
-    pthread_mutex_init(&ctx->pinned_lock, NULL);
-    pthread_mutexattr_t ra;
-    pthread_mutexattr_init(&ra);
-    pthread_mutexattr_settype(&ra, PTHREAD_MUTEX_RECURSIVE);
-    pthread_mutex_init(&ctx->lock, &ra);
-    pthread_mutexattr_destroy(&ra);
     if ((st = clrun_device_get(index, &ctx->info)) != CLRUN_OK) goto fail;
     if ((st = clrun__device_handles(index, &ctx->platform, &ctx->device)) != CLRUN_OK) goto fail;
 
@@ -67,6 +75,70 @@ clrun_status clrun_open(clrun_ctx **out, const char *device_spec)
 fail:
     clrun_close(ctx);
     return st;
+}
+
+clrun_status clrun_ctx_wrap(clrun_ctx **out, cl_context context, cl_device_id device, cl_command_queue queue)
+{
+    clrun_status st;
+    cl_int err;
+    if (!out) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_ctx_wrap: out is NULL");
+    *out = NULL;
+    if (!context || !device) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_ctx_wrap: the context and the device are needed");
+    if ((st = clrun__settings_check(NULL)) != CLRUN_OK) return st;
+    /* the device must be one of the context's */
+    cl_device_id devs[64];
+    size_t got = 0;
+    if ((err = clGetContextInfo(context, CL_CONTEXT_DEVICES, sizeof devs, devs, &got)) != CL_SUCCESS)
+        return clrun__fail_cl(NULL, err, "clGetContextInfo", "clrun_ctx_wrap: reading the context's devices (is it a valid cl_context?)");
+    int in_ctx = 0;
+    for (size_t i = 0; i < got / sizeof *devs; i++) in_ctx |= devs[i] == device;
+    if (!in_ctx) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_ctx_wrap: the device is not one of the context's devices");
+    /* and one clrun lists (its facts come from there) */
+    unsigned n = 0, index = 0;
+    cl_platform_id platform = NULL;
+    cl_device_id d = NULL;
+    if ((st = clrun_device_count(&n)) != CLRUN_OK) return st;
+    while (index < n && (clrun__device_handles(index, &platform, &d) != CLRUN_OK || d != device)) index++;
+    if (index == n)
+        return clrun__fail(NULL, CLRUN_UNSUPPORTED,
+                           "clrun_ctx_wrap: the device is not among the devices clrun lists (a sub-device, or a platform "
+                           "the ICD loader does not show: see clrun devices)");
+    if (queue) { /* in order, on this context and device */
+        cl_context qc = NULL;
+        cl_device_id qd = NULL;
+        cl_command_queue_properties props = 0;
+        if ((err = clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT, sizeof qc, &qc, NULL)) != CL_SUCCESS ||
+            (err = clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof qd, &qd, NULL)) != CL_SUCCESS ||
+            (err = clGetCommandQueueInfo(queue, CL_QUEUE_PROPERTIES, sizeof props, &props, NULL)) != CL_SUCCESS)
+            return clrun__fail_cl(NULL, err, "clGetCommandQueueInfo",
+                                  "clrun_ctx_wrap: reading the queue (is it a valid cl_command_queue?)");
+        if (qc != context || qd != device)
+            return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_ctx_wrap: the queue belongs to another context or device");
+        if (props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE)
+            return clrun__fail(NULL, CLRUN_INVALID_ARG,
+                               "clrun_ctx_wrap: the queue runs out of order; clrun's ops need an in-order queue (or pass NULL for one of "
+                               "clrun's own)");
+    }
+    clrun_ctx *ctx = ctx_alloc();
+    if (!ctx) return clrun__fail(NULL, CLRUN_HOST_OUT_OF_MEMORY, "clrun_ctx_wrap: out of memory");
+    if ((st = clrun_device_get(index, &ctx->info)) != CLRUN_OK) {
+        clrun_close(ctx);
+        return st;
+    }
+    ctx->platform = platform, ctx->device = device;
+    clRetainContext(context); /* clrun's own references: the owner's stay theirs */
+    ctx->context = context;
+    if (queue) {
+        clRetainCommandQueue(queue);
+        ctx->queue = queue;
+    } else if (!(ctx->queue = clCreateCommandQueue(context, device, CL_QUEUE_PROFILING_ENABLE, &err))) {
+        clrun_close(ctx);
+        return clrun__fail_cl(NULL, err, "clCreateCommandQueue", "clrun_ctx_wrap: opening a queue on %s", ctx->info.name);
+    }
+    probe_multiple(ctx);
+    clrun__profile_env(ctx);
+    *out = ctx;
+    return CLRUN_OK;
 }
 
 void clrun_close(clrun_ctx *ctx)

@@ -181,6 +181,7 @@ typedef struct clrun_buf clrun_buf;
 typedef struct clrun_prog clrun_prog;
 typedef struct clrun_kernel clrun_kernel;
 typedef struct clrun_event clrun_event;
+typedef struct clrun_queue clrun_queue;
 
 /** Open a context on one device: one OpenCL context and one in-order queue with profiling enabled.
  *  device_spec as for clrun_device_select (NULL: $CLRUN_DEVICE, then the best device).
@@ -201,11 +202,13 @@ CLRUN_API const char *clrun_last_error(const clrun_ctx *ctx);
 /** Capabilities of the context's device. Borrowed; valid while the context lives. */
 CLRUN_API const clrun_device_info *clrun_ctx_device(const clrun_ctx *ctx);
 
-/** Wait until every command queued on the context has finished (clFinish). */
+/** Wait until every command queued on the context has finished, on its own queue and on every
+ *  stream (clFinish each). */
 CLRUN_API clrun_status clrun_finish(clrun_ctx *ctx);
 
-/** The raw OpenCL objects behind a context, for mixing clrun with other OpenCL code. Borrowed: do
- *  not release them (retain them if you keep them beyond the context). */
+/** The raw OpenCL objects behind a context, for mixing clrun with other OpenCL code (the queue:
+ *  the current one, see clrun_queue_use). Borrowed: do not release them (retain them if you keep
+ *  them beyond the context). */
 CLRUN_API cl_context clrun_ctx_cl_context(const clrun_ctx *ctx);
 CLRUN_API cl_command_queue clrun_ctx_cl_queue(const clrun_ctx *ctx);
 CLRUN_API cl_device_id clrun_ctx_cl_device(const clrun_ctx *ctx);
@@ -223,6 +226,53 @@ CLRUN_API cl_device_id clrun_ctx_cl_device(const clrun_ctx *ctx);
  *  an out-of-order queue. CLRUN_UNSUPPORTED: a device clrun does not list (a sub-device). On failure
  *  *ctx is NULL and clrun_last_error(NULL) says why. */
 CLRUN_API clrun_status clrun_ctx_wrap(clrun_ctx **ctx, cl_context context, cl_device_id device, cl_command_queue queue);
+
+/* ------------------------------------------------------------------------------------------------
+ * Queues (streams), lib/queue.c
+ *
+ * A context has its own in-order queue; clrun_queue_new adds more on the same device (CUDA's
+ * streams, PyTorch's torch.cuda.Stream). Every call on a context — launches, transfers, the ops —
+ * enqueues to its current queue, clrun_ctx_queue's unless clrun_queue_use chose another. Commands on
+ * one queue run in order; commands on two queues may overlap (an upload on one while a GEMM runs on
+ * the other), and are ordered only through events: clrun_queue_marker on one, clrun_queue_wait on
+ * the other. Each queue has scratch memory of its own, so ops on two queues never share it. The
+ * current queue is the context's, not the thread's: calls on one context still run one at a time.
+ * ----------------------------------------------------------------------------------------------*/
+
+/** A new in-order queue (with profiling) on the context's device. Free with clrun_queue_free, or
+ *  clrun_close frees it. */
+CLRUN_API clrun_status clrun_queue_new(clrun_ctx *ctx, clrun_queue **out);
+
+/** Wait for the queue's commands, then free it; the context's calls go back to its own queue when
+ *  it was the current one. NULL and the context's own queue are ignored. */
+CLRUN_API void clrun_queue_free(clrun_queue *q);
+
+/** The context's own queue (borrowed; it lives as long as the context). */
+CLRUN_API clrun_queue *clrun_ctx_queue(clrun_ctx *ctx);
+
+/** The queue the context's calls enqueue to now. Borrowed. */
+CLRUN_API clrun_queue *clrun_queue_current(clrun_ctx *ctx);
+
+/** Make q the queue the context's later calls enqueue to (NULL: the context's own). A queue of
+ *  another context is CLRUN_INVALID_ARG. Nothing already queued moves. */
+CLRUN_API clrun_status clrun_queue_use(clrun_ctx *ctx, clrun_queue *q);
+
+/** Commands queued on q after this call start only once the n events have completed (events of
+ *  any of the context's queues: launches, transfers, markers). Queued, does not block. */
+CLRUN_API clrun_status clrun_queue_wait(clrun_queue *q, clrun_event *const *events, unsigned n);
+
+/** *ev: an event that completes when everything queued on q so far has (free with
+ *  clrun_event_free). The queue is flushed, so another queue may wait on it at once. */
+CLRUN_API clrun_status clrun_queue_marker(clrun_queue *q, clrun_event **ev);
+
+/** Submit what is queued on q to the device without waiting (clFlush). */
+CLRUN_API clrun_status clrun_queue_flush(clrun_queue *q);
+
+/** Wait for every command queued on q (clFinish). clrun_finish waits for all the context's queues. */
+CLRUN_API clrun_status clrun_queue_finish(clrun_queue *q);
+
+/** The raw cl_command_queue. Borrowed. */
+CLRUN_API cl_command_queue clrun_queue_cl(const clrun_queue *q);
 
 /* ------------------------------------------------------------------------------------------------
  * Buffers and host memory

@@ -33,6 +33,7 @@ static clrun_ctx *ctx_alloc(void)
 {
     clrun_ctx *ctx = calloc(1, sizeof *ctx);
     if (!ctx) return NULL;
+    ctx->own.ctx = ctx, ctx->cur = &ctx->own;
     pthread_mutex_init(&ctx->pinned_lock, NULL);
     pthread_mutexattr_t ra;
     pthread_mutexattr_init(&ra);
@@ -68,6 +69,7 @@ clrun_status clrun_open(clrun_ctx **out, const char *device_spec)
         st = clrun__fail_cl(NULL, err, "clCreateCommandQueue", "opening a queue on %s", ctx->info.name);
         goto fail;
     }
+    ctx->own.queue = ctx->queue;
     probe_multiple(ctx);
     clrun__profile_env(ctx);
     *out = ctx;
@@ -135,6 +137,7 @@ clrun_status clrun_ctx_wrap(clrun_ctx **out, cl_context context, cl_device_id de
         clrun_close(ctx);
         return clrun__fail_cl(NULL, err, "clCreateCommandQueue", "clrun_ctx_wrap: opening a queue on %s", ctx->info.name);
     }
+    ctx->own.queue = ctx->queue;
     probe_multiple(ctx);
     clrun__profile_env(ctx);
     *out = ctx;
@@ -148,6 +151,7 @@ void clrun_close(clrun_ctx *ctx)
         ctx->close_pending = 1;
         return;
     }
+    while (ctx->streams) clrun_queue_free(ctx->streams); /* back on the context's own queue */
     if (ctx->queue) clFinish(ctx->queue);
     clrun__profile_close(ctx);
     while (ctx->op_state) {
@@ -163,7 +167,7 @@ void clrun_close(clrun_ctx *ctx)
         if (ctx->kcache[i].own_prog) clrun_prog_free(ctx->kcache[i].prog);
     }
     free(ctx->kcache);
-    clrun_buf_free(ctx->scratch);
+    clrun_buf_free(ctx->own.scratch);
     for (int i = 0; i < 2; i++) {
         if (ctx->stage_mem[i]) {
             if (ctx->stage_ptr[i]) clEnqueueUnmapMemObject(ctx->queue, ctx->stage_mem[i], ctx->stage_ptr[i], 0, NULL, NULL);
@@ -200,8 +204,9 @@ cl_device_id clrun_ctx_cl_device(const clrun_ctx *ctx) { return ctx->device; }
 clrun_status clrun_finish(clrun_ctx *ctx)
 {
     CLRUN__SERIAL(ctx);
-    cl_int err = clFinish(ctx->queue);
-    if (err != CL_SUCCESS) return clrun__fail_cl(ctx, err, "clFinish", "waiting for the queue");
+    cl_int err = clFinish(ctx->own.queue);
+    for (struct clrun_queue *s = ctx->streams; s && err == CL_SUCCESS; s = s->next) err = clFinish(s->queue);
+    if (err != CL_SUCCESS) return clrun__fail_cl(ctx, err, "clFinish", "waiting for the context's queues");
     return CLRUN_OK;
 }
 
@@ -243,15 +248,16 @@ clrun_status clrun__lib_kernel(clrun_ctx *ctx, const char *file, const char *opt
 
 clrun_status clrun__scratch(clrun_ctx *ctx, size_t bytes, clrun_buf **out)
 {
-    if (!ctx->scratch || clrun_buf_size(ctx->scratch) < bytes) {
+    struct clrun_queue *q = ctx->cur; /* each queue its own: ops on two queues run at once */
+    if (!q->scratch || clrun_buf_size(q->scratch) < bytes) {
         clrun_buf *b = NULL;
         size_t want = bytes < 65536 ? 65536 : bytes;
         clrun_status st = clrun_buf_new(ctx, want, 0, &b);
         if (st != CLRUN_OK) return st;
-        clrun_buf_free(ctx->scratch);
-        ctx->scratch = b;
+        clrun_buf_free(q->scratch); /* released once the commands queued on it have run */
+        q->scratch = b;
     }
-    *out = ctx->scratch;
+    *out = q->scratch;
     return CLRUN_OK;
 }
 

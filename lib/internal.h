@@ -27,12 +27,24 @@ struct clrun__kentry {
     int own_prog;
 };
 
+/* A queue of a context (clrun_queue): its own scratch memory, so that ops on two queues never share
+ * it. The context's own queue is ctx->own; streams (clrun_queue_new) are listed from ctx->streams. */
+struct clrun_queue {
+    clrun_ctx *ctx;
+    cl_command_queue queue;
+    clrun_buf *scratch;        /* the ops' scratch memory on this queue (grows) */
+    struct clrun_queue *next;  /* the context's next stream */
+};
+
 struct clrun_ctx {
     clrun_device_info info;
     cl_platform_id platform;
     cl_device_id device;
     cl_context context;
-    cl_command_queue queue;
+    cl_command_queue queue;    /* the queue calls enqueue to now: cur->queue */
+    struct clrun_queue own;    /* the context's own queue */
+    struct clrun_queue *cur;   /* the current queue (clrun_queue_use): &own or a stream */
+    struct clrun_queue *streams;
     char *err; /* last error text; grows to hold long build logs */
     int delivering;    /* pipelines' deliver callbacks running now (lib/pipe.c) */
     int close_pending; /* clrun_close was called from one of them: closed once it returns */
@@ -46,7 +58,6 @@ struct clrun_ctx {
     size_t stage_bytes;
     struct clrun__kentry *kcache; /* grows: one entry per (source, options, kernel) used */
     int nkcache, capkcache;
-    clrun_buf *scratch;              /* the ops' scratch memory (grows) */
     struct clrun__op_slot *op_state; /* per-op state (clrun__op_state), newest first */
     struct clrun__profile *profile;  /* kernel times while profiling (profile.c), else NULL */
 };

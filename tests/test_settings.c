@@ -1,6 +1,6 @@
 /* test_settings.c — the CLRUN_* variables (lib/settings.c): one policy for every kind (empty is
  * unset, a malformed value is refused naming the variable and its form), clrun_open refusing a
- * malformed one up front, the README's table equal to the module's, and no getenv of a CLRUN_*
+ * malformed one up front, docs/CLI.md's table equal to the module's, and no getenv of a CLRUN_*
  * variable anywhere in lib/ but the settings module. Links the static library (internals). */
 #include "helpers.h"
 #include "settings.h"
@@ -8,7 +8,7 @@
 #include <dirent.h>
 #include <sys/stat.h>
 
-/* "| `CLRUN_X` | form | effect |", as the README writes the row */
+/* "| `CLRUN_X` | form | effect |", as docs/CLI.md writes the row */
 static void row_of(clrun__setting id, char *buf, size_t size)
 {
     snprintf(buf, size, "| `%s` | %s | %s |", clrun__setting_name(id), clrun__setting_form(id), clrun__setting_effect(id));
@@ -29,11 +29,11 @@ static char *slurp(const char *path)
     return s;
 }
 
-/* Every row of the README's table is a row of the module's, and every variable has its row. */
+/* Every row of docs/CLI.md's table is a row of the module's, and every variable has its row. */
 static void readme_table(void **state)
 {
     (void)state;
-    char *readme = slurp(SOURCE_DIR "/README.md");
+    char *readme = slurp(SOURCE_DIR "/docs/CLI.md");
     int seen[CLRUN__SET_COUNT] = {0}, rows = 0;
     for (char *line = strtok(readme, "\n"); line; line = strtok(NULL, "\n")) {
         if (strncmp(line, "| `CLRUN_", 9) != 0) continue;
@@ -44,13 +44,13 @@ static void readme_table(void **state)
             row_of((clrun__setting)i, want, sizeof want);
             if (strcmp(line, want) == 0) found = i;
         }
-        if (found < 0) fail_msg("README row matches no setting of lib/settings.h (or its text differs):\n%s", line);
+        if (found < 0) fail_msg("docs/CLI.md row matches no setting of lib/settings.h (or its text differs):\n%s", line);
         seen[found]++;
     }
     for (int i = 0; i < CLRUN__SET_COUNT; i++) {
         char want[1024];
         row_of((clrun__setting)i, want, sizeof want);
-        if (seen[i] != 1) fail_msg("README.md must list %s once, as\n%s", clrun__setting_name((clrun__setting)i), want);
+        if (seen[i] != 1) fail_msg("docs/CLI.md must list %s once, as\n%s", clrun__setting_name((clrun__setting)i), want);
     }
     assert_int_equal(rows, CLRUN__SET_COUNT);
     free(readme);

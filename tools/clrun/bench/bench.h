@@ -40,5 +40,6 @@ int bench_canny(const struct bench_opts *o);
 int bench_pipeline(const struct bench_opts *o);
 int bench_int8(const struct bench_opts *o);
 int bench_sparse(const struct bench_opts *o);
+int bench_overlap(const struct bench_opts *o);
 
 #endif

@@ -115,11 +115,15 @@ static const char *bench_help = "usage: clrun bench NAME [-d SPEC] [--json] [--r
                                 "             against clrun's f16 tensor-core kernel (NVIDIA) or f32 kernel in the same run and\n"
                                 "             PyTorch's torch._int_mm; then quantize/dequantize bandwidth (--size Mi elements)\n"
                                 "  sparse     2:4 sparse GEMM (clrun_gemm_sp, f16 and bf16) against clrun's dense kernel on the same\n"
-                                "             pruned A, the results compared; PyTorch's semi-structured sparse matmul on CUDA\n\n"
+                                "             pruned A, the results compared; PyTorch's semi-structured sparse matmul on CUDA\n"
+                                "  overlap    uploads of --size MiB chunks (default 256 on a GPU, 16 otherwise) from pinned memory, each\n"
+                                "             followed by a GEMM of about the upload's time reading it: on one queue against two\n"
+                                "             streams (clrun_queue_new) that overlap one chunk's upload with the other's GEMM\n\n"
                                 "  -d, --device SPEC   device (default: $CLRUN_DEVICE, else the best)\n"
                                 "  --json              one JSON record per line: op, impl, size, median_ms, gbps\n"
                                 "  --repeat N          timed repetitions after a warm-up (default 5)\n"
-                                "  --size MIB          transfer: MiB (default 1024 on a GPU, 256 otherwise); vector: Mi elements\n"
+                                "  --size MIB          transfer: MiB (default 1024 on a GPU, 256 otherwise); overlap: MiB per chunk;\n"
+                                "                      vector: Mi elements\n"
                                 "                      (default 256 on a GPU, 16 otherwise)\n"
                                 "  --devices GROUP     gemm: also time clrun_group_gemm on the group from host arrays, against its\n"
                                 "                      first device alone (same bits checked); pipeline: op canny on the group;\n"
@@ -128,21 +132,16 @@ static const char *bench_help = "usage: clrun bench NAME [-d SPEC] [--json] [--r
                                 "  --jobs N            pipeline: clrun's host threads and OpenCV's processes (default: the cores plus\n"
                                 "                      one for clrun, as op canny; the cores for OpenCV's pool)\n"
                                 "  --timeout S         end the command (exit 6) when it runs past S seconds (default 3600, 0: none)\n"
-"  --help              this text\n";
+                                "  --help              this text\n";
 
 int cmd_bench(int argc, char **argv)
 {
     struct bench_opts o = {NULL, 0, 5, 0, NULL, 0, 0, NULL};
-    static const struct option opts[] = {{"device", required_argument, NULL, 'd'},
-                                         {"json", no_argument, NULL, 'j'},
-                                         {"repeat", required_argument, NULL, 'r'},
-                                         {"size", required_argument, NULL, 's'},
-                                         {"shapes", required_argument, NULL, 'S'},
-                                         {"frames", required_argument, NULL, 'F'},
-                                         {"jobs", required_argument, NULL, 'J'},
-                                         {"devices", required_argument, NULL, 'G'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {0}};
+    static const struct option opts[] = {{"device", required_argument, NULL, 'd'}, {"json", no_argument, NULL, 'j'},
+                                         {"repeat", required_argument, NULL, 'r'}, {"size", required_argument, NULL, 's'},
+                                         {"shapes", required_argument, NULL, 'S'}, {"frames", required_argument, NULL, 'F'},
+                                         {"jobs", required_argument, NULL, 'J'},   {"devices", required_argument, NULL, 'G'},
+                                         {"help", no_argument, NULL, 'h'},         {0}};
     int c;
     struct cli_opts opt = {.sub = "bench", .help = bench_help, .first = 1};
     while ((c = cli_next_opt(&opt, argc, argv, "d:h", opts)) != CLI_OPTS_END) {
@@ -167,13 +166,15 @@ int cmd_bench(int argc, char **argv)
         case 'J': {
             long v = strtol(optarg, &end, 10);
             if (!*optarg || *end || v < 1 || v > (c == 'F' ? 100000 : 256))
-                return cli_usage_error("bench", "--%s wants 1..%d, not '%s'", c == 'F' ? "frames" : "jobs", c == 'F' ? 100000 : 256, optarg);
+                return cli_usage_error("bench", "--%s wants 1..%d, not '%s'", c == 'F' ? "frames" : "jobs", c == 'F' ? 100000 : 256,
+                                       optarg);
             *(c == 'F' ? &o.frames : &o.jobs) = (int)v;
             break;
         }
         }
     }
-    if (optind >= argc) return cli_usage_error("bench", "which benchmark? transfer, launch, vector, gemm, mixed, canny, pipeline, int8 or sparse");
+    if (optind >= argc)
+        return cli_usage_error("bench", "which benchmark? transfer, launch, vector, gemm, mixed, canny, pipeline, int8, sparse or overlap");
     const char *name = argv[optind];
     if (optind + 1 < argc) return cli_usage_error("bench", "unexpected argument '%s'", argv[optind + 1]);
     if (strcmp(name, "transfer") == 0) return bench_transfer(&o);
@@ -185,6 +186,7 @@ int cmd_bench(int argc, char **argv)
     if (strcmp(name, "pipeline") == 0) return bench_pipeline(&o);
     if (strcmp(name, "int8") == 0) return bench_int8(&o);
     if (strcmp(name, "sparse") == 0) return bench_sparse(&o);
-    return cli_usage_error("bench", "unknown benchmark '%s'; there are: transfer, launch, vector, gemm, mixed, canny, pipeline, int8, sparse",
-                           name);
+    if (strcmp(name, "overlap") == 0) return bench_overlap(&o);
+    return cli_usage_error(
+        "bench", "unknown benchmark '%s'; there are: transfer, launch, vector, gemm, mixed, canny, pipeline, int8, sparse, overlap", name);
 }

@@ -867,10 +867,12 @@ typedef struct clrun_qparams {
 } clrun_qparams;
 
 /** n f32 elements of x from element x_off into n s8 elements of q from q_off (queued). */
-CLRUN_API clrun_status clrun_quantize(clrun_ctx *ctx, clrun_buf *x, size_t x_off, clrun_buf *q, size_t q_off, size_t n, const clrun_qparams *p);
+CLRUN_API clrun_status clrun_quantize(clrun_ctx *ctx, clrun_buf *x, size_t x_off, clrun_buf *q, size_t q_off, size_t n,
+                                      const clrun_qparams *p);
 
 /** n s8 elements of q from q_off into n f32 elements of x from x_off (queued). */
-CLRUN_API clrun_status clrun_dequantize(clrun_ctx *ctx, clrun_buf *q, size_t q_off, clrun_buf *x, size_t x_off, size_t n, const clrun_qparams *p);
+CLRUN_API clrun_status clrun_dequantize(clrun_ctx *ctx, clrun_buf *q, size_t q_off, clrun_buf *x, size_t x_off, size_t n,
+                                        const clrun_qparams *p);
 
 /** Scales and zero points (one per channel; channels and inner as in clrun_qparams) from the
  *  range of host data x, as torch.ao.quantization's MinMaxObserver computes them for qint8 in f32:

@@ -168,7 +168,8 @@ int clrun__cache_load_begin(const unsigned char key[16])
     /* O_NONBLOCK: a FIFO planted there must not hang the load; only a regular file is a mark */
     int fd = open(mark, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0 && errno != ENOENT) { /* a link, or unreadable: not a mark of ours; load without one */
-        if (clrun__verbose()) fprintf(stderr, "clrun: %s is not a load mark clrun can read (%s); loading without one\n", mark, strerror(errno));
+        if (clrun__verbose())
+            fprintf(stderr, "clrun: %s is not a load mark clrun can read (%s); loading without one\n", mark, strerror(errno));
         return 1;
     }
     if (fd >= 0) {

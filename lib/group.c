@@ -15,7 +15,7 @@
 struct clrun_group {
     unsigned n;
     clrun_ctx **ctx;
-    double *w;    /* relative speeds; valid when have_w */
+    double *w; /* relative speeds; valid when have_w */
     int have_w;
     int fail_dev; /* tests (clrun__group_fail): this device's shares fail; -1 none */
 };
@@ -59,8 +59,10 @@ static int parse_spec(const char *spec, unsigned *idx, unsigned cap, clrun_statu
         const size_t len = comma ? (size_t)(comma - p) : strlen(p);
         char item[256];
         if (len == 0 || len >= sizeof item) {
-            *st = clrun__fail(NULL, CLRUN_INVALID_ARG, "device group '%s': an empty or overlong item (a group is all, gpu, cpu, "
-                                                       "accelerator, or selection strings separated by commas)", spec);
+            *st = clrun__fail(NULL, CLRUN_INVALID_ARG,
+                              "device group '%s': an empty or overlong item (a group is all, gpu, cpu, "
+                              "accelerator, or selection strings separated by commas)",
+                              spec);
             return -1;
         }
         memcpy(item, p, len);
@@ -137,7 +139,8 @@ static double measure(clrun_ctx *ctx)
         const size_t bytes = S * S * sizeof(float);
         double took = 0;
         best = 0;
-        if (clrun_buf_new(ctx, bytes, 0, &a) || clrun_buf_new(ctx, bytes, 0, &c) || clrun_buf_fill(a, &(float){0}, sizeof(float), 0, bytes)) {
+        if (clrun_buf_new(ctx, bytes, 0, &a) || clrun_buf_new(ctx, bytes, 0, &c) ||
+            clrun_buf_fill(a, &(float){0}, sizeof(float), 0, bytes)) {
             clrun_buf_free(a), clrun_buf_free(c);
             break;
         }
@@ -175,13 +178,15 @@ clrun_status clrun_group_set_weights(clrun_group *g, const double *w)
         }
         int any = 0;
         for (unsigned i = 0; i < g->n; i++) any |= (g->w[i] = measure(g->ctx[i])) > 0;
-        if (!any) for (unsigned i = 0; i < g->n; i++) g->w[i] = 1; /* nothing measured: equal shares */
+        if (!any)
+            for (unsigned i = 0; i < g->n; i++) g->w[i] = 1; /* nothing measured: equal shares */
         g->have_w = 1;
         return CLRUN_OK;
     }
     double sum = 0;
     for (unsigned i = 0; i < g->n; i++) {
-        if (!(w[i] >= 0) || !isfinite(w[i])) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_group_set_weights: weight %u is %g", i, w[i]);
+        if (!(w[i] >= 0) || !isfinite(w[i]))
+            return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_group_set_weights: weight %u is %g", i, w[i]);
         sum += w[i];
     }
     if (!(sum > 0)) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_group_set_weights: every weight is 0");
@@ -339,11 +344,14 @@ clrun_status clrun_group_gemm(clrun_group *g, const clrun_gemm_desc *d, const vo
 {
     if (!g || !d || !c) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_group_gemm: NULL argument");
     if (d->batch > 1) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_group_gemm: batches are not split; run them one by one");
-    if (d->a || d->b || d->c) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_group_gemm: the descriptor's buffers must be NULL (host arrays are given)");
+    if (d->a || d->b || d->c)
+        return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_group_gemm: the descriptor's buffers must be NULL (host arrays are given)");
     if (d->m == 0 || d->n == 0) return CLRUN_OK;
     if (d->k && (!a || !b)) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_group_gemm: A or B is NULL");
-    if (!clrun_dtype_size(d->type) || d->ldc < d->n || (d->k && (d->lda < (d->trans_a ? d->m : d->k) || d->ldb < (d->trans_b ? d->k : d->n))))
-        return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_group_gemm: a leading dimension is smaller than its row, or the type is unknown");
+    if (!clrun_dtype_size(d->type) || d->ldc < d->n ||
+        (d->k && (d->lda < (d->trans_a ? d->m : d->k) || d->ldb < (d->trans_b ? d->k : d->n))))
+        return clrun__fail(NULL, CLRUN_INVALID_ARG,
+                           "clrun_group_gemm: a leading dimension is smaller than its row, or the type is unknown");
     size_t *rows = calloc(g->n, sizeof *rows);
     struct gemm_share *s = calloc(g->n, sizeof *s);
     clrun_status st = CLRUN_OK;
@@ -369,16 +377,16 @@ enum { RANGE_UNIT = 4096 };
 
 struct range_share {
     struct share h;
-    int reduce;           /* 0: clrun_vec; 1: a reduction */
+    int reduce; /* 0: clrun_vec; 1: a reduction */
     clrun_vec_op vop;
     const char *rop;
     clrun_dtype t;
     float alpha;
     char *dst;
-    const char *in[3];    /* a, b, c (vec) or x, y (reduce) */
+    const char *in[3]; /* a, b, c (vec) or x, y (reduce) */
     size_t r0, count;
-    double value;         /* reductions: the range's result */
-    size_t index;         /* argmax: in the whole array */
+    double value; /* reductions: the range's result */
+    size_t index; /* argmax: in the whole array */
 };
 
 static void *range_share(void *arg)
@@ -443,19 +451,21 @@ static clrun_status run_ranges(clrun_group *g, struct range_share *s, size_t n, 
 
 static clrun_status check_type(const char *what, clrun_dtype t)
 {
-    if (t != CLRUN_F32 && t != CLRUN_F16) return clrun__fail(NULL, CLRUN_INVALID_ARG, "%s: the type is f32 or f16, not %s", what, clrun_dtype_name(t));
+    if (t != CLRUN_F32 && t != CLRUN_F16)
+        return clrun__fail(NULL, CLRUN_INVALID_ARG, "%s: the type is f32 or f16, not %s", what, clrun_dtype_name(t));
     return CLRUN_OK;
 }
 
-clrun_status clrun_group_vec(clrun_group *g, clrun_vec_op op, clrun_dtype t, size_t n, float alpha, void *dst, const void *a,
-                             const void *b, const void *c)
+clrun_status clrun_group_vec(clrun_group *g, clrun_vec_op op, clrun_dtype t, size_t n, float alpha, void *dst, const void *a, const void *b,
+                             const void *c)
 {
     clrun_status st;
     if (!g || !dst || !a) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_group_vec: NULL argument");
     if ((st = check_type("clrun_group_vec", t))) return st;
     if (!clrun_vec_op_name(op)) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_group_vec: unknown op %d", (int)op);
     const int need_b = op != CLRUN_SCALE, need_c = op == CLRUN_FMA;
-    if ((need_b && !b) || (need_c && !c)) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_group_vec: %s needs %s", clrun_vec_op_name(op), need_c && !c ? "c" : "b");
+    if ((need_b && !b) || (need_c && !c))
+        return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_group_vec: %s needs %s", clrun_vec_op_name(op), need_c && !c ? "c" : "b");
     if (n == 0) return CLRUN_OK;
     struct range_share *s = calloc(g->n, sizeof *s);
     if (!s) return clrun__fail(NULL, CLRUN_HOST_OUT_OF_MEMORY, "clrun_group_vec: out of memory");
@@ -475,7 +485,8 @@ clrun_status clrun_group_reduce(clrun_group *g, const char *op, clrun_dtype t, c
     for (int i = 0; i < 6 && op; i++)
         if (!strcmp(op, ops[i])) k = i;
     if (!g || !x || k < 0 || (k == 1 && !y) || (k == 5 ? !index : !value))
-        return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_group_reduce: a NULL argument, or op '%s' is not sum, dot, norm2, max, min or argmax",
+        return clrun__fail(NULL, CLRUN_INVALID_ARG,
+                           "clrun_group_reduce: a NULL argument, or op '%s' is not sum, dot, norm2, max, min or argmax",
                            op ? op : "(null)");
     if ((st = check_type("clrun_group_reduce", t))) return st;
     if (n == 0) {

@@ -32,8 +32,8 @@ struct clrun__kentry {
 struct clrun_queue {
     clrun_ctx *ctx;
     cl_command_queue queue;
-    clrun_buf *scratch;        /* the ops' scratch memory on this queue (grows) */
-    struct clrun_queue *next;  /* the context's next stream */
+    clrun_buf *scratch;       /* the ops' scratch memory on this queue (grows) */
+    struct clrun_queue *next; /* the context's next stream */
 };
 
 struct clrun_ctx {
@@ -41,13 +41,13 @@ struct clrun_ctx {
     cl_platform_id platform;
     cl_device_id device;
     cl_context context;
-    cl_command_queue queue;    /* the queue calls enqueue to now: cur->queue */
-    struct clrun_queue own;    /* the context's own queue */
-    struct clrun_queue *cur;   /* the current queue (clrun_queue_use): &own or a stream */
+    cl_command_queue queue;  /* the queue calls enqueue to now: cur->queue */
+    struct clrun_queue own;  /* the context's own queue */
+    struct clrun_queue *cur; /* the current queue (clrun_queue_use): &own or a stream */
     struct clrun_queue *streams;
-    char *err; /* last error text; grows to hold long build logs */
-    int delivering;    /* pipelines' deliver callbacks running now (lib/pipe.c) */
-    int close_pending; /* clrun_close was called from one of them: closed once it returns */
+    char *err;            /* last error text; grows to hold long build logs */
+    int delivering;       /* pipelines' deliver callbacks running now (lib/pipe.c) */
+    int close_pending;    /* clrun_close was called from one of them: closed once it returns */
     pthread_mutex_t lock; /* recursive: one thread at a time in the context's calls (CLRUN__SERIAL) */
     size_t err_cap;
     pthread_mutex_t pinned_lock;
@@ -100,9 +100,9 @@ struct clrun_kernel {
     cl_kernel kernel;
     char *name;
     unsigned nargs;
-    unsigned char *set; /* per argument: 1 once set */
-    size_t *size;       /* per argument: its by-value size once known (clrun_arg_bytes), else 0 */
-    size_t *local;      /* per argument: the __local bytes given to it (clrun_arg_local), else 0 */
+    unsigned char *set;          /* per argument: 1 once set */
+    size_t *size;                /* per argument: its by-value size once known (clrun_arg_bytes), else 0 */
+    size_t *local;               /* per argument: the __local bytes given to it (clrun_arg_local), else 0 */
     struct clrun__arginfo *args; /* per argument; NULL when neither the driver nor the cache knows them */
 };
 

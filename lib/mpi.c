@@ -128,7 +128,8 @@ clrun_status clrun_mpi_gemm(MPI_Comm comm, int root, clrun_ctx *ctx, const clrun
             fprintf(stderr, "clrun_mpi_gemm: the descriptor or arrays are not as clrun_mpi_gemm takes them (host arrays, packed rows, "
                             "no offsets or batches)\n");
     }
-    if (MPI_Bcast(h, 9, MPI_LONG, root, comm) != MPI_SUCCESS || MPI_Bcast(ab, 2, MPI_FLOAT, root, comm) != MPI_SUCCESS) return CLRUN_IO_ERROR;
+    if (MPI_Bcast(h, 9, MPI_LONG, root, comm) != MPI_SUCCESS || MPI_Bcast(ab, 2, MPI_FLOAT, root, comm) != MPI_SUCCESS)
+        return CLRUN_IO_ERROR;
     if (h[8]) return (clrun_status)h[8];
     clrun_gemm_desc e = {0};
     e.m = (size_t)h[0], e.n = (size_t)h[1], e.k = (size_t)h[2], e.trans_a = (int)h[3], e.trans_b = (int)h[4], e.fast = (int)h[5];

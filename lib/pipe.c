@@ -16,15 +16,15 @@
 #include <time.h>
 
 struct slot {
-    clrun_buf *din, *dout;   /* device input and result */
-    cl_mem hmem[2];          /* pinned host input [0] and result [1], mapped at hptr */
+    clrun_buf *din, *dout; /* device input and result */
+    cl_mem hmem[2];        /* pinned host input [0] and result [1], mapped at hptr */
     void *hptr[2];
     size_t hbytes[2];
-    cl_event done;           /* the last command on the slot's buffers, or NULL */
-    clrun_image shape;       /* the result's shape */
+    cl_event done;     /* the last command on the slot's buffers, or NULL */
+    clrun_image shape; /* the result's shape */
     void *tag;
-    clrun_status st;         /* the item's own failure, or CLRUN_OK */
-    char *err;               /* its text */
+    clrun_status st; /* the item's own failure, or CLRUN_OK */
+    char *err;       /* its text */
 };
 
 struct clrun_pipe {
@@ -39,7 +39,7 @@ struct clrun_pipe {
     char *broken_err;
     int in_deliver;
     int free_pending; /* clrun_pipe_free was called from deliver: freed once deliver returns */
-    void *owned; /* freed with the pipeline (clrun__pipe_adopt) */
+    void *owned;      /* freed with the pipeline (clrun__pipe_adopt) */
 };
 
 clrun_status clrun_pipe_new(clrun_ctx *ctx, const clrun_pipe_op *op, unsigned depth, clrun_pipe_deliver deliver, void *arg,
@@ -225,13 +225,15 @@ static clrun_status enqueue(clrun_pipe *pp, struct slot *s, const clrun_image *i
     const size_t orow = s->shape.width * s->shape.channels;
     if ((in->channels && row / in->channels != in->width) || (row && in->height > SIZE_MAX / row) ||
         (s->shape.channels && orow / s->shape.channels != s->shape.width) || (orow && s->shape.height > SIZE_MAX / orow))
-        return item_fail(pp, s, clrun__fail(ctx, CLRUN_INVALID_ARG, "pipeline: an item of %zu×%zu×%u is too large", in->width, in->height,
-                                            in->channels)),
+        return item_fail(pp, s,
+                         clrun__fail(ctx, CLRUN_INVALID_ARG, "pipeline: an item of %zu×%zu×%u is too large", in->width, in->height,
+                                     in->channels)),
                CLRUN_OK;
     const size_t ib = row * in->height, ob = orow * s->shape.height;
     if (in->height > 1 && in->stride < row)
-        return item_fail(pp, s, clrun__fail(ctx, CLRUN_INVALID_ARG, "pipeline: row stride %zu is smaller than the row (%zu bytes)",
-                                            in->stride, row)),
+        return item_fail(
+                   pp, s,
+                   clrun__fail(ctx, CLRUN_INVALID_ARG, "pipeline: row stride %zu is smaller than the row (%zu bytes)", in->stride, row)),
                CLRUN_OK;
     if (!ob) return CLRUN_OK; /* nothing for the device: an empty result */
     if (!ib)

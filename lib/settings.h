@@ -17,9 +17,11 @@
  * `lo` and `hi` of them. X(ID, kind, lo, hi, form, effect); form and effect are README markdown. */
 #define CLRUN__SETTINGS(X)                                                                                                               \
     X(DEVICE, TEXT, 0, 0, "a selection string", "default device: `PLATFORM:DEVICE`, an index, a name, `gpu`, `cpu` or `accelerator`")    \
-    X(DEVICES, TEXT, 0, 0, "a group", "default device group (`clrun_group_open`, `--devices`): `all`, `gpu`, `cpu` or selection strings `0,2`")  \
-    X(GROUP_WEIGHTS, UINTS, 1, 8, "`W,W,...`",                                                                                         \
-      "device groups: the devices' relative speeds, one integer per device in group order (0: give it nothing), instead of measuring them") \
+    X(DEVICES, TEXT, 0, 0, "a group",                                                                                                    \
+      "default device group (`clrun_group_open`, `--devices`): `all`, `gpu`, `cpu` or selection strings `0,2`")                          \
+    X(GROUP_WEIGHTS, UINTS, 1, 8, "`W,W,...`",                                                                                           \
+      "device groups: the devices' relative speeds, one integer per device in group order (0: give it nothing), instead of measuring "   \
+      "them")                                                                                                                            \
     X(CACHE_DIR, TEXT, 0, 0, "a folder", "binary cache folder (else `$XDG_CACHE_HOME/clrun`, else `~/.cache/clrun`)")                    \
     X(NO_CACHE, FLAG, 0, 0, "`1` or `0`", "`1`: no binary cache")                                                                        \
     X(KERNEL_DIR, TEXT, 0, 0, "a folder", "load the kernel library's sources from this folder instead of the embedded copy")             \
@@ -34,7 +36,7 @@
     X(GEMM_MMA_PARAMS, UINTS, 6, 7, "`BM,BN,BK,WTM,WTN,STAGES[,TFACC]`",                                                                 \
       "tensor-core GEMM tiles (experiments); refused when the device cannot run them")                                                   \
     X(NO_TENSOR, FLAG, 0, 0, "`1` or `0`", "`1`: never use the tensor-core kernel (`auto` takes the portable ones)")                     \
-    X(GEMM_WGMMA_PARAMS, UINTS, 6, 8, "`BM,BN,WG,WN,STAGES,WAIT[,KB[,WS]]`",                                                                       \
+    X(GEMM_WGMMA_PARAMS, UINTS, 6, 8, "`BM,BN,WG,WN,STAGES,WAIT[,KB[,WS]]`",                                                             \
       "Hopper wgmma GEMM tiles (experiments); refused when the device cannot run them")                                                  \
     X(NO_WGMMA, FLAG, 0, 0, "`1` or `0`", "`1`: never use the Hopper wgmma kernel (the `mma.sync` one takes its products)")              \
     X(REDUCE_SHAPE, CHOICE, 0, 0, "`gpu` or `cpu`", "run that shape of the reduction kernels on any device (tests)")                     \

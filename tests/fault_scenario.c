@@ -28,13 +28,13 @@ static int failed(const char *what, clrun_status st)
     return 10;
 }
 
-#define STEP(call)                                      \
-    do {                                                \
-        clrun_status st_ = (call);                      \
-        if (st_ != CLRUN_OK) {                          \
-            rc = failed(#call, st_);                    \
-            goto done;                                  \
-        }                                               \
+#define STEP(call)                   \
+    do {                             \
+        clrun_status st_ = (call);   \
+        if (st_ != CLRUN_OK) {       \
+            rc = failed(#call, st_); \
+            goto done;               \
+        }                            \
     } while (0)
 
 /* The pipeline's deliver: counts results, and keeps the first failure's status. */
@@ -171,7 +171,8 @@ int main(int argc, char **argv)
     STEP(clrun_pipe_flush(pp));
     if (got.n != 2) return fprintf(stderr, "fault_scenario: the pipeline delivered %d of 2 items\n", got.n), 3;
     if (got.st) {
-        if (!got.text[0]) return fprintf(stderr, "fault_scenario: a pipeline item failed with %s and no text\n", clrun_status_str(got.st)), 2;
+        if (!got.text[0])
+            return fprintf(stderr, "fault_scenario: a pipeline item failed with %s and no text\n", clrun_status_str(got.st)), 2;
         fprintf(stderr, "fault_scenario: a pipeline item -> %s: %s\n", clrun_status_str(got.st), got.text);
         rc = 10;
         goto done;

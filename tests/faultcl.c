@@ -63,25 +63,25 @@ static void *real(const char *name)
 }
 
 /* A function returning cl_int. */
-#define STATUS_CALL(name, err, params, args)                            \
-    CL_API_ENTRY cl_int CL_API_CALL name params                         \
-    {                                                                   \
-        static cl_int(CL_API_CALL * fn) params;                         \
-        if (inject(#name)) return err;                                  \
-        if (!fn) *(void **)&fn = real(#name);                           \
-        return fn args;                                                 \
+#define STATUS_CALL(name, err, params, args)    \
+    CL_API_ENTRY cl_int CL_API_CALL name params \
+    {                                           \
+        static cl_int(CL_API_CALL *fn) params;  \
+        if (inject(#name)) return err;          \
+        if (!fn) *(void **)&fn = real(#name);   \
+        return fn args;                         \
     }
 /* A function returning an object, with its error code last. */
-#define OBJECT_CALL(type, name, err, params, args, errp)                \
-    CL_API_ENTRY type CL_API_CALL name params                           \
-    {                                                                   \
-        static type(CL_API_CALL * fn) params;                           \
-        if (inject(#name)) {                                            \
-            if (errp) *(errp) = err;                                    \
-            return NULL;                                                \
-        }                                                               \
-        if (!fn) *(void **)&fn = real(#name);                           \
-        return fn args;                                                 \
+#define OBJECT_CALL(type, name, err, params, args, errp) \
+    CL_API_ENTRY type CL_API_CALL name params            \
+    {                                                    \
+        static type(CL_API_CALL *fn) params;             \
+        if (inject(#name)) {                             \
+            if (errp) *(errp) = err;                     \
+            return NULL;                                 \
+        }                                                \
+        if (!fn) *(void **)&fn = real(#name);            \
+        return fn args;                                  \
     }
 
 OBJECT_CALL(cl_context, clCreateContext, CL_OUT_OF_HOST_MEMORY,
@@ -92,8 +92,8 @@ OBJECT_CALL(cl_command_queue, clCreateCommandQueue, CL_OUT_OF_RESOURCES,
             (cl_context c, cl_device_id d, cl_command_queue_properties p, cl_int *e), (c, d, p, e), e)
 OBJECT_CALL(cl_mem, clCreateBuffer, CL_MEM_OBJECT_ALLOCATION_FAILURE, (cl_context c, cl_mem_flags f, size_t s, void *h, cl_int *e),
             (c, f, s, h, e), e)
-OBJECT_CALL(cl_mem, clCreateSubBuffer, CL_OUT_OF_RESOURCES,
-            (cl_mem b, cl_mem_flags f, cl_buffer_create_type t, const void *i, cl_int *e), (b, f, t, i, e), e)
+OBJECT_CALL(cl_mem, clCreateSubBuffer, CL_OUT_OF_RESOURCES, (cl_mem b, cl_mem_flags f, cl_buffer_create_type t, const void *i, cl_int *e),
+            (b, f, t, i, e), e)
 OBJECT_CALL(cl_program, clCreateProgramWithSource, CL_OUT_OF_HOST_MEMORY,
             (cl_context c, cl_uint n, const char **s, const size_t *l, cl_int *e), (c, n, s, l, e), e)
 OBJECT_CALL(cl_program, clCreateProgramWithBinary, CL_OUT_OF_HOST_MEMORY,
@@ -105,8 +105,8 @@ STATUS_CALL(clBuildProgram, CL_OUT_OF_HOST_MEMORY,
             (p, n, d, o, cb, u))
 STATUS_CALL(clSetKernelArg, CL_OUT_OF_HOST_MEMORY, (cl_kernel k, cl_uint i, size_t s, const void *v), (k, i, s, v))
 STATUS_CALL(clEnqueueNDRangeKernel, CL_OUT_OF_RESOURCES,
-            (cl_command_queue q, cl_kernel k, cl_uint d, const size_t *o, const size_t *g, const size_t *l, cl_uint n,
-             const cl_event *w, cl_event *ev),
+            (cl_command_queue q, cl_kernel k, cl_uint d, const size_t *o, const size_t *g, const size_t *l, cl_uint n, const cl_event *w,
+             cl_event *ev),
             (q, k, d, o, g, l, n, w, ev))
 STATUS_CALL(clEnqueueReadBuffer, CL_OUT_OF_RESOURCES,
             (cl_command_queue q, cl_mem b, cl_bool bl, size_t o, size_t s, void *p, cl_uint n, const cl_event *w, cl_event *ev),

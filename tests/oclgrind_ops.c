@@ -17,13 +17,13 @@
 static clrun_ctx *ctx;
 static int failures;
 
-#define TRY(call)                                                                                               \
-    do {                                                                                                        \
-        clrun_status st_ = (call);                                                                              \
-        if (st_ != CLRUN_OK) {                                                                                  \
+#define TRY(call)                                                                                                 \
+    do {                                                                                                          \
+        clrun_status st_ = (call);                                                                                \
+        if (st_ != CLRUN_OK) {                                                                                    \
             fprintf(stderr, "oclgrind_ops: %s -> %s: %s\n", #call, clrun_status_str(st_), clrun_last_error(ctx)); \
-            failures++;                                                                                         \
-        }                                                                                                       \
+            failures++;                                                                                           \
+        }                                                                                                         \
     } while (0)
 
 static uint32_t rng = 12345;
@@ -244,7 +244,8 @@ static void canny(const char *shape)
         }
         for (size_t y = 0; y < h; y++)
             for (size_t x = 0; x < w * ch; x++)
-                in.data[y * in.stride + x] = (unsigned char)((x / ch > 12 && x / ch < 30 && y > 8 && y < 20 ? 160 : 40) + (next_float() + 1) * 30);
+                in.data[y * in.stride + x] =
+                    (unsigned char)((x / ch > 12 && x / ch < 30 && y > 8 && y < 20 ? 160 : 40) + (next_float() + 1) * 30);
         const clrun_canny_params ps[] = {{50, 100, 0, 3, 0, 0}, {20, 60, 1, 5, 5, 0}, {200, 400, 0, 7, 3, 1.2}};
         for (int p = 0; p < 3; p++) {
             memset(&out, 0, sizeof out);

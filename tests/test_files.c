@@ -287,7 +287,7 @@ static void interrupted_write_leaves_nothing(void **state)
         usleep(1000); /* past the listing of the temporary file, which follows its creation */
         raise(SIGUSR1);
         pthread_join(t, NULL);
-        caught = w.st == CLRUN_IO_ERROR; /* its temporary file was taken away before the rename */
+        caught = w.st == CLRUN_IO_ERROR;               /* its temporary file was taken away before the rename */
         if (!caught) assert_int_equal(w.st, CLRUN_OK); /* the write had finished first */
     }
     signal(SIGUSR1, SIG_DFL);
@@ -334,7 +334,8 @@ static void *write_fifo(void *arg)
     int fd = open(w->path, O_WRONLY);
     if (fd < 0) return NULL;
     ssize_t k = write(fd, w->data, w->n);
-    for (size_t sent = 0; k >= 0 && sent < w->extra; sent += sizeof zeros) k = write(fd, zeros, sizeof zeros); /* EPIPE once the reader stops */
+    for (size_t sent = 0; k >= 0 && sent < w->extra; sent += sizeof zeros)
+        k = write(fd, zeros, sizeof zeros); /* EPIPE once the reader stops */
     close(fd);
     return NULL;
 }
@@ -397,8 +398,8 @@ static void inputs_bounded(void **state)
 static void jpeg_as_opencv_reads_it(void **state)
 {
     (void)state;
-    static const char *const names[] = {"baseline-420", "baseline-422", "baseline-440", "baseline-444", "baseline-q50", "progressive",
-                                        "optimized-restart", "gray", "gray-progressive"};
+    static const char *const names[] = {"baseline-420", "baseline-422",      "baseline-440", "baseline-444",    "baseline-q50",
+                                        "progressive",  "optimized-restart", "gray",         "gray-progressive"};
     char path[512], golden[512];
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
         clrun_image got, want;

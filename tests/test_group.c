@@ -186,8 +186,9 @@ static void product(clrun_group *one, clrun_group *two, struct shape s, uint64_t
         clrun__group_fail(two, -1);
         for (size_t i = 0; i < s.m * ldc; i++)
             if (memcmp(&got[i], &want[i], 4))
-                fail_msg("%zux%zux%zu (ta %d tb %d fast %d beta %g %s), %s: C[%zu][%zu] is %a, one device gives %a", s.m, s.n, s.k, s.ta, s.tb,
-                         s.fast, s.beta, clrun_dtype_name(s.t), w < 5 ? "weights" : "device 1 failing", i / ldc, i % ldc, got[i], want[i]);
+                fail_msg("%zux%zux%zu (ta %d tb %d fast %d beta %g %s), %s: C[%zu][%zu] is %a, one device gives %a", s.m, s.n, s.k, s.ta,
+                         s.tb, s.fast, s.beta, clrun_dtype_name(s.t), w < 5 ? "weights" : "device 1 failing", i / ldc, i % ldc, got[i],
+                         want[i]);
     }
     free(a), free(b), free(c0), free(want), free(got);
 }
@@ -200,10 +201,14 @@ static void gemm_bit_identical(void **state)
     CHECK_OK(NULL, clrun_group_open(&one, "0"));
     CHECK_OK(NULL, clrun_group_open(&two, "0,1"));
     const struct shape shapes[] = {
-        {700, 300, 129, 0, 0, 0, 0, CLRUN_F32},     {383, 257, 64, 1, 0, 0, 0.5f, CLRUN_F32}, {300, 129, 77, 0, 1, 1, 0, CLRUN_F32},
-        {513, 65, 200, 1, 1, 0, -1.0f, CLRUN_F32},  {260, 96, 160, 0, 0, 0, 0, CLRUN_F16},    {129, 33, 0, 0, 0, 0, 2.0f, CLRUN_F32},
-        {1 + rng_next(&rng) % 600, 1 + rng_next(&rng) % 200, 1 + rng_next(&rng) % 200, (int)(rng_next(&rng) & 1), (int)(rng_next(&rng) & 1), 0,
-         0.25f, CLRUN_F32},
+        {700, 300, 129, 0, 0, 0, 0, CLRUN_F32},
+        {383, 257, 64, 1, 0, 0, 0.5f, CLRUN_F32},
+        {300, 129, 77, 0, 1, 1, 0, CLRUN_F32},
+        {513, 65, 200, 1, 1, 0, -1.0f, CLRUN_F32},
+        {260, 96, 160, 0, 0, 0, 0, CLRUN_F16},
+        {129, 33, 0, 0, 0, 0, 2.0f, CLRUN_F32},
+        {1 + rng_next(&rng) % 600, 1 + rng_next(&rng) % 200, 1 + rng_next(&rng) % 200, (int)(rng_next(&rng) & 1), (int)(rng_next(&rng) & 1),
+         0, 0.25f, CLRUN_F32},
     };
     for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++) product(one, two, shapes[i], &rng);
     /* a group whose only device fails reports it, naming the device */
@@ -280,7 +285,8 @@ static void vec_and_reduce(void **state)
                 if (w == 2) clrun__group_fail(two, 0);
                 CHECK_OK(NULL, clrun_group_vec(two, op, t, n, 1.5f, got, a, b, c));
                 clrun__group_fail(two, -1);
-                if (memcmp(got, want, n * es)) fail_msg("%s %s (split %d): differs from one device", clrun_vec_op_name(op), clrun_dtype_name(t), w);
+                if (memcmp(got, want, n * es))
+                    fail_msg("%s %s (split %d): differs from one device", clrun_vec_op_name(op), clrun_dtype_name(t), w);
             }
         }
         /* reductions against a double reference */
@@ -294,13 +300,15 @@ static void vec_and_reduce(void **state)
             } else {
                 memcpy(&x, (char *)a + i * 4, 4), memcpy(&y, (char *)b + i * 4, 4);
             }
-            ref[0] += x, S[0] += fabs(x), ref[1] += (double)x * y, S[1] += fabs((double)x * y), ref[2] += (double)x * x, S[2] += (double)x * x;
+            ref[0] += x, S[0] += fabs(x), ref[1] += (double)x * y, S[1] += fabs((double)x * y), ref[2] += (double)x * x,
+                S[2] += (double)x * x;
         }
         static const char *const sums[] = {"sum", "dot", "norm2"};
         for (int k = 0; k < 3; k++) {
             double v = 0;
             CHECK_OK(NULL, clrun_group_reduce(two, sums[k], t, a, b, n, &v, NULL));
-            const double r = k == 2 ? sqrt(ref[2]) : ref[k], bound = k == 2 ? (8 * 0x1p-24 * S[2]) / (2 * r) + 1e-30 : 8 * 0x1p-24 * S[k] + 1e-30;
+            const double r = k == 2 ? sqrt(ref[2]) : ref[k],
+                         bound = k == 2 ? (8 * 0x1p-24 * S[2]) / (2 * r) + 1e-30 : 8 * 0x1p-24 * S[k] + 1e-30;
             if (fabs(v - r) > bound) fail_msg("%s %s: %.17g, exact %.17g, bound %g", sums[k], clrun_dtype_name(t), v, r, bound);
         }
         free(a), free(b), free(c), free(want), free(got);

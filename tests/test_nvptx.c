@@ -91,12 +91,14 @@ static void wgmma_kernel(void **state)
         /* the accumulators as registers, the predicate set from its operand */
         if (count(p, "wgmma.mma_async") && !strstr(p, "{%f") && !strstr(p, "{%r")) fail_msg("%s: no register list", cases[i].opts);
         if (count(p, "setp.ne.b32 p, %r") != n) fail_msg("%s: the scale predicate is not set from a register", cases[i].opts);
-        if (!live(p, "wgmma.fence.sync.aligned") || !live(p, "wgmma.commit_group.sync.aligned") || !live(p, "wgmma.wait_group.sync.aligned"))
+        if (!live(p, "wgmma.fence.sync.aligned") || !live(p, "wgmma.commit_group.sync.aligned") ||
+            !live(p, "wgmma.wait_group.sync.aligned"))
             fail_msg("%s: fence, commit or wait missing", cases[i].opts);
         if (!live(p, "fence.proxy.async.shared::cta")) fail_msg("%s: no proxy fence", cases[i].opts);
         const int tries = count(p, "mbarrier.try_wait.parity"), noinc = count(p, "cp.async.mbarrier.arrive.noinc"),
                   arrive = count(p, "mbarrier.arrive.shared.b64");
-        if (cases[i].ws ? !tries || !arrive || (cases[i].ws == 1) != (noinc > 0) : tries || noinc || arrive || (count(p, "bar.sync") + count(p, "barrier")) == 0)
+        if (cases[i].ws ? !tries || !arrive || (cases[i].ws == 1) != (noinc > 0)
+                        : tries || noinc || arrive || (count(p, "bar.sync") + count(p, "barrier")) == 0)
             fail_msg("%s: the synchronisation does not match WS %d (try_wait %d, noinc %d, arrive %d)", cases[i].opts, cases[i].ws, tries,
                      noinc, arrive);
         if (!strstr(p, ".target sm_") || !strstr(strstr(p, ".target sm_"), "a")) fail_msg("%s: target not rewritten", cases[i].opts);
@@ -125,7 +127,8 @@ static void mma_kernel(void **state) /* the mma.sync kernel the wgmma one falls 
 int main(void)
 {
     snprintf(tmp, sizeof tmp, "/tmp/clrun-nvptx-%d.ptx", (int)getpid());
-    if (system("clang -x cl -target nvptx64-nvidia-nvcl -Xclang -finclude-default-header -S -o /dev/null - < /dev/null > /dev/null 2>&1") != 0) {
+    if (system("clang -x cl -target nvptx64-nvidia-nvcl -Xclang -finclude-default-header -S -o /dev/null - < /dev/null > /dev/null 2>&1") !=
+        0) {
         printf("clang with an NVPTX target not found: skipped\n");
         return 77;
     }

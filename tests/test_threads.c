@@ -38,8 +38,9 @@ static void *work(void *arg)
         const float s = (float)(j->id + 1), b = (float)r;
         const size_t g = N;
         double sum = -1;
-        if ((st = clrun_arg_buf(k, 0, y)) || (st = clrun_arg_buf(k, 1, x)) || (st = clrun_arg_f32(k, 2, s)) || (st = clrun_arg_f32(k, 3, b)) ||
-            (st = clrun_arg_u32(k, 4, N)) || (st = clrun_launch(k, 1, &g, NULL)) || (st = clrun_download(y, 0, hy, sizeof hy)))
+        if ((st = clrun_arg_buf(k, 0, y)) || (st = clrun_arg_buf(k, 1, x)) || (st = clrun_arg_f32(k, 2, s)) ||
+            (st = clrun_arg_f32(k, 3, b)) || (st = clrun_arg_u32(k, 4, N)) || (st = clrun_launch(k, 1, &g, NULL)) ||
+            (st = clrun_download(y, 0, hy, sizeof hy)))
             goto done;
         for (int i = 0; i < N; i++) j->bad += hy[i] != s * hx[i] + b;
         if ((st = clrun_sum(ctx, CLRUN_F32, x, 0, N, &sum))) goto done;

@@ -23,12 +23,23 @@ static void decimal_hex_wrap(void **state)
         int flags, ok;
         uint64_t want;
     } cases[] = {
-        {CLRUN_I32, "010", 0, 1, 10},      {CLRUN_U32, "010", 0, 1, 10},      {CLRUN_U16, "0x10", 0, 1, 16},
-        {CLRUN_I32, "-0x10", 0, 1, (uint32_t)-16}, {CLRUN_U8, "ff", VALUE_HEX, 1, 255}, {CLRUN_U8, "10", VALUE_HEX, 1, 16},
-        {CLRUN_U8, "-1", 0, 0, 0},         {CLRUN_U8, "-1", VALUE_WRAP, 1, 255}, {CLRUN_U32, "-1", VALUE_WRAP, 1, 0xFFFFFFFFu},
-        {CLRUN_U64, "-2", VALUE_WRAP, 1, ~1ULL}, {CLRUN_BOOL, "-1", VALUE_WRAP, 0, 0}, {CLRUN_U8, "256", VALUE_WRAP, 0, 0},
-        {CLRUN_I8, "-129", 0, 0, 0},       {CLRUN_I8, "-128", 0, 1, 0x80},    {CLRUN_U16, "08", 0, 1, 8},
-        {CLRUN_U16, "-", VALUE_WRAP, 0, 0}, {CLRUN_I32, "12abc", 0, 0, 0},
+        {CLRUN_I32, "010", 0, 1, 10},
+        {CLRUN_U32, "010", 0, 1, 10},
+        {CLRUN_U16, "0x10", 0, 1, 16},
+        {CLRUN_I32, "-0x10", 0, 1, (uint32_t)-16},
+        {CLRUN_U8, "ff", VALUE_HEX, 1, 255},
+        {CLRUN_U8, "10", VALUE_HEX, 1, 16},
+        {CLRUN_U8, "-1", 0, 0, 0},
+        {CLRUN_U8, "-1", VALUE_WRAP, 1, 255},
+        {CLRUN_U32, "-1", VALUE_WRAP, 1, 0xFFFFFFFFu},
+        {CLRUN_U64, "-2", VALUE_WRAP, 1, ~1ULL},
+        {CLRUN_BOOL, "-1", VALUE_WRAP, 0, 0},
+        {CLRUN_U8, "256", VALUE_WRAP, 0, 0},
+        {CLRUN_I8, "-129", 0, 0, 0},
+        {CLRUN_I8, "-128", 0, 1, 0x80},
+        {CLRUN_U16, "08", 0, 1, 8},
+        {CLRUN_U16, "-", VALUE_WRAP, 0, 0},
+        {CLRUN_I32, "12abc", 0, 0, 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         memset(b, 0, sizeof b);
@@ -55,10 +66,9 @@ static void from_double_in_range(void **state)
         double d;
         int ok;
     } cases[] = {
-        {CLRUN_U8, 255.9, 1},   {CLRUN_U8, 256.0, 0},          {CLRUN_U8, -1.0, 0},     {CLRUN_U8, -0.5, 1},
-        {CLRUN_I8, -128.0, 1},  {CLRUN_I8, -129.0, 0},         {CLRUN_I64, 9.3e18, 0},  {CLRUN_U64, 1.8e19, 1},
-        {CLRUN_U64, 1.9e19, 0}, {CLRUN_I32, NAN, 0},           {CLRUN_F32, 1e39, 0},    {CLRUN_F32, INFINITY, 1},
-        {CLRUN_F16, 1e300, 0},  {CLRUN_F64, 1e300, 1},         {CLRUN_BOOL, 7.0, 1},
+        {CLRUN_U8, 255.9, 1},  {CLRUN_U8, 256.0, 0},     {CLRUN_U8, -1.0, 0},    {CLRUN_U8, -0.5, 1},    {CLRUN_I8, -128.0, 1},
+        {CLRUN_I8, -129.0, 0}, {CLRUN_I64, 9.3e18, 0},   {CLRUN_U64, 1.8e19, 1}, {CLRUN_U64, 1.9e19, 0}, {CLRUN_I32, NAN, 0},
+        {CLRUN_F32, 1e39, 0},  {CLRUN_F32, INFINITY, 1}, {CLRUN_F16, 1e300, 0},  {CLRUN_F64, 1e300, 1},  {CLRUN_BOOL, 7.0, 1},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
         if ((value_from_double(cases[i].t, cases[i].d, b) == 0) != cases[i].ok)

@@ -31,7 +31,8 @@ static clrun_status layer(clrun_ctx *ctx, const float *in, size_t rows, size_t k
     int32_t zx, *zw = calloc(cols, sizeof *zw);
     clrun_buf *bx = NULL, *bw = NULL, *qx = NULL, *qw = NULL, *bo = NULL, *brs = NULL, *bcs = NULL, *bb = NULL;
     if (!sw || !rs || !zw) return free(sw), free(rs), free(zw), CLRUN_HOST_OUT_OF_MEMORY;
-    if ((st = clrun_quant_calibrate(in, rows * k, 1, 0, 1, 100, &sx, &zx)) || (st = clrun_quant_calibrate(w, k * cols, cols, 1, 1, 100, sw, zw)))
+    if ((st = clrun_quant_calibrate(in, rows * k, 1, 0, 1, 100, &sx, &zx)) ||
+        (st = clrun_quant_calibrate(w, k * cols, cols, 1, 1, 100, sw, zw)))
         goto done;
     for (size_t r = 0; r < rows; r++) rs[r] = sx;
     const clrun_qparams px = {1, 0, &sx, &zx}, pw = {cols, 1, sw, zw};

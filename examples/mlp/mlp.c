@@ -120,7 +120,6 @@ static clrun_status gemm16(clrun_ctx *ctx, int ta, int tb, size_t m, size_t n, s
     return gemm16b(ctx, ta, tb, m, n, k, a, lda, 0, b, ldb, 0, c, ldc, 0, 1, N);
 }
 
-
 /* One device's share of the run: its rows of the data, its buffers, kernels and loss scaler. */
 struct replica {
     clrun_ctx *ctx;
@@ -135,10 +134,10 @@ static clrun_status replica_init(struct replica *r, const uint16_t *x, const int
 {
     const size_t n = r->n;
     const size_t nmb = n / MB;
-    const size_t bytes[NBUF] = {n * D * 2,   n * 4,       D * HID * 4, HID * 4,   HID * C * 4, C * 4,       D * HID * 2, HID * C * 2,
-                                n * HID * 4, n * HID * 2, n * C * 4,   n * C * 4, n * C * 2,   n * HID * 4, n * HID * 4, n * HID * 2,
-                                D * HID * 4, HID * 4,     HID * C * 4, C * 4,     n * 4,       n * 4,
-                                nmb * D * HID * 4, nmb * HID * 4, nmb * HID * C * 4, nmb * C * 4};
+    const size_t bytes[NBUF] = {
+        n * D * 2,   n * 4,     D * HID * 4, HID * 4,   HID * C * 4,       C * 4,         D * HID * 2,       HID * C * 2, n * HID * 4,
+        n * HID * 2, n * C * 4, n * C * 4,   n * C * 2, n * HID * 4,       n * HID * 4,   n * HID * 2,       D * HID * 4, HID * 4,
+        HID * C * 4, C * 4,     n * 4,       n * 4,     nmb * D * HID * 4, nmb * HID * 4, nmb * HID * C * 4, nmb * C * 4};
     clrun_status st = CLRUN_OK;
     const float zero = 0;
     clrun_scaler_init(&r->sc);
@@ -173,22 +172,23 @@ static clrun_status replica_grads(struct replica *r, size_t total)
     if ((st = clrun_cast(ctx, b[W1], 0, CLRUN_F32, b[W1H], 0, CLRUN_F16, D * HID)) ||
         (st = clrun_cast(ctx, b[W2], 0, CLRUN_F32, b[W2H], 0, CLRUN_F16, HID * C)) ||
         (st = gemm16(ctx, 0, 0, N_, HID, D, b[X16], D, b[W1H], HID, b[Z1], HID)) || (st = clrun_arg_buf(r->k_relu, 0, b[Z1])) ||
-        (st = clrun_arg_buf(r->k_relu, 1, b[B1])) || (st = clrun_arg_u32(r->k_relu, 2, HID)) || (st = clrun_arg_buf(r->k_relu, 3, b[H16])) ||
-        (st = clrun_arg_u32(r->k_relu, 4, (cl_uint)nh)) || (st = clrun_launch(r->k_relu, 1, &nh, NULL)) ||
-        (st = gemm16(ctx, 0, 0, N_, C, HID, b[H16], HID, b[W2H], C, b[Z2], C)) || (st = clrun_arg_buf(r->k_xent, 0, b[Z2])) ||
-        (st = clrun_arg_buf(r->k_xent, 1, b[B2])) || (st = clrun_arg_buf(r->k_xent, 2, b[Y])) ||
-        (st = clrun_arg_f32(r->k_xent, 3, r->sc.scale / (float)total)) || (st = clrun_arg_buf(r->k_xent, 4, b[D2])) ||
-        (st = clrun_arg_buf(r->k_xent, 5, b[D2H])) || (st = clrun_arg_buf(r->k_xent, 6, b[LOSS])) ||
-        (st = clrun_arg_buf(r->k_xent, 7, b[RIGHT])) || (st = clrun_arg_u32(r->k_xent, 8, (cl_uint)N_)) ||
-        (st = clrun_launch(r->k_xent, 1, &nrows, NULL)))
+        (st = clrun_arg_buf(r->k_relu, 1, b[B1])) || (st = clrun_arg_u32(r->k_relu, 2, HID)) ||
+        (st = clrun_arg_buf(r->k_relu, 3, b[H16])) || (st = clrun_arg_u32(r->k_relu, 4, (cl_uint)nh)) ||
+        (st = clrun_launch(r->k_relu, 1, &nh, NULL)) || (st = gemm16(ctx, 0, 0, N_, C, HID, b[H16], HID, b[W2H], C, b[Z2], C)) ||
+        (st = clrun_arg_buf(r->k_xent, 0, b[Z2])) || (st = clrun_arg_buf(r->k_xent, 1, b[B2])) ||
+        (st = clrun_arg_buf(r->k_xent, 2, b[Y])) || (st = clrun_arg_f32(r->k_xent, 3, r->sc.scale / (float)total)) ||
+        (st = clrun_arg_buf(r->k_xent, 4, b[D2])) || (st = clrun_arg_buf(r->k_xent, 5, b[D2H])) ||
+        (st = clrun_arg_buf(r->k_xent, 6, b[LOSS])) || (st = clrun_arg_buf(r->k_xent, 7, b[RIGHT])) ||
+        (st = clrun_arg_u32(r->k_xent, 8, (cl_uint)N_)) || (st = clrun_launch(r->k_xent, 1, &nrows, NULL)))
         return st;
     /* backward, on gradients multiplied by the scale, per micro-batch of MB rows: dW2 = Hᵀ dZ2,
      * dH = dZ2 W2ᵀ, dZ1 = dH·[H > 0], dW1 = Xᵀ dZ1, and the bias gradients' column sums */
     const size_t nmb = N_ / MB;
     if ((st = gemm16b(ctx, 1, 0, HID, C, MB, b[H16], HID, MB * HID, b[D2H], C, MB * C, b[PW2], C, HID * C, nmb, 0)) ||
         (st = gemm16(ctx, 0, 1, N_, HID, C, b[D2H], C, b[W2H], C, b[DH], HID)) || (st = clrun_arg_buf(r->k_back, 0, b[DH])) ||
-        (st = clrun_arg_buf(r->k_back, 1, b[Z1])) || (st = clrun_arg_buf(r->k_back, 2, b[DZ1])) || (st = clrun_arg_buf(r->k_back, 3, b[DZ1H])) ||
-        (st = clrun_arg_u32(r->k_back, 4, (cl_uint)nh)) || (st = clrun_launch(r->k_back, 1, &nh, NULL)) ||
+        (st = clrun_arg_buf(r->k_back, 1, b[Z1])) || (st = clrun_arg_buf(r->k_back, 2, b[DZ1])) ||
+        (st = clrun_arg_buf(r->k_back, 3, b[DZ1H])) || (st = clrun_arg_u32(r->k_back, 4, (cl_uint)nh)) ||
+        (st = clrun_launch(r->k_back, 1, &nh, NULL)) ||
         (st = gemm16b(ctx, 1, 0, D, HID, MB, b[X16], D, MB * D, b[DZ1H], HID, MB * HID, b[PW1], HID, D * HID, nmb, 0)))
         return st;
     for (int l = 0; l < 2; l++) {
@@ -203,7 +203,7 @@ static clrun_status replica_grads(struct replica *r, size_t total)
 }
 
 /* The gradients' sizes in elements, in the order of the weights they update (W1 B1 W2 B2). */
-static const size_t gsize[4] = {D * HID, HID, HID * C, C};
+static const size_t gsize[4] = {D * HID, HID, HID *C, C};
 
 /* Train for `steps` steps, printing a line every `every` steps. Returns 0 when the loss fell below a
  * quarter of its start and accuracy passed 90%, 1 otherwise or on failure (the error on stderr). */
@@ -309,7 +309,9 @@ int mlp_train_peers(clrun_ctx *const *ctxs, int P, const struct mlp_peers *peers
         int found_any = 0;
         for (int p = 0; p < P; p++) {
             struct replica *r = &rep[p];
-            const clrun_grad g[4] = {{r->b[GW1], 0, D * HID, CLRUN_F32}, {r->b[GB1], 0, HID, CLRUN_F32}, {r->b[GW2], 0, HID * C, CLRUN_F32},
+            const clrun_grad g[4] = {{r->b[GW1], 0, D * HID, CLRUN_F32},
+                                     {r->b[GB1], 0, HID, CLRUN_F32},
+                                     {r->b[GW2], 0, HID * C, CLRUN_F32},
                                      {r->b[GB2], 0, C, CLRUN_F32}};
             int found = 0;
             if ((st = clrun_scaler_unscale(r->ctx, &r->sc, g, 4)) || (st = clrun_scaler_update(r->ctx, &r->sc, &found))) {
@@ -366,7 +368,7 @@ int mlp_train_peers(clrun_ctx *const *ctxs, int P, const struct mlp_peers *peers
     }
     if (talk)
         printf("mlp        loss %.4f → %.4f, accuracy %.1f%%, %d of %d steps skipped; %s\n", first, loss, 100 * acc, skipped, steps,
-           rc ? "did NOT train as expected" : "trained");
+               rc ? "did NOT train as expected" : "trained");
     goto done;
 fail:
     fprintf(stderr, "mlp: %s\n", clrun_last_error(rep ? rep[failed_dev].ctx : NULL));

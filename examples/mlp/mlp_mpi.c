@@ -27,7 +27,8 @@ static int gather(struct link *l, const float *mine, int n, int **counts_out, in
         if (!grown) return free(counts), free(firsts), -1;
         l->all = grown, l->cap = total;
     }
-    if (MPI_Gatherv(mine, n, MPI_FLOAT, l->all, counts, firsts, MPI_FLOAT, 0, l->comm) != MPI_SUCCESS) return free(counts), free(firsts), -1;
+    if (MPI_Gatherv(mine, n, MPI_FLOAT, l->all, counts, firsts, MPI_FLOAT, 0, l->comm) != MPI_SUCCESS)
+        return free(counts), free(firsts), -1;
     *counts_out = counts, *firsts_out = firsts;
     return 0;
 }

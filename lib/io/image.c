@@ -348,7 +348,8 @@ static clrun_status read_jpeg(const char *path, FILE *f, clrun_image *out, int h
     jpeg_read_header(&c, TRUE);
     if (c.jpeg_color_space == JCS_CMYK || c.jpeg_color_space == JCS_YCCK) {
         jpeg_destroy_decompress(&c);
-        return clrun__fail(NULL, CLRUN_FORMAT_ERROR, "%s: a CMYK JPEG; clrun reads gray, YCbCr and RGB ones (convert it to RGB first)", path);
+        return clrun__fail(NULL, CLRUN_FORMAT_ERROR, "%s: a CMYK JPEG; clrun reads gray, YCbCr and RGB ones (convert it to RGB first)",
+                           path);
     }
     const unsigned channels = c.jpeg_color_space == JCS_GRAYSCALE ? 1 : 3;
     c.out_color_space = channels == 1 ? JCS_GRAYSCALE : JCS_RGB;
@@ -480,11 +481,13 @@ clrun_status clrun_image_write(const char *path, const clrun_image *img)
     if (!path || !img || !img->data || (img->channels != 1 && img->channels != 3) || img->stride < img->width * img->channels ||
         img->width > UINT32_MAX || img->height > UINT32_MAX || !img->width || !img->height)
         return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_image_write: bad arguments (1 or 3 channels, width and height ≥ 1)");
-    static const char *const others[] = {".bmp", ".dib", ".tif", ".tiff", ".webp", ".gif", ".jp2", ".exr", ".hdr", ".pic", ".ras", ".sr", ".pbm", ".pfm", ".avif"};
+    static const char *const others[] = {".bmp", ".dib", ".tif", ".tiff", ".webp", ".gif", ".jp2", ".exr",
+                                         ".hdr", ".pic", ".ras", ".sr",   ".pbm",  ".pfm", ".avif"};
     for (size_t i = 0; i < sizeof others / sizeof *others; i++)
         if (ends_with(path, others[i]))
-            return clrun__fail(NULL, CLRUN_INVALID_ARG, "cannot write %s: clrun writes PNG, JPEG (.jpg, .jpeg) and PGM/PPM (.pgm, .ppm, .pnm), not %s",
-                               path, others[i] + 1);
+            return clrun__fail(NULL, CLRUN_INVALID_ARG,
+                               "cannot write %s: clrun writes PNG, JPEG (.jpg, .jpeg) and PGM/PPM (.pgm, .ppm, .pnm), not %s", path,
+                               others[i] + 1);
     struct image_out o = {path, img};
     if (clrun__save(path, write_image, &o, &err) != 0)
         return err == -1 ? CLRUN_IO_ERROR : clrun__fail(NULL, CLRUN_IO_ERROR, "cannot write %s: %s", path, strerror(err));

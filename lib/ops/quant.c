@@ -15,7 +15,8 @@ static clrun_status params(clrun_ctx *ctx, const char *what, const clrun_qparams
     clrun_status st;
     if (!p || !p->scale || !p->zero_point) return clrun__fail(ctx, CLRUN_INVALID_ARG, "%s: NULL parameters", what);
     const size_t ch = p->channels ? p->channels : 1;
-    if (ch > UINT32_MAX || (ch > 1 && !p->inner)) return clrun__fail(ctx, CLRUN_INVALID_ARG, "%s: %zu channels of %zu elements", what, ch, p->inner);
+    if (ch > UINT32_MAX || (ch > 1 && !p->inner))
+        return clrun__fail(ctx, CLRUN_INVALID_ARG, "%s: %zu channels of %zu elements", what, ch, p->inner);
     float *f = malloc(ch * sizeof *f);
     if (!f) return clrun__fail(ctx, CLRUN_HOST_OUT_OF_MEMORY, "%s: out of memory", what);
     for (size_t c = 0; c < ch; c++) {
@@ -48,8 +49,8 @@ static clrun_status range_check(clrun_ctx *ctx, const char *what, const char *na
 {
     if (!b) return clrun__fail(ctx, CLRUN_INVALID_ARG, "%s: the %s buffer is NULL", what, name);
     if (off > SIZE_MAX / es - n || (off + n) * es > clrun_buf_size(b))
-        return clrun__fail(ctx, CLRUN_INVALID_ARG, "%s: %zu elements from element %zu run past the %s buffer of %zu bytes", what, n, off, name,
-                           clrun_buf_size(b));
+        return clrun__fail(ctx, CLRUN_INVALID_ARG, "%s: %zu elements from element %zu run past the %s buffer of %zu bytes", what, n, off,
+                           name, clrun_buf_size(b));
     return CLRUN_OK;
 }
 
@@ -67,8 +68,9 @@ static clrun_status run(clrun_ctx *ctx, int quant, clrun_buf *src, size_t src_of
         !(st = range_check(ctx, what, "destination", dst, dst_off, n, quant ? 1 : 4)) && n &&
         !(st = clrun__lib_kernel(ctx, "quant", src_off % 4 == 0 && dst_off % 4 == 0 ? "-DVEC=4" : "-DVEC=1",
                                  quant ? "clrun_quantize" : "clrun_dequantize", &k)))
-        st = CLRUN__RUN(k, CLRUN__GRID1(src_off % 4 == 0 && dst_off % 4 == 0 ? (n + 3) / 4 : n), ARG_BUF(src), ARG_U64(src_off), ARG_BUF(dst), ARG_U64(dst_off), ARG_U64(n), ARG_BUF(fb),
-                        ARG_BUF(zb), ARG_F32(f0), ARG_I32(z0), ARG_U32(p->channels ? p->channels : 1), ARG_U64(p->inner ? p->inner : 1));
+        st = CLRUN__RUN(k, CLRUN__GRID1(src_off % 4 == 0 && dst_off % 4 == 0 ? (n + 3) / 4 : n), ARG_BUF(src), ARG_U64(src_off),
+                        ARG_BUF(dst), ARG_U64(dst_off), ARG_U64(n), ARG_BUF(fb), ARG_BUF(zb), ARG_F32(f0), ARG_I32(z0),
+                        ARG_U32(p->channels ? p->channels : 1), ARG_U64(p->inner ? p->inner : 1));
     clrun_buf_free(fb), clrun_buf_free(zb); /* the launch keeps them until it is done */
     return st;
 }
@@ -104,9 +106,11 @@ clrun_status clrun_quant_calibrate(const float *x, size_t n, size_t channels, si
 {
     const size_t ch = channels ? channels : 1;
     if (!x || !scale || !zero_point || !n) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_quant_calibrate: NULL or empty argument");
-    if (!(percentile > 0 && percentile <= 100)) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_quant_calibrate: percentile %g is not in (0, 100]", percentile);
+    if (!(percentile > 0 && percentile <= 100))
+        return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_quant_calibrate: percentile %g is not in (0, 100]", percentile);
     if (ch > 1 && (!inner || n % (ch * inner)))
-        return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_quant_calibrate: %zu elements are not whole runs of %zu channels × %zu", n, ch, inner);
+        return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_quant_calibrate: %zu elements are not whole runs of %zu channels × %zu", n, ch,
+                           inner);
     const size_t per = n / ch;
     float *v = malloc(per * sizeof *v + 4), *w = malloc(per * sizeof *w + 4);
     if (!v || !w) return free(v), free(w), clrun__fail(NULL, CLRUN_HOST_OUT_OF_MEMORY, "clrun_quant_calibrate: out of memory");
@@ -118,8 +122,8 @@ clrun_status clrun_quant_calibrate(const float *x, size_t n, size_t channels, si
                 if (isfinite(x[i])) v[m] = x[i], w[m] = -x[i], m++;
         float lo = 0, hi = 0;
         if (m) {
-            hi = rank(v, m, percentile);         /* the percentile from the top */
-            lo = -rank(w, m, percentile);        /* and from the bottom */
+            hi = rank(v, m, percentile);  /* the percentile from the top */
+            lo = -rank(w, m, percentile); /* and from the bottom */
         }
         /* torch.ao.quantization's MinMaxObserver for qint8 (quant_min -128, quant_max 127), in f32 */
         const float eps = 1.1920928955078125e-07f, neg = lo < 0 ? lo : 0, pos = hi > 0 ? hi : 0;

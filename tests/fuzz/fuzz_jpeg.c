@@ -24,8 +24,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     clrun_image img, shape;
     const clrun_status st = clrun_image_read(path, &img), si = clrun_image_info(path, &shape);
     if (st == CLRUN_OK) {
-        if (si != CLRUN_OK || !img.data || (img.channels != 1 && img.channels != 3) || img.stride != img.width * img.channels)
-            abort();
+        if (si != CLRUN_OK || !img.data || (img.channels != 1 && img.channels != 3) || img.stride != img.width * img.channels) abort();
         if (shape.width != img.width || shape.height != img.height || shape.channels != img.channels || shape.data) abort();
         volatile unsigned sum = 0; /* every byte is readable */
         for (size_t i = 0; i < img.stride * img.height; i++) sum += img.data[i];

@@ -41,7 +41,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         clrun_buf *bv = NULL, *bm = NULL, *bb = NULL, *bd = NULL, *bc = NULL;
         if (clrun_buf_new_from(ctx, vals, rows * kv * 4, 0, &bv) || clrun_buf_new_from(ctx, meta, rows * km * 4, 0, &bm) ||
-            clrun_buf_new_from(ctx, b, k * n * 4, 0, &bb) || clrun_buf_new(ctx, rows * k * 4, 0, &bd) || clrun_buf_new(ctx, rows * n * 4, 0, &bc))
+            clrun_buf_new_from(ctx, b, k * n * 4, 0, &bb) || clrun_buf_new(ctx, rows * k * 4, 0, &bd) ||
+            clrun_buf_new(ctx, rows * n * 4, 0, &bc))
             abort();
         clrun_gemm_desc d = {0};
         d.m = rows, d.n = n, d.k = k, d.alpha = 1, d.a = bv, d.lda = kv, d.b = bb, d.ldb = n, d.c = bc, d.ldc = n;

@@ -306,7 +306,8 @@ int canny_batch(clrun_ctx *const *ctx, const double *w, int nctx, const clrun_ca
     int started = 0, rc = 0, failed = 0;
     for (int k = 0; k < nctx && !rc; k++) {
         b.dev[k] = (struct dev){&b, ctx[k], NULL, w ? w[k] : 1.0, 0, 0, {0}};
-        if (clrun_pipe_canny(ctx[k], p, PIPE_DEPTH, batch_deliver, &b.dev[k], &b.dev[k].pp)) device_failed(&b.dev[k], clrun_last_error(ctx[k]));
+        if (clrun_pipe_canny(ctx[k], p, PIPE_DEPTH, batch_deliver, &b.dev[k], &b.dev[k].pp))
+            device_failed(&b.dev[k], clrun_last_error(ctx[k]));
     }
     int alive = 0;
     for (int k = 0; k < nctx; k++) alive += !b.dev[k].dead;
@@ -371,7 +372,8 @@ int canny_batch(clrun_ctx *const *ctx, const double *w, int nctx, const clrun_ca
     for (int k = 0; k < nctx; k++) /* a device that failed while others took its frames: said once */
         if (b.dev[k].dead && nctx > 1) fprintf(stderr, "clrun op canny: device %d failed and took no more images: %s\n", k, b.dev[k].err);
     for (int k = 0; k < nctx && nctx > 1 && !quiet; k++) /* how the frames were dealt */
-        fprintf(stderr, "device %d, %s: %d image%s sent\n", k, clrun_ctx_device(b.dev[k].ctx)->name, b.dev[k].frames, b.dev[k].frames == 1 ? "" : "s");
+        fprintf(stderr, "device %d, %s: %d image%s sent\n", k, clrun_ctx_device(b.dev[k].ctx)->name, b.dev[k].frames,
+                b.dev[k].frames == 1 ? "" : "s");
     for (int i = 0; i < n; i++) { /* in order: what happened to each frame */
         struct frame *f = &b.f[i];
         t[2] += f->t_read, t[4] += f->t_write;
@@ -432,12 +434,13 @@ int cmd_op_canny(int argc, char **argv)
     clrun_canny_params p = {50.0, 100.0, 0, 3, 0, 0.0};
     int overwrite = 0, stages = 0, quiet = 0;
     long jobs = sysconf(_SC_NPROCESSORS_ONLN) + 1; /* one more than the cores covers the waits on files and on the device */
-    static const struct option opts[] = {
-        {"overwrite", no_argument, NULL, 'W'},    {"stages", no_argument, NULL, 'S'},       {"jobs", required_argument, NULL, 'j'},
-        {"quiet", no_argument, NULL, 'q'},       {"devices", required_argument, NULL, 'G'},
-        {"output", required_argument, NULL, 'o'}, {"device", required_argument, NULL, 'd'}, {"low", required_argument, NULL, 'L'},
-        {"high", required_argument, NULL, 'H'},   {"l2", no_argument, NULL, '2'},           {"aperture", required_argument, NULL, 'A'},
-        {"blur", required_argument, NULL, 'B'},   {"help", no_argument, NULL, 'h'},         {0}};
+    static const struct option opts[] = {{"overwrite", no_argument, NULL, 'W'},      {"stages", no_argument, NULL, 'S'},
+                                         {"jobs", required_argument, NULL, 'j'},     {"quiet", no_argument, NULL, 'q'},
+                                         {"devices", required_argument, NULL, 'G'},  {"output", required_argument, NULL, 'o'},
+                                         {"device", required_argument, NULL, 'd'},   {"low", required_argument, NULL, 'L'},
+                                         {"high", required_argument, NULL, 'H'},     {"l2", no_argument, NULL, '2'},
+                                         {"aperture", required_argument, NULL, 'A'}, {"blur", required_argument, NULL, 'B'},
+                                         {"help", no_argument, NULL, 'h'},           {0}};
     int c;
     struct cli_opts opt = {.sub = "op canny", .help = canny_help, .first = 2};
     while ((c = cli_next_opt(&opt, argc, argv, "o:d:j:qh", opts)) != CLI_OPTS_END) {
@@ -453,8 +456,7 @@ int cmd_op_canny(int argc, char **argv)
         else if (c == 'j') {
             jobs = strtol(optarg, &end, 10);
             if (!*optarg || *end || jobs < 1 || jobs > 1024) return cli_usage_error("op canny", "--jobs wants 1 to 1024, not '%s'", optarg);
-        }
-        else if (c == 'L' || c == 'H') {
+        } else if (c == 'L' || c == 'H') {
             double v = strtod(optarg, &end);
             if (!*optarg || *end || !isfinite(v))
                 return cli_usage_error("op canny", "--%s wants a number, not '%s'", c == 'L' ? "low" : "high", optarg);
@@ -522,7 +524,8 @@ int cmd_op_canny(int argc, char **argv)
         if (clrun_profile_start(ctxs[k]) != CLRUN_OK) rc = cli_fail("op canny", ctxs[k], CLRUN_CL_ERROR);
     t[1] = cli_now() - t[0];
     int done = 0;
-    if (!rc) rc = canny_batch(ctxs, grp ? w : NULL, nctx, &p, argv + optind, dsts, nin, nin > 1 && jobs > 1 ? (int)jobs : 1, quiet, t, &done);
+    if (!rc)
+        rc = canny_batch(ctxs, grp ? w : NULL, nctx, &p, argv + optind, dsts, nin, nin > 1 && jobs > 1 ? (int)jobs : 1, quiet, t, &done);
     if (!rc && nin == 1) fprintf(cli_notes(out), "wrote %s\n", out);
     if (stages && (ctx || grp) && done) {
         double dev = 0;

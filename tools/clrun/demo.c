@@ -144,9 +144,9 @@ static const char *demo_help =
     "Shows the device and runs the seed examples on it, each checked against a CPU reference, with\n"
     "timings: the PyCUDA-style vector multiply, and a matrix multiply through clrun_gemm (2048² on\n"
     "GPUs, 512² on CPUs) checked in fp64 on sampled entries, and Canny edges of a sample image written\n"
-    "to a PNG (--edges FILE, default clrun-demo-edges.png); then the seed's mixed-precision loop: 150\n"
+    "to a PNG (--edges FILE, default $TMPDIR/clrun-demo-edges.png, /tmp without TMPDIR); then the seed's mixed-precision loop: 150\n"
     "steps of training a small MLP with f16 GEMMs, f32 master weights and loss scaling (the loss falls,\n"
-    "steps whose f16 gradients overflow are skipped; examples/mlp.c is the full version), and the trained model run in\n"
+    "steps whose f16 gradients overflow are skipped; examples/mlp/ is the full version), and the trained model run in\n"
     "INT8 (weights quantized per output channel, two INT8 GEMMs with fused epilogues), its accuracy against f32.\n\n"
     "  --edges FILE        where the demo's edge image goes\n"
     "  --devices GROUP     then the same on a device group (all, gpu, cpu, 0,2 ...): a 1024³ GEMM split over it\n"
@@ -154,7 +154,7 @@ static const char *demo_help =
     "                      against its first device alone (the same loss curve)\n"
     "  -d, --device SPEC   device (default: $CLRUN_DEVICE, else the best)\n"
     "  --timeout S         end the command (exit 6) when it runs past S seconds (default 600, 0: none)\n"
-"  --help              this text\n\n"
+    "  --help              this text\n\n"
     "Exit codes: 0 all examples match (and the MLP trains); 1 a mismatch or runtime failure; 3 no device; 4 build failure; 6 timeout.\n";
 
 /* --devices: the group's share of the demo: a GEMM split over it (against its first device alone,
@@ -211,7 +211,8 @@ static int demo_group(const char *devices)
 
 int cmd_demo(int argc, char **argv)
 {
-    const char *spec = NULL, *edges = "clrun-demo-edges.png", *devices = NULL;
+    const char *spec = NULL, *edges = NULL, *devices = NULL;
+    char tmp_edges[4096];
     static const struct option opts[] = {{"device", required_argument, NULL, 'd'},
                                          {"edges", required_argument, NULL, 'e'},
                                          {"devices", required_argument, NULL, 'G'},
@@ -226,6 +227,11 @@ int cmd_demo(int argc, char **argv)
         else if (c == 'G') devices = optarg;
     }
     if (optind < argc) return cli_usage_error("demo", "unexpected argument '%s'", argv[optind]);
+    if (!edges) { /* not into the working folder: a temporary one, named in the output */
+        const char *t = getenv("TMPDIR");
+        snprintf(tmp_edges, sizeof tmp_edges, "%s/clrun-demo-edges.png", t && *t ? t : "/tmp");
+        edges = tmp_edges;
+    }
     clrun_ctx *ctx = NULL;
     int rc = cli_open("demo", spec, &ctx);
     if (rc) return rc;

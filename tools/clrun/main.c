@@ -232,8 +232,7 @@ static int watchdog(const char *cmd, double def, int *argc, char **argv)
         if (!used) continue;
         char *end;
         const double t = strtod(v, &end);
-        if (!*v || *end || !(t >= 0) || t > 1e6)
-            return cli_usage_error(cmd, "--timeout wants seconds (0 for no limit), not '%s'", v);
+        if (!*v || *end || !(t >= 0) || t > 1e6) return cli_usage_error(cmd, "--timeout wants seconds (0 for no limit), not '%s'", v);
         watchdog_s = t;
         memmove(argv + i, argv + i + used, (size_t)(*argc - i - used + 1) * sizeof *argv);
         *argc -= used, i--;

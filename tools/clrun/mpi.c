@@ -84,8 +84,9 @@ int cli_mpi_agree(int argc, char **argv)
     for (int i = 1; i < argc && i < 8 && at < sizeof cmd; i++)
         at += (size_t)snprintf(cmd + at, sizeof cmd - at, "%s%s", i > 1 ? " " : "", argv[i]);
     /* one write, so the ranks' lines do not interleave */
-    fprintf(stderr, "clrun: rank %d of %d was started with a command that differs from another rank's (%s%s); every rank of mpirun runs one "
-                    "command on one list of files (only -d may differ)\n",
+    fprintf(stderr,
+            "clrun: rank %d of %d was started with a command that differs from another rank's (%s%s); every rank of mpirun runs one "
+            "command on one list of files (only -d may differ)\n",
             mpi_rank, mpi_size, cmd, argc > 8 ? " ..." : "");
     return EXIT_USAGE;
 }

@@ -45,11 +45,11 @@ int cmd_op_quant(int argc, char **argv, int quantize)
     const char *sub = quantize ? "op quantize" : "op dequantize", *out = NULL, *spec = NULL, *scales = NULL, *zps = NULL;
     int calibrate = 0, symmetric = 0, axis = -1;
     double percentile = 100;
-    static const struct option opts[] = {{"output", required_argument, NULL, 'o'},   {"device", required_argument, NULL, 'd'},
-                                         {"scale", required_argument, NULL, 's'},    {"zero-point", required_argument, NULL, 'z'},
-                                         {"axis", required_argument, NULL, 'a'},     {"calibrate", no_argument, NULL, 'c'},
-                                         {"symmetric", no_argument, NULL, 'S'},      {"percentile", required_argument, NULL, 'p'},
-                                         {"help", no_argument, NULL, 'h'},           {0}};
+    static const struct option opts[] = {{"output", required_argument, NULL, 'o'}, {"device", required_argument, NULL, 'd'},
+                                         {"scale", required_argument, NULL, 's'},  {"zero-point", required_argument, NULL, 'z'},
+                                         {"axis", required_argument, NULL, 'a'},   {"calibrate", no_argument, NULL, 'c'},
+                                         {"symmetric", no_argument, NULL, 'S'},    {"percentile", required_argument, NULL, 'p'},
+                                         {"help", no_argument, NULL, 'h'},         {0}};
     struct cli_opts opt = {.sub = sub, .help = quant_help, .first = 2};
     int c;
     while ((c = cli_next_opt(&opt, argc, argv, "o:d:h", opts)) != CLI_OPTS_END) {
@@ -63,11 +63,13 @@ int cmd_op_quant(int argc, char **argv, int quantize)
         else if (c == 'S') symmetric = 1;
         else if (c == 'a') {
             long v = strtol(optarg, &end, 10);
-            if (!*optarg || *end || v < 0 || v >= CLRUN_MAX_DIMS) return cli_usage_error(sub, "--axis wants 0 to %d, not '%s'", CLRUN_MAX_DIMS - 1, optarg);
+            if (!*optarg || *end || v < 0 || v >= CLRUN_MAX_DIMS)
+                return cli_usage_error(sub, "--axis wants 0 to %d, not '%s'", CLRUN_MAX_DIMS - 1, optarg);
             axis = (int)v;
         } else if (c == 'p') {
             percentile = strtod(optarg, &end);
-            if (!*optarg || *end || !(percentile > 0 && percentile <= 100)) return cli_usage_error(sub, "--percentile wants 0 < P <= 100, not '%s'", optarg);
+            if (!*optarg || *end || !(percentile > 0 && percentile <= 100))
+                return cli_usage_error(sub, "--percentile wants 0 < P <= 100, not '%s'", optarg);
         }
     }
     if (argc - optind != 1) return cli_usage_error(sub, "one input file, please (%d given)", argc - optind);
@@ -78,7 +80,8 @@ int cmd_op_quant(int argc, char **argv, int quantize)
     if (clrun_npy_read(argv[optind], &in)) return fprintf(stderr, "clrun %s: %s\n", sub, clrun_last_error(NULL)), EXIT_USAGE;
     int rc = 0;
     const clrun_dtype want = quantize ? CLRUN_F32 : CLRUN_I8;
-    if (in.dtype != want) rc = cli_usage_error(sub, "the input is %s; %s takes %s", clrun_dtype_name(in.dtype), sub + 3, clrun_dtype_name(want));
+    if (in.dtype != want)
+        rc = cli_usage_error(sub, "the input is %s; %s takes %s", clrun_dtype_name(in.dtype), sub + 3, clrun_dtype_name(want));
     if (!rc && axis >= (int)in.ndim) rc = cli_usage_error(sub, "--axis %d, but the array has %u dimensions", axis, in.ndim);
     size_t ch = 1, inner = 1;
     if (!rc && axis >= 0) {
@@ -97,7 +100,8 @@ int cmd_op_quant(int argc, char **argv, int quantize)
             long nz = list(zps, v, (long)ch);
             if (nz != (long)ch) rc = cli_usage_error(sub, "--zero-point wants %zu number%s here, not '%s'", ch, ch == 1 ? "" : "s", zps);
             for (size_t i = 0; !rc && i < ch; i++) {
-                if (v[i] != floor(v[i]) || v[i] < -128 || v[i] > 127) rc = cli_usage_error(sub, "zero points are integers from -128 to 127");
+                if (v[i] != floor(v[i]) || v[i] < -128 || v[i] > 127)
+                    rc = cli_usage_error(sub, "zero points are integers from -128 to 127");
                 z[i] = (int32_t)v[i];
             }
         }
@@ -110,14 +114,16 @@ int cmd_op_quant(int argc, char **argv, int quantize)
     clrun_ctx *ctx = NULL;
     clrun_buf *bi = NULL, *bo = NULL;
     clrun_status st = CLRUN_OK;
-    if (!rc && clrun_array_new(&res, quantize ? CLRUN_I8 : CLRUN_F32, in.ndim, in.shape)) rc = cli_fail(sub, NULL, CLRUN_HOST_OUT_OF_MEMORY);
+    if (!rc && clrun_array_new(&res, quantize ? CLRUN_I8 : CLRUN_F32, in.ndim, in.shape))
+        rc = cli_fail(sub, NULL, CLRUN_HOST_OUT_OF_MEMORY);
     if (!rc) rc = cli_open(sub, spec, &ctx);
     if (!rc && in.count) {
         if ((st = clrun_buf_new(ctx, in.bytes, 0, &bi)) || (st = clrun_upload(bi, 0, in.data, in.bytes)) ||
             (st = clrun_buf_new(ctx, res.bytes, 0, &bo)) ||
             (st = quantize ? clrun_quantize(ctx, bi, 0, bo, 0, in.count, &p) : clrun_dequantize(ctx, bi, 0, bo, 0, in.count, &p)) ||
             (st = clrun_download(bo, 0, res.data, res.bytes)))
-            rc = st == CLRUN_INVALID_ARG ? (fprintf(stderr, "clrun %s: %s\n", sub, clrun_last_error(ctx)), EXIT_USAGE) : cli_fail(sub, ctx, st);
+            rc = st == CLRUN_INVALID_ARG ? (fprintf(stderr, "clrun %s: %s\n", sub, clrun_last_error(ctx)), EXIT_USAGE)
+                                         : cli_fail(sub, ctx, st);
     }
     if (!rc && clrun_npy_write(out, &res)) rc = cli_fail(sub, NULL, CLRUN_IO_ERROR);
     if (!rc) {

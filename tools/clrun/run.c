@@ -348,8 +348,7 @@ static int parse_list(clrun_dtype t, const char *text, clrun_array *a, const cha
     size_t i = 0, es = clrun_dtype_size(t);
     for (char *p = buf, *c;; p = c + 1) {
         if ((c = strchr(p, ','))) *c = 0;
-        if (parse_value(t, p, (char *)a->data + i++ * es, 0))
-            return usage_error("%s: '%s' is not a valid %s", what, p, tname);
+        if (parse_value(t, p, (char *)a->data + i++ * es, 0)) return usage_error("%s: '%s' is not a valid %s", what, p, tname);
         if (!c) break;
     }
     return 0;
@@ -471,8 +470,8 @@ static int bind_bytes(clrun_ctx *ctx, clrun_kernel *k, struct rarg *r, unsigned 
             if (strcmp(base, clrun_dtype_cl_name(r->a.dtype)) != 0)
                 return usage_error("%s gets %s values from '%s'; the kernel wants %s", desc, clrun_dtype_name(r->a.dtype), r->spec, base);
             if (r->a.count != need && !(need == 3 && r->a.count == 4))
-                return usage_error("%s takes %u value%s; '%s' gives %zu (%zu bytes)", desc, need, need == 1 ? "" : "s", r->spec,
-                                   r->a.count, r->a.bytes);
+                return usage_error("%s takes %u value%s; '%s' gives %zu (%zu bytes)", desc, need, need == 1 ? "" : "s", r->spec, r->a.count,
+                                   r->a.bytes);
             if (need == 3 && r->a.count == 3) { /* the size of a 4-vector, the last element unused */
                 clrun_array four;
                 size_t shape[1] = {4};
@@ -486,8 +485,8 @@ static int bind_bytes(clrun_ctx *ctx, clrun_kernel *k, struct rarg *r, unsigned 
     clrun_status st = clrun_arg_bytes(k, i, r->a.data, r->a.bytes);
     if (st == CLRUN_OK) return 0;
     if (st == CLRUN_ARG_MISMATCH) return fprintf(stderr, "clrun run: '%s': %s\n", r->spec, clrun_last_error(ctx)), EXIT_USAGE;
-    return usage_error("%s: the driver refuses %zu bytes from '%s' (%s); give exactly the size of %s, padding included", desc,
-                       r->a.bytes, r->spec, clrun_last_error(ctx), info ? info->type : "its type");
+    return usage_error("%s: the driver refuses %zu bytes from '%s' (%s); give exactly the size of %s, padding included", desc, r->a.bytes,
+                       r->spec, clrun_last_error(ctx), info ? info->type : "its type");
 }
 
 static void free_args(struct rarg *args, int n)
@@ -526,8 +525,8 @@ static int bind_arg(clrun_ctx *ctx, clrun_kernel *k, struct rarg *args, int narg
         if (info.kind != CLRUN_ARG_VALUE) return usage_error("%s expects a buffer or local memory, not the number '%s'", desc, r->spec);
         const int scalar = base_type(info.type, base, sizeof base) && strcmp(base, info.type) == 0;
         if ((!scalar && !vector_width(info.type)) || clrun_dtype_parse(base, &t) != CLRUN_OK)
-            return usage_error("%s: cannot infer values of type %s from '%s'; write TYPE:VALUE or TYPE:V,V,... (the members' type)",
-                               desc, info.type, r->spec);
+            return usage_error("%s: cannot infer values of type %s from '%s'; write TYPE:VALUE or TYPE:V,V,... (the members' type)", desc,
+                               info.type, r->spec);
         if ((rc = parse_list(t, r->bare, &r->a, r->spec, desc, base))) return rc;
         r->kind = scalar && r->a.count == 1 ? R_SCALAR : R_BYTES;
     }
@@ -758,8 +757,8 @@ static int execute(struct run_opts *o, clrun_ctx *ctx, clrun_kernel *k, struct r
             fprintf(stderr, "clrun run: launching %s with global %zu,%zu,%zu%s failed: %s (%d)%s\n", clrun_kernel_name(k), o->global[0],
                     o->global[1], o->global[2], o->ldims ? " and the given local size" : "", clrun_cl_error_name(err), (int)err,
                     err == CL_INVALID_WORK_GROUP_SIZE ? " — the device wants a local size that fits it and divides the global size "
-                                                      "(OpenCL 2.0 devices take one that does not divide it with -O -cl-std=CL2.0)"
-                                                    : "");
+                                                        "(OpenCL 2.0 devices take one that does not divide it with -O -cl-std=CL2.0)"
+                                                      : "");
             if (ev) clReleaseEvent(ev);
             free(times);
             return err == CL_INVALID_WORK_GROUP_SIZE || err == CL_INVALID_WORK_ITEM_SIZE ? EXIT_USAGE : EXIT_RUNTIME;
@@ -972,15 +971,23 @@ int cmd_run(int argc, char **argv)
     struct run_opts o;
     memset(&o, 0, sizeof o);
     o.rtol = -1;
-    static const struct option opts[] = {{"kernel", required_argument, NULL, 'k'},  {"global", required_argument, NULL, 'g'},
-                                         {"local", required_argument, NULL, 'l'},   {"options", required_argument, NULL, 'O'},
+    static const struct option opts[] = {{"kernel", required_argument, NULL, 'k'},
+                                         {"global", required_argument, NULL, 'g'},
+                                         {"local", required_argument, NULL, 'l'},
+                                         {"options", required_argument, NULL, 'O'},
                                          {"build-options", required_argument, NULL, 'O'}, /* oclgrind-kernel's name */
-                                         {"device", required_argument, NULL, 'd'},  {"repeat", required_argument, NULL, 'r'},
-                                         {"bytes", required_argument, NULL, 'b'},   {"check", required_argument, NULL, 'c'},
-                                         {"rtol", required_argument, NULL, 'R'},    {"atol", required_argument, NULL, 'A'},
-                                         {"sim", required_argument, NULL, 's'},     {"json", no_argument, NULL, 'j'},
-                                         {"timeout", required_argument, NULL, 'T'}, {"timing", no_argument, NULL, 'M'},
-                                         {"help", no_argument, NULL, 'h'},          {0}};
+                                         {"device", required_argument, NULL, 'd'},
+                                         {"repeat", required_argument, NULL, 'r'},
+                                         {"bytes", required_argument, NULL, 'b'},
+                                         {"check", required_argument, NULL, 'c'},
+                                         {"rtol", required_argument, NULL, 'R'},
+                                         {"atol", required_argument, NULL, 'A'},
+                                         {"sim", required_argument, NULL, 's'},
+                                         {"json", no_argument, NULL, 'j'},
+                                         {"timeout", required_argument, NULL, 'T'},
+                                         {"timing", no_argument, NULL, 'M'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {0}};
     int c, rc;
     size_t dlen = 0;
     struct cli_opts opt = {.sub = "run", .help = run_help, .first = 1};

@@ -32,8 +32,8 @@ struct sim_head {
 struct sim_arg {
     enum sim_kind kind;
     clrun_dtype type;
-    size_t size;      /* bytes */
-    clrun_array data; /* contents for buffers and values (bytes == size); empty otherwise */
+    size_t size;           /* bytes */
+    clrun_array data;      /* contents for buffers and values (bytes == size); empty otherwise */
     int dump, hex, ro, wo; /* hex: values read, and dumped, in hexadecimal */
     int noinit;            /* a buffer left as the device allocates it (never written before the run) */
 };

@@ -102,7 +102,8 @@ static int tune_class(clrun_ctx *ctx, int cls, size_t n, const struct cand *cand
     uint64_t seed = 99;
     for (size_t i = 0; h && i < n * n; i++) h[i] = (float)((seed = seed * 6364136223846793005ull + 1) >> 40) / 16777216.0f - 0.5f;
     if (!h || !ref || !out || (st = clrun_buf_new(ctx, n * n * 4, 0, &d.a)) || (st = clrun_buf_new(ctx, n * n * 4, 0, &d.b)) ||
-        (st = clrun_buf_new(ctx, n * n * 4, 0, &d.c)) || (st = clrun_upload(d.a, 0, h, n * n * 4)) || (st = clrun_upload(d.b, 0, h, n * n * 4)))
+        (st = clrun_buf_new(ctx, n * n * 4, 0, &d.c)) || (st = clrun_upload(d.a, 0, h, n * n * 4)) ||
+        (st = clrun_upload(d.b, 0, h, n * n * 4)))
         rc = h && ref && out ? cli_fail("tune", ctx, st) : EXIT_RUNTIME;
     double best = 0;
     size_t bi = 0;
@@ -160,9 +161,11 @@ static int tune_wgmma(clrun_ctx *ctx, size_t n, int quick, char line[96])
     clrun_status st = CLRUN_OK;
     int rc = 0;
     uint64_t seed = 7;
-    for (size_t i = 0; h && i < n * n; i++) h[i] = clrun_f32_to_f16((float)((seed = seed * 6364136223846793005ull + 1) >> 40) / 16777216.0f - 0.5f);
+    for (size_t i = 0; h && i < n * n; i++)
+        h[i] = clrun_f32_to_f16((float)((seed = seed * 6364136223846793005ull + 1) >> 40) / 16777216.0f - 0.5f);
     if (!h || !ref || !out || (st = clrun_buf_new(ctx, n * n * 2, 0, &d.a)) || (st = clrun_buf_new(ctx, n * n * 2, 0, &d.b)) ||
-        (st = clrun_buf_new(ctx, n * n * 4, 0, &d.c)) || (st = clrun_upload(d.a, 0, h, n * n * 2)) || (st = clrun_upload(d.b, 0, h, n * n * 2)))
+        (st = clrun_buf_new(ctx, n * n * 4, 0, &d.c)) || (st = clrun_upload(d.a, 0, h, n * n * 2)) ||
+        (st = clrun_upload(d.b, 0, h, n * n * 2)))
         rc = h && ref && out ? cli_fail("tune", ctx, st) : EXIT_RUNTIME;
     const size_t nc = quick ? 3 : sizeof wg_cands / sizeof *wg_cands;
     double best = 0;
@@ -210,8 +213,8 @@ static int store(clrun_ctx *ctx, char line[5][96])
             *q = '/';
         }
     mkdir(dir, 0755);
-    int n = snprintf(text, sizeof text, "# clrun tune gemm on %s (%s)\n%s\n%s\n%s\n%s\n%s%s", in->name, in->driver_version, line[0], line[1],
-                     line[2], line[3], line[4], *line[4] ? "\n" : "");
+    int n = snprintf(text, sizeof text, "# clrun tune gemm on %s (%s)\n%s\n%s\n%s\n%s\n%s%s", in->name, in->driver_version, line[0],
+                     line[1], line[2], line[3], line[4], *line[4] ? "\n" : "");
     if (n < 0 || (size_t)n >= sizeof text || clrun_file_write(path, text, (size_t)n) != CLRUN_OK) {
         fprintf(stderr, "clrun tune: %s\n", n < 0 || (size_t)n >= sizeof text ? "the tuning lines are too long" : clrun_last_error(NULL));
         return EXIT_RUNTIME;
@@ -253,7 +256,8 @@ int cmd_tune(int argc, char **argv)
     const size_t nc = candidates(in, quick, cands);
     printf("tuning gemm on %s: %zu candidates, sizes %ld³ (large) and %ld³ (small)\n", in->name, nc, size, size / 4);
     char line[5][96] = {"", "", "", "", ""};
-    for (int cls = 3; cls >= 0 && rc == 0; cls--) rc = tune_class(ctx, cls, cls & 1 ? (size_t)size : (size_t)size / 4, cands, nc, line[cls]);
+    for (int cls = 3; cls >= 0 && rc == 0; cls--)
+        rc = tune_class(ctx, cls, cls & 1 ? (size_t)size : (size_t)size / 4, cands, nc, line[cls]);
     const char *tk = clrun_gemm_tensor_kernel(ctx, CLRUN_F16);
     if (rc == 0 && tk && strcmp(tk, "wgmma") == 0) rc = tune_wgmma(ctx, (size_t)size, quick, line[4]);
     if (rc == 0 && !dry) rc = store(ctx, line);

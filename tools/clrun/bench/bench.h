@@ -10,8 +10,8 @@ struct bench_opts {
     const char *spec;
     int json, repeat;
     double size_mib;
-    const char *shapes; /* gemm: "MxNxK,..." */
-    int frames, jobs;   /* pipeline: frames on disk, host threads */
+    const char *shapes;  /* gemm: "MxNxK,..." */
+    int frames, jobs;    /* pipeline: frames on disk, host threads */
     const char *devices; /* gemm, pipeline: a device group (clrun_group_open) to measure too */
 };
 

@@ -92,7 +92,8 @@ static int group_resident(const struct bench_opts *o, clrun_group *grp, size_t m
         clrun_gemm_desc d = {0};
         d.m = rows[i], d.n = n, d.k = k, d.alpha = 1, d.lda = k, d.ldb = n, d.ldc = n, d.whole_m = m, d.type = type;
         if (rows[i] && ((st = clrun_buf_new(ctx, rows[i] * k * es, 0, &d.a)) || (st = clrun_buf_new(ctx, k * n * es, 0, &d.b)) ||
-                        (st = clrun_buf_new(ctx, rows[i] * n * 4, 0, &d.c)) || (st = clrun_buf_fill(d.a, &(uint16_t){0x3c00}, 2, 0, rows[i] * k * es)) ||
+                        (st = clrun_buf_new(ctx, rows[i] * n * 4, 0, &d.c)) ||
+                        (st = clrun_buf_fill(d.a, &(uint16_t){0x3c00}, 2, 0, rows[i] * k * es)) ||
                         (st = clrun_buf_fill(d.b, &(uint16_t){0x3c00}, 2, 0, k * n * es))))
             rc = cli_fail("bench", ctx, st);
         r[i] = (struct resident){ctx, d, &start, reps, {0}, CLRUN_OK};
@@ -100,7 +101,8 @@ static int group_resident(const struct bench_opts *o, clrun_group *grp, size_t m
     if (!rc) {
         pthread_barrier_init(&start, NULL, nd);
         for (unsigned i = 0; i < nd; i++)
-            if (pthread_create(&th[i], NULL, resident_run, &r[i])) exit((fprintf(stderr, "clrun bench: cannot start a thread\n"), EXIT_RUNTIME));
+            if (pthread_create(&th[i], NULL, resident_run, &r[i]))
+                exit((fprintf(stderr, "clrun bench: cannot start a thread\n"), EXIT_RUNTIME));
         for (unsigned i = 0; i < nd; i++) pthread_join(th[i], NULL);
         pthread_barrier_destroy(&start);
         double t[64];
@@ -135,9 +137,12 @@ static int group_rows(const struct bench_opts *o, clrun_group *grp, size_t shape
         clrun_status st = CLRUN_OK;
         e.m = m, e.n = n, e.k = k, e.alpha = 1, e.lda = k, e.ldb = n, e.ldc = n;
         uint64_t seed = 7 + si;
-        if (!w || !alone || !ha || !hb || !hc || !hc2 || clrun_group_weights(grp, w)) rc = (fprintf(stderr, "clrun bench: out of host memory\n"), EXIT_RUNTIME);
-        for (size_t i = 0; rc == 0 && i < m * k; i++) ha[i] = (float)((seed = seed * 6364136223846793005ull + 1) >> 40) / 16777216.0f - 0.5f;
-        for (size_t i = 0; rc == 0 && i < k * n; i++) hb[i] = (float)((seed = seed * 6364136223846793005ull + 1) >> 40) / 16777216.0f - 0.5f;
+        if (!w || !alone || !ha || !hb || !hc || !hc2 || clrun_group_weights(grp, w))
+            rc = (fprintf(stderr, "clrun bench: out of host memory\n"), EXIT_RUNTIME);
+        for (size_t i = 0; rc == 0 && i < m * k; i++)
+            ha[i] = (float)((seed = seed * 6364136223846793005ull + 1) >> 40) / 16777216.0f - 0.5f;
+        for (size_t i = 0; rc == 0 && i < k * n; i++)
+            hb[i] = (float)((seed = seed * 6364136223846793005ull + 1) >> 40) / 16777216.0f - 0.5f;
         if (alone) alone[0] = 1;
         for (int r = -1; rc == 0 && r < reps; r++) {
             double t0 = cli_now();
@@ -231,8 +236,9 @@ int bench_gemm(const struct bench_opts *o)
             clrun_gemm_desc e = {0};
             e.m = m, e.n = n, e.k = k, e.alpha = 1, e.type = CLRUN_I8, e.lda = k, e.ldb = n, e.ldc = n;
             double t8[64];
-            if (!(st = clrun_buf_new(ctx, m * k, 0, &e.a)) && !(st = clrun_buf_new(ctx, k * n, 0, &e.b)) && !(st = clrun_buf_new(ctx, m * n * 4, 0, &e.c)) &&
-                !(st = clrun_buf_fill(e.a, &(char){3}, 1, 0, m * k)) && !(st = clrun_buf_fill(e.b, &(char){-5}, 1, 0, k * n)))
+            if (!(st = clrun_buf_new(ctx, m * k, 0, &e.a)) && !(st = clrun_buf_new(ctx, k * n, 0, &e.b)) &&
+                !(st = clrun_buf_new(ctx, m * n * 4, 0, &e.c)) && !(st = clrun_buf_fill(e.a, &(char){3}, 1, 0, m * k)) &&
+                !(st = clrun_buf_fill(e.b, &(char){-5}, 1, 0, k * n)))
                 for (int r = -1; r < reps && !st; r++) {
                     const double t0 = cli_now();
                     if (!(st = clrun_gemm_s8(ctx, &e, NULL))) st = clrun_finish(ctx);

@@ -35,7 +35,9 @@ static clrun_status time_call(clrun_ctx *ctx, struct lowp_call *c, int reps, dou
     clrun_status st = CLRUN_OK;
     for (int r = -1; r < reps && !st; r++) {
         const double t0 = cli_now();
-        st = c->kind == K_GEMM ? clrun_gemm(ctx, &c->d) : c->kind == K_S8 ? clrun_gemm_s8(ctx, &c->d, c->e) : clrun_gemm_sp(ctx, &c->d, c->meta, 0);
+        st = c->kind == K_GEMM ? clrun_gemm(ctx, &c->d)
+             : c->kind == K_S8 ? clrun_gemm_s8(ctx, &c->d, c->e)
+                               : clrun_gemm_sp(ctx, &c->d, c->meta, 0);
         if (!st) st = clrun_finish(ctx);
         if (r >= 0) t[r] = (cli_now() - t0) * 1e3;
     }
@@ -90,11 +92,11 @@ int bench_int8(const struct bench_opts *o)
         const size_t fes = tc ? 2 : 4;
         if (!ha || !hb) st = CLRUN_HOST_OUT_OF_MEMORY;
         if (!st && !(st = clrun_buf_new(ctx, m * k, 0, &a8)) && !(st = clrun_buf_new(ctx, k * n, 0, &b8)) &&
-            !(st = clrun_buf_new(ctx, m * n * 4, 0, &c)) && !(st = clrun_upload(a8, 0, ha, m * k)) && !(st = clrun_upload(b8, 0, hb, k * n)) &&
-            !(st = clrun_buf_new(ctx, m * k * fes, 0, &af)) && !(st = clrun_buf_new(ctx, k * n * fes, 0, &bf)) &&
-            !(st = clrun_buf_new(ctx, m * 4, 0, &rs)) && !(st = clrun_buf_new(ctx, n * 4, 0, &cs)) &&
-            !(st = clrun_buf_fill(af, &(float){0.25f}, 4, 0, 0)) && !(st = clrun_buf_fill(rs, &(float){0.01f}, 4, 0, m)) &&
-            !(st = clrun_buf_fill(cs, &(float){0.02f}, 4, 0, n))) {
+            !(st = clrun_buf_new(ctx, m * n * 4, 0, &c)) && !(st = clrun_upload(a8, 0, ha, m * k)) &&
+            !(st = clrun_upload(b8, 0, hb, k * n)) && !(st = clrun_buf_new(ctx, m * k * fes, 0, &af)) &&
+            !(st = clrun_buf_new(ctx, k * n * fes, 0, &bf)) && !(st = clrun_buf_new(ctx, m * 4, 0, &rs)) &&
+            !(st = clrun_buf_new(ctx, n * 4, 0, &cs)) && !(st = clrun_buf_fill(af, &(float){0.25f}, 4, 0, 0)) &&
+            !(st = clrun_buf_fill(rs, &(float){0.01f}, 4, 0, m)) && !(st = clrun_buf_fill(cs, &(float){0.02f}, 4, 0, n))) {
             /* f16/f32 operands: the int8 values converted (their bits do not change the speed) */
             if (tc) {
                 uint16_t *h = malloc((m * k > k * n ? m * k : k * n) * 2);
@@ -116,25 +118,32 @@ int bench_int8(const struct bench_opts *o)
         }
         double base = 0, nt = 0, nn = 0, epi = 0;
         const clrun_s8_epilogue e = {rs, cs, NULL, 1};
-        struct lowp_call call = {K_GEMM, {.m = m, .n = n, .k = k, .alpha = 1, .lda = k, .ldb = n, .ldc = n, .type = ft, .a = af, .b = bf, .c = c}, NULL, NULL};
+        struct lowp_call call = {
+            K_GEMM, {.m = m, .n = n, .k = k, .alpha = 1, .lda = k, .ldb = n, .ldc = n, .type = ft, .a = af, .b = bf, .c = c}, NULL, NULL};
         if (!st && !(st = time_call(ctx, &call, reps, &base)))
             gemm_record(o, tc ? "clrun f16 tensor cores" : "clrun f32 kernel", m, n, k, base);
         /* B as N×K (a weight matrix's layout, read by rows as the tensor cores want it) */
-        call = (struct lowp_call){K_S8, {.trans_b = 1, .m = m, .n = n, .k = k, .alpha = 1, .lda = k, .ldb = k, .ldc = n, .type = CLRUN_I8, .a = a8, .b = b8, .c = c}, NULL, NULL};
+        call = (struct lowp_call){
+            K_S8,
+            {.trans_b = 1, .m = m, .n = n, .k = k, .alpha = 1, .lda = k, .ldb = k, .ldc = n, .type = CLRUN_I8, .a = a8, .b = b8, .c = c},
+            NULL,
+            NULL};
         if (!st && !(st = time_call(ctx, &call, reps, &nt))) gemm_record(o, "clrun int8, B as NxK", m, n, k, nt);
         call.e = &e;
         if (!st && !(st = time_call(ctx, &call, reps, &epi))) gemm_record(o, "clrun int8 + f32 epilogue", m, n, k, epi);
         call.e = NULL, call.d.trans_b = 0, call.d.ldb = n;
         if (!st && !(st = time_call(ctx, &call, reps, &nn))) gemm_record(o, "clrun int8, B as KxN", m, n, k, nn);
         if (st) rc = cli_fail("bench", ctx, st);
-        else ratio_line(o, tc ? "int8 (B as NxK) against clrun's f16 tensor cores" : "int8 (B as NxK) against clrun's f32 kernel", nt, base);
+        else
+            ratio_line(o, tc ? "int8 (B as NxK) against clrun's f16 tensor cores" : "int8 (B as NxK) against clrun's f32 kernel", nt, base);
         double ti8 = 0, tf16 = 0, tsp = 0;
         if (rc == 0 && gpu) {
             torch_lowp(m, n, k, reps, &ti8, &tf16, &tsp);
             if (ti8 > 0) gemm_record(o, "PyTorch torch._int_mm (cuBLASLt)", m, n, k, ti8);
             else if (!o->json) printf("(PyTorch with CUDA and torch._int_mm not found: no cuBLASLt row)\n");
         }
-        clrun_buf_free(a8), clrun_buf_free(b8), clrun_buf_free(c), clrun_buf_free(af), clrun_buf_free(bf), clrun_buf_free(rs), clrun_buf_free(cs);
+        clrun_buf_free(a8), clrun_buf_free(b8), clrun_buf_free(c), clrun_buf_free(af), clrun_buf_free(bf), clrun_buf_free(rs),
+            clrun_buf_free(cs);
         free(ha), free(hb);
     }
     /* quantize / dequantize: bytes read + written per second */
@@ -148,14 +157,16 @@ int bench_int8(const struct bench_opts *o)
     int32_t zp[256];
     for (int i = 0; i < 256; i++) sc[i] = 0.01f + i * 1e-4f, zp[i] = i % 7 - 3;
     const clrun_qparams pt = {1, 0, sc, zp}, pc = {256, count / 256 / 256 ? count / 256 / 256 : 1, sc, zp};
-    static const char *const names[] = {"quantize, per tensor", "dequantize, per tensor", "quantize, 256 channels", "dequantize, 256 channels"};
+    static const char *const names[] = {"quantize, per tensor", "dequantize, per tensor", "quantize, 256 channels",
+                                        "dequantize, 256 channels"};
     if (rc == 0 && !o->json) printf("\n%-30s %12s %12s %10s\n", "quantization", "elements", "median_ms", "GB/s");
     for (int v = 0; v < 4 && rc == 0; v++) {
         double t[64];
         const clrun_qparams *p = v < 2 ? &pt : &pc;
         for (int r = -1; r < reps && rc == 0; r++) {
             const double t0 = cli_now();
-            if ((st = v % 2 ? clrun_dequantize(ctx, q, 0, x, 0, count, p) : clrun_quantize(ctx, x, 0, q, 0, count, p)) || (st = clrun_finish(ctx)))
+            if ((st = v % 2 ? clrun_dequantize(ctx, q, 0, x, 0, count, p) : clrun_quantize(ctx, x, 0, q, 0, count, p)) ||
+                (st = clrun_finish(ctx)))
                 rc = cli_fail("bench", ctx, st);
             if (r >= 0) t[r] = (cli_now() - t0) * 1e3;
         }
@@ -198,7 +209,8 @@ int bench_sparse(const struct bench_opts *o)
             const clrun_dtype t = types[ti].t;
             clrun_status st = CLRUN_OK;
             clrun_buf *a = NULL, *v = NULL, *meta = NULL, *b = NULL, *c = NULL, *c2 = NULL;
-            void *ha = fill_random(m * k * 2, 3 + si, t == CLRUN_F16 ? 1 : 2), *hb = fill_random(k * n * 2, 91 + si, t == CLRUN_F16 ? 1 : 2);
+            void *ha = fill_random(m * k * 2, 3 + si, t == CLRUN_F16 ? 1 : 2),
+                 *hb = fill_random(k * n * 2, 91 + si, t == CLRUN_F16 ? 1 : 2);
             double dense = 0, sparse = 0, diff = 0;
             if (!ha || !hb) st = CLRUN_HOST_OUT_OF_MEMORY;
             if (!st && !(st = clrun_buf_new(ctx, m * k * 2, 0, &a)) && !(st = clrun_buf_new(ctx, m * kv * 2, 0, &v)) &&
@@ -206,9 +218,17 @@ int bench_sparse(const struct bench_opts *o)
                 !(st = clrun_buf_new(ctx, m * n * 4, 0, &c)) && !(st = clrun_buf_new(ctx, m * n * 4, 0, &c2)) &&
                 !(st = clrun_upload(a, 0, ha, m * k * 2)) && !(st = clrun_upload(b, 0, hb, k * n * 2)) &&
                 !(st = clrun_sp24_prune(ctx, t, a, 0, k, m, k)) && !(st = clrun_sp24_compress(ctx, t, a, 0, k, m, k, v, meta))) {
-                struct lowp_call call = {K_GEMM, {.m = m, .n = n, .k = k, .alpha = 1, .lda = k, .ldb = n, .ldc = n, .type = t, .a = a, .b = b, .c = c}, NULL, NULL};
+                struct lowp_call call = {
+                    K_GEMM,
+                    {.m = m, .n = n, .k = k, .alpha = 1, .lda = k, .ldb = n, .ldc = n, .type = t, .a = a, .b = b, .c = c},
+                    NULL,
+                    NULL};
                 if (!(st = time_call(ctx, &call, reps, &dense))) gemm_record(o, types[ti].dense, m, n, k, dense);
-                call = (struct lowp_call){K_SP, {.m = m, .n = n, .k = k, .alpha = 1, .lda = kv, .ldb = n, .ldc = n, .type = t, .a = v, .b = b, .c = c2}, NULL, meta};
+                call = (struct lowp_call){
+                    K_SP,
+                    {.m = m, .n = n, .k = k, .alpha = 1, .lda = kv, .ldb = n, .ldc = n, .type = t, .a = v, .b = b, .c = c2},
+                    NULL,
+                    meta};
                 if (!st && !(st = time_call(ctx, &call, reps, &sparse))) gemm_record(o, types[ti].sparse, m, n, k, sparse);
                 /* the two results agree (within f32 sums in different orders) */
                 float *x = malloc(m * n * 4), *y = malloc(m * n * 4);
@@ -224,7 +244,8 @@ int bench_sparse(const struct bench_opts *o)
             else {
                 ratio_line(o, "sparse against dense on the same pruned A", sparse, dense);
                 if (!o->json) printf("  (largest difference between the two results: %.2g relative to |C| + 1)\n", diff);
-                if (diff > 1e-3 || diff != diff) rc = (fprintf(stderr, "clrun bench: the sparse and dense results disagree\n"), EXIT_RUNTIME);
+                if (diff > 1e-3 || diff != diff)
+                    rc = (fprintf(stderr, "clrun bench: the sparse and dense results disagree\n"), EXIT_RUNTIME);
             }
             if (rc == 0 && gpu && ti == 0) {
                 double ti8, tf16, tsp;

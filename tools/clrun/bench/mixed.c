@@ -69,7 +69,8 @@ int bench_mixed(const struct bench_opts *o)
             if (rows[r].need_tc && !tc) continue;
             if (rows[r].need_tc && rows[r].t == CLRUN_F32 && (k % 4 || n % 4)) { /* 3xTF32 reads rows in place: on 16 bytes */
                 if (!o->json)
-                    printf("%-30s %6zu %6zu %6zu   (rows of A or B not 16-byte aligned: 3xTF32 does not take them)\n", rows[r].name, m, n, k);
+                    printf("%-30s %6zu %6zu %6zu   (rows of A or B not 16-byte aligned: 3xTF32 does not take them)\n", rows[r].name, m, n,
+                           k);
                 continue;
             }
             if (gpu && rows[r].be == CLRUN_GEMM_KERNEL && rows[r].t != CLRUN_F32 && tc && m * n * k > (size_t)1 << 36) continue; /* slow */

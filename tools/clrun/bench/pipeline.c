@@ -20,8 +20,8 @@ enum { W = 3840, H = 2160, KEEP = 4 /* edge images the floor encodes, in turn */
 struct share {
     atomic_int next, failed;
     int n;
-    char **in;             /* generate: the PNGs to write; floor: the files to decode */
-    char (*out)[4400];     /* floor: where the edges go */
+    char **in;         /* generate: the PNGs to write; floor: the files to decode */
+    char (*out)[4400]; /* floor: where the edges go */
     const clrun_image *edges;
 };
 
@@ -72,9 +72,10 @@ static int rm_entry(const char *path, const struct stat *st, int flag, struct FT
 static void pipe_record(const struct bench_opts *o, const char *impl, const char *ext, int n, double s, double loop)
 {
     if (o->json)
-        printf("{\"op\": \"pipeline\", \"impl\": \"%s\", \"input\": \"%s\", \"frames\": %d, \"width\": %d, \"height\": %d, \"seconds\": %.4f, "
-               "\"ms_per_frame\": %.3f, \"frames_s\": %.2f, \"vs_cv2_loop\": %.3f}\n",
-               impl, ext, n, W, H, s, s * 1e3 / n, n / s, loop > 0 ? loop / s : 0.0);
+        printf(
+            "{\"op\": \"pipeline\", \"impl\": \"%s\", \"input\": \"%s\", \"frames\": %d, \"width\": %d, \"height\": %d, \"seconds\": %.4f, "
+            "\"ms_per_frame\": %.3f, \"frames_s\": %.2f, \"vs_cv2_loop\": %.3f}\n",
+            impl, ext, n, W, H, s, s * 1e3 / n, n / s, loop > 0 ? loop / s : 0.0);
     else if (loop > 0) printf("%-44s %4s %9.2f %10.1f %9.2f %7.2fx\n", impl, ext, s, s * 1e3 / n, n / s, loop / s);
     else printf("%-44s %4s %9.2f %10.1f %9.2f %8s\n", impl, ext, s, s * 1e3 / n, n / s, "-");
 }
@@ -127,7 +128,8 @@ int bench_pipeline(const struct bench_opts *o)
         in[i] = names[i];
     }
     struct share s = {.n = n, .in = in, .out = fl, .edges = edges};
-    if (!rc && on_threads(gen_thread, &s, jobs) < 0) rc = (fprintf(stderr, "clrun bench: cannot write the frames in %s\n", dir), EXIT_RUNTIME);
+    if (!rc && on_threads(gen_thread, &s, jobs) < 0)
+        rc = (fprintf(stderr, "clrun bench: cannot write the frames in %s\n", dir), EXIT_RUNTIME);
     const char *const jargs[] = {"jpeg", sub[0], NULL}, *const jkeys[] = {"made", NULL};
     double made = 0;
     const int have_jpeg = !rc && bench_peer("opencv_pipeline.py", jargs, jkeys, &made) == 1 && (int)made == n;
@@ -155,7 +157,8 @@ int bench_pipeline(const struct bench_opts *o)
         for (int i = 0; i < n; i++) snprintf(names[i], sizeof names[i], "%s/f%05d.%s", sub[0], i, ext);
         double t[5] = {0}, tw[5] = {0};
         int done = 0, warm = 0;
-        if ((rc = canny_batch(ctxs, grp ? w : NULL, nctx, &p, in, dst, 1, 1, 1, tw, &warm))) break; /* kernels built or loaded, device awake */
+        if ((rc = canny_batch(ctxs, grp ? w : NULL, nctx, &p, in, dst, 1, 1, 1, tw, &warm)))
+            break; /* kernels built or loaded, device awake */
         const double t0 = cli_now();
         if ((rc = canny_batch(ctxs, grp ? w : NULL, nctx, &p, in, dst, n, jobs, 1, t, &done))) break;
         const double clrun_s = cli_now() - t0;

@@ -168,6 +168,14 @@ class _Closing:
             pass
 
 
+def _int_ptr(x):
+    """An OpenCL handle as a c_void_p: an int, or an object with .int_ptr (PyOpenCL's)."""
+    v = getattr(x, "int_ptr", x)
+    if not isinstance(v, int) or v == 0:
+        raise InvalidArgument(1, f"an OpenCL handle is an int or has .int_ptr, not {x!r}")
+    return c_void_p(v)
+
+
 class Context(_Closing):
     """A device's context and in-order queue (clrun_open). Use as a context manager, or close().
 
@@ -182,6 +190,37 @@ class Context(_Closing):
         self._h = h.value
         self.device = _info(L.ctx_device(self._h).contents)
         self._children = weakref.WeakSet()  # buffers, programs, kernels, pinned arrays: freed before the context
+
+    @classmethod
+    def from_int_ptr(cls, context, device, queue=None):
+        """A Context over OpenCL objects another library owns (clrun_ctx_wrap): a cl_context, one of
+        its devices and optionally an in-order queue of them, each as an int handle (PyOpenCL's
+        .int_ptr) or an object that has .int_ptr (a pyopencl.Context, Device, CommandQueue). clrun
+        takes references of its own and close() gives back only those: the objects stay their
+        owner's. queue None: clrun makes its own."""
+        self = cls.__new__(cls)
+        self._h = None
+        h = c_void_p()
+        _check(L.ctx_wrap(byref(h), _int_ptr(context), _int_ptr(device), _int_ptr(queue) if queue is not None else None))
+        self._h = h.value
+        self.device = _info(L.ctx_device(self._h).contents)
+        self._children = weakref.WeakSet()
+        return self
+
+    @property
+    def int_ptr(self):
+        """The cl_context as an int (for pyopencl.Context.from_int_ptr); valid while the Context is open."""
+        return L.ctx_cl_context(self.handle)
+
+    @property
+    def queue_int_ptr(self):
+        """The current cl_command_queue as an int (pyopencl.CommandQueue.from_int_ptr)."""
+        return L.ctx_cl_queue(self.handle)
+
+    @property
+    def device_int_ptr(self):
+        """The cl_device_id as an int (pyopencl.Device.from_int_ptr)."""
+        return L.ctx_cl_device(self.handle)
 
     def _adopt(self, child):
         self._children.add(child)
@@ -320,6 +359,33 @@ class Buffer:
         ctx._adopt(self)
 
     _rank = 2
+
+    @classmethod
+    def from_int_ptr(cls, ctx, mem, shape, dtype=np.float32, offset=0):
+        """A Buffer over a cl_mem of ctx's OpenCL context that another library owns
+        (clrun_buf_wrap): mem an int handle or an object with .int_ptr (a pyopencl.Buffer, or a
+        pyopencl.array.Array's .data), read as an array of this shape and dtype from byte offset
+        (0, or a multiple of the device's mem_base_align). clrun keeps a reference of its own,
+        given back by free(); the memory stays its owner's."""
+        self = cls.__new__(cls)
+        self._h = None
+        self.ctx = ctx
+        self.dtype = np.dtype(dtype)
+        self.shape = tuple(int(s) for s in (shape if isinstance(shape, (tuple, list)) else (shape,)))
+        self.size = math.prod(self.shape)
+        self.nbytes = self.size * self.dtype.itemsize
+        if not self.nbytes:
+            raise InvalidArgument(1, "from_int_ptr: an empty shape")
+        h = c_void_p()
+        _check(L.buf_wrap(ctx.handle, _int_ptr(mem), int(offset), self.nbytes, byref(h)), ctx._h)
+        self._h = h.value
+        ctx._adopt(self)
+        return self
+
+    @property
+    def int_ptr(self):
+        """The cl_mem as an int (for pyopencl.Buffer.from_int_ptr); valid while the Buffer lives."""
+        return L.buf_cl_mem(self.handle)
 
     def _release(self):
         if self._h:

@@ -125,6 +125,57 @@ static int teardown(void **state)
     return system(cmd) == 0 ? 0 : -1;
 }
 
+/* What the help texts list exists, and what exists is listed: every command of `clrun --help` has
+ * its own --help; the benchmarks `clrun bench --help` describes are exactly the ones its dispatcher
+ * knows (named when it refuses an unknown one), and the top-level list names them all; every exit
+ * code of cli.h is in `clrun --help`. */
+static void help_lists_what_exists(void **state)
+{
+    (void)state;
+    EXPECT(0, "commands:", "--help");
+    char top[sizeof out_text];
+    snprintf(top, sizeof top, "%s", out_text);
+    const char *p = strstr(top, "commands:\n");
+    assert_non_null(p);
+    int ncmd = 0;
+    for (p = strchr(p, '\n') + 1; *p == ' ' && p[1] == ' '; p = strchr(p, '\n') + 1) {
+        char name[32], want[64];
+        assert_int_equal(sscanf(p, " %31s", name), 1);
+        snprintf(want, sizeof want, "usage: clrun %s", name);
+        EXPECT(0, want, name, "--help");
+        ncmd++;
+    }
+    assert_true(ncmd >= 7);
+    for (int code = 0; code <= 6; code++) {
+        char c[8];
+        snprintf(c, sizeof c, "%d ", code);
+        if (!strstr(strstr(top, "Exit codes:"), c)) fail_msg("clrun --help lacks exit code %d:\n%s", code, top);
+    }
+    /* the benchmarks: the help's list against the dispatcher's */
+    EXPECT(2, "there are: ", "bench", "no-such-benchmark");
+    char known[1024];
+    snprintf(known, sizeof known, "%s", strstr(err_text, "there are: ") + 11);
+    known[strcspn(known, "\n")] = 0;
+    EXPECT(0, "Benchmarks", "bench", "--help");
+    int nb = 0;
+    for (const char *q = strstr(out_text, "Benchmarks"); (q = strchr(q, '\n')) && q[1] == ' '; q++) {
+        char name[32];
+        if (q[1] == ' ' && q[2] == ' ' && q[3] != ' ' && sscanf(q + 1, " %31s", name) == 1) {
+            char with_sep[40];
+            snprintf(with_sep, sizeof with_sep, "%s,", name);
+            char list[1100];
+            snprintf(list, sizeof list, "%s,", known);
+            if (!strstr(list, with_sep))
+                fail_msg("clrun bench --help describes '%s', which the dispatcher does not know (%s)", name, known);
+            if (!strstr(top, name)) fail_msg("clrun --help does not name the benchmark '%s'", name);
+            nb++;
+        }
+    }
+    int nk = 1;
+    for (const char *k = known; *k; k++) nk += *k == ',';
+    if (nb != nk) fail_msg("clrun bench --help describes %d benchmarks; the dispatcher knows %d (%s)", nb, nk, known);
+}
+
 static void top_level_and_help(void **state)
 {
     (void)state;
@@ -1259,6 +1310,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(top_level_and_help),
+        cmocka_unit_test(help_lists_what_exists),
         cmocka_unit_test(devices_and_info),
         cmocka_unit_test(demo_and_bench),
         cmocka_unit_test(run_generated_forms),

@@ -1,5 +1,6 @@
 /* main.c — the clrun command: dispatch to subcommands, shared helpers. */
 #include "cli.h"
+#include "bench/bench.h" /* BENCH_NAMES */
 
 #include <stdarg.h>
 #include <stdlib.h>
@@ -126,8 +127,8 @@ static const struct {
     {"devices", cmd_devices, "list every platform and device, and the default", 0},
     {"info", cmd_info, "every capability of one device", 0},
     {"run", cmd_run, "run any kernel file with arguments from .npy files, generated data or scalars", 0},
-    {"op", cmd_op, "the kernel library's ops on .npy files (mul, ...)", 600},
-    {"bench", cmd_bench, "benchmarks (transfer, launch)", 3600},
+    {"op", cmd_op, "the kernel library's ops on .npy files and images (mul, sum, gemm, canny, cast, quantize, ...)", 600},
+    {"bench", cmd_bench, "benchmarks against their peers (" BENCH_NAMES ")", 3600},
     {"tune", cmd_tune, "search kernel parameters on this device and store the best (gemm)", 0},
     {"demo", cmd_demo, "the seed examples on the default device, checked and timed", 600},
 };
@@ -139,7 +140,7 @@ static void usage(FILE *f)
     for (size_t i = 0; i < sizeof commands / sizeof *commands; i++) fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].what);
     fprintf(f, "\n'clrun COMMAND --help' describes one command.\n"
                "Exit codes: 0 success, 1 runtime failure, 2 usage error, 3 no OpenCL platform or device,\n"
-               "4 kernel build failure, 5 --check mismatch.\n"
+               "4 kernel build failure, 5 --check mismatch, 6 a kernel or command ran past --timeout.\n"
                "Environment: CLRUN_DEVICE (default device), CLRUN_CACHE_DIR, CLRUN_NO_CACHE=1.\n");
 }
 

@@ -356,7 +356,7 @@ static void list_ops(FILE *f)
     fprintf(f, "ops (float32 or float16 .npy inputs; element-wise ops write -o OUT.npy of the same type and\n"
                "shape, reductions print their value; f16 data is computed in f32):\n");
     for (size_t i = 0; i < sizeof ops / sizeof *ops; i++) fprintf(f, "  %-8s %s\n", ops[i].name, ops[i].what);
-    fprintf(f, "  %-8s Canny edges of PNG/PGM/PPM images, as cv2.Canny (clrun op canny --help; name it first)\n", "canny");
+    fprintf(f, "  %-8s Canny edges of PNG, JPEG and PGM/PPM images, as cv2.Canny (clrun op canny --help; name it first)\n", "canny");
     fprintf(f, "  %-8s float32 <-> float16 / bfloat16 (--to; clrun op cast --help; name it first)\n", "cast");
     fprintf(f, "  %-8s float32 -> int8, PyTorch's qint8 (clrun op quantize --help)\n", "quantize");
     fprintf(f, "  %-8s int8 -> float32 (clrun op dequantize --help)\n", "dequantize");
@@ -364,42 +364,44 @@ static void list_ops(FILE *f)
     fprintf(f, "  %-8s 2:4 values + metadata back to the dense matrix (clrun op sparsify --help)\n", "densify");
 }
 
-static const char *op_help = "usage: clrun op NAME IN.npy... [-o OUT.npy] [--alpha X] [--json] [-d SPEC | --devices GROUP]\n\n"
-                             "Runs one of the kernel library's ops on NumPy files.\n\n"
-                             "  -o, --output FILE   where an element-wise result goes (.npy)\n"
-                             "  --alpha X           the scalar of axpy and scale (default 1)\n"
-                             "  --json              reductions: print {\"op\", \"n\", \"value\"} (or \"index\")\n"
-                             "  --ta, --tb          gemm: use A, B transposed\n"
-                             "  --beta Y -c C0.npy  gemm: add Y times C0 (default beta 0, and then C0 is not needed)\n"
-                             "  --backend NAME      gemm (float, int8 and --meta products): auto (default: the tensor cores where\n"
-                             "                      they are, else for f32 the tuning file's fastest, see clrun tune), kernel\n"
-                             "                      (clrun's kernel for the device), gpu-kernel (the GPU-shaped kernels),\n"
-                             "                      cpu-kernel (the CPU-shaped ones), clblast (f32 only), tensor (NVIDIA tensor\n"
-                             "                      cores: the first of wgmma and mma.sync that runs here), wgmma (Hopper; f16,\n"
-                             "                      bf16, int8), mma.sync (f16, bf16, int8, 2:4, and 3xTF32 for f32)\n"
-                             "  --bf16              gemm: A and B are uint16 arrays of bf16 patterns (as clrun op cast writes)\n"
-                             "                      gemm on int8 arrays: exact int32 results (clrun_gemm_s8), or with\n"
-                             "  --scale-a F.npy     f32: each row i of op(A) times F[i] (M float32 scales) ...\n"
-                             "  --scale-b F.npy     ... and each column j of op(B) times F[j] (N scales): an INT8 linear layer\n"
-                             "  --meta META.npy     gemm: A is 2:4 compressed values with this metadata (clrun op sparsify)\n"
-                             "  --fast              gemm: one running sum per element (as a plain loop, a few % faster) instead\n"
-                             "                      of per-slice partial sums (about 3x more accurate)\n"
-                             "  -d, --device SPEC   device (default: $CLRUN_DEVICE, else the best)\n"
-                             "  --devices GROUP     split over a group of devices (all, gpu, cpu, or selection strings 0,2; default\n"
-                             "                      $CLRUN_DEVICES) by each device's measured speed: gemm in blocks of 128 rows of C\n"
-                             "                      (bit-identical to one device on devices of one kind); element-wise ops and\n"
-                             "                      reductions in ranges of 4096 elements (element-wise: bit-identical; sums:\n"
-                             "                      combined in double, the same error bound)\n"
-                             "  --timeout S         end the command (exit 6) when it runs past S seconds (default 600, 0: none)\n"
-                             "  --help              this text\n\n"
-                             "Exit codes: 0; 1 runtime failure; 2 bad command line or input file; 3 no device; 6 timeout.\n\n";
+static const char *op_help =
+    "usage: clrun op NAME IN.npy... [-o OUT.npy] [--alpha X] [--json] [-d SPEC | --devices GROUP]\n\n"
+    "Runs one of the kernel library's ops on NumPy files.\n\n"
+    "  -o, --output FILE   where an element-wise result goes (.npy)\n"
+    "  --alpha X           the scalar of axpy and scale (default 1)\n"
+    "  --json              reductions: print {\"op\", \"n\", \"value\"} (or \"index\")\n"
+    "  --ta, --tb          gemm: use A, B transposed\n"
+    "  --beta Y -c C0.npy  gemm: add Y times C0 (default beta 0, and then C0 is not needed)\n"
+    "  --backend NAME      gemm (float, int8 and --meta products): auto (default: the tensor cores where\n"
+    "                      they are, else for f32 the tuning file's fastest, see clrun tune), kernel\n"
+    "                      (clrun's kernel for the device), gpu-kernel (the GPU-shaped kernels),\n"
+    "                      cpu-kernel (the CPU-shaped ones), clblast (f32 only), tensor (NVIDIA tensor\n"
+    "                      cores: the first of wgmma and mma.sync that runs here), wgmma (Hopper; f16,\n"
+    "                      bf16, int8), mma.sync (f16, bf16, int8, 2:4, and 3xTF32 for f32)\n"
+    "  --bf16              gemm: A and B are uint16 arrays of bf16 patterns (as clrun op cast writes)\n"
+    "                      gemm on int8 arrays: exact int32 results (clrun_gemm_s8), or with\n"
+    "  --scale-a F.npy     f32: each row i of op(A) times F[i] (M float32 scales) ...\n"
+    "  --scale-b F.npy     ... and each column j of op(B) times F[j] (N scales): an INT8 linear layer\n"
+    "  --meta META.npy     gemm: A is 2:4 compressed values with this metadata (clrun op sparsify)\n"
+    "  --fast              gemm: one running sum per element (as a plain loop, a few % faster) instead\n"
+    "                      of per-slice partial sums (about 3x more accurate)\n"
+    "  -d, --device SPEC   device (default: $CLRUN_DEVICE, else the best)\n"
+    "  --devices GROUP     split over a group of devices (all, gpu, cpu, or selection strings 0,2; default\n"
+    "                      $CLRUN_DEVICES) by each device's measured speed: gemm in blocks of 128 rows of C\n"
+    "                      (bit-identical to one device on devices of one kind); element-wise ops and\n"
+    "                      reductions in ranges of 4096 elements (element-wise: bit-identical; sums:\n"
+    "                      combined in double, the same error bound)\n"
+    "  --timeout S         end the command (exit 6) when it runs past S seconds (default 600, 0: none)\n"
+    "  --help              this text\n\n"
+    "Exit codes: 0; 1 runtime failure; 2 bad command line or input file; 3 no device; 4 kernel build failure; 6 timeout.\n\n";
 
-static const char *cast_help = "usage: clrun op cast IN.npy --to f16|bf16|f32 -o OUT.npy [-d SPEC]\n\n"
-                               "Converts on the device, rounding to nearest even: float32 to float16 (IEEE binary16; |x| >= 65520\n"
-                               "becomes inf, NaN stays NaN) or to bfloat16 (any NaN becomes 0x7FC0, as PyTorch), and back to\n"
-                               "float32. NumPy has no bfloat16: bf16 data is stored as uint16 .npy (the top half of each float32\n"
-                               "pattern), and a uint16 input to --to f32 is read as bf16. The shape is kept.\n\n"
-                               "Exit codes: 0; 1 runtime failure; 2 bad command line or input file; 3 no device; 6 timeout.\n";
+static const char *cast_help =
+    "usage: clrun op cast IN.npy --to f16|bf16|f32 -o OUT.npy [-d SPEC]\n\n"
+    "Converts on the device, rounding to nearest even: float32 to float16 (IEEE binary16; |x| >= 65520\n"
+    "becomes inf, NaN stays NaN) or to bfloat16 (any NaN becomes 0x7FC0, as PyTorch), and back to\n"
+    "float32. NumPy has no bfloat16: bf16 data is stored as uint16 .npy (the top half of each float32\n"
+    "pattern), and a uint16 input to --to f32 is read as bf16. The shape is kept.\n\n"
+    "Exit codes: 0; 1 runtime failure; 2 bad command line or input file; 3 no device; 4 kernel build failure; 6 timeout.\n";
 
 /* `clrun op cast`: argv[1] is "cast". */
 static int cmd_op_cast(int argc, char **argv)

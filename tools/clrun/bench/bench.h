@@ -6,6 +6,10 @@
 
 #include "../cli.h"
 
+/* Every benchmark's name, in the order of `clrun bench --help`: the dispatcher, the top-level help and
+ * the messages take it from here. */
+#define BENCH_NAMES "transfer, launch, vector, gemm, mixed, canny, pipeline, int8, sparse, overlap"
+
 struct bench_opts {
     const char *spec;
     int json, repeat;

@@ -173,8 +173,7 @@ int cmd_bench(int argc, char **argv)
         }
         }
     }
-    if (optind >= argc)
-        return cli_usage_error("bench", "which benchmark? transfer, launch, vector, gemm, mixed, canny, pipeline, int8, sparse or overlap");
+    if (optind >= argc) return cli_usage_error("bench", "which benchmark? " BENCH_NAMES);
     const char *name = argv[optind];
     if (optind + 1 < argc) return cli_usage_error("bench", "unexpected argument '%s'", argv[optind + 1]);
     if (strcmp(name, "transfer") == 0) return bench_transfer(&o);
@@ -187,6 +186,5 @@ int cmd_bench(int argc, char **argv)
     if (strcmp(name, "int8") == 0) return bench_int8(&o);
     if (strcmp(name, "sparse") == 0) return bench_sparse(&o);
     if (strcmp(name, "overlap") == 0) return bench_overlap(&o);
-    return cli_usage_error(
-        "bench", "unknown benchmark '%s'; there are: transfer, launch, vector, gemm, mixed, canny, pipeline, int8, sparse, overlap", name);
+    return cli_usage_error("bench", "unknown benchmark '%s'; there are: " BENCH_NAMES, name);
 }

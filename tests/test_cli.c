@@ -174,6 +174,32 @@ static void help_lists_what_exists(void **state)
     int nk = 1;
     for (const char *k = known; *k; k++) nk += *k == ',';
     if (nb != nk) fail_msg("clrun bench --help describes %d benchmarks; the dispatcher knows %d (%s)", nb, nk, known);
+    /* the man page and the bash completion name every command, benchmark and op */
+    static char man[32768], comp[8192];
+    slurp(SOURCE_DIR "/docs/clrun.1", man, sizeof man);
+    slurp(SOURCE_DIR "/tools/completion/clrun.bash", comp, sizeof comp);
+    EXPECT(0, "gemm", "op", "--help");
+    char words[4096] = "";
+    for (p = strstr(top, "commands:\n"), p = strchr(p, '\n') + 1; *p == ' ' && p[1] == ' '; p = strchr(p, '\n') + 1) {
+        char name[32];
+        sscanf(p, " %31s", name);
+        snprintf(words + strlen(words), sizeof words - strlen(words), "%s ", name);
+    }
+    for (char *k = known; *k; k++)
+        if (*k == ',') *k = ' ';
+    snprintf(words + strlen(words), sizeof words - strlen(words), "%s ", known);
+    for (const char *q = out_text; (q = strchr(q, '\n')); q++) { /* op --help: "  NAME     what it does" */
+        char name[32];
+        if (q[1] == ' ' && q[2] == ' ' && q[3] >= 'a' && q[3] <= 'z' && sscanf(q + 1, " %31s", name) == 1 && !strchr(name, '-'))
+            snprintf(words + strlen(words), sizeof words - strlen(words), "%s ", name);
+    }
+    char *save = NULL;
+    for (char *w = strtok_r(words, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
+        char pat[48];
+        snprintf(pat, sizeof pat, " %s", w);
+        if (!strstr(comp, pat) && !strstr(comp, w)) fail_msg("tools/completion/clrun.bash does not complete '%s'", w);
+        if (!strstr(man, w)) fail_msg("docs/clrun.1 does not name '%s'", w);
+    }
 }
 
 static void top_level_and_help(void **state)

@@ -878,6 +878,9 @@ static void op_gemm(void **state)
     EXPECT(0, "wrote", "op", "gemm", path("ga.npy"), path("ga.npy"), "--tb", "-o", path("x.npy"), "--backend", "cpu-kernel");
     EXPECT(0, "wrote", "op", "gemm", path("ga.npy"), path("ga.npy"), "--tb", "-o", path("x.npy"), "--backend", "gpu-kernel");
     EXPECT(0, "wrote", "op", "gemm", path("ga.npy"), path("gb.npy"), "-o", path("x.npy"), "--backend", "kernel");
+    EXPECT(0, "{\"op\": \"gemm\", \"output\": \"", "op", "gemm", path("ga.npy"), path("gb.npy"), "-o", path("x.npy"), "--json");
+    assert_non_null(strstr(out_text, "\"dtype\": \"f32\", \"shape\": ["));
+    assert_null(strstr(out_text, "wrote"));
     EXPECT(2, "--beta needs", "op", "gemm", path("ga.npy"), path("gb.npy"), "--beta", "1", "-o", path("x.npy"));
     EXPECT(2, "--backend wants", "op", "gemm", path("ga.npy"), path("gb.npy"), "--backend", "magic", "-o", path("x.npy"));
     EXPECT(2, "mma.sync, gpu-kernel", "op", "gemm", path("ga.npy"), path("gb.npy"), "--backend", "gpu", "-o", path("x.npy"));

@@ -23,6 +23,24 @@ struct op_opts {
     int json;
 };
 
+/* After OUT is written: "wrote OUT (note)" for people, or with --json one record
+ * {"op", "output", "dtype", "shape"}; on stderr when OUT is standard output. */
+static void wrote(const struct op_opts *o, const char *op, const clrun_array *r, const char *note)
+{
+    FILE *f = cli_notes(o->out);
+    if (!o->json) {
+        fprintf(f, "wrote %s (%s)\n", o->out, note);
+        return;
+    }
+    fputs("{\"op\": ", f);
+    cli_json_str(f, op);
+    fputs(", \"output\": ", f);
+    cli_json_str(f, o->out);
+    fprintf(f, ", \"dtype\": \"%s\", \"shape\": [", clrun_dtype_name(r->dtype));
+    for (unsigned i = 0; i < r->ndim; i++) fprintf(f, "%s%zu", i ? ", " : "", r->shape[i]);
+    fputs("]}\n", f);
+}
+
 static int same_shape(const clrun_array *a, const clrun_array *b)
 {
     return a->ndim == b->ndim && memcmp(a->shape, b->shape, sizeof a->shape) == 0;
@@ -63,7 +81,11 @@ static int op_run(clrun_ctx *ctx, clrun_group *grp, const struct op *op, clrun_a
                                       nin > 2 ? in[2].data : NULL)))
                 rc = cli_fail("op", NULL, st);
             else if (clrun_npy_write(o->out, &r) != CLRUN_OK) rc = cli_fail("op", NULL, CLRUN_IO_ERROR);
-            else fprintf(cli_notes(o->out), "wrote %s (%s, %zu elements)\n", o->out, clrun_dtype_name(t), n);
+            else {
+                char note[96];
+                snprintf(note, sizeof note, "%s, %zu elements", clrun_dtype_name(t), n);
+                wrote(o, name, &r, note);
+            }
             clrun_array_free(&r);
             return rc;
         }
@@ -93,7 +115,9 @@ static int op_run(clrun_ctx *ctx, clrun_group *grp, const struct op *op, clrun_a
             rc = cli_fail("op", NULL, CLRUN_IO_ERROR);
             goto done;
         }
-        fprintf(cli_notes(o->out), "wrote %s (%s, %zu elements)\n", o->out, clrun_dtype_name(t), n);
+        char note[96];
+        snprintf(note, sizeof note, "%s, %zu elements", clrun_dtype_name(t), n);
+        wrote(o, name, &r, note);
         goto done;
     }
     if (!strcmp(name, "sum")) st = clrun_sum(ctx, t, b[0], 0, n, &d);
@@ -196,9 +220,11 @@ static int op_gemm_s8(clrun_ctx *ctx, clrun_array *A, clrun_array *B, const stru
         if ((st = clrun_gemm_s8(ctx, &d, epi ? &e : NULL)) || (st = clrun_download(bc, 0, R.data, R.bytes))) goto fail;
     }
     if (clrun_npy_write(o->out, &R)) rc = cli_fail("op", NULL, CLRUN_IO_ERROR);
-    else
-        fprintf(cli_notes(o->out), "wrote %s (%s, %s%zu×%zu, from int8 inputs)\n", o->out, epi ? "f32" : "int32", o3 ? "batch × " : "", M,
-                N);
+    else {
+        char note[128];
+        snprintf(note, sizeof note, "%s, %s%zu×%zu, from int8 inputs", epi ? "f32" : "int32", o3 ? "batch × " : "", M, N);
+        wrote(o, "gemm", &R, note);
+    }
     goto done;
 fail:
     rc = st == CLRUN_INVALID_ARG ? (fprintf(stderr, "clrun op gemm: %s\n", clrun_last_error(ctx)), EXIT_USAGE) : cli_fail("op", ctx, st);
@@ -310,10 +336,12 @@ static int op_gemm(clrun_ctx *ctx, clrun_group *grp, clrun_array *in, const stru
         rc = cli_fail("op", NULL, CLRUN_IO_ERROR);
         goto done;
     }
-    fprintf(cli_notes(o->out), "wrote %s (f32, %s%zu×%zu%s)\n", o->out, o3 ? "batch × " : "", M, N,
-            type == CLRUN_F32   ? ""
-            : type == CLRUN_F16 ? ", from f16 inputs"
-                                : ", from bf16 inputs");
+    char note[128];
+    snprintf(note, sizeof note, "f32, %s%zu×%zu%s", o3 ? "batch × " : "", M, N,
+             type == CLRUN_F32   ? ""
+             : type == CLRUN_F16 ? ", from f16 inputs"
+                                 : ", from bf16 inputs");
+    wrote(o, "gemm", &R, note);
     if (grp) { /* which device took which rows */
         size_t rows[64];
         const unsigned nd = clrun_group_size(grp) < 64 ? clrun_group_size(grp) : 64;
@@ -369,7 +397,8 @@ static const char *op_help =
     "Runs one of the kernel library's ops on NumPy files.\n\n"
     "  -o, --output FILE   where an element-wise result goes (.npy)\n"
     "  --alpha X           the scalar of axpy and scale (default 1)\n"
-    "  --json              reductions: print {\"op\", \"n\", \"value\"} (or \"index\")\n"
+    "  --json              reductions: print {\"op\", \"n\", \"value\"} (or \"index\"); ops that write OUT:\n"
+    "                      {\"op\", \"output\", \"dtype\", \"shape\"} instead of the \"wrote\" line\n"
     "  --ta, --tb          gemm: use A, B transposed\n"
     "  --beta Y -c C0.npy  gemm: add Y times C0 (default beta 0, and then C0 is not needed)\n"
     "  --backend NAME      gemm (float, int8 and --meta products): auto (default: the tensor cores where\n"

@@ -203,7 +203,8 @@ CLRUN_API const char *clrun_last_error(const clrun_ctx *ctx);
 CLRUN_API const clrun_device_info *clrun_ctx_device(const clrun_ctx *ctx);
 
 /** Wait until every command queued on the context has finished, on its own queue and on every
- *  stream (clFinish each). */
+ *  stream: a synchronisation point between them (each queue waits on the others' markers, then
+ *  clFinish each), after which any queue sees what any other wrote. */
 CLRUN_API clrun_status clrun_finish(clrun_ctx *ctx);
 
 /** The raw OpenCL objects behind a context, for mixing clrun with other OpenCL code (the queue:
@@ -235,7 +236,9 @@ CLRUN_API clrun_status clrun_ctx_wrap(clrun_ctx **ctx, cl_context context, cl_de
  * enqueues to its current queue, clrun_ctx_queue's unless clrun_queue_use chose another. Commands on
  * one queue run in order; commands on two queues may overlap (an upload on one while a GEMM runs on
  * the other), and are ordered only through events: clrun_queue_marker on one, clrun_queue_wait on
- * the other. Each queue has scratch memory of its own, so ops on two queues never share it. The
+ * the other (or clrun_finish, which syncs all of them): data one queue wrote is read on another only
+ * after such an order (Rusticl does not show it otherwise, even after clFinish of the writing
+ * queue). Each queue has scratch memory of its own, so ops on two queues never share it. The
  * current queue is the context's, not the thread's: calls on one context still run one at a time.
  * ----------------------------------------------------------------------------------------------*/
 

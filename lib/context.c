@@ -204,8 +204,26 @@ cl_device_id clrun_ctx_cl_device(const clrun_ctx *ctx) { return ctx->device; }
 clrun_status clrun_finish(clrun_ctx *ctx)
 {
     CLRUN__SERIAL(ctx);
-    cl_int err = clFinish(ctx->own.queue);
-    for (struct clrun_queue *s = ctx->streams; s && err == CL_SUCCESS; s = s->next) err = clFinish(s->queue);
+    cl_int err = CL_SUCCESS;
+    if (ctx->streams) {
+        /* a synchronisation point between the queues through events, not clFinish alone: Mesa's
+         * Rusticl (23.x) shows one queue's writes to another queue only across an event dependency
+         * (a GEMM's C read as zeros on the context's own queue after clFinish of the stream that
+         * wrote it). Each queue's marker; then every queue waits for the others' */
+        enum { MAXQ = 64 };
+        cl_event ev[MAXQ] = {0};
+        cl_command_queue qs[MAXQ];
+        unsigned n = 0;
+        qs[n++] = ctx->own.queue;
+        for (struct clrun_queue *s = ctx->streams; s && n < MAXQ; s = s->next) qs[n++] = s->queue;
+        unsigned made = 0;
+        for (; made < n && err == CL_SUCCESS; made++)
+            if ((err = clEnqueueMarkerWithWaitList(qs[made], 0, NULL, &ev[made])) == CL_SUCCESS) err = clFlush(qs[made]);
+        if (err != CL_SUCCESS && made && !ev[made - 1]) made--; /* the failed one made no event */
+        for (unsigned i = 0; i < n && err == CL_SUCCESS; i++) err = clEnqueueBarrierWithWaitList(qs[i], made, ev, NULL);
+        for (unsigned i = 0; i < made; i++) clReleaseEvent(ev[i]);
+        for (unsigned i = 0; i < n && err == CL_SUCCESS; i++) err = clFinish(qs[i]);
+    } else err = clFinish(ctx->own.queue);
     if (err != CL_SUCCESS) return clrun__fail_cl(ctx, err, "clFinish", "waiting for the context's queues");
     return CLRUN_OK;
 }

@@ -55,14 +55,14 @@ static void ops_on_the_applications_objects(void **state)
     cl_mem medge = clCreateBuffer(cc, CL_MEM_READ_WRITE, W * H, NULL, &err);
     assert_true(mab && mc && mimg && medge);
 
-    /* reference counts as the application holds them (an implementation's own objects may hold
-     * some too): clrun adds its own and gives them all back */
-    const cl_uint cc0 = ctx_refs(cc), mab0 = refs(mab);
+    /* the buffer's reference count as the application holds it: clrun adds its own and gives it
+     * back. (Not the context's: implementations hold references of their own for a while, Rusticl
+     * five more just after a context's kernels and events go, and the spec calls the count stale.) */
+    const cl_uint mab0 = refs(mab);
     clrun_ctx *ctx = NULL;
     CHECK_OK(NULL, clrun_ctx_wrap(&ctx, cc, dev, q));
     assert_ptr_equal(clrun_ctx_cl_context(ctx), cc);
     assert_ptr_equal(clrun_ctx_cl_queue(ctx), q);
-    assert_true(ctx_refs(cc) > cc0);
     clrun_buf *ba, *bc, *bi, *be;
     CHECK_OK(ctx, clrun_buf_wrap(ctx, mab, 0, 0, &ba));
     CHECK_OK(ctx, clrun_buf_wrap(ctx, mc, 0, 0, &bc));
@@ -86,7 +86,7 @@ static void ops_on_the_applications_objects(void **state)
     clrun_buf_free(ba), clrun_buf_free(bc), clrun_buf_free(bi), clrun_buf_free(be);
     clrun_close(ctx);
     assert_int_equal(refs(mab), mab0);
-    assert_int_equal(ctx_refs(cc), cc0);
+    assert_true(ctx_refs(cc) >= 1); /* still a valid context */
     /* the application's objects are still its own: read the results through its queue */
     assert_int_equal(clEnqueueReadBuffer(q, mc, CL_TRUE, 0, M * N * sizeof *c, c, 0, NULL, NULL), CL_SUCCESS);
     assert_int_equal(clEnqueueReadBuffer(q, medge, CL_TRUE, 0, W * H, edges, 0, NULL, NULL), CL_SUCCESS);
@@ -165,7 +165,6 @@ static void refusals(void **state)
             break;
         }
     }
-    const cl_uint cc0 = ctx_refs(cc);
     CHECK_OK(NULL, clrun_ctx_wrap(&ctx, cc, dev, NULL));
     cl_mem mine = clCreateBuffer(cc, CL_MEM_READ_WRITE, 4096, NULL, &err),
            theirs = clCreateBuffer(other, CL_MEM_READ_WRITE, 64, NULL, &err);
@@ -180,7 +179,7 @@ static void refusals(void **state)
     assert_int_equal(refs(mine), 1); /* nothing kept from the refusals */
     clReleaseMemObject(mine), clReleaseMemObject(theirs);
     clrun_close(ctx);
-    assert_int_equal(ctx_refs(cc), cc0);
+    assert_true(ctx_refs(cc) >= 1);
     clReleaseCommandQueue(qo);
     clReleaseContext(cc), clReleaseContext(other);
 }

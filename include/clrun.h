@@ -1,4 +1,4 @@
-/*
+/** @file clrun.h
  * clrun.h — the whole public API of libclrun, a vendor-neutral OpenCL compute runtime.
  *
  * Reading guide
@@ -36,6 +36,7 @@
 #define CLRUN_H
 
 #ifndef CL_TARGET_OPENCL_VERSION
+/** The OpenCL API version the header targets (1.2) unless the includer sets another. */
 #define CL_TARGET_OPENCL_VERSION 120
 #endif
 #include <CL/cl.h>
@@ -46,7 +47,7 @@
 extern "C" {
 #endif
 
-/* Marks every public declaration. libclrun is built with hidden visibility: what this header does not
+/** Marks every public declaration. libclrun is built with hidden visibility: what this header does not
  * declare with CLRUN_API (the clrun__ internals) is not exported from the shared library. */
 #if defined(_WIN32) && defined(CLRUN_BUILDING_DLL)
 #define CLRUN_API __declspec(dllexport)
@@ -56,10 +57,13 @@ extern "C" {
 #define CLRUN_API
 #endif
 
+/** The version of this header; clrun_version() gives the library's. */
+/** @{ */
 #define CLRUN_VERSION_MAJOR 0
 #define CLRUN_VERSION_MINOR 1
 #define CLRUN_VERSION_PATCH 0
 #define CLRUN_VERSION_STRING "0.1.0"
+/** @} */
 
 /** The library's version string ("MAJOR.MINOR.PATCH"); may differ from the header's if mismatched. */
 CLRUN_API const char *clrun_version(void);
@@ -68,7 +72,7 @@ CLRUN_API const char *clrun_version(void);
  * Status codes
  * ----------------------------------------------------------------------------------------------*/
 
-/* X(NAME, value, short description). The one table from which the enum and clrun_status_str come. */
+/** X(NAME, value, short description). The one table from which the enum and clrun_status_str come. */
 #define CLRUN_STATUS_MAP(X)                            \
     X(OK, 0, "success")                                \
     X(INVALID_ARG, 1, "invalid argument")              \
@@ -84,10 +88,13 @@ CLRUN_API const char *clrun_version(void);
     X(UNSUPPORTED, 11, "not supported by this device") \
     X(FORMAT_ERROR, 12, "malformed input data")
 
+/** What every fallible call returns: CLRUN_OK, or the kind of failure (clrun_last_error has the words). */
 typedef enum clrun_status {
+/** @cond */
 #define CLRUN__ENUM(name, value, text) CLRUN_##name = value,
     CLRUN_STATUS_MAP(CLRUN__ENUM)
 #undef CLRUN__ENUM
+    /** @endcond */
 } clrun_status;
 
 /** Name of a status code, e.g. "CLRUN_BUILD_FAILED". Never NULL; unknown codes give "CLRUN_?". */
@@ -107,43 +114,45 @@ CLRUN_API const char *clrun_cl_error_name(cl_int err);
  * platform order, then device order. It is built on first use and never changes afterwards.
  * ----------------------------------------------------------------------------------------------*/
 
+/** The kind of a device, from CL_DEVICE_TYPE. */
 typedef enum clrun_device_type {
-    CLRUN_DEVICE_GPU = 1,
-    CLRUN_DEVICE_ACCELERATOR = 2,
-    CLRUN_DEVICE_CPU = 3,
-    CLRUN_DEVICE_OTHER = 4
+    CLRUN_DEVICE_GPU = 1,         /**< CL_DEVICE_TYPE_GPU */
+    CLRUN_DEVICE_ACCELERATOR = 2, /**< CL_DEVICE_TYPE_ACCELERATOR */
+    CLRUN_DEVICE_CPU = 3,         /**< CL_DEVICE_TYPE_CPU */
+    CLRUN_DEVICE_OTHER = 4        /**< anything else (CL_DEVICE_TYPE_CUSTOM) */
 } clrun_device_type;
 
 /** Capabilities of one device, probed once and cached. Strings are NUL-terminated, truncated to fit. */
 typedef struct clrun_device_info {
-    unsigned index;          /* position in the process-wide list */
-    unsigned platform_index; /* position of its platform among platforms */
-    unsigned device_index;   /* position among its platform's devices */
-    clrun_device_type type;
-    char platform_name[128];
-    char platform_version[128];
-    char platform_vendor[128]; /* e.g. "The pocl project", "NVIDIA Corporation" */
-    char name[128];
-    char vendor[128];
-    char version[128];                    /* CL_DEVICE_VERSION, e.g. "OpenCL 3.0 CUDA" */
-    char driver_version[128];             /* CL_DRIVER_VERSION */
-    char c_version[64];                   /* CL_DEVICE_OPENCL_C_VERSION, e.g. "OpenCL C 1.2 " */
-    int c_version_major, c_version_minor; /* parsed from c_version */
-    uint64_t global_mem;                  /* bytes */
-    uint64_t max_alloc;                   /* CL_DEVICE_MAX_MEM_ALLOC_SIZE, bytes */
-    uint64_t local_mem;                   /* bytes per work-group */
-    unsigned compute_units;
-    size_t max_work_group;     /* CL_DEVICE_MAX_WORK_GROUP_SIZE */
-    size_t max_work_item[3];   /* CL_DEVICE_MAX_WORK_ITEM_SIZES */
-    size_t preferred_multiple; /* preferred work-group size multiple: the device's answer (OpenCL 3.0);
+    unsigned index;             /**< position in the process-wide list */
+    unsigned platform_index;    /**< position of its platform among platforms */
+    unsigned device_index;      /**< position among its platform's devices */
+    clrun_device_type type;     /**< GPU, CPU, accelerator or other */
+    char platform_name[128];    /**< CL_PLATFORM_NAME */
+    char platform_version[128]; /**< CL_PLATFORM_VERSION */
+    char platform_vendor[128];  /**< e.g. "The pocl project", "NVIDIA Corporation" */
+    char name[128];             /**< CL_DEVICE_NAME */
+    char vendor[128];           /**< CL_DEVICE_VENDOR */
+    char version[128];          /**< CL_DEVICE_VERSION, e.g. "OpenCL 3.0 CUDA" */
+    char driver_version[128];   /**< CL_DRIVER_VERSION */
+    char c_version[64];         /**< CL_DEVICE_OPENCL_C_VERSION, e.g. "OpenCL C 1.2 " */
+    int c_version_major;        /**< parsed from c_version */
+    int c_version_minor;        /**< parsed from c_version */
+    uint64_t global_mem;        /**< bytes */
+    uint64_t max_alloc;         /**< CL_DEVICE_MAX_MEM_ALLOC_SIZE, bytes */
+    uint64_t local_mem;         /**< bytes per work-group */
+    unsigned compute_units;     /**< CL_DEVICE_MAX_COMPUTE_UNITS */
+    size_t max_work_group;      /**< CL_DEVICE_MAX_WORK_GROUP_SIZE */
+    size_t max_work_item[3];    /**< CL_DEVICE_MAX_WORK_ITEM_SIZES */
+    size_t preferred_multiple;  /**< preferred work-group size multiple: the device's answer (OpenCL 3.0);
                                   before 3.0 the vendor's usual width until a context on the device
                                   reads it from a one-line kernel, after which the list agrees */
-    unsigned mem_base_align;   /* CL_DEVICE_MEM_BASE_ADDR_ALIGN in bytes: sub-buffer offset alignment */
-    int fp64;                  /* cl_khr_fp64 or double support */
-    int fp16;                  /* cl_khr_fp16 */
-    int subgroups;             /* cl_khr_subgroups, or OpenCL C 3.0's __opencl_c_subgroups feature */
-    int host_unified;          /* CL_DEVICE_HOST_UNIFIED_MEMORY */
-    int fp32_denorms;          /* CL_FP_DENORM in CL_DEVICE_SINGLE_FP_CONFIG: float subnormals are kept;
+    unsigned mem_base_align;    /**< CL_DEVICE_MEM_BASE_ADDR_ALIGN in bytes: sub-buffer offset alignment */
+    int fp64;                   /**< cl_khr_fp64 or double support */
+    int fp16;                   /**< cl_khr_fp16 */
+    int subgroups;              /**< cl_khr_subgroups, or OpenCL C 3.0's __opencl_c_subgroups feature */
+    int host_unified;           /**< CL_DEVICE_HOST_UNIFIED_MEMORY */
+    int fp32_denorms;           /**< CL_FP_DENORM in CL_DEVICE_SINGLE_FP_CONFIG: float subnormals are kept;
                                   0: flushed to zero (Mesa's llvmpipe), so results bit-exact with
                                   the host hold only for normal values */
 } clrun_device_info;
@@ -176,11 +185,17 @@ CLRUN_API clrun_status clrun_device_select(const char *spec, unsigned *index, co
  * Contexts
  * ----------------------------------------------------------------------------------------------*/
 
+/** A context: one device, its OpenCL context and queues, the library's kernels (clrun_open, clrun_close). */
 typedef struct clrun_ctx clrun_ctx;
+/** Device memory of a context (clrun_buf_new, clrun_buf_free). */
 typedef struct clrun_buf clrun_buf;
+/** A built program (clrun_prog_file, clrun_prog_source, clrun_prog_builtin; clrun_prog_free). */
 typedef struct clrun_prog clrun_prog;
+/** A kernel of a program with its arguments (clrun_kernel_new, clrun_kernel_free). */
 typedef struct clrun_kernel clrun_kernel;
+/** A queued command's completion and timestamps (clrun_launch_ev, clrun_event_free). */
 typedef struct clrun_event clrun_event;
+/** A command queue of a context: a stream (clrun_queue_new, clrun_queue_free). */
 typedef struct clrun_queue clrun_queue;
 
 /** Open a context on one device: one OpenCL context and one in-order queue with profiling enabled.
@@ -210,9 +225,11 @@ CLRUN_API clrun_status clrun_finish(clrun_ctx *ctx);
 /** The raw OpenCL objects behind a context, for mixing clrun with other OpenCL code (the queue:
  *  the current one, see clrun_queue_use). Borrowed: do not release them (retain them if you keep
  *  them beyond the context). */
+/** @{ */
 CLRUN_API cl_context clrun_ctx_cl_context(const clrun_ctx *ctx);
 CLRUN_API cl_command_queue clrun_ctx_cl_queue(const clrun_ctx *ctx);
 CLRUN_API cl_device_id clrun_ctx_cl_device(const clrun_ctx *ctx);
+/** @} */
 
 /** A clrun context over OpenCL objects an application already has (its own, PyOpenCL's, OpenCV's):
  *  `context` and one of its devices, and optionally an in-order `queue` of that context and device
@@ -281,9 +298,9 @@ CLRUN_API cl_command_queue clrun_queue_cl(const clrun_queue *q);
  * Buffers and host memory
  * ----------------------------------------------------------------------------------------------*/
 
-/* Flags for clrun_buf_new; 0 means read-write. */
-#define CLRUN_BUF_READ_ONLY 0x1u  /* kernels only read it */
-#define CLRUN_BUF_WRITE_ONLY 0x2u /* kernels only write it */
+/** Flags for clrun_buf_new; 0 means read-write. */
+#define CLRUN_BUF_READ_ONLY 0x1u  /**< kernels only read it */
+#define CLRUN_BUF_WRITE_ONLY 0x2u /**< kernels only write it */
 
 /** Allocate `bytes` (> 0) of device memory. A size the device cannot hold (over its global memory
  *  or its largest single allocation) is CLRUN_DEVICE_OUT_OF_MEMORY with a text that names the size
@@ -412,6 +429,7 @@ CLRUN_API const char *clrun_cache_dir(char *buf, size_t size);
 /** Make a kernel from a built program. An unknown name is CLRUN_NOT_FOUND with the list of the
  *  program's kernels. Free with clrun_kernel_free, before the program. */
 CLRUN_API clrun_status clrun_kernel_new(clrun_prog *p, const char *name, clrun_kernel **out);
+/** Free a kernel. NULL is ignored. */
 CLRUN_API void clrun_kernel_free(clrun_kernel *k);
 
 /** Number of arguments the kernel takes. */
@@ -422,8 +440,10 @@ CLRUN_API unsigned clrun_kernel_nargs(const clrun_kernel *k);
  *  __global/__constant pointer, local memory to a __local pointer, scalars to the exact scalar type.
  *  An index past the end or a mismatch is CLRUN_ARG_MISMATCH with a text naming the argument. A
  *  buffer of another context than the kernel's program, or __local bytes past the device's local
- *  memory, is CLRUN_INVALID_ARG (every op binds through these, so the library's ops check it too). */
-CLRUN_API clrun_status clrun_arg_buf(clrun_kernel *k, unsigned i, clrun_buf *b); /* b NULL: a NULL pointer */
+ *  memory, is CLRUN_INVALID_ARG (every op binds through these, so the library's ops check it too).
+ *  clrun_arg_buf with b NULL passes a NULL pointer. */
+/** @{ */
+CLRUN_API clrun_status clrun_arg_buf(clrun_kernel *k, unsigned i, clrun_buf *b);
 CLRUN_API clrun_status clrun_arg_local(clrun_kernel *k, unsigned i, size_t bytes);
 CLRUN_API clrun_status clrun_arg_i8(clrun_kernel *k, unsigned i, int8_t v);
 CLRUN_API clrun_status clrun_arg_u8(clrun_kernel *k, unsigned i, uint8_t v);
@@ -435,6 +455,7 @@ CLRUN_API clrun_status clrun_arg_i64(clrun_kernel *k, unsigned i, int64_t v);
 CLRUN_API clrun_status clrun_arg_u64(clrun_kernel *k, unsigned i, uint64_t v);
 CLRUN_API clrun_status clrun_arg_f32(clrun_kernel *k, unsigned i, float v);
 CLRUN_API clrun_status clrun_arg_f64(clrun_kernel *k, unsigned i, double v);
+/** @} */
 /** A half argument, given as its 16-bit pattern. */
 CLRUN_API clrun_status clrun_arg_f16(clrun_kernel *k, unsigned i, uint16_t bits);
 /** Any by-value argument (vectors, structs) as raw bytes. Where the driver reports argument info,
@@ -447,16 +468,17 @@ CLRUN_API clrun_status clrun_arg_bytes(clrun_kernel *k, unsigned i, const void *
 
 /** What the driver reports of a kernel argument (clrun builds with -cl-kernel-arg-info). */
 typedef enum clrun_arg_kind {
-    CLRUN_ARG_GLOBAL,   /* __global pointer */
-    CLRUN_ARG_CONSTANT, /* __constant pointer */
-    CLRUN_ARG_LOCAL,    /* __local pointer */
-    CLRUN_ARG_VALUE     /* passed by value (scalars, vectors, structs) */
+    CLRUN_ARG_GLOBAL,   /**< __global pointer */
+    CLRUN_ARG_CONSTANT, /**< __constant pointer */
+    CLRUN_ARG_LOCAL,    /**< __local pointer */
+    CLRUN_ARG_VALUE     /**< passed by value (scalars, vectors, structs) */
 } clrun_arg_kind;
 
+/** One kernel argument as the driver describes it (clrun_kernel_arg_info). */
 typedef struct clrun_arg_info {
-    clrun_arg_kind kind;
-    char type[64]; /* as the driver spells it, e.g. "float*", "uint", "float4" */
-    char name[64]; /* the parameter's name in the source */
+    clrun_arg_kind kind; /**< global, constant, local or by value */
+    char type[64];       /**< as the driver spells it, e.g. "float*", "uint", "float4" */
+    char name[64];       /**< the parameter's name in the source */
 } clrun_arg_info;
 
 /** Describe argument i. CLRUN_UNSUPPORTED when the driver keeps no argument info (some drivers lose
@@ -464,8 +486,10 @@ typedef struct clrun_arg_info {
 CLRUN_API clrun_status clrun_kernel_arg_info(clrun_kernel *k, unsigned i, clrun_arg_info *out);
 
 /** The kernel's name (borrowed) and raw cl_kernel (borrowed). */
+/** @{ */
 CLRUN_API const char *clrun_kernel_name(const clrun_kernel *k);
 CLRUN_API cl_kernel clrun_kernel_cl(const clrun_kernel *k);
+/** @} */
 
 /** Queue a launch over `dims` (1-3) dimensions. global: work items per dimension (each > 0).
  *  local: work-group size per dimension, or NULL to let clrun choose: a multiple of the device's
@@ -501,9 +525,11 @@ CLRUN_API cl_event clrun_event_cl(const clrun_event *ev);
 
 /** One kernel's record: every launch of that name since profiling started. */
 typedef struct clrun_profile_entry {
-    const char *kernel; /* the kernel's name (owned by the context) */
-    uint64_t launches;
-    double total_ms, min_ms, max_ms; /* device time (profiling timestamps, start to end) */
+    const char *kernel; /**< the kernel's name (owned by the context) */
+    uint64_t launches;  /**< launches recorded */
+    double total_ms;    /**< device time of all of them (profiling timestamps, start to end) */
+    double min_ms;      /**< the shortest launch */
+    double max_ms;      /**< the longest launch */
 } clrun_profile_entry;
 
 /** Start recording the device time of every kernel launched on ctx — the library's ops included —
@@ -531,9 +557,10 @@ CLRUN_API void clrun_profile_stop(clrun_ctx *ctx);
  * CLRUN_FORMAT_ERROR with a text that names the problem; an unreadable one CLRUN_IO_ERROR.
  * ----------------------------------------------------------------------------------------------*/
 
+/** The most dimensions a clrun_array (and a .npy file clrun reads) has. */
 #define CLRUN_MAX_DIMS 8
 
-/* The one element-type enum of the API: arrays, vector ops and reductions, GEMM inputs, casts,
+/** The one element-type enum of the API: arrays, vector ops and reductions, GEMM inputs, casts,
  * gradients. CLRUN_F32 is 0, so a zeroed descriptor means f32. CLRUN_BF16 is stored as 16 bits (the
  * top half of an f32, see the conversions below); NumPy has no bf16 dtype, so .npy files carry
  * bf16 data as u2 (uint16). */
@@ -556,16 +583,16 @@ typedef enum clrun_dtype {
 
 /** An n-dimensional array in host memory, C order. data is malloc'd and owned by the array. */
 typedef struct clrun_array {
-    clrun_dtype dtype;
-    unsigned ndim; /* 0 for a scalar (count 1) */
-    size_t shape[CLRUN_MAX_DIMS];
-    size_t count; /* product of the shape */
-    size_t bytes; /* count * element size */
-    void *data;
-    /* Set by clrun_npy_read when data lies in a private mapping of the file; NULL and 0 otherwise.
+    clrun_dtype dtype;            /**< element type */
+    unsigned ndim;                /**< 0 for a scalar (count 1) */
+    size_t shape[CLRUN_MAX_DIMS]; /**< the first ndim entries are the dimensions, outermost first */
+    size_t count;                 /**< product of the shape */
+    size_t bytes;                 /**< count * element size */
+    void *data;                   /**< the elements, C order */
+    /** Set by clrun_npy_read when data lies in a private mapping of the file; NULL and 0 otherwise.
      * Leave them alone: clrun_array_free unmaps or frees accordingly. */
     void *map_base;
-    size_t map_len;
+    size_t map_len; /**< the mapping's length (see map_base) */
 } clrun_array;
 
 /** Bytes per element of a dtype (bool: 1); 0 for an invalid value. */
@@ -628,14 +655,15 @@ CLRUN_API clrun_status clrun_npy_write(const char *path, const clrun_array *a);
  * div is correctly rounded, axpy and fma round once.
  * ----------------------------------------------------------------------------------------------*/
 
+/** The element-wise ops of clrun_vec. */
 typedef enum clrun_vec_op {
-    CLRUN_MUL,   /* dst = a * b */
-    CLRUN_ADD,   /* dst = a + b */
-    CLRUN_SUB,   /* dst = a - b */
-    CLRUN_DIV,   /* dst = a / b */
-    CLRUN_AXPY,  /* dst = alpha * a + b (y = a·x + y with dst = b) */
-    CLRUN_SCALE, /* dst = alpha * a */
-    CLRUN_FMA    /* dst = a * b + c */
+    CLRUN_MUL,   /**< dst = a * b */
+    CLRUN_ADD,   /**< dst = a + b */
+    CLRUN_SUB,   /**< dst = a - b */
+    CLRUN_DIV,   /**< dst = a / b */
+    CLRUN_AXPY,  /**< dst = alpha * a + b (y = a·x + y with dst = b) */
+    CLRUN_SCALE, /**< dst = alpha * a */
+    CLRUN_FMA    /**< dst = a * b + c */
 } clrun_vec_op;
 
 /** One element-wise op. Operands an op does not use (b for SCALE, c except for FMA) may be NULL. */
@@ -645,10 +673,12 @@ CLRUN_API clrun_status clrun_vec(clrun_ctx *ctx, clrun_vec_op op, clrun_dtype t,
 /** Name of an op ("mul", "axpy", ...), or NULL. */
 CLRUN_API const char *clrun_vec_op_name(clrun_vec_op op);
 
-/* Shorthands for the common cases (offsets 0). */
+/** Shorthands for the common cases (offsets 0). */
+/** @{ */
 CLRUN_API clrun_status clrun_mul(clrun_ctx *ctx, clrun_dtype t, size_t n, clrun_buf *dst, clrun_buf *a, clrun_buf *b);
 CLRUN_API clrun_status clrun_add(clrun_ctx *ctx, clrun_dtype t, size_t n, clrun_buf *dst, clrun_buf *a, clrun_buf *b);
 CLRUN_API clrun_status clrun_axpy(clrun_ctx *ctx, clrun_dtype t, size_t n, float alpha, clrun_buf *x, clrun_buf *y);
+/** @} */
 
 /* ------------------------------------------------------------------------------------------------
  * Reductions (lib/ops/reduce.c, cl/reduce.cl)
@@ -666,12 +696,18 @@ CLRUN_API clrun_status clrun_axpy(clrun_ctx *ctx, clrun_dtype t, size_t n, float
  *  - sum, dot and norm2 of n = 0 are 0; max, min and argmax of n = 0 are CLRUN_INVALID_ARG.
  * ----------------------------------------------------------------------------------------------*/
 
+/** The sum of the n elements. */
 CLRUN_API clrun_status clrun_sum(clrun_ctx *ctx, clrun_dtype t, clrun_buf *x, size_t off, size_t n, double *result);
+/** The dot product of n elements of x and of y. */
 CLRUN_API clrun_status clrun_dot(clrun_ctx *ctx, clrun_dtype t, clrun_buf *x, size_t x_off, clrun_buf *y, size_t y_off, size_t n,
                                  double *result);
+/** The Euclidean norm (square root of the sum of squares). */
 CLRUN_API clrun_status clrun_norm2(clrun_ctx *ctx, clrun_dtype t, clrun_buf *x, size_t off, size_t n, double *result);
+/** The largest element (NaN if any is NaN). */
 CLRUN_API clrun_status clrun_max(clrun_ctx *ctx, clrun_dtype t, clrun_buf *x, size_t off, size_t n, float *result);
+/** The smallest element (NaN if any is NaN). */
 CLRUN_API clrun_status clrun_min(clrun_ctx *ctx, clrun_dtype t, clrun_buf *x, size_t off, size_t n, float *result);
+/** The index (from off) of the first NaN, else of the first largest element. */
 CLRUN_API clrun_status clrun_argmax(clrun_ctx *ctx, clrun_dtype t, clrun_buf *x, size_t off, size_t n, size_t *index);
 
 /* ------------------------------------------------------------------------------------------------
@@ -681,9 +717,13 @@ CLRUN_API clrun_status clrun_argmax(clrun_ctx *ctx, clrun_dtype t, clrun_buf *x,
  * NaN. f32 -> bf16: the top 16 bits of the f32 pattern rounded to nearest even, any NaN -> 0x7FC0
  * (as PyTorch). f16, bf16 -> f32: exact.
  * ----------------------------------------------------------------------------------------------*/
+/** One value f32 -> f16 bits, on the host. */
 CLRUN_API uint16_t clrun_f32_to_f16(float f);
+/** One value f16 bits -> f32, on the host. */
 CLRUN_API float clrun_f16_to_f32(uint16_t h);
+/** One value f32 -> bf16 bits, on the host. */
 CLRUN_API uint16_t clrun_f32_to_bf16(float f);
+/** One value bf16 bits -> f32, on the host. */
 CLRUN_API float clrun_bf16_to_f32(uint16_t b);
 
 /** Convert n elements of src (type from, from element src_off) into dst (type to, from element
@@ -703,17 +743,18 @@ CLRUN_API clrun_status clrun_cast(clrun_ctx *ctx, clrun_buf *src, size_t src_off
  * off + b·stride (strided batched GEMM). Queued; read C with clrun_download or call clrun_finish.
  * ----------------------------------------------------------------------------------------------*/
 
+/** Which kernel family runs a product (clrun_gemm_desc.backend). */
 typedef enum clrun_gemm_backend {
-    CLRUN_GEMM_AUTO = 0,   /* the fastest for the product: the tensor cores for f16/bf16, INT8 and 2:4
+    CLRUN_GEMM_AUTO = 0,   /**< the fastest for the product: the tensor cores for f16/bf16, INT8 and 2:4
                            products where they are (rows not on 16 bytes are staged, for f16/bf16 only
                            in products of 1 GFLOP or more); for f32 the tuning file's fastest backend
                            for the shape class (clrun tune gemm); else clrun's kernel for the device
                            class (GPU- or CPU-shaped) */
-    CLRUN_GEMM_GPU_KERNEL, /* "gpu-kernel": cl/gemm.cl, cl/gemm_s8.cl, cl/sparse.cl; local-memory tiles, any GPU */
-    CLRUN_GEMM_CPU_KERNEL, /* "cpu-kernel": cl/gemm_cpu.cl; no local memory, wide vectors, large blocks */
-    CLRUN_GEMM_CLBLAST,    /* "clblast": CLBlastSgemm / CLBlastSgemmStridedBatched (f32 only), when built with CLBlast */
-    CLRUN_GEMM_KERNEL,     /* "kernel": clrun's kernel for the device class, whatever the tuning file says */
-    CLRUN_GEMM_TENSOR,     /* "tensor": NVIDIA's tensor cores through inline PTX, the first of
+    CLRUN_GEMM_GPU_KERNEL, /**< "gpu-kernel": cl/gemm.cl, cl/gemm_s8.cl, cl/sparse.cl; local-memory tiles, any GPU */
+    CLRUN_GEMM_CPU_KERNEL, /**< "cpu-kernel": cl/gemm_cpu.cl; no local memory, wide vectors, large blocks */
+    CLRUN_GEMM_CLBLAST,    /**< "clblast": CLBlastSgemm / CLBlastSgemmStridedBatched (f32 only), when built with CLBlast */
+    CLRUN_GEMM_KERNEL,     /**< "kernel": clrun's kernel for the device class, whatever the tuning file says */
+    CLRUN_GEMM_TENSOR,     /**< "tensor": NVIDIA's tensor cores through inline PTX, the first of
                             * CLRUN_GEMM_WGMMA and CLRUN_GEMM_MMA_SYNC that runs here and takes the
                             * product (clrun_gemm_tensor_kernel says which). f16/bf16 products exact,
                             * summed in f32; f32 inputs as 3xTF32 (each operand split into a tf32
@@ -723,31 +764,43 @@ typedef enum clrun_gemm_backend {
                             * rows, offsets or batch strides are not on 16 bytes (or, for s8, not A
                             * M×K and B N×K) are copied into that layout first (the context's
                             * scratch memory, one pass over each). */
-    CLRUN_GEMM_MMA_SYNC,   /* "mma.sync": cl/gemm_mma_nv.cl, any NVIDIA GPU from sm_80 (f32 as 3xTF32, f16, bf16, s8, 2:4) */
-    CLRUN_GEMM_WGMMA       /* "wgmma": cl/gemm_wgmma_nv.cl, Hopper's warpgroup MMA (f16, bf16, s8) */
+    CLRUN_GEMM_MMA_SYNC,   /**< "mma.sync": cl/gemm_mma_nv.cl, any NVIDIA GPU from sm_80 (f32 as 3xTF32, f16, bf16, s8, 2:4) */
+    CLRUN_GEMM_WGMMA       /**< "wgmma": cl/gemm_wgmma_nv.cl, Hopper's warpgroup MMA (f16, bf16, s8) */
 } clrun_gemm_backend;
 
+/** One product C = alpha·op(A)·op(B) + beta·C, or a strided batch of them (clrun_gemm). A zeroed
+ *  descriptor is f32, no transposes, one product, CLRUN_GEMM_AUTO. */
 typedef struct clrun_gemm_desc {
-    int trans_a, trans_b;
-    size_t m, n, k;
-    float alpha, beta;
-    clrun_buf *a;
-    size_t a_off, lda, stride_a; /* offsets and strides in elements */
-    clrun_buf *b;
-    size_t b_off, ldb, stride_b;
-    clrun_buf *c;
-    size_t c_off, ldc, stride_c;
-    size_t batch; /* 0 or 1: one product */
-    clrun_gemm_backend backend;
-    int fast;         /* 0 (default): clrun's kernels sum each slice of K apart and then into the result,
+    int trans_a;                /**< nonzero: op(A) = Aᵀ (A is stored K×M) */
+    int trans_b;                /**< nonzero: op(B) = Bᵀ (B is stored N×K) */
+    size_t m;                   /**< rows of C and of op(A) */
+    size_t n;                   /**< columns of C and of op(B) */
+    size_t k;                   /**< columns of op(A), rows of op(B) */
+    float alpha;                /**< scales the product */
+    float beta;                 /**< scales C before the product is added (0: C is only written) */
+    clrun_buf *a;               /**< A's buffer */
+    size_t a_off;               /**< A's first element, in elements */
+    size_t lda;                 /**< A's leading dimension (row pitch), in elements */
+    size_t stride_a;            /**< elements from one batch's A to the next */
+    clrun_buf *b;               /**< B's buffer */
+    size_t b_off;               /**< B's first element, in elements */
+    size_t ldb;                 /**< B's leading dimension, in elements */
+    size_t stride_b;            /**< elements from one batch's B to the next */
+    clrun_buf *c;               /**< C's buffer (f32, or as the call says) */
+    size_t c_off;               /**< C's first element, in elements */
+    size_t ldc;                 /**< C's leading dimension, in elements */
+    size_t stride_c;            /**< elements from one batch's C to the next */
+    size_t batch;               /**< 0 or 1: one product */
+    clrun_gemm_backend backend; /**< the kernel family; CLRUN_GEMM_AUTO (0) chooses */
+    int fast;                   /**< 0 (default): clrun's kernels sum each slice of K apart and then into the result,
                * about three times more accurate than a plain f32 loop (max relative error against
                * fp64); 1: one running sum per element, as a plain loop (with fma) but faster (about
                * 7% on the H200, 10% on AVX-512 CPUs). CLBlast and the tensor-core kernel
                * ignore it. */
-    clrun_dtype type; /* element type of A and B: CLRUN_F32 (0, the default), CLRUN_F16
+    clrun_dtype type;           /**< element type of A and B: CLRUN_F32 (0, the default), CLRUN_F16
                            * or CLRUN_BF16 (offsets, leading dimensions and strides count their
                            * elements); C is f32 whatever the type. CLBlast takes f32 only. */
-    size_t whole_m;   /* 0, or the M of a whole product of which this call computes a block of rows
+    size_t whole_m;             /**< 0, or the M of a whole product of which this call computes a block of rows
                        * (starting at a multiple of 128): the kernel configuration is then chosen for
                        * whole_m × n × k, so that blocks computed apart (clrun_group_gemm) give the
                        * whole product's bits */
@@ -812,21 +865,23 @@ CLRUN_API clrun_gemm_backend clrun_gemm_resolve(clrun_ctx *ctx, const clrun_gemm
  * after growth_interval clean steps in a row, exactly as torch.cuda.amp.GradScaler does it.
  * ----------------------------------------------------------------------------------------------*/
 
+/** A dynamic loss scaler with the state and semantics of torch.cuda.amp.GradScaler. */
 typedef struct clrun_scaler {
-    float scale;           /* current loss scale (f32, as PyTorch keeps it); init 65536 */
-    double growth_factor;  /* > 1; init 2 (double, as PyTorch passes it: products are rounded to f32 once) */
-    double backoff_factor; /* in (0, 1); init 0.5 */
-    int growth_interval;   /* ≥ 1; init 2000 */
-    int growth_tracker;    /* clean steps since the scale last changed or backed off */
-    clrun_buf *found_inf;  /* device flag (4 bytes), made by the first unscale; freed by clrun_scaler_free */
+    float scale;           /**< current loss scale (f32, as PyTorch keeps it); init 65536 */
+    double growth_factor;  /**< > 1; init 2 (double, as PyTorch passes it: products are rounded to f32 once) */
+    double backoff_factor; /**< in (0, 1); init 0.5 */
+    int growth_interval;   /**< ≥ 1; init 2000 */
+    int growth_tracker;    /**< clean steps since the scale last changed or backed off */
+    clrun_buf *found_inf;  /**< device flag (4 bytes), made by the first unscale; freed by clrun_scaler_free */
 } clrun_scaler;
 
 /** One gradient buffer for clrun_scaler_unscale: n elements of type (f32, f16 or bf16) from
  *  element off. */
 typedef struct clrun_grad {
-    clrun_buf *buf;
-    size_t off, n;
-    clrun_dtype type; /* CLRUN_F32, CLRUN_F16 or CLRUN_BF16 */
+    clrun_buf *buf;   /**< the gradient's buffer */
+    size_t off;       /**< first element, in elements */
+    size_t n;         /**< elements */
+    clrun_dtype type; /**< CLRUN_F32, CLRUN_F16 or CLRUN_BF16 */
 } clrun_grad;
 
 /** PyTorch's defaults: scale 65536, growth 2, backoff 0.5, interval 2000, tracker 0. */
@@ -862,11 +917,12 @@ CLRUN_API clrun_status clrun_scaler_update(clrun_ctx *ctx, clrun_scaler *s, int 
  * dimensions after the channel axis.
  * ----------------------------------------------------------------------------------------------*/
 
+/** Quantization parameters: per tensor or per channel. */
 typedef struct clrun_qparams {
-    size_t channels;           /* 0 or 1: per tensor; else the length of the channel axis */
-    size_t inner;              /* per channel: elements per step along the axis (product of the later dimensions) */
-    const float *scale;        /* host array, one per channel: positive and finite */
-    const int32_t *zero_point; /* host array, one per channel: -128 to 127 */
+    size_t channels;           /**< 0 or 1: per tensor; else the length of the channel axis */
+    size_t inner;              /**< per channel: elements per step along the axis (product of the later dimensions) */
+    const float *scale;        /**< host array, one per channel: positive and finite */
+    const int32_t *zero_point; /**< host array, one per channel: -128 to 127 */
 } clrun_qparams;
 
 /** n f32 elements of x from element x_off into n s8 elements of q from q_off (queued). */
@@ -890,10 +946,10 @@ CLRUN_API clrun_status clrun_quant_calibrate(const float *x, size_t n, size_t ch
  *  C[i][j] = relu?( ((float)acc · row_scale[i]) · col_scale[j] + bias[j] ), each operation rounded
  *  apart in f32. A NULL buffer leaves its step out. */
 typedef struct clrun_s8_epilogue {
-    clrun_buf *row_scale; /* m floats (e.g. A's per-row quantization scales), or NULL */
-    clrun_buf *col_scale; /* n floats (e.g. B's per-column scales), or NULL */
-    clrun_buf *bias;      /* n floats, or NULL */
-    int relu;             /* 1: max(v, 0) last */
+    clrun_buf *row_scale; /**< m floats (e.g. A's per-row quantization scales), or NULL */
+    clrun_buf *col_scale; /**< n floats (e.g. B's per-column scales), or NULL */
+    clrun_buf *bias;      /**< n floats, or NULL */
+    int relu;             /**< 1: max(v, 0) last */
 } clrun_s8_epilogue;
 
 /** INT8 GEMM: op(A)·op(B) with A and B s8 (d->type CLRUN_I8; offsets, leading dimensions and
@@ -966,9 +1022,11 @@ CLRUN_API clrun_status clrun_gemm_sp(clrun_ctx *ctx, const clrun_gemm_desc *d, c
 /** An 8-bit image in host memory: rows of width·channels bytes, stride bytes apart; channels 1
  *  (gray) or 3 (R, G, B in that order). */
 typedef struct clrun_image {
-    size_t width, height, stride;
-    unsigned channels;
-    unsigned char *data;
+    size_t width;        /**< pixels per row */
+    size_t height;       /**< rows */
+    size_t stride;       /**< bytes from one row to the next (≥ width·channels) */
+    unsigned channels;   /**< 1 (gray) or 3 (R, G, B) */
+    unsigned char *data; /**< the rows; malloc'd and owned by the image for clrun_image_new and the readers */
 } clrun_image;
 
 /** Allocate a zeroed image (stride = width·channels). channels must be 1 or 3. */
@@ -1013,13 +1071,15 @@ CLRUN_API clrun_status clrun_image_info(const char *path, clrun_image *shape);
  *  the error that happened (e.g. "No space left on device"). */
 CLRUN_API clrun_status clrun_image_write(const char *path, const clrun_image *img);
 
+/** The parameters of cv2.Canny, plus an optional Gaussian blur before it. */
 typedef struct clrun_canny_params {
-    double low, high;  /* hysteresis thresholds (swapped when low > high) */
-    int l2;            /* 1: magnitude sqrt(dx²+dy²) (compared squared), 0: |dx|+|dy| */
-    int aperture;      /* Sobel aperture: 3, 5 or 7 (0 means 3) */
-    int blur;          /* Gaussian pre-blur of blur×blur, 0 or 1: none; 3, 5, 7 as cv2.GaussianBlur(img,
+    double low;        /**< lower hysteresis threshold (the two are swapped when low > high) */
+    double high;       /**< upper hysteresis threshold */
+    int l2;            /**< 1: magnitude sqrt(dx²+dy²) (compared squared), 0: |dx|+|dy| */
+    int aperture;      /**< Sobel aperture: 3, 5 or 7 (0 means 3) */
+    int blur;          /**< Gaussian pre-blur of blur×blur, 0 or 1: none; 3, 5, 7 as cv2.GaussianBlur(img,
                        * (blur, blur), blur_sigma), reflected borders, OpenCV's 8.8 fixed-point kernel */
-    double blur_sigma; /* > 0: the Gaussian's sigma; <= 0: OpenCV's fixed kernel for the size; NaN refused */
+    double blur_sigma; /**< > 0: the Gaussian's sigma; <= 0: OpenCV's fixed kernel for the size; NaN refused */
 } clrun_canny_params;
 
 /** Canny edges of an 8-bit image in device memory, equal byte for byte to OpenCV's
@@ -1048,6 +1108,7 @@ CLRUN_API clrun_status clrun_canny_image(clrun_ctx *ctx, const clrun_image *in, 
  * NULL)) and name the device. A group is used by one thread at a time, as a context is.
  * ----------------------------------------------------------------------------------------------*/
 
+/** A set of devices, one context each, that the group calls split work across. */
 typedef struct clrun_group clrun_group;
 
 /** Open a group. spec: "all" (every device), "gpu", "cpu" or "accelerator" (every device of that
@@ -1060,8 +1121,10 @@ CLRUN_API clrun_status clrun_group_open(clrun_group **out, const char *spec);
 CLRUN_API void clrun_group_close(clrun_group *g);
 
 /** Devices in the group, and the context of device i (borrowed; NULL past the end). */
+/** @{ */
 CLRUN_API unsigned clrun_group_size(const clrun_group *g);
 CLRUN_API clrun_ctx *clrun_group_ctx(const clrun_group *g, unsigned i);
+/** @} */
 
 /** The devices' relative speeds, by which work is split: w[i] >= 0 for each device (0: give it
  *  nothing; at least one > 0). w NULL: measure them again (each device's f32 GEMM rate, from 256³
@@ -1142,6 +1205,7 @@ CLRUN_API clrun_status clrun_group_gemm(clrun_group *g, const clrun_gemm_desc *d
  * pipelines of their own independently.
  * ----------------------------------------------------------------------------------------------*/
 
+/** A pipeline: items in flight through an op on a context, overlapped, delivered in order. */
 typedef struct clrun_pipe clrun_pipe;
 
 /** The callback that receives each item's result, in order (see above). tag: the caller's value
@@ -1156,10 +1220,12 @@ typedef void (*clrun_pipe_deliver)(void *arg, void *tag, clrun_status st, const 
  *    0; never wait for the device. A failure fails this item only.
  *  Both run in the thread that calls clrun_pipe_send. */
 typedef struct clrun_pipe_op {
+    /** The result's shape from an input's (see above). */
     clrun_status (*shape)(void *arg, clrun_ctx *ctx, const clrun_image *in, clrun_image *out);
+    /** Enqueue the op on one item (see above). */
     clrun_status (*run)(void *arg, clrun_ctx *ctx, clrun_buf *in, const clrun_image *in_shape, clrun_buf *out,
                         const clrun_image *out_shape);
-    void *arg;
+    void *arg; /**< passed to both */
 } clrun_pipe_op;
 
 /** Make a pipeline on ctx for op (copied; op->arg must live as long as the pipeline) with up to

@@ -1,4 +1,4 @@
-/*
+/** @file clrun_mpi.h
  * clrun_mpi.h — the MPI layer of clrun (libclrun_mpi, built with -Dmpi=auto when an MPI is found):
  * one process per device across processes and nodes, the transport being MPI's own.
  *
@@ -35,8 +35,11 @@ clrun_status clrun_mpi_gemm(MPI_Comm comm, int root, clrun_ctx *ctx, const clrun
  *  the counter's value and adds `step` to it, atomically across ranks (MPI_Fetch_and_op); not
  *  collective. new and free are collective. */
 typedef struct clrun_mpi_counter clrun_mpi_counter;
+/** Make the counter, starting at 0, held by root (collective). */
 clrun_status clrun_mpi_counter_new(MPI_Comm comm, int root, clrun_mpi_counter **out);
+/** The counter's value before adding step to it (not collective). */
 long clrun_mpi_counter_take(clrun_mpi_counter *c, long step);
+/** Free the counter (collective). NULL is ignored. */
 void clrun_mpi_counter_free(clrun_mpi_counter *c);
 
 /** Agree on a status: every rank passes its own and gets the largest (collective). */

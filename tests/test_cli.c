@@ -1335,6 +1335,79 @@ static void op_cast(void **state)
     clrun_array_free(&a);
 }
 
+/* Standard output is JSON records only: one object per line, strings closed, braces and brackets
+ * balanced. Returns the number of records. */
+static int json_records(const char *text)
+{
+    int records = 0;
+    for (const char *line = text; *line;) {
+        const char *end = strchr(line, '\n');
+        if (!end) fail_msg("an unterminated line in the JSON output: %s", line);
+        if (*line != '{' || end[-1] != '}') fail_msg("not a JSON record: %.*s", (int)(end - line), line);
+        int depth = 0, in_str = 0;
+        for (const char *c = line; c < end; c++) {
+            if (in_str && *c == '\\') c++;
+            else if (*c == '"') in_str = !in_str;
+            else if (!in_str && (*c == '{' || *c == '[')) depth++;
+            else if (!in_str && (*c == '}' || *c == ']')) depth--;
+            if (depth == 0 && c + 1 < end && !in_str) fail_msg("text after a record: %.*s", (int)(end - line), line);
+        }
+        if (depth || in_str) fail_msg("an unbalanced JSON record: %.*s", (int)(end - line), line);
+        records++;
+        line = end + 1;
+    }
+    return records;
+}
+
+/* --json on every command that prints results: its standard output is the records alone (the
+ * lines for people go to standard error), one schema per command as its --help gives it. */
+static void json_everywhere(void **state)
+{
+    (void)state;
+    EXPECT(0, "\"devices\": [", "devices", "--json");
+    assert_int_equal(json_records(out_text), 1);
+    EXPECT(0, "\"compute_units\"", "info", "--json");
+    assert_int_equal(json_records(out_text), 1);
+    EXPECT(0, "\"multiply\": {\"ok\": true", "demo", "--json", "--edges", path("dj.png"));
+    assert_int_equal(json_records(out_text), 1);
+    assert_non_null(strstr(out_text, "\"canny\": {\"ok\": true"));
+    assert_non_null(strstr(out_text, "\"mlp\": {\"ok\": true"));
+    assert_non_null(strstr(out_text, "\"exit\": 0}"));
+    assert_non_null(strstr(err_text, "matches the CPU")); /* the lines for people, on stderr */
+    EXPECT(3, "\"exit\": 3}", "demo", "--json", "-d", "nosuch:");
+    assert_int_equal(json_records(out_text), 1);
+    char dir[4300], save[4300];
+    const int had = getenv("CLRUN_CACHE_DIR") != NULL;
+    snprintf(save, sizeof save, "%s", had ? getenv("CLRUN_CACHE_DIR") : "");
+    snprintf(dir, sizeof dir, "%s/jsoncache", tmp);
+    setenv("CLRUN_CACHE_DIR", dir, 1);
+    EXPECT(0, "\"stored\": null}", "tune", "gemm", "--quick", "--size", "64", "--dry-run", "--json");
+    assert_int_equal(json_records(out_text), 1);
+    assert_non_null(strstr(out_text, "{\"class\": \"large-fast\", \"tiles\": \""));
+    assert_non_null(strstr(err_text, "best large"));
+    EXPECT(0, "\"stored\": \"", "tune", "gemm", "--quick", "--size", "64", "--json");
+    assert_int_equal(json_records(out_text), 1);
+    if (had) setenv("CLRUN_CACHE_DIR", save, 1);
+    else unsetenv("CLRUN_CACHE_DIR");
+    /* op canny: a record per input, in order, a failure's with its error and exit status */
+    FILE *f = fopen(path("junk.png"), "w");
+    assert_non_null(f);
+    fputs("not an image", f);
+    fclose(f);
+    EXPECT(2, NULL, "op", "canny", TEST_DATA_DIR "/canny/shapes.png", path("junk.png"), TEST_DATA_DIR "/canny/text.png", "-o", path("cj"),
+           "--json");
+    assert_int_equal(json_records(out_text), 3);
+    const char *first = strstr(out_text, "shapes.png"), *bad = strstr(out_text, "\"error\": "), *last = strstr(out_text, "text.png");
+    assert_true(first && bad && last && first < bad && bad < last);
+    assert_non_null(strstr(out_text, "\"exit\": 2}"));
+    EXPECT(0, NULL, "op", "canny", TEST_DATA_DIR "/canny/shapes.png", "-o", path("cj1.png"), "--json");
+    assert_int_equal(json_records(out_text), 1);
+    assert_null(strstr(out_text, "wrote"));
+    EXPECT(0, NULL, "op", "canny", TEST_DATA_DIR "/canny/shapes.png", "-o", "-", "--json"); /* the PNG on stdout, the record on stderr */
+    assert_memory_equal(out_text, "\x89PNG", 4);
+    assert_int_equal(json_records(err_text), 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1352,6 +1425,7 @@ int main(void)
         cmocka_unit_test(op_quant),
         cmocka_unit_test(op_sparse),
         cmocka_unit_test(tune_gemm),
+        cmocka_unit_test(json_everywhere),
         cmocka_unit_test(op_canny),
         cmocka_unit_test(op_canny_damaged_files),
         cmocka_unit_test(op_canny_devices),

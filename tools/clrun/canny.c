@@ -13,7 +13,7 @@
 
 static const char *canny_help =
     "usage: clrun op canny IN.png... -o OUT [--low T] [--high T] [--l2] [--aperture 3|5|7]\n"
-    "                     [--blur K[,SIGMA]] [--overwrite] [-d SPEC]\n\n"
+    "                     [--blur K[,SIGMA]] [--overwrite] [--json] [-d SPEC]\n\n"
     "Canny edges of 8-bit images, equal byte for byte to OpenCV's cv2.Canny(img, low, high,\n"
     "apertureSize, L2gradient) on the image cv2.imread gives (PNG of any bit depth, 16-bit and\n"
     "alpha reduced as imread does; JPEG; binary PGM/PPM). Color images use, per pixel, the channel with the\n"
@@ -42,6 +42,8 @@ static const char *canny_help =
     "                      0: none)\n"
     "  -j, --jobs N        threads that read, decode, encode and write images while the device works\n"
     "                      (default: the machine's cores plus one; several inputs only)\n"
+    "  --json              one record per input, in order, on standard output (standard error with -o -):\n"
+    "                      {\"op\": \"canny\", \"input\", \"output\"}, a failure adding \"error\" and \"exit\"\n"
     "  -q, --quiet         no \"IN -> OUT\" lines and no progress line (shown on a terminal for batches\n"
     "                      that run longer than a second: images done, images/s, time left)\n"
     "  --stages            after the run, the time per stage on stderr: finding the devices and opening\n"
@@ -289,6 +291,24 @@ static void poll_all(struct batch *b)
     for (int k = 0; k < b->ndev; k++) clrun_pipe_poll(b->dev[k].pp);
 }
 
+/* --json: one record per input, in order, on standard output (standard error when the edges go
+ * there): {"op": "canny", "input", "output"}, and for a failure "error" (the text) and "exit" (its
+ * exit status) too. */
+static void json_record(const char *in, const char *out, const char *err, int rc)
+{
+    FILE *f = cli_notes(out);
+    fputs("{\"op\": \"canny\", \"input\": ", f);
+    cli_json_str(f, in);
+    fputs(", \"output\": ", f);
+    cli_json_str(f, out);
+    if (err) {
+        fputs(", \"error\": ", f);
+        cli_json_str(f, err);
+        fprintf(f, ", \"exit\": %d", rc);
+    }
+    fputs("}\n", f);
+}
+
 int canny_batch(clrun_ctx *const *ctx, const double *w, int nctx, const clrun_canny_params *p, char **in, char (*dst)[4400], int n,
                 int jobs, int quiet, double t[5], int *done)
 {
@@ -378,8 +398,12 @@ int canny_batch(clrun_ctx *const *ctx, const double *w, int nctx, const clrun_ca
     for (int i = 0; i < n; i++) { /* in order: what happened to each frame */
         struct frame *f = &b.f[i];
         t[2] += f->t_read, t[4] += f->t_write;
-        if (f->state == F_DONE && ++*done && !quiet && n > 1) printf("%s -> %s\n", in[i], dst[i]);
-        else if (f->state == F_FAILED) fprintf(stderr, "clrun op canny: %s\n", f->err), failed++; /* the text names the file */
+        if (f->state == F_DONE && ++*done && quiet == CANNY_JSON) json_record(in[i], dst[i], NULL, 0);
+        else if (f->state == F_DONE && !quiet && n > 1) printf("%s -> %s\n", in[i], dst[i]);
+        else if (f->state == F_FAILED) {
+            fprintf(stderr, "clrun op canny: %s\n", f->err), failed++; /* the text names the file */
+            if (quiet == CANNY_JSON) json_record(in[i], dst[i], f->err, f->rc);
+        }
         if (f->state == F_FAILED && f->rc > rc) rc = f->rc;
         if (f->state != F_DONE) clrun_image_free(&f->img);
     }
@@ -435,13 +459,12 @@ int cmd_op_canny(int argc, char **argv)
     clrun_canny_params p = {50.0, 100.0, 0, 3, 0, 0.0};
     int overwrite = 0, stages = 0, quiet = 0;
     long jobs = sysconf(_SC_NPROCESSORS_ONLN) + 1; /* one more than the cores covers the waits on files and on the device */
-    static const struct option opts[] = {{"overwrite", no_argument, NULL, 'W'},      {"stages", no_argument, NULL, 'S'},
-                                         {"jobs", required_argument, NULL, 'j'},     {"quiet", no_argument, NULL, 'q'},
-                                         {"devices", required_argument, NULL, 'G'},  {"output", required_argument, NULL, 'o'},
-                                         {"device", required_argument, NULL, 'd'},   {"low", required_argument, NULL, 'L'},
-                                         {"high", required_argument, NULL, 'H'},     {"l2", no_argument, NULL, '2'},
-                                         {"aperture", required_argument, NULL, 'A'}, {"blur", required_argument, NULL, 'B'},
-                                         {"help", no_argument, NULL, 'h'},           {0}};
+    static const struct option opts[] = {
+        {"overwrite", no_argument, NULL, 'W'},    {"stages", no_argument, NULL, 'S'},         {"jobs", required_argument, NULL, 'j'},
+        {"quiet", no_argument, NULL, 'q'},        {"devices", required_argument, NULL, 'G'},  {"output", required_argument, NULL, 'o'},
+        {"device", required_argument, NULL, 'd'}, {"low", required_argument, NULL, 'L'},      {"high", required_argument, NULL, 'H'},
+        {"l2", no_argument, NULL, '2'},           {"aperture", required_argument, NULL, 'A'}, {"blur", required_argument, NULL, 'B'},
+        {"help", no_argument, NULL, 'h'},         {"json", no_argument, NULL, 'J'},           {0}};
     int c;
     struct cli_opts opt = {.sub = "op canny", .help = canny_help, .first = 2};
     while ((c = cli_next_opt(&opt, argc, argv, "o:d:j:qh", opts)) != CLI_OPTS_END) {
@@ -453,7 +476,8 @@ int cmd_op_canny(int argc, char **argv)
         else if (c == '2') p.l2 = 1;
         else if (c == 'W') overwrite = 1;
         else if (c == 'S') stages = 1;
-        else if (c == 'q') quiet = 1;
+        else if (c == 'q' && quiet != CANNY_JSON) quiet = 1;
+        else if (c == 'J') quiet = CANNY_JSON;
         else if (c == 'j') {
             jobs = strtol(optarg, &end, 10);
             if (!*optarg || *end || jobs < 1 || jobs > 1024) return cli_usage_error("op canny", "--jobs wants 1 to 1024, not '%s'", optarg);
@@ -527,7 +551,7 @@ int cmd_op_canny(int argc, char **argv)
     int done = 0;
     if (!rc)
         rc = canny_batch(ctxs, grp ? w : NULL, nctx, &p, argv + optind, dsts, nin, nin > 1 && jobs > 1 ? (int)jobs : 1, quiet, t, &done);
-    if (!rc && nin == 1) fprintf(cli_notes(out), "wrote %s\n", out);
+    if (!rc && nin == 1 && quiet != CANNY_JSON) fprintf(cli_notes(out), "wrote %s\n", out);
     if (stages && (ctx || grp) && done) {
         double dev = 0;
         for (int k = 0; k < nctx; k++) {

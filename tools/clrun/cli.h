@@ -103,6 +103,7 @@ int cli_mpi_agree(int argc, char **argv);
  * the weights w (NULL: equal). Prints "IN -> OUT" lines (unless quiet or n is 1) and the failures,
  * by name and in order. Adds the summed read, device and write seconds to t[2], t[3], t[4]; *done
  * counts the frames written. Returns the exit code. */
+#define CANNY_JSON 2 /* canny_batch's quiet: a JSON record per input instead of the "IN -> OUT" lines */
 int canny_batch(clrun_ctx *const *ctx, const double *w, int nctx, const clrun_canny_params *p, char **in, char (*dst)[4400], int n,
                 int jobs, int quiet, double t[5], int *done);
 int cmd_tune(int argc, char **argv);

@@ -2,11 +2,30 @@
 #include "cli.h"
 #include "mlp.h" /* examples/mlp: mixed-precision training of a small MLP */
 
+#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+
+/* What each part found, for --json (the printed lines say the same in words). ok: -1 not run. */
+static struct demo_rec {
+    int multiply_ok;
+    double multiply_kernel_ms, multiply_total_ms;
+    int matmul_ok;
+    size_t matmul_n;
+    double matmul_err, matmul_ms, matmul_gflops;
+    const char *matmul_backend;
+    int canny_ok;
+    size_t canny_edges;
+    double canny_ms;
+    int mlp_ok;
+    int group_ok;
+    unsigned group_devices;
+    double group_alone_ms, group_ms, group_loss_diff;
+} rec;
 
 /* The seed's PyCUDA kernel, as a string like its SourceModule. */
 static const char multiply_src[] = "__kernel void multiply_them(__global float *dest, __global const float *a, __global const float *b)\n"
@@ -38,6 +57,7 @@ static int demo_multiply(clrun_ctx *ctx)
     double total = (cli_now() - t0) * 1e3;
     int bad = 0;
     for (int i = 0; i < N; i++) bad += d[i] != a[i] * b[i];
+    rec.multiply_ok = !bad, rec.multiply_kernel_ms = clrun_event_ms(ev), rec.multiply_total_ms = total;
     printf("multiply   dest = a * b, 400 floats (the seed's PyCUDA example): %s; kernel %.3f ms, "
            "build + transfers + launch %.1f ms%s\n",
            bad ? "MISMATCH" : "matches the CPU", clrun_event_ms(ev), total, clrun_prog_from_cache(p) ? " (cached binary)" : "");
@@ -88,6 +108,9 @@ static int demo_matmul(clrun_ctx *ctx)
     }
     const int bad = !(worst <= 4.0 * (double)(n + 2) / 16777216.0);
     double med = cli_median(t, 3);
+    rec.matmul_ok = !bad, rec.matmul_n = n, rec.matmul_err = worst, rec.matmul_ms = med * 1e3,
+    rec.matmul_gflops = 2.0 * n * n * n / med / 1e9;
+    rec.matmul_backend = clrun_gemm_backend_name(clrun_gemm_resolve(ctx, &d));
     printf("matmul     C = A·B, %zu×%zu f32: %s (max relative error %.1e on %zu "
            "entries against fp64); %.2f ms, %.1f GFLOP/s (%s)\n",
            n, n, bad ? "MISMATCH" : "matches fp64", worst, samples, med * 1e3, 2.0 * n * n * n / med / 1e9,
@@ -131,6 +154,7 @@ static int demo_canny(clrun_ctx *ctx, const char *edges_path)
         fprintf(stderr, "clrun demo: %s\n", clrun_last_error(NULL));
         rc = cli_exit_code(st);
     } else {
+        rec.canny_ok = 1, rec.canny_edges = n, rec.canny_ms = ms;
         printf("canny      edges of a %zu×%zu sample image (cv2.Canny's rules, 50/100): %zu edge pixels, %.2f ms "
                "(build, transfers, kernels); wrote %s\n",
                w, h, n, ms, edges_path);
@@ -140,7 +164,7 @@ static int demo_canny(clrun_ctx *ctx, const char *edges_path)
 }
 
 static const char *demo_help =
-    "usage: clrun demo [-d SPEC] [--edges FILE] [--devices GROUP]\n\n"
+    "usage: clrun demo [-d SPEC] [--edges FILE] [--devices GROUP] [--json]\n\n"
     "Shows the device and runs the seed examples on it, each checked against a CPU reference, with\n"
     "timings: the PyCUDA-style vector multiply, and a matrix multiply through clrun_gemm (2048² on\n"
     "GPUs, 512² on CPUs) checked in fp64 on sampled entries, and Canny edges of a sample image written\n"
@@ -153,6 +177,11 @@ static const char *demo_help =
     "                      against its first device alone (bit-identical), and the MLP trained data-parallel\n"
     "                      against its first device alone (the same loss curve)\n"
     "  -d, --device SPEC   device (default: $CLRUN_DEVICE, else the best)\n"
+    "  --json              the lines above on standard error and one record on standard output:\n"
+    "                      {\"demo\", \"device\", \"multiply\": {\"ok\", \"kernel_ms\", \"total_ms\"}, \"matmul\": {\"ok\",\n"
+    "                      \"n\", \"max_rel_error\", \"ms\", \"gflops\", \"backend\"}, \"canny\": {\"ok\", \"edge_pixels\",\n"
+    "                      \"ms\", \"output\"}, \"mlp\": {\"ok\"}, \"group\": {\"ok\", \"devices\", \"alone_ms\",\n"
+    "                      \"group_ms\", \"loss_diff\"} or null, \"exit\"}\n"
     "  --timeout S         end the command (exit 6) when it runs past S seconds (default 600, 0: none)\n"
     "  --help              this text\n\n"
     "Exit codes: 0 all examples match (and the MLP trains); 1 a mismatch or runtime failure; 3 no device; 4 build failure; 6 timeout.\n";
@@ -166,6 +195,7 @@ static int demo_group(const char *devices)
     clrun_status st = clrun_group_open(&g, devices);
     if (st) return st == CLRUN_INVALID_ARG ? cli_usage_error("demo", "%s", clrun_last_error(NULL)) : cli_fail("demo", NULL, st);
     const unsigned nd = clrun_group_size(g);
+    rec.group_devices = nd;
     double w[64] = {0}, alone[64] = {1};
     clrun_ctx *ctxs[64];
     int rc = nd > 64;
@@ -189,11 +219,13 @@ static int demo_group(const char *devices)
     else if (!rc) {
         size_t rows[64];
         clrun_group_split_rows(g, n, rows);
+        rec.group_alone_ms = t1 * 1e3, rec.group_ms = t2 * 1e3;
         printf("group      gemm 1024³ from host arrays: %.1f ms on device 0 alone, %.1f ms on the group (rows:", t1 * 1e3, t2 * 1e3);
         for (unsigned i = 0; i < nd; i++) printf(" %zu", rows[i]);
         const int same = !memcmp(c1, c2, n * n * 4);
         printf("); %s\n", same ? "bit-identical" : "DIFFERENT");
         rc = !same;
+        rec.group_ok = same ? -1 : 0; /* the MLP's half next */
     }
     free(a), free(c1), free(c2);
     double *one = calloc(150, sizeof *one), *all = calloc(150, sizeof *all);
@@ -203,21 +235,62 @@ static int demo_group(const char *devices)
         for (int s = 0; s < 150; s++) worst = fabs(all[s] - one[s]) / fabs(one[s]) > worst ? fabs(all[s] - one[s]) / fabs(one[s]) : worst;
         printf("group      the MLP data-parallel on %u devices: loss curve within %.3g of device 0 alone\n", nd, worst);
         rc = worst > 1e-6;
+        rec.group_loss_diff = worst;
+        if (rec.group_ok == -1) rec.group_ok = !rc;
     }
     free(one), free(all);
     clrun_group_close(g);
     return rc;
 }
 
+static void json_ok(int ok) { printf("\"ok\": %s", ok < 0 ? "null" : ok ? "true" : "false"); }
+
+/* --json: standard output back, then the record. No-op without --json (out_fd < 0). Returns rc. */
+static int json_done(int out_fd, const char *device, const char *edges, int rc)
+{
+    if (out_fd < 0) return rc;
+    fflush(stdout);
+    dup2(out_fd, STDOUT_FILENO);
+    close(out_fd);
+    printf("{\"demo\": \"seed examples\", \"device\": ");
+    if (device) cli_json_str(stdout, device);
+    else printf("null");
+    printf(", \"multiply\": {");
+    json_ok(rec.multiply_ok);
+    printf(", \"kernel_ms\": %.4f, \"total_ms\": %.2f}, \"matmul\": {", rec.multiply_kernel_ms, rec.multiply_total_ms);
+    json_ok(rec.matmul_ok);
+    printf(", \"n\": %zu, \"max_rel_error\": %.3g, \"ms\": %.3f, \"gflops\": %.1f, \"backend\": ", rec.matmul_n, rec.matmul_err,
+           rec.matmul_ms, rec.matmul_gflops);
+    if (rec.matmul_backend) cli_json_str(stdout, rec.matmul_backend);
+    else printf("null");
+    printf("}, \"canny\": {");
+    json_ok(rec.canny_ok);
+    printf(", \"edge_pixels\": %zu, \"ms\": %.2f, \"output\": ", rec.canny_edges, rec.canny_ms);
+    if (rec.canny_ok > 0) cli_json_str(stdout, edges);
+    else printf("null");
+    printf("}, \"mlp\": {");
+    json_ok(rec.mlp_ok);
+    printf("}, \"group\": ");
+    if (rec.group_devices) {
+        printf("{");
+        json_ok(rec.group_ok);
+        printf(", \"devices\": %u, \"alone_ms\": %.2f, \"group_ms\": %.2f, \"loss_diff\": %.3g}", rec.group_devices, rec.group_alone_ms,
+               rec.group_ms, rec.group_loss_diff);
+    } else {
+        printf("null");
+    }
+    printf(", \"exit\": %d}\n", rc);
+    return rc;
+}
+
 int cmd_demo(int argc, char **argv)
 {
     const char *spec = NULL, *edges = NULL, *devices = NULL;
+    int json = 0;
     char tmp_edges[4096];
-    static const struct option opts[] = {{"device", required_argument, NULL, 'd'},
-                                         {"edges", required_argument, NULL, 'e'},
-                                         {"devices", required_argument, NULL, 'G'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {0}};
+    static const struct option opts[] = {{"device", required_argument, NULL, 'd'},  {"edges", required_argument, NULL, 'e'},
+                                         {"devices", required_argument, NULL, 'G'}, {"help", no_argument, NULL, 'h'},
+                                         {"json", no_argument, NULL, 'j'},          {0}};
     int c;
     struct cli_opts opt = {.sub = "demo", .help = demo_help, .first = 1};
     while ((c = cli_next_opt(&opt, argc, argv, "d:h", opts)) != CLI_OPTS_END) {
@@ -225,6 +298,7 @@ int cmd_demo(int argc, char **argv)
         if (c == 'd') spec = optarg;
         else if (c == 'e') edges = optarg;
         else if (c == 'G') devices = optarg;
+        else if (c == 'j') json = 1;
     }
     if (optind < argc) return cli_usage_error("demo", "unexpected argument '%s'", argv[optind]);
     if (!edges) { /* not into the working folder: a temporary one, named in the output */
@@ -232,10 +306,20 @@ int cmd_demo(int argc, char **argv)
         snprintf(tmp_edges, sizeof tmp_edges, "%s/clrun-demo-edges.png", t && *t ? t : "/tmp");
         edges = tmp_edges;
     }
+    memset(&rec, 0, sizeof rec);
+    rec.multiply_ok = rec.matmul_ok = rec.canny_ok = rec.mlp_ok = rec.group_ok = -1;
+    int out_fd = -1;
+    if (json) { /* the lines (the MLP's included) to standard error; the record alone to standard output */
+        fflush(stdout);
+        if ((out_fd = dup(STDOUT_FILENO)) < 0 || dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
+            return fprintf(stderr, "clrun demo: cannot redirect standard output: %s\n", strerror(errno)), EXIT_RUNTIME;
+    }
     clrun_ctx *ctx = NULL;
     int rc = cli_open("demo", spec, &ctx);
-    if (rc) return rc;
+    if (rc) return json_done(out_fd, NULL, edges, rc);
     const clrun_device_info *in = clrun_ctx_device(ctx);
+    char name[sizeof in->name];
+    snprintf(name, sizeof name, "%s", in->name);
     printf("device     %u:%u %s (%s, %s)\n", in->platform_index, in->device_index, in->name, cli_type_name(in->type), in->platform_name);
     rc = demo_multiply(ctx);
     int rc2 = demo_matmul(ctx);
@@ -243,11 +327,12 @@ int cmd_demo(int argc, char **argv)
     rc2 = demo_canny(ctx, edges);
     if (!rc) rc = rc2;
     rc2 = mlp_int8(ctx, 150, 50); /* the seed's AMP loop, in C, then the trained model in INT8 */
+    rec.mlp_ok = !rc2;
     clrun_close(ctx);
     if (!rc) rc = rc2;
     if (devices) {
         rc2 = demo_group(devices);
         if (!rc) rc = rc2;
     }
-    return rc;
+    return json_done(out_fd, name, edges, rc);
 }

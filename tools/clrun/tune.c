@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static const char *tune_help = "usage: clrun tune gemm [-d SPEC] [--size N] [--quick] [--dry-run]\n\n"
+static const char *tune_help = "usage: clrun tune gemm [-d SPEC] [--size N] [--quick] [--dry-run] [--json]\n\n"
                                "Times the GPU-shaped GEMM kernel (cl/gemm.cl) over a space of tile parameters on the device, for\n"
                                "a large square product (N, default 4096 on GPUs, 256 otherwise) and a small one (N/4), each in\n"
                                "the default and the fast mode (clrun_gemm_desc.fast), checking each candidate's result against\n"
@@ -25,7 +25,17 @@ static const char *tune_help = "usage: clrun tune gemm [-d SPEC] [--size N] [--q
                                "  --size N            the large size (the small one is N/4)\n"
                                "  --quick             a handful of candidates instead of the whole space\n"
                                "  --dry-run           measure and report, but store nothing\n"
+                               "  --json              the progress on standard error and, at the end, one record on standard\n"
+                               "                      output: {\"tune\": \"gemm\", \"device\", \"classes\": [{\"class\", \"tiles\",\n"
+                               "                      \"backend\", \"gflops\"}...], \"wgmma\": {\"tiles\", \"gflops\"} or null,\n"
+                               "                      \"stored\": the tuning file or null}\n"
                                "  --help              this text\n";
+
+/* Where the progress and result lines go: standard output, or standard error under --json (whose
+ * record is then the only thing on standard output). */
+static FILE *tout;
+/* The best figure per class (and wgmma's, index 4), for --json. */
+static double best_gf[5];
 
 struct cand {
     unsigned v[7];
@@ -112,9 +122,9 @@ static int tune_class(clrun_ctx *ctx, int cls, size_t n, const struct cand *cand
         const unsigned *v = cands[i].v;
         char params[64];
         snprintf(params, sizeof params, "%u,%u,%u,%u,%u,%u,%u", v[0], v[1], v[2], v[3], v[4], v[5], v[6]);
-        if (gf > 0) printf("[%zu/%zu] %s %-22s %10.1f GFLOP/s\n", i + 1, nc, cnames[cls], params, gf);
-        else printf("[%zu/%zu] %s %-22s %s\n", i + 1, nc, cnames[cls], params, i == 0 ? "failed" : "failed or wrong result");
-        fflush(stdout);
+        if (gf > 0) fprintf(tout, "[%zu/%zu] %s %-22s %10.1f GFLOP/s\n", i + 1, nc, cnames[cls], params, gf);
+        else fprintf(tout, "[%zu/%zu] %s %-22s %s\n", i + 1, nc, cnames[cls], params, i == 0 ? "failed" : "failed or wrong result");
+        fflush(tout);
         if (i == 0 && gf == 0) {
             fprintf(stderr, "clrun tune: the first candidate failed: %s\n", clrun_last_error(ctx));
             rc = EXIT_RUNTIME;
@@ -130,14 +140,15 @@ static int tune_class(clrun_ctx *ctx, int cls, size_t n, const struct cand *cand
             if (others[o] == CLRUN_GEMM_CLBLAST && !clrun_have_clblast()) continue;
             d.backend = others[o];
             double gf = try_cand(ctx, &d, &cands[bi], ref, out, n * n);
-            printf("       %s %-22s %10.1f GFLOP/s%s\n", cnames[cls], clrun_gemm_backend_name(others[o]), gf,
-                   gf ? "" : " (failed or wrong result)");
+            fprintf(tout, "       %s %-22s %10.1f GFLOP/s%s\n", cnames[cls], clrun_gemm_backend_name(others[o]), gf,
+                    gf ? "" : " (failed or wrong result)");
             if (gf > best_all) best_all = gf, winner = others[o];
         }
         const unsigned *v = cands[bi].v;
         snprintf(line, 96, "%s %u,%u,%u,%u,%u,%u,%u %s", cnames[cls], v[0], v[1], v[2], v[3], v[4], v[5], v[6],
                  clrun_gemm_backend_name(winner));
-        printf("best %s: %s (%.1f GFLOP/s)\n", cnames[cls], line + strlen(cnames[cls]) + 1, best_all);
+        fprintf(tout, "best %s: %s (%.1f GFLOP/s)\n", cnames[cls], line + strlen(cnames[cls]) + 1, best_all);
+        best_gf[cls] = best_all;
     }
     clrun_buf_free(d.a), clrun_buf_free(d.b), clrun_buf_free(d.c);
     free(h), free(ref), free(out);
@@ -175,9 +186,9 @@ static int tune_wgmma(clrun_ctx *ctx, size_t n, int quick, char line[96])
         char params[64];
         snprintf(params, sizeof params, "%u,%u,%u,%u,%u,%u,%u,%u", v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]);
         const double gf = try_params(ctx, &d, "CLRUN_GEMM_WGMMA_PARAMS", params, i ? ref : NULL, i ? out : ref, n * n);
-        if (gf > 0) printf("[%zu/%zu] wgmma f16 %-24s %10.1f GFLOP/s\n", i + 1, nc, params, gf);
-        else printf("[%zu/%zu] wgmma f16 %-24s %s\n", i + 1, nc, params, i == 0 ? "failed" : "failed or wrong result");
-        fflush(stdout);
+        if (gf > 0) fprintf(tout, "[%zu/%zu] wgmma f16 %-24s %10.1f GFLOP/s\n", i + 1, nc, params, gf);
+        else fprintf(tout, "[%zu/%zu] wgmma f16 %-24s %s\n", i + 1, nc, params, i == 0 ? "failed" : "failed or wrong result");
+        fflush(tout);
         if (i == 0 && gf == 0) {
             fprintf(stderr, "clrun tune: the first wgmma candidate failed: %s\n", clrun_last_error(ctx));
             rc = EXIT_RUNTIME;
@@ -187,7 +198,8 @@ static int tune_wgmma(clrun_ctx *ctx, size_t n, int quick, char line[96])
     if (rc == 0) {
         const unsigned *v = wg_cands[bi];
         snprintf(line, 96, "wgmma %u,%u,%u,%u,%u,%u,%u,%u", v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]);
-        printf("best wgmma: %s (%.1f GFLOP/s)\n", line + 6, best);
+        fprintf(tout, "best wgmma: %s (%.1f GFLOP/s)\n", line + 6, best);
+        best_gf[4] = best;
     }
     clrun_buf_free(d.a), clrun_buf_free(d.b), clrun_buf_free(d.c);
     free(h), free(ref), free(out);
@@ -196,11 +208,11 @@ static int tune_wgmma(clrun_ctx *ctx, size_t n, int quick, char line[96])
 
 /* Write the four classes' lines (and the wgmma one) to the tuning file (clrun_file_write: replaced
  * whole, safely). */
-static int store(clrun_ctx *ctx, char line[5][96])
+static int store(clrun_ctx *ctx, char line[5][96], char path[4200])
 {
     const clrun_device_info *in = clrun_ctx_device(ctx);
-    char path[4200], dir[4200], text[1024];
-    if (!clrun_gemm_tuning_path(ctx, path, sizeof path)) {
+    char dir[4200], text[1024];
+    if (!clrun_gemm_tuning_path(ctx, path, 4200)) {
         fprintf(stderr, "clrun tune: the cache is off (CLRUN_NO_CACHE), so there is nowhere to store the result\n");
         return EXIT_RUNTIME;
     }
@@ -219,18 +231,44 @@ static int store(clrun_ctx *ctx, char line[5][96])
         fprintf(stderr, "clrun tune: %s\n", n < 0 || (size_t)n >= sizeof text ? "the tuning lines are too long" : clrun_last_error(NULL));
         return EXIT_RUNTIME;
     }
-    printf("stored in %s\n", path);
+    fprintf(tout, "stored in %s\n", path);
     return 0;
+}
+
+/* --json: {"tune": "gemm", "device", "classes": [{"class", "tiles", "backend", "gflops"}...],
+ * "wgmma": {"tiles", "gflops"} or null, "stored": the tuning file or null (--dry-run)}. */
+static void print_json(const clrun_device_info *in, char line[5][96], const char *path)
+{
+    printf("{\"tune\": \"gemm\", \"device\": ");
+    cli_json_str(stdout, in->name);
+    printf(", \"classes\": [");
+    for (int cls = 0; cls < 4; cls++) {
+        char name[32] = "", tiles[64] = "", backend[32] = "";
+        sscanf(line[cls], "%31s %63s %31s", name, tiles, backend);
+        printf("%s{\"class\": \"%s\", \"tiles\": \"%s\", \"backend\": \"%s\", \"gflops\": %.1f}", cls ? ", " : "", name, tiles, backend,
+               best_gf[cls]);
+    }
+    printf("], \"wgmma\": ");
+    if (*line[4]) printf("{\"tiles\": \"%s\", \"gflops\": %.1f}", line[4] + 6, best_gf[4]);
+    else printf("null");
+    printf(", \"stored\": ");
+    if (path) cli_json_str(stdout, path);
+    else printf("null");
+    printf("}\n");
 }
 
 int cmd_tune(int argc, char **argv)
 {
     const char *spec = NULL;
-    int quick = 0, dry = 0, c;
+    int quick = 0, dry = 0, json = 0, c;
     long size = 0;
-    static const struct option opts[] = {{"device", required_argument, NULL, 'd'}, {"size", required_argument, NULL, 's'},
-                                         {"quick", no_argument, NULL, 'q'},        {"dry-run", no_argument, NULL, 'n'},
-                                         {"help", no_argument, NULL, 'h'},         {0}};
+    static const struct option opts[] = {{"device", required_argument, NULL, 'd'},
+                                         {"size", required_argument, NULL, 's'},
+                                         {"quick", no_argument, NULL, 'q'},
+                                         {"dry-run", no_argument, NULL, 'n'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {"json", no_argument, NULL, 'j'},
+                                         {0}};
     struct cli_opts opt = {.sub = "tune", .help = tune_help, .first = 1};
     while ((c = cli_next_opt(&opt, argc, argv, "d:h", opts)) != CLI_OPTS_END) {
         if (c == CLI_OPTS_EXIT) return opt.rc;
@@ -238,6 +276,7 @@ int cmd_tune(int argc, char **argv)
         if (c == 'd') spec = optarg;
         else if (c == 'q') quick = 1;
         else if (c == 'n') dry = 1;
+        else if (c == 'j') json = 1;
         else if (c == 's') {
             size = strtol(optarg, &end, 10);
             if (!*optarg || *end || size < 16 || size > 65536) return cli_usage_error("tune", "--size wants 16..65536, not '%s'", optarg);
@@ -247,6 +286,8 @@ int cmd_tune(int argc, char **argv)
     if (strcmp(argv[optind], "gemm") != 0) return cli_usage_error("tune", "unknown tuning target '%s'; there is: gemm", argv[optind]);
     if (optind + 1 < argc) return cli_usage_error("tune", "unexpected argument '%s'", argv[optind + 1]);
 
+    tout = json ? stderr : stdout;
+    memset(best_gf, 0, sizeof best_gf);
     clrun_ctx *ctx = NULL;
     int rc = cli_open("tune", spec, &ctx);
     if (rc) return rc;
@@ -254,13 +295,15 @@ int cmd_tune(int argc, char **argv)
     if (!size) size = in->type == CLRUN_DEVICE_GPU ? 4096 : 256;
     struct cand cands[256];
     const size_t nc = candidates(in, quick, cands);
-    printf("tuning gemm on %s: %zu candidates, sizes %ld³ (large) and %ld³ (small)\n", in->name, nc, size, size / 4);
+    fprintf(tout, "tuning gemm on %s: %zu candidates, sizes %ld³ (large) and %ld³ (small)\n", in->name, nc, size, size / 4);
     char line[5][96] = {"", "", "", "", ""};
     for (int cls = 3; cls >= 0 && rc == 0; cls--)
         rc = tune_class(ctx, cls, cls & 1 ? (size_t)size : (size_t)size / 4, cands, nc, line[cls]);
     const char *tk = clrun_gemm_tensor_kernel(ctx, CLRUN_F16);
     if (rc == 0 && tk && strcmp(tk, "wgmma") == 0) rc = tune_wgmma(ctx, (size_t)size, quick, line[4]);
-    if (rc == 0 && !dry) rc = store(ctx, line);
+    char path[4200] = "";
+    if (rc == 0 && !dry) rc = store(ctx, line, path);
+    if (rc == 0 && json) print_json(in, line, dry ? NULL : path);
     clrun_close(ctx);
     return rc;
 }

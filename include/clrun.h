@@ -533,7 +533,10 @@ typedef struct clrun_profile_entry {
 } clrun_profile_entry;
 
 /** Start recording the device time of every kernel launched on ctx — the library's ops included —
- *  under the kernel's name; earlier records are dropped. Costs an event per launch, read back in
+ *  under the kernel's name, and of every upload and download queued through clrun_upload,
+ *  clrun_download and their _async forms under "clrun_upload" and "clrun_download" (one record per
+ *  command the transfer queues; the copy clrun_buf_new_from makes at creation is not one); earlier
+ *  records are dropped. Costs an event per launch, read back in
  *  batches. Setting $CLRUN_PROFILE (any value but "" or "0") starts it for every context at
  *  clrun_open, and clrun_close then writes the table to stderr. */
 CLRUN_API clrun_status clrun_profile_start(clrun_ctx *ctx);

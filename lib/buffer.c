@@ -294,6 +294,13 @@ static clrun_status stage_init(clrun_ctx *ctx)
     return CLRUN_OK;
 }
 
+/* Under profiling, a transfer's event is recorded as the kernels' are, under the name
+ * "clrun_upload" or "clrun_download" (one record per command: a staged transfer is several). */
+static clrun_status profiled(clrun_ctx *ctx, int up, cl_event e)
+{
+    return ctx->profile && e ? clrun__profile_add(ctx, up ? "clrun_upload" : "clrun_download", e) : CLRUN_OK;
+}
+
 /* Upload: copy chunk i into stage[i%2] with several threads while the DMA of chunk i-1 runs. */
 static clrun_status staged_upload(clrun_buf *b, size_t offset, const char *src, size_t bytes)
 {
@@ -316,6 +323,7 @@ static clrun_status staged_upload(clrun_buf *b, size_t offset, const char *src, 
             st = clrun__fail_cl(ctx, err, "clEnqueueWriteBuffer", "uploading %zu bytes", bytes);
             break;
         }
+        if ((st = profiled(ctx, 1, ev[s]))) break;
     }
     clFinish(ctx->queue);
     for (int s = 0; s < 2; s++)
@@ -338,6 +346,7 @@ static clrun_status staged_download(clrun_buf *b, size_t offset, char *dst, size
             size_t off = i * chunk, n = bytes - off < chunk ? bytes - off : chunk;
             err = clEnqueueReadBuffer(ctx->queue, b->mem, CL_FALSE, offset + off, n, ctx->stage_ptr[i & 1], 0, NULL, &ev[i & 1]);
             if (err != CL_SUCCESS) st = clrun__fail_cl(ctx, err, "clEnqueueReadBuffer", "downloading %zu bytes", bytes);
+            else st = profiled(ctx, 0, ev[i & 1]);
         }
         if (i > 0) { /* drain chunk i-1 */
             size_t j = i - 1, off = j * chunk, n = bytes - off < chunk ? bytes - off : chunk;
@@ -376,11 +385,16 @@ static clrun_status transfer(clrun_buf *b, size_t offset, void *host, size_t byt
     }
     if (blocking && staging_wanted(ctx, host, bytes))
         return up ? staged_upload(b, offset, host, bytes) : staged_download(b, offset, host, bytes);
-    if (up) err = clEnqueueWriteBuffer(ctx->queue, b->mem, blocking ? CL_TRUE : CL_FALSE, offset, bytes, host, 0, NULL, ev ? &e : NULL);
-    else err = clEnqueueReadBuffer(ctx->queue, b->mem, blocking ? CL_TRUE : CL_FALSE, offset, bytes, host, 0, NULL, ev ? &e : NULL);
+    cl_event *want = ev || ctx->profile ? &e : NULL;
+    if (up) err = clEnqueueWriteBuffer(ctx->queue, b->mem, blocking ? CL_TRUE : CL_FALSE, offset, bytes, host, 0, NULL, want);
+    else err = clEnqueueReadBuffer(ctx->queue, b->mem, blocking ? CL_TRUE : CL_FALSE, offset, bytes, host, 0, NULL, want);
     if (err != CL_SUCCESS)
         return clrun__fail_cl(ctx, err, up ? "clEnqueueWriteBuffer" : "clEnqueueReadBuffer", "%s of %zu bytes at offset %zu", what, bytes,
                               offset);
+    if ((st = profiled(ctx, up, e))) {
+        clReleaseEvent(e);
+        return st;
+    }
     return clrun__event_wrap(ctx, e, ev);
 }
 

@@ -337,6 +337,20 @@ static void profiling_counts_every_launch(void **state)
     CHECK_OK(ctx, clrun_profile_read(ctx, &e, &n));
     assert_int_equal(n, 0);
     CHECK_OK(ctx, clrun_finish(ctx));
+    /* transfers are recorded too, under their own names */
+    float host[64] = {0};
+    const unsigned ups = 1 + (unsigned)(rng_next(&s) % 4), downs = 1 + (unsigned)(rng_next(&s) % 4);
+    CHECK_OK(ctx, clrun_profile_start(ctx));
+    for (unsigned i = 0; i < ups; i++) CHECK_OK(ctx, clrun_upload(x, 0, host, sizeof host));
+    for (unsigned i = 0; i < downs; i++) CHECK_OK(ctx, clrun_download_async(x, 0, host, sizeof host, NULL));
+    CHECK_OK(ctx, clrun_profile_read(ctx, &e, &n));
+    assert_int_equal(n, 2);
+    const int up = strcmp(e[0].kernel, "clrun_upload") == 0 ? 0 : 1;
+    assert_string_equal(e[up].kernel, "clrun_upload");
+    assert_string_equal(e[1 - up].kernel, "clrun_download");
+    assert_int_equal(e[up].launches, ups);
+    assert_int_equal(e[1 - up].launches, downs);
+    clrun_profile_stop(ctx);
     clrun_buf_free(b), clrun_buf_free(x);
     clrun_kernel_free(k);
 }

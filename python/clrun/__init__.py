@@ -5,6 +5,8 @@
         prog = ctx.program(source=KERNEL)
         prog.multiply_them(clrun.Out(dest), clrun.In(a), clrun.In(b), global_size=400)
         c = clrun.gemm(ctx, a2, b2)                       # the kernel library on NumPy arrays
+        x, y = ctx.asarray(a2), ctx.asarray(b2)           # device arrays: results stay on the device
+        z = (x @ y + 1.0).sum()
 
 A thin layer over libclrun (ctypes): every failure raises a clrun.Error subclass carrying the status
 and the library's message.
@@ -14,6 +16,7 @@ from ._core import (ArgMismatch, Buffer, BuildFailed, CLError, Context, DeviceIn
                     Unsupported, devices, open, select, version)
 from ._ops import (add, argmax, axpy, calibrate, canny, cast, dequantize, div, dot, fma, gemm, gemm_s8, gemm_sp, imread, imwrite,  # noqa: F401
                    max, min, mul, norm2, quantize, scale, sp24_compress, sp24_decompress, sp24_prune, sub, sum, tensor_cores, tensor_kernel)
+from ._array import Array, ElementwiseKernel, ReductionKernel, Stream, elementwise, matmul, reduction  # noqa: F401
 from .amp import GradScaler  # noqa: F401
 from .group import CannyPipeline, Group  # noqa: F401
 

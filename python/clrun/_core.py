@@ -249,25 +249,48 @@ class Context(_Closing):
     def check(self, st):
         _check(st, self._h)
 
-    # buffers
-    def empty(self, shape, dtype=np.float32):
-        """A device buffer for an array of this shape and dtype (contents undefined)."""
-        return Buffer(self, shape, dtype)
+    # arrays
+    def empty(self, shape, dtype=np.float32, bf16=False):
+        """A clrun.Array of this shape and dtype on the device (contents undefined)."""
+        from ._array import Array
+        return Array(self, shape, dtype, bf16=bf16)
 
-    def zeros(self, shape, dtype=np.float32):
-        b = Buffer(self, shape, dtype)
+    def zeros(self, shape, dtype=np.float32, bf16=False):
+        """A clrun.Array of zeros."""
+        b = self.empty(shape, dtype, bf16)
         if b.nbytes:
             _check(L.buf_fill(b._h, byref(ctypes.c_uint8(0)), 1, 0, b.nbytes), self._h)
         return b
 
-    def upload(self, arr, dtype=None):
-        """A device buffer holding a copy of arr (any array-like; C order on the device)."""
+    def full(self, shape, value, dtype=np.float32):
+        """A clrun.Array with every element value (filled on the device)."""
+        return self.empty(shape, dtype).fill(value)
+
+    def asarray(self, arr, dtype=None, bf16=False, stream=None):
+        """A clrun.Array holding a copy of arr (any array-like, C order on the device); an Array of
+        this context is returned as it is. bf16=True: arr holds bfloat16 bit patterns (uint16).
+        stream=: the upload is queued on it and the call returns at once."""
+        from ._array import Array
+        if isinstance(arr, Array) and dtype is None and arr.ctx is self:
+            return arr
         a = np.ascontiguousarray(arr, dtype=dtype)
-        if a.nbytes < (1 << 20):  # small: copied as the buffer is made
-            return Buffer(self, a.shape, a.dtype, src=a)
-        b = Buffer(self, a.shape, a.dtype)
-        b.upload(a)  # large: clrun_upload (pinned staging where it pays)
+        b = self.empty(a.shape, a.dtype, bf16=bf16)
+        b.set(a, stream=stream)
         return b
+
+    def upload(self, arr, dtype=None):
+        """A new device array holding a copy of arr (any array-like)."""
+        a = np.ascontiguousarray(arr, dtype=dtype)
+        return self.empty(a.shape, a.dtype).set(a)
+
+    def stream(self):
+        """A new stream (a queue of this context): with ctx.stream() as s: ... runs what is inside on it."""
+        from ._array import Stream
+        return Stream(self)
+
+    def synchronize(self):
+        """Wait for everything queued on the context, on all its streams (clrun_finish)."""
+        self.finish()
 
     def host_array(self, shape, dtype=np.float32):
         """A NumPy array in pinned host memory (clrun_host_alloc): transfers from and to it run at DMA
@@ -386,6 +409,10 @@ class Buffer:
     def int_ptr(self):
         """The cl_mem as an int (for pyopencl.Buffer.from_int_ptr); valid while the Buffer lives."""
         return L.buf_cl_mem(self.handle)
+
+    def _mem(self):
+        """(the clrun_buf holding the data, byte offset of element 0)."""
+        return self.handle, 0
 
     def _release(self):
         if self._h:

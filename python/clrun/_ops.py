@@ -52,8 +52,10 @@ def _vec(ctx, op, a, b=None, c=None, alpha=1.0):
             raise InvalidArgument(1, f"{op}: the operands must have one dtype and size ({dt}, {bufs[0][0].size})")
     n = bufs[0][0].size
     out = ctx.empty(bufs[0][0].shape, dt)
-    h = [bb.handle for bb, _ in bufs] + [None] * (3 - len(bufs))
-    _check(L.vec(ctx.handle, _VEC[op], t, n, alpha, out.handle, 0, h[0], 0, h[1], 0, h[2], 0), ctx._h)
+    isz = np.dtype(dt).itemsize
+    h = [(m[0], m[1] // isz) for m in (bb._mem() for bb, _ in bufs)] + [(None, 0)] * (3 - len(bufs))
+    oh, oo = out._mem()
+    _check(L.vec(ctx.handle, _VEC[op], t, n, alpha, oh, oo // isz, h[0][0], h[0][1], h[1][0], h[1][1], h[2][0], h[2][1]), ctx._h)
     return _result(out, all(k for _, k in bufs))
 
 
@@ -92,23 +94,26 @@ def fma(ctx, a, b, c):
 def _red(ctx, name, x, y=None):
     bx, _ = _dev(ctx, x)
     t = _code(bx.dtype)
+    xh, xo = bx._mem()
+    xo //= bx.dtype.itemsize
     if name == "dot":
         by, _ = _dev(ctx, y)
         if by.size != bx.size or by.dtype != bx.dtype:
             raise InvalidArgument(1, "dot: x and y must have one dtype and size")
+        yh, yo = by._mem()
         r = c_double()
-        _check(L.dot(ctx.handle, t, bx.handle, 0, by.handle, 0, bx.size, byref(r)), ctx._h)
+        _check(L.dot(ctx.handle, t, xh, xo, yh, yo // by.dtype.itemsize, bx.size, byref(r)), ctx._h)
         return r.value
     if name in ("sum", "norm2"):
         r = c_double()
-        _check(L.red_d[name](ctx.handle, t, bx.handle, 0, bx.size, byref(r)), ctx._h)
+        _check(L.red_d[name](ctx.handle, t, xh, xo, bx.size, byref(r)), ctx._h)
         return r.value
     if name in ("max", "min"):
         r = c_float()
-        _check(L.red_f[name](ctx.handle, t, bx.handle, 0, bx.size, byref(r)), ctx._h)
+        _check(L.red_f[name](ctx.handle, t, xh, xo, bx.size, byref(r)), ctx._h)
         return r.value
     r = c_size_t()
-    _check(L.argmax(ctx.handle, t, bx.handle, 0, bx.size, byref(r)), ctx._h)
+    _check(L.argmax(ctx.handle, t, xh, xo, bx.size, byref(r)), ctx._h)
     return r.value
 
 
@@ -151,8 +156,9 @@ def cast(ctx, x, to, bf16=False):
     if to not in _CAST:
         raise InvalidArgument(1, f"cast: to f32, f16 or bf16, not {to!r}")
     code, dt = _CAST[to]
-    out = ctx.empty(bx.shape, dt)
-    _check(L.cast(ctx.handle, bx.handle, 0, src, out.handle, 0, code, bx.size), ctx._h)
+    out = ctx.empty(bx.shape, dt, bf16=code == BF16)
+    h, off = bx._mem()
+    _check(L.cast(ctx.handle, h, off // bx.dtype.itemsize, src, out.handle, 0, code, bx.size), ctx._h)
     return _result(out, keep)
 
 
@@ -176,12 +182,38 @@ def _desc(ba, bb, bc, ta, tb, alpha, beta, t, backend=0, fast=False):
         raise InvalidArgument(1, f"gemm: op(A) is {m}×{k} but op(B) is {kb}×{n}: the inner dimensions differ")
     d = L.GemmDescC()
     d.trans_a, d.trans_b, d.m, d.n, d.k, d.alpha, d.beta = int(ta), int(tb), m, n, k, alpha, beta
-    d.a, d.lda, d.stride_a = ba.handle, ac, ar * ac
-    d.b, d.ldb, d.stride_b = bb.handle, bcn, br * bcn
+    (d.a, ao), (d.b, bo) = ba._mem(), bb._mem()
+    d.a_off, d.lda, d.stride_a = ao // ba.dtype.itemsize, ac, ar * ac
+    d.b_off, d.ldb, d.stride_b = bo // bb.dtype.itemsize, bcn, br * bcn
     d.ldc, d.stride_c, d.batch, d.backend, d.fast, d.type = n, m * n, na, backend, int(fast), t
     if bc is not None:
-        d.c = bc.handle
+        d.c, co = bc._mem()
+        d.c_off = co // 4
     return d, na, m, n
+
+
+def _gemm_arrays(a, b):
+    """a @ b for Arrays (checked by the caller): the product's dtype from the inputs'."""
+    ctx = a.ctx
+    shape = a.shape[:-1] + (b.shape[-1],)
+    if a.dtype == np.int8:
+        d, _, _, _ = _desc(a, b, None, False, False, 1.0, 0.0, I8)
+        out = ctx.empty(shape, np.int32)
+        d.c = out.handle
+        _check(L.gemm_s8(ctx.handle, byref(d), None), ctx._h)
+        return out
+    if a.bf16:
+        t = BF16
+    elif a.dtype in _FLOAT:
+        t = _FLOAT[a.dtype]
+    else:
+        from ._core import Unsupported
+        raise Unsupported(11, f"@ on {a.dtype} Arrays: the GEMM takes float32, float16, bfloat16 and int8")
+    d, _, _, _ = _desc(a, b, None, False, False, 1.0, 0.0, t)
+    out = ctx.empty(shape, np.float32)
+    d.c = out.handle
+    _check(L.gemm(ctx.handle, byref(d)), ctx._h)
+    return out
 
 
 def gemm(ctx, a, b, c=None, alpha=1.0, beta=0.0, ta=False, tb=False, backend="auto", fast=False, bf16=False):
@@ -249,7 +281,8 @@ def quantize(ctx, x, scale, zero_point=0, axis=None):
     bx, keep = _dev(ctx, x, np.float32)
     p, hold = _qparams(scale, zero_point, axis, bx.shape)
     out = ctx.empty(bx.shape, np.int8)
-    _check(L.quantize(ctx.handle, bx.handle, 0, out.handle, 0, bx.size, byref(p)), ctx._h)
+    h, off = bx._mem()
+    _check(L.quantize(ctx.handle, h, off // 4, out.handle, 0, bx.size, byref(p)), ctx._h)
     return _result(out, keep)
 
 
@@ -258,7 +291,8 @@ def dequantize(ctx, q, scale, zero_point=0, axis=None):
     bq, keep = _dev(ctx, q, np.int8)
     p, hold = _qparams(scale, zero_point, axis, bq.shape)
     out = ctx.empty(bq.shape, np.float32)
-    _check(L.dequantize(ctx.handle, bq.handle, 0, out.handle, 0, bq.size, byref(p)), ctx._h)
+    h, off = bq._mem()
+    _check(L.dequantize(ctx.handle, h, off, out.handle, 0, bq.size, byref(p)), ctx._h)
     return _result(out, keep)
 
 
@@ -391,7 +425,10 @@ def gemm_sp(ctx, values, meta, b, alpha=1.0, tb=False, bf16=False):
 
 def canny(ctx, img, low, high, l2=False, aperture=3, blur=0, blur_sigma=0.0, bgr=False):
     """Canny edges of an 8-bit image (H×W, or H×W×3 with R, G, B; bgr=True for OpenCV's B, G, R order),
-    equal byte for byte to cv2.Canny(img, low, high, apertureSize=aperture, L2gradient=l2)."""
+    equal byte for byte to cv2.Canny(img, low, high, apertureSize=aperture, L2gradient=l2). A uint8
+    clrun.Array (R, G, B) stays on the device: the edges come back as an Array."""
+    if isinstance(img, Buffer) and hasattr(img, "bf16"):
+        return _canny_array(ctx, img, low, high, l2, aperture, blur, blur_sigma)
     a = np.asarray(img)
     if a.dtype != np.uint8 or a.ndim not in (2, 3) or (a.ndim == 3 and a.shape[2] not in (1, 3)):
         raise InvalidArgument(1, f"canny: an 8-bit image of H×W or H×W×3, not {a.dtype} of shape {a.shape}")
@@ -405,6 +442,20 @@ def canny(ctx, img, low, high, l2=False, aperture=3, blur=0, blur_sigma=0.0, bgr
     p = L.CannyParamsC(low, high, int(l2), aperture, blur, blur_sigma)
     _check(L.canny(ctx.handle, src.handle, 0, w * ch, w, h, ch, out.handle, 0, w, byref(p)), ctx._h)
     return out.download()
+
+
+def _canny_array(ctx, img, low, high, l2, aperture, blur, blur_sigma):
+    if img.ctx is not ctx:
+        raise InvalidArgument(1, "canny: an Array of another context")
+    if img.dtype != np.uint8 or img.ndim not in (2, 3) or (img.ndim == 3 and img.shape[2] not in (1, 3)):
+        raise InvalidArgument(1, f"canny: an 8-bit image of H×W or H×W×3, not {img.dtype} of shape {img.shape}")
+    h, w = img.shape[:2]
+    ch = 1 if img.ndim == 2 else img.shape[2]
+    out = ctx.empty((h, w), np.uint8)
+    p = L.CannyParamsC(low, high, int(l2), aperture, blur, blur_sigma)
+    sh, so = img._mem()
+    _check(L.canny(ctx.handle, sh, so, w * ch, w, h, ch, out.handle, 0, w, byref(p)), ctx._h)
+    return out
 
 
 def imread(path):

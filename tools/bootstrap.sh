@@ -19,7 +19,7 @@ python3-numpy python3-pytest clang"
 # abigail-tools compares the ABI with abi/libclrun.abi (tests/check_abi.sh); cmake builds a consumer
 # of the installed package (tests/consumers/run.sh); clang-format checks the C sources' layout;
 # python3-pyopencl hands PyOpenCL's objects to clrun and back (tests/python)
-TEST_PACKAGES="clang-16 libclc-15 abigail-tools cmake clang-format doxygen python3-pyopencl"
+TEST_PACKAGES="clang-16 libclc-15 abigail-tools cmake clang-format doxygen python3-pyopencl python3-pip python3-venv python3-mesonpy mypy"
 
 install_deps() { # install_deps [more packages]
     missing=""

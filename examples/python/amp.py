@@ -33,7 +33,7 @@ with clrun.open(sys.argv[2] if len(sys.argv) > 2 else None) as ctx:
         grad = ctx.upload(clrun.gemm(ctx, xh, dlogits, ta=True).astype(np.float16))  # f16 gradient: may overflow
         scaler.unscale_([grad])
 
-        def sgd():
+        def sgd() -> None:
             global w
             w -= 0.5 * grad.download().astype(np.float32)
         if not scaler.step(sgd):

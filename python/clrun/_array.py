@@ -59,7 +59,7 @@ class _Pool:
         ctx._adopt(self)
 
     def take(self, nbytes):
-        q = L.queue_current(self.ctx._h)
+        q = self.ctx.__dict__.get("_qcur")
         with self.lock:
             lst = self.free.get(nbytes)
             if lst:
@@ -82,7 +82,7 @@ class _Pool:
         if self.held + nbytes > self.cap:
             L.buf_free(h)
             return
-        q = L.queue_current(self.ctx._h)
+        q = self.ctx.__dict__.get("_qcur")
         with self.lock:
             self.free.setdefault(nbytes, []).append((h, q))
             self.held += nbytes
@@ -216,6 +216,14 @@ class Array(Buffer):
         return f"<clrun.Array {self.shape} {_dt_name(self.dtype, self.bf16)} on {self.ctx.device.name!r}>"
 
     def _like(self, shape=None, dtype=None, bf16=None):
+        if shape is None and dtype is None and bf16 is None:  # the operators' path: nothing to check again
+            a = Array.__new__(Array)
+            a.ctx, a.dtype, a.shape, a.size, a.nbytes, a.bf16 = self.ctx, self.dtype, self.shape, self.size, self.nbytes, self.bf16
+            a._base, a._off, a._sub, a._cap = None, 0, None, max(self.nbytes, 1)
+            ctx = self.ctx
+            a._h = (ctx.__dict__.get("_pool") or _pool(ctx)).take(a._cap)
+            ctx._children.add(a)
+            return a
         return Array(self.ctx, self.shape if shape is None else shape, self.dtype if dtype is None else dtype,
                      self.bf16 if bf16 is None else bf16)
 
@@ -414,6 +422,12 @@ class Array(Buffer):
                                      "computes on the host")
         if self.bf16 or (isinstance(other, Array) and other.bf16):
             raise Unsupported(11, f"{op} on bfloat16 Arrays: the library has no bf16 arithmetic; .astype(np.float32) first")
+        if type(other) is Array and other.ctx is self.ctx and other.shape == self.shape and other.dtype == self.dtype \
+                and self.dtype in _FLOATS and op in _VEC and not self.bf16 and not other.bf16:  # the common case, checked once
+            a, b = (other, self) if reflected else (self, other)
+            out = self if inplace else self._like()
+            _vec(op, out, a, b)
+            return out
         if isinstance(other, Array):
             _same(self, other, op)
             a, b = (other, self) if reflected else (self, other)
@@ -580,15 +594,20 @@ def _scalar_of(v, dt, op):
     raise InvalidArgument(1, f"{op}: an Array or a number, not {type(v).__name__}")
 
 
+_F32 = np.dtype(np.float32)
+
+
 def _vec(op, out, a, b=None, c=None, alpha=1.0):
     ctx = out.ctx
-    t = F32 if out.dtype == np.float32 else F16
+    t = F32 if out.dtype == _F32 else F16
     oh, oo = out._mem()
     ah, ao = a._mem()
     bh, bo = b._mem() if b is not None else (None, 0)
     ch, co = c._mem() if c is not None else (None, 0)
-    isz = out.itemsize
-    _check(L.vec(ctx.handle, _VEC[op], t, out.size, alpha, oh, oo // isz, ah, ao // isz, bh, bo // isz, ch, co // isz), ctx._h)
+    isz = out.dtype.itemsize
+    st = L.vec(ctx._h, _VEC[op], t, out.size, alpha, oh, oo // isz, ah, ao // isz, bh, bo // isz, ch, co // isz)
+    if st:
+        _raise(st, ctx._h)
 
 
 def _cast(src, out, fr, to):
@@ -1075,13 +1094,15 @@ class Stream:
     def __enter__(self):
         prev = L.queue_current(self.ctx.handle)
         _check(L.queue_use(self.ctx.handle, self.handle), self.ctx._h)
-        self._prev.append(prev)
+        self._prev.append((prev, self.ctx.__dict__.get("_qcur")))
+        self.ctx._qcur = self._h  # the memory pool's view of the current queue
         return self
 
     def __exit__(self, *exc):
-        prev = self._prev.pop()
+        prev, qcur = self._prev.pop()
         if self.ctx._h:
             L.queue_use(self.ctx._h, prev)
+        self.ctx._qcur = qcur
 
     def _async(self, enqueue, keep):
         e = c_void_p()

@@ -751,7 +751,8 @@ typedef enum clrun_gemm_backend {
     CLRUN_GEMM_AUTO = 0,   /**< the fastest for the product: the tensor cores for f16/bf16, INT8 and 2:4
                            products where they are (rows not on 16 bytes are staged, for f16/bf16 only
                            in products of 1 GFLOP or more); for f32 the tuning file's fastest backend
-                           for the shape class (clrun tune gemm); else clrun's kernel for the device
+                           for the shape class (clrun tune gemm, which times 3xTF32 on tensor cores
+                           too); else clrun's kernel for the device
                            class (GPU- or CPU-shaped) */
     CLRUN_GEMM_GPU_KERNEL, /**< "gpu-kernel": cl/gemm.cl, cl/gemm_s8.cl, cl/sparse.cl; local-memory tiles, any GPU */
     CLRUN_GEMM_CPU_KERNEL, /**< "cpu-kernel": cl/gemm_cpu.cl; no local memory, wide vectors, large blocks */

@@ -157,6 +157,17 @@ def main(argv=None):
             A = ctx.asarray(m)
             t = _median(lambda: A @ A, sync, R)
             row("matmul", f"clrun.Array a @ a {np.dtype(dt).name}", ms=t * 1e3, TFLOPs=flop / t / 1e12)
+            d = L.GemmDescC()  # the same product through the C API, into a C made once
+            Cd = ctx.empty((ng, ng))
+            d.m = d.n = d.k = d.lda = d.ldb = d.ldc = ng
+            d.alpha, d.batch, d.type = 1.0, 1, 0 if dt == np.float32 else 1
+            d.a = d.b = A.handle
+            d.c = Cd.handle
+            be = L.gemm_resolve(ctx.handle, d)
+            t = _median(lambda: L.gemm(ctx.handle, d), sync, R)
+            row("matmul", f"C API clrun_gemm {np.dtype(dt).name} (ctypes)", ms=t * 1e3, TFLOPs=flop / t / 1e12,
+                backend=L.gemm_backend_name(be).decode())
+            del Cd
             if not isinstance(cp, str):
                 C = cp.asarray(m)
                 t = _median(lambda: C @ C, cp.cuda.Device().synchronize, R)

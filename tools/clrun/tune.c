@@ -14,8 +14,8 @@ static const char *tune_help = "usage: clrun tune gemm [-d SPEC] [--size N] [--q
                                "Times the GPU-shaped GEMM kernel (cl/gemm.cl) over a space of tile parameters on the device, for\n"
                                "a large square product (N, default 4096 on GPUs, 256 otherwise) and a small one (N/4), each in\n"
                                "the default and the fast mode (clrun_gemm_desc.fast), checking each candidate's result against\n"
-                               "the first one's; then times the CPU-shaped kernel and CLBlast (when built with it) on the same\n"
-                               "products. It stores, per class, the fastest tiles and the fastest backend in the device's tuning\n"
+                               "the first one's; then times the CPU-shaped kernel, CLBlast (when built with it) and, where there\n"
+                               "are tensor cores, their f32 products (3xTF32, stored as mma.sync) on the same products. It stores, per class, the fastest tiles and the fastest backend in the device's tuning\n"
                                "file (its path is printed): clrun_gemm uses them from then on (the backend when asked for auto).\n"
                                "A product is large when it has at least two 128×128 tiles per compute unit. $CLRUN_GEMM_PARAMS\n"
                                "still overrides the tiles. Where f16 products run on Hopper's wgmma kernel, it also times that\n"
@@ -133,12 +133,16 @@ static int tune_class(clrun_ctx *ctx, int cls, size_t n, const struct cand *cand
     }
     if (rc == 0) {
         /* then the other backends on the same product; the fastest is what auto will use */
-        static const clrun_gemm_backend others[] = {CLRUN_GEMM_CPU_KERNEL, CLRUN_GEMM_CLBLAST};
+        /* (the tensor cores' f32 products, 3xTF32, where there are tensor cores: stored as the row
+         * that ran them, mma.sync) */
+        clrun_gemm_backend others[] = {CLRUN_GEMM_CPU_KERNEL, CLRUN_GEMM_CLBLAST, CLRUN_GEMM_TENSOR};
         clrun_gemm_backend winner = CLRUN_GEMM_GPU_KERNEL;
         double best_all = best;
-        for (int o = 0; o < 2; o++) {
+        for (int o = 0; o < 3; o++) {
             if (others[o] == CLRUN_GEMM_CLBLAST && !clrun_have_clblast()) continue;
+            if (others[o] == CLRUN_GEMM_TENSOR && !clrun_gemm_tensor_cores(ctx)) continue;
             d.backend = others[o];
+            if (others[o] == CLRUN_GEMM_TENSOR) others[o] = d.backend = clrun_gemm_resolve(ctx, &d);
             double gf = try_cand(ctx, &d, &cands[bi], ref, out, n * n);
             fprintf(tout, "       %s %-22s %10.1f GFLOP/s%s\n", cnames[cls], clrun_gemm_backend_name(others[o]), gf,
                     gf ? "" : " (failed or wrong result)");

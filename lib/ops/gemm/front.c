@@ -277,12 +277,17 @@ static const clrun__gemm_backend *choose(clrun_ctx *ctx, const clrun__gemm_plan 
             const double flops = 2.0 * (double)p->d.m * (double)p->d.n * (double)p->d.k * (double)p->d.batch;
             if (t && (p->kind != CLRUN__GEMM_FLOAT || in_layout(p, t->layout[p->kind]) || flops >= 0x1p30)) return t;
         }
-        /* the tuning file's measured winner for the shape class (it measured f32 products), else
-         * clrun's kernel for the device: on the devices measured it beats CLBlast in every class */
+        /* the tuning file's measured winner for the shape class (it measured f32 products, 3xTF32 on
+         * the tensor cores among them), else clrun's kernel for the device: on the devices measured
+         * it beats CLBlast in every class. A tensor-core winner under the same rule as above: operands
+         * in its layout, or a product large enough for the staging copies to pay. */
         const clrun__gemm_tuning *tu = p->kind == CLRUN__GEMM_FLOAT ? clrun__gemm_tuned(ctx) : NULL;
         const clrun_gemm_backend tuned = tu ? tu->backend[clrun__gemm_class(ctx, &p->d)] : CLRUN_GEMM_AUTO;
+        const double flops = 2.0 * (double)p->d.m * (double)p->d.n * (double)p->d.k * (double)p->d.batch;
         for (size_t i = 0; tuned != CLRUN_GEMM_AUTO && i < NROWS; i++)
-            if (table[i]->id == tuned && here(ctx, table[i], p->kind) && !(table[i]->refuses && table[i]->refuses(ctx, p))) return table[i];
+            if (table[i]->id == tuned && here(ctx, table[i], p->kind) && !(table[i]->refuses && table[i]->refuses(ctx, p)) &&
+                (!table[i]->tensor || in_layout(p, table[i]->layout[p->kind]) || flops >= 0x1p30))
+                return table[i];
         return own;
     }
     if (want == CLRUN_GEMM_KERNEL) return own;

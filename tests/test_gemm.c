@@ -294,6 +294,16 @@ static void auto_follows_tuning(void **state)
     assert_int_equal(clrun_gemm_resolve(ctx, &small), own);
     assert_int_equal(clrun_gemm_resolve(ctx, &large), own);
     clrun_close(ctx);
+
+    f = fopen(path, "w"); /* a tensor-core winner (3xTF32): taken where it runs and the rows need no staging */
+    assert_non_null(f);
+    fputs("small 64,64,16,4,4,1,1 mma.sync\nlarge 64,128,8,8,8,1,1 mma.sync\n", f);
+    fclose(f);
+    CHECK_OK(NULL, clrun_open(&ctx, test_device()));
+    clrun_gemm_desc odd = {.m = 7, .n = 7, .k = 7, .backend = CLRUN_GEMM_AUTO}; /* rows of 28 bytes: not on 16 */
+    assert_int_equal(clrun_gemm_resolve(ctx, &large), clrun_gemm_tensor_cores(ctx) ? CLRUN_GEMM_MMA_SYNC : own);
+    assert_int_equal(clrun_gemm_resolve(ctx, &odd), own);
+    clrun_close(ctx);
     remove(path);
     rmdir(dir);
     if (old) setenv("CLRUN_CACHE_DIR", save, 1);

@@ -45,9 +45,11 @@ def _shape(shape):
 
 class _Pool:
     """Device memory of Arrays that were collected, kept per size for the next Array of that size
-    (allocation on some drivers costs more than a small kernel). An entry is reused only while the
-    context enqueues to the queue it was last used on, so no other stream can still be reading it.
-    Bounded: a quarter of the device's memory; freed when the context closes."""
+    (allocation on some drivers costs more than a small kernel). Only while the context has no
+    Stream: with one queue, whatever runs next on the memory is queued after what used it. A Stream
+    made empties the pool, and while one lives, memory is given back to the driver instead (which
+    frees it once the commands using it finish). Bounded: a quarter of the device's memory; freed
+    when the context closes."""
     _rank = 2.5  # after the Arrays (which return their memory here as the context closes)
 
     def __init__(self, ctx):
@@ -79,7 +81,7 @@ class _Pool:
     def give(self, h, nbytes):
         if not self.ctx._h:
             return
-        if self.held + nbytes > self.cap:
+        if self.held + nbytes > self.cap or self.ctx.__dict__.get("_streams"):
             L.buf_free(h)
             return
         q = self.ctx.__dict__.get("_qcur")
@@ -1079,6 +1081,8 @@ class Stream:
         self._keep = []
         self._lock = threading.Lock()
         ctx._adopt(self)
+        ctx._streams = ctx.__dict__.get("_streams", 0) + 1  # no pooled memory while streams live (see _Pool)
+        _pool(ctx).release_all()
 
     @property
     def handle(self):
@@ -1136,9 +1140,10 @@ class Stream:
         if self._h:
             if self.ctx._h and L.queue_current(self.ctx._h) == self._h:
                 L.queue_use(self.ctx._h, None)
-            L.queue_free(self._h)
+            L.queue_free(self._h)  # waits for the stream's commands
             self._h = None
             self._keep.clear()
+            self.ctx._streams -= 1
 
     def __del__(self):
         try:

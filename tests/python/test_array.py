@@ -332,3 +332,21 @@ def test_raw_kernels_take_arrays(ctx, rng):
         assert np.array_equal(a.get()[align // 4:], 4 * x[align // 4:])
     with pytest.raises(clrun.InvalidArgument, match="mem_base_align"):
         prog.twice(a[1:], global_size=255)
+
+
+def test_no_pooled_memory_while_streams_live():
+    """The memory pool never hands one stream memory another may still use (see _array._Pool)."""
+    with clrun.open(os.environ.get("CLRUN_TEST_DEVICE") or None) as c:
+        x = c.empty(1000)
+        del x
+        assert c._pool.held == 4000  # kept for the next Array of that size
+        s = c.stream()
+        assert c._pool.held == 0  # emptied when a stream is made
+        with s:
+            y = c.zeros(1000) + 1.0
+        del y
+        assert c._pool.held == 0  # and given back to the driver while one lives
+        s.close()
+        z = c.empty(1000)
+        del z
+        assert c._pool.held == 4000

@@ -33,8 +33,16 @@
  * consumers fence the async proxy; WS 2: the producer waits for its copies one slice behind, fences
  * and arrives) and empty (each consumer warp arrives when its products of the slice are done).
  *
- * The host guarantees what cp.async needs: leading dimensions, offsets and batch strides multiples
- * of 16 bytes' worth of elements. */
+ * TMA 1 (with WS 1; f16/bf16): the producer is one thread that loads each stage with the Tensor
+ * Memory Accelerator (cp.async.bulk.tensor) from tensor maps the host encoded with the CUDA driver
+ * (lib/ops/gemm/tmap_nv.c) — 64-byte (KB 64) or 32-byte (KB 32) swizzled boxes of BK × rows for a
+ * K-major operand, 128-byte swizzled boxes of 64 × BK per block for an MN-major one, the layouts
+ * above exactly, out-of-bounds elements zero — and arms the stage's full mbarrier with the bytes to
+ * expect (mbarrier.arrive.expect_tx); the copies complete it. The maps (128 bytes each) are in
+ * global memory at tmaps + 16·tm_a (A's) and tmaps + 16·tm_b (B's).
+ *
+ * The host guarantees what cp.async and TMA need: leading dimensions, offsets and batch strides
+ * multiples of 16 bytes' worth of elements. */
 
 #ifndef ABT
 #define ABT 1
@@ -74,6 +82,12 @@
 
 #ifndef WS
 #define WS 0
+#endif
+#ifndef TMA
+#define TMA 0
+#endif
+#if TMA && (WS != 1 || ABT == 3)
+#error "TMA loads run with WS 1, f16 or bf16"
 #endif
 #if WS /* one producer warpgroup copies, WG consumer warpgroups multiply */
 #define NTHR ((WG + 1) * 128)
@@ -262,7 +276,12 @@ clrun_gemm_wgmma(const uint M, const uint N, const uint K, const float alpha, co
                  __global void *C0, const ulong c_off, const uint ldc, const ulong stride_c, __global const float *rs,
                  __global const float *cs, __global const float *bias, const int flags)
 #else
-                 __global float *C0, const ulong c_off, const uint ldc, const ulong stride_c)
+                 __global float *C0, const ulong c_off, const uint ldc, const ulong stride_c
+#if TMA
+                 ,
+                 __global const ulong *tmaps, const ulong tm_a, const ulong tm_b
+#endif
+                 )
 #endif
 {
     __local uchar smem[STAGES * ST_BYTES] __attribute__((aligned(1024)));
@@ -296,8 +315,51 @@ clrun_gemm_wgmma(const uint M, const uint N, const uint K, const float alpha, co
     __local ulong bars[2 * STAGES];
     const uint full = smem_addr(bars), empty = full + 8 * STAGES, cw = wg - 1;
     if (tid == 0)
-        for (uint s = 0; s < STAGES; s++) mbar_init(full + 8 * s, 128), mbar_init(empty + 8 * s, 4 * WG);
+        for (uint s = 0; s < STAGES; s++) mbar_init(full + 8 * s, TMA ? 1 : 128), mbar_init(empty + 8 * s, 4 * WG);
     barrier(CLK_LOCAL_MEM_FENCE);
+#if TMA
+    if (wg == 0) { /* the producer: one thread, the copies made by the TMA unit */
+        if (tid == 0) {
+            const ulong tma_a = (ulong)(tmaps + 16 * tm_a), tma_b = (ulong)(tmaps + 16 * tm_b);
+            asm volatile("//@@fence.proxy.tensormap::generic.acquire.gpu [%0], 128;\n//@@fence.proxy.tensormap::generic.acquire.gpu [%1], "
+                         "128;\n" ::"l"(tma_a),
+                         "l"(tma_b)
+                         : "memory");
+            const int bz = (int)batch;
+            for (uint kt = 0; kt < kt_n; kt++) {
+                const uint s = kt % STAGES, st = base + s * ST_BYTES, fb = full + 8 * s;
+                const int k0 = (int)(kt * BK);
+                if (kt >= STAGES) mbar_wait(empty + 8 * s, ((kt / STAGES) - 1) & 1);
+                asm volatile("//@@mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(fb), "r"((uint)ST_BYTES) : "memory");
+#if TA
+                for (uint b = 0; b < BM / 64; b++)
+                    asm volatile("//@@cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], "
+                                 "[%5];\n" ::"r"(st + b * (BK * 128)),
+                                 "l"(tma_a), "r"((int)(m0 + b * 64)), "r"(k0), "r"(bz), "r"(fb)
+                                 : "memory");
+#else
+                asm volatile("//@@cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], "
+                             "[%5];\n" ::"r"(st),
+                             "l"(tma_a), "r"(k0), "r"((int)m0), "r"(bz), "r"(fb)
+                             : "memory");
+#endif
+#if TB
+                asm volatile("//@@cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], "
+                             "[%5];\n" ::"r"(st + A_BYTES),
+                             "l"(tma_b), "r"(k0), "r"((int)n0), "r"(bz), "r"(fb)
+                             : "memory");
+#else
+                for (uint b = 0; b < BN / 64; b++)
+                    asm volatile("//@@cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], "
+                                 "[%5];\n" ::"r"(st + A_BYTES + b * (BK * 128)),
+                                 "l"(tma_b), "r"((int)(n0 + b * 64)), "r"(k0), "r"(bz), "r"(fb)
+                                 : "memory");
+#endif
+            }
+        }
+        return;
+    }
+#else
     if (wg == 0) { /* the producer: copies run ahead of the multiplies by up to STAGES slices */
 #if WS == 2
         /* slices [0, pub) are published: landed (this thread's copies), fenced for the async proxy,
@@ -332,6 +394,7 @@ clrun_gemm_wgmma(const uint M, const uint N, const uint K, const float alpha, co
 #endif
         return;
     }
+#endif
     for (uint kt = 0; kt < kt_n; kt++) { /* the consumers */
         const uint s = kt % STAGES;
         mbar_wait(full + 8 * s, (kt / STAGES) & 1);

@@ -47,6 +47,7 @@ static clrun_status wrap(clrun_ctx *ctx, cl_mem mem, size_t bytes, clrun_buf **o
     b->ctx = ctx;
     b->mem = mem;
     b->bytes = bytes;
+    b->devaddr = 0;
     *out = b;
     return CLRUN_OK;
 }
@@ -363,6 +364,8 @@ static clrun_status staged_download(clrun_buf *b, size_t offset, char *dst, size
         if (ev[s]) clReleaseEvent(ev[s]);
     return st;
 }
+
+uint64_t *clrun__buf_devaddr(clrun_buf *b) { return &b->devaddr; }
 
 /* ---- transfers ----------------------------------------------------------------------------- */
 

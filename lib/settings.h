@@ -39,6 +39,7 @@
     X(GEMM_WGMMA_PARAMS, UINTS, 6, 8, "`BM,BN,WG,WN,STAGES,WAIT[,KB[,WS]]`",                                                             \
       "Hopper wgmma GEMM tiles (experiments); refused when the device cannot run them")                                                  \
     X(NO_WGMMA, FLAG, 0, 0, "`1` or `0`", "`1`: never use the Hopper wgmma kernel (the `mma.sync` one takes its products)")              \
+    X(NO_TMA, FLAG, 0, 0, "`1` or `0`", "`1`: never load the CUDA driver for tensor maps (the wgmma kernel then loads with `cp.async`)") \
     X(REDUCE_SHAPE, CHOICE, 0, 0, "`gpu` or `cpu`", "run that shape of the reduction kernels on any device (tests)")                     \
     X(REDUCE_GROUPS, UINTS, 1, 1, "`N` (1 or more)", "GPU reductions: work-groups per compute unit (default 8), for tuning")             \
     X(CANNY_SHAPE, CHOICE, 0, 0, "`gpu` or `cpu`", "run that shape of the Canny kernels on any device (tests)")                          \

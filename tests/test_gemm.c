@@ -300,8 +300,10 @@ static void auto_follows_tuning(void **state)
     fputs("small 64,64,16,4,4,1,1 mma.sync\nlarge 64,128,8,8,8,1,1 mma.sync\n", f);
     fclose(f);
     CHECK_OK(NULL, clrun_open(&ctx, test_device()));
-    clrun_gemm_desc odd = {.m = 7, .n = 7, .k = 7, .backend = CLRUN_GEMM_AUTO}; /* rows of 28 bytes: not on 16 */
-    assert_int_equal(clrun_gemm_resolve(ctx, &large), clrun_gemm_tensor_cores(ctx) ? CLRUN_GEMM_MMA_SYNC : own);
+    clrun_gemm_desc odd = {.m = 7, .n = 7, .k = 7, .lda = 7, .ldb = 7, .ldc = 7, .backend = CLRUN_GEMM_AUTO}; /* rows of 28 bytes */
+    clrun_gemm_desc rows16 = large; /* rows on 16 bytes: A M×8, B 8×128, C M×128 */
+    rows16.lda = 8, rows16.ldb = rows16.ldc = 128;
+    assert_int_equal(clrun_gemm_resolve(ctx, &rows16), clrun_gemm_tensor_cores(ctx) ? CLRUN_GEMM_MMA_SYNC : own);
     assert_int_equal(clrun_gemm_resolve(ctx, &odd), own);
     clrun_close(ctx);
     remove(path);

@@ -106,6 +106,40 @@ static void wgmma_kernel(void **state)
     }
 }
 
+/* The TMA form (-DTMA=1, with WS 1): one producer thread arms each stage's mbarrier with the bytes
+ * to expect and issues tensor copies from the two maps, acquired once through the tensormap proxy;
+ * no thread copies with cp.async. */
+static void tma_kernel(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *opts;
+        int mma, copies; /* wgmma instructions and tensor copies per stage expected */
+    } cases[] = {
+        {"-DABT=1 -DBM=128 -DBN=256 -DWG=2 -DWN=256 -DSTAGES=3 -DWAIT=1 -DKB=32 -DWS=1 -DTA=0 -DTB=0 -DC2=1 -DTMA=1", 1, 1 + 4},
+        {"-DABT=1 -DBM=128 -DBN=128 -DWG=2 -DWN=128 -DSTAGES=5 -DWAIT=1 -DKB=32 -DWS=1 -DTA=0 -DTB=1 -DC2=1 -DTMA=1", 1, 1 + 1},
+        {"-DABT=2 -DBM=128 -DBN=128 -DWG=1 -DWN=128 -DSTAGES=2 -DWAIT=0 -DKB=64 -DWS=1 -DTA=1 -DTB=0 -DC2=0 -DTMA=1", 4, 2 + 2},
+        {"-DABT=1 -DBM=128 -DBN=128 -DWG=2 -DWN=64 -DSTAGES=2 -DWAIT=0 -DKB=64 -DWS=1 -DTA=1 -DTB=1 -DC2=1 -DTMA=1", 4, 2 + 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char *p = ptx_of("gemm_wgmma_nv.cl", cases[i].opts);
+        if (!p) continue;
+        const int n = live(p, "wgmma.mma_async.sync.aligned.m64n");
+        if (n != cases[i].mma) fail_msg("%s: %d wgmma.mma_async, want %d", cases[i].opts, n, cases[i].mma);
+        if (live(p, "//@@")) fail_msg("%s: a //@@ line survived the rewrite", cases[i].opts);
+        const int copies = live(p, "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes");
+        /* the loops over 64-wide blocks are unrolled by clang, or kept as one instruction in a loop */
+        if (copies != cases[i].copies && copies != 2) fail_msg("%s: %d tensor copies, want %d", cases[i].opts, copies, cases[i].copies);
+        if (live(p, "mbarrier.arrive.expect_tx.shared::cta.b64") != 1) fail_msg("%s: the stage is not armed once", cases[i].opts);
+        if (live(p, "fence.proxy.tensormap::generic.acquire.gpu") != 2) fail_msg("%s: the maps are not acquired", cases[i].opts);
+        if (count(p, "cp.async.cg") || count(p, "cp.async.ca") || count(p, "cp.async.mbarrier.arrive"))
+            fail_msg("%s: threads still copy with cp.async", cases[i].opts);
+        if (!count(p, "mbarrier.try_wait.parity") || !count(p, "mbarrier.arrive.shared.b64"))
+            fail_msg("%s: the consumers' full/empty protocol is missing", cases[i].opts);
+        free(p);
+    }
+}
+
 static void mma_kernel(void **state) /* the mma.sync kernel the wgmma one falls back to */
 {
     (void)state;
@@ -134,6 +168,7 @@ int main(void)
     }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(wgmma_kernel),
+        cmocka_unit_test(tma_kernel),
         cmocka_unit_test(mma_kernel),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);

@@ -60,6 +60,10 @@ void clrun__group_fail(clrun_group *g, int dev);
 /* A pipeline frees mem (an op's copy of its parameters, its op.arg) when it is freed. */
 void clrun__pipe_adopt(clrun_pipe *pp, void *mem);
 
+/* A buffer's device address as an op found it (0 until one stores it): kept in the buffer, for
+ * the tensor maps of lib/ops/gemm/tmap_nv.c. */
+uint64_t *clrun__buf_devaddr(clrun_buf *b);
+
 /* Per-op state hanging off the context: the first call with `key` (the address of an object of the
  * op's, which names the slot) allocates `size` zeroed bytes; later calls return the same memory. At
  * clrun_close, release(state) (when not NULL) runs, then the memory is freed. NULL when out of

@@ -15,7 +15,8 @@ static const char *tune_help = "usage: clrun tune gemm [-d SPEC] [--size N] [--q
                                "a large square product (N, default 4096 on GPUs, 256 otherwise) and a small one (N/4), each in\n"
                                "the default and the fast mode (clrun_gemm_desc.fast), checking each candidate's result against\n"
                                "the first one's; then times the CPU-shaped kernel, CLBlast (when built with it) and, where there\n"
-                               "are tensor cores, their f32 products (3xTF32, stored as mma.sync) on the same products. It stores, per class, the fastest tiles and the fastest backend in the device's tuning\n"
+                               "are tensor cores, their f32 products (3xTF32, stored as mma.sync) on the same products. It stores, per "
+                               "class, the fastest tiles and the fastest backend in the device's tuning\n"
                                "file (its path is printed): clrun_gemm uses them from then on (the backend when asked for auto).\n"
                                "A product is large when it has at least two 128×128 tiles per compute unit. $CLRUN_GEMM_PARAMS\n"
                                "still overrides the tiles. Where f16 products run on Hopper's wgmma kernel, it also times that\n"
@@ -163,7 +164,7 @@ static int tune_class(clrun_ctx *ctx, int cls, size_t n, const struct cand *cand
  * measured on the H200 (docs/BENCHMARKS.md), the built-in default first. */
 static const unsigned wg_cands[][8] = {{128, 128, 1, 128, 3, 0, 64, 0}, {128, 128, 2, 128, 3, 0, 64, 0}, {64, 128, 1, 128, 4, 0, 64, 0},
                                        {128, 128, 2, 64, 3, 0, 64, 0},  {64, 256, 1, 256, 2, 0, 64, 0},  {128, 128, 1, 128, 6, 0, 32, 0},
-                                       {128, 256, 2, 256, 3, 1, 32, 1}, {64, 128, 1, 128, 6, 1, 32, 1}};
+                                       {128, 256, 2, 256, 3, 1, 32, 1}, {64, 128, 1, 128, 6, 1, 32, 1},  {128, 256, 2, 256, 3, 0, 32, 1}};
 
 /* Where f16 products run on wgmma: time its tiles on an n³ f16 product (results checked against the
  * first candidate's), line gets "wgmma TILES" of the fastest. Returns an exit code. */

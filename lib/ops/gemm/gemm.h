@@ -77,6 +77,18 @@ int clrun__gemm_probe(clrun_ctx *ctx, const clrun__gemm_backend *be, clrun__gemm
 /* 1 where NVIDIA's tensor-core kernels are worth probing: an NVIDIA GPU, $CLRUN_NO_TENSOR unset. */
 int clrun__gemm_nv_candidate(clrun_ctx *ctx);
 
+/* ---- tmap_nv.c: tensor maps for Hopper's TMA, from the CUDA driver (loaded on first use) ---------- */
+
+/* 1 where tensor maps can be made for ctx's device (the CUDA driver loaded, the device matched, its
+ * primary context retained); the first call does that. */
+int clrun__tmap_available(clrun_ctx *ctx);
+/* A tiled tensor map of the tensor at byte byte_off of b: CUtensorMapDataType dtype, rank 2 or 3,
+ * dims and box innermost first, strides[rank - 1] in bytes, swizzle 0 none / 1 32 B / 2 64 B / 3
+ * 128 B, out-of-bounds elements read as zeros. It is in *slots at 128-byte slot *index, written
+ * on the current queue ahead of anything queued after this call. */
+clrun_status clrun__tmap(clrun_ctx *ctx, clrun_buf *b, size_t byte_off, int dtype, unsigned rank, const uint64_t *dims,
+                         const uint64_t *strides, const uint32_t *box, int swizzle, clrun_buf **slots, size_t *index);
+
 /* The GPU-shaped kernels' shared argument list (cl/gemm.cl, cl/gemm_mma_nv.cl, cl/gemm_wgmma_nv.cl):
  * (M, N, K, alpha, beta, A, a_off, lda, stride_a, B, b_off, ldb, stride_b, C, c_off, ldc, stride_c),
  * bound and launched. An operand that is never read (NULL) is C, with leading dimension ld0. */

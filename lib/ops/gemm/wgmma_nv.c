@@ -2,7 +2,9 @@
  * OpenCL compiles for sm_90, where wgmma does not assemble; the kernel is built with
  * -clrun-ptx-rewrite (lib/program.c), which retargets the compiled PTX to sm_90a and loads it as a
  * program binary. f16/bf16 with f32 sums in all four layouts; s8 with int32 sums and the fused
- * epilogue (A M×K, B N×K). Rows on 16 bytes. */
+ * epilogue (A M×K, B N×K). Rows on 16 bytes. f16/bf16 products load through the TMA unit where
+ * tensor maps can be made (tmap_nv.c: the CUDA driver, loaded on first use) and the TMA kernel's
+ * probe passed; otherwise, and for s8, with cp.async. */
 #include "gemm.h"
 
 #include <stdlib.h>
@@ -25,11 +27,25 @@ static int wg_ok(const clrun_device_info *in, const struct wg_params *p)
     return threads <= in->max_work_group && (!in->local_mem || lmem <= in->local_mem);
 }
 
-static clrun_status wg_params(clrun_ctx *ctx, struct wg_params *p)
+/* Per context: whether f16/bf16 products load through TMA (1), not (-1), or not yet probed (0). */
+struct wg_state {
+    int tma;
+    int probing; /* the TMA probe runs: its small products take the TMA tiles */
+};
+static const char wg_key = 0;
+
+static struct wg_state *state(clrun_ctx *ctx) { return clrun__op_state(ctx, &wg_key, sizeof(struct wg_state), NULL); }
+
+/* The TMA kernel's built-in tiles: a producer thread, two consumer warpgroups of 64 rows × 256, 32-byte
+ * slices in 3 stages, each slice's products done before the next (the fastest of nine sets at 8192³ on
+ * the H200, docs/BENCHMARKS.md). */
+static const struct wg_params tma_tiles = {128, 256, 2, 256, 3, 0, 32, 1};
+
+static clrun_status wg_params(clrun_ctx *ctx, int tma, struct wg_params *p)
 {
     unsigned v[CLRUN__SETTING_MAX_UINTS], n;
     clrun_status st;
-    *p = (struct wg_params){128, 128, 1, 128, 3, 0, 64, 0};
+    *p = tma ? tma_tiles : (struct wg_params){128, 128, 1, 128, 3, 0, 64, 0};
     const clrun__gemm_tuning *tu = clrun__gemm_tuned(ctx);
     if (tu && tu->wg[0]) {
         const unsigned *g = tu->wg;
@@ -48,25 +64,69 @@ static clrun_status wg_params(clrun_ctx *ctx, struct wg_params *p)
     return CLRUN_OK;
 }
 
+/* The tensor map of one operand: K-major (stored rows × K) in boxes of BK × `box` rows with the
+ * slice's swizzle, or MN-major (stored K × rows) in boxes of 64 × BK with the 128-byte one. Rank 3:
+ * the batch is the outer dimension. */
+static clrun_status operand_map(clrun_ctx *ctx, clrun_buf *b, size_t off, size_t ld, size_t stride, size_t batch, size_t rows, size_t k,
+                                int mn, unsigned box, const struct wg_params *p, clrun_buf **slots, size_t *index)
+{
+    const unsigned bk = p->kb / 2;
+    const uint64_t dims[3] = {mn ? rows : k, mn ? k : rows, batch};
+    const uint64_t inner = (uint64_t)(mn ? k : rows) * ld * 2;
+    const uint64_t strides[2] = {(uint64_t)ld * 2, batch > 1 ? (uint64_t)stride * 2 : (inner + 15) / 16 * 16};
+    const uint32_t boxd[3] = {mn ? 64 : bk, mn ? bk : box, 1};
+    return clrun__tmap(ctx, b, off * 2, 1 /* CU_TENSOR_MAP_DATA_TYPE_UINT16 */, 3, dims, strides, boxd,
+                       mn            ? 3
+                       : p->kb == 64 ? 2
+                                     : 1,
+                       slots, index);
+}
+
 /* The wgmma kernel on a plan in its layout: f16/bf16, or s8 (A M×K, B N×K) with its epilogue. */
 static clrun_status launch(clrun_ctx *ctx, const clrun__gemm_plan *pl)
 {
     const clrun_gemm_desc *d = &pl->d;
     const int s8 = pl->kind == CLRUN__GEMM_S8;
+    const struct wg_state *ws = state(ctx);
     clrun_status st;
     clrun_kernel *k = NULL;
     struct wg_params p;
-    char opts[200];
-    if ((st = wg_params(ctx, &p))) return st;
+    char opts[220];
+    /* The TMA tiles are the built-in ones for products of 2^39 flops and more: at 8192³ they ran 3%
+     * faster than the cp.async tiles, at 4096³ 2% slower, on skinny shapes up to 23% slower
+     * (docs/BENCHMARKS.md). Tiles from the tuning file or $CLRUN_GEMM_WGMMA_PARAMS with WS 1 load
+     * through TMA at any size. */
+    const double flops = 2.0 * (double)d->m * (double)d->n * (double)d->k * (double)d->batch;
+    int tma = !s8 && ws && ws->tma == 1 && d->a && d->b && d->k; /* (a product of K 0 reads no operand) */
+    if ((st = wg_params(ctx, tma && (flops >= 0x1p39 || ws->probing), &p))) return st;
+    tma = tma && p.ws == 1;
+    clrun_buf *maps = NULL;
+    size_t ia = 0, ib = 0;
+    if (tma) { /* both maps in the one slot buffer; a map the driver refuses sends this product to cp.async */
+        clrun_buf *ma = NULL, *mb = NULL;
+        tma =
+            operand_map(ctx, d->a, d->a_off, d->lda, d->stride_a, d->batch, d->m, d->k, d->trans_a != 0, p.bm, &p, &ma, &ia) == CLRUN_OK &&
+            operand_map(ctx, d->b, d->b_off, d->ldb, d->stride_b, d->batch, d->n, d->k, d->trans_b == 0, p.bn, &p, &mb, &ib) == CLRUN_OK &&
+            ma == mb;
+        maps = ma;
+        if (!tma && clrun__setting_on(CLRUN__SET_VERBOSE))
+            fprintf(stderr, "clrun: this product loads with cp.async, not TMA: %s\n", clrun_last_error(ctx));
+        if (!tma && (st = wg_params(ctx, 0, &p))) return st;
+    }
     snprintf(opts, sizeof opts,
              "-clrun-ptx-rewrite -DABT=%d -DBM=%u -DBN=%u -DWG=%u -DWN=%u -DSTAGES=%u -DWAIT=%u -DKB=%u -DWS=%u -DTA=%d -DTB=%d -DC2=%d "
-             "-DEPI=%d",
+             "-DEPI=%d -DTMA=%d",
              s8 ? 3 : clrun__float_code(d->type), p.bm, p.bn, p.wg, p.wn, p.stages, p.wait, p.kb, p.ws, d->trans_a != 0, d->trans_b != 0,
-             clrun__gemm_c2(d), pl->e != NULL);
+             clrun__gemm_c2(d), pl->e != NULL, tma);
     if ((st = clrun__lib_kernel(ctx, "gemm_wgmma_nv", opts, "clrun_gemm_wgmma", &k))) return st;
     const size_t threads = (size_t)(p.wg + (p.ws != 0)) * 128, tiles = ((d->m + p.bm - 1) / p.bm) * ((d->n + p.bn - 1) / p.bn);
     const clrun__grid g = {2, {tiles * threads, d->batch, 1}, {threads, 1, 1}};
-    return s8 ? clrun__gemm_launch_s8(k, g, d, 16, pl->e) : clrun__gemm_launch_shaped(k, g, d, 8);
+    if (s8) return clrun__gemm_launch_s8(k, g, d, 16, pl->e);
+    if (!tma) return clrun__gemm_launch_shaped(k, g, d, 8);
+    return CLRUN__RUN(k, g, ARG_U32(d->m), ARG_U32(d->n), ARG_U32(d->k), ARG_F32(d->alpha), ARG_F32(d->beta), ARG_BUF(d->a),
+                      ARG_U64(d->a_off), ARG_U32(d->lda), ARG_U64(d->stride_a), ARG_BUF(d->b), ARG_U64(d->b_off), ARG_U32(d->ldb),
+                      ARG_U64(d->stride_b), ARG_BUF(d->c), ARG_U64(d->c_off), ARG_U32(d->ldc), ARG_U64(d->stride_c), ARG_BUF(maps),
+                      ARG_U64(ia), ARG_U64(ib));
 }
 
 /* The wgmma probe: small integers (exact in f32 and int32) on shapes with edges in M, N and K — kind
@@ -133,6 +193,17 @@ static int probe(clrun_ctx *ctx, enum clrun__gemm_kind kind)
             CL_SUCCESS &&
         major != 9)
         return 0;
+    struct wg_state *ws = state(ctx);
+    if (kind == CLRUN__GEMM_FLOAT && ws && clrun__tmap_available(ctx)) { /* TMA loads first; cp.async where their probe fails */
+        ws->tma = ws->probing = 1;
+        const int ok = probe_kind(ctx, 0);
+        ws->probing = 0;
+        if (ok) return 1;
+        if (clrun__setting_on(CLRUN__SET_VERBOSE))
+            fprintf(stderr, "clrun: the wgmma kernel with TMA loads failed its probe (%s); it loads with cp.async\n",
+                    clrun_last_error(ctx));
+        ws->tma = -1;
+    }
     return probe_kind(ctx, kind == CLRUN__GEMM_S8);
 }
 

@@ -1016,7 +1016,12 @@ CLRUN_API clrun_status clrun_sp24_decompress(clrun_ctx *ctx, clrun_dtype t, clru
  *  on CPUs and portable GPU kernels each element is one f32 sum in the order of K, so its error is
  *  within the f32 accumulation bound of that dense sum (K/2·u·Σ|a||b|); on NVIDIA's tensor cores
  *  (mma.sp) the sums are the tensor cores' own. d->backend chooses the kernel as for clrun_gemm
- *  (gpu-kernel, cpu-kernel, tensor or mma.sync, which take f16 and bf16). Queued. */
+ *  (gpu-kernel, cpu-kernel, tensor or mma.sync, which take f16 and bf16). Under CLRUN_GEMM_AUTO,
+ *  where the sparse product would run on tensor cores, a sparse product is never slower than the
+ *  dense one: the first time a shape comes (per context) both are timed — the sparse kernel, and
+ *  the dense kernels on the decompressed A, decompression included — and the faster runs from then
+ *  on ($CLRUN_VERBOSE says which); the dense way's sums are the dense GEMM's. Queued (the first
+ *  call of a shape waits for the context's queues while it measures). */
 CLRUN_API clrun_status clrun_gemm_sp(clrun_ctx *ctx, const clrun_gemm_desc *d, clrun_buf *meta, size_t meta_off);
 
 /* ------------------------------------------------------------------------------------------------

@@ -5,6 +5,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* Every backend, in the order CLRUN_GEMM_TENSOR tries its kernels. */
 static const clrun__gemm_backend *const table[] = {&clrun__gemm_wgmma, &clrun__gemm_mma, &clrun__gemm_portable, &clrun__gemm_cpu,
@@ -412,6 +413,86 @@ clrun_status clrun_gemm_s8(clrun_ctx *ctx, const clrun_gemm_desc *d, const clrun
     return run(ctx, &p);
 }
 
+/* ---- 2:4 under auto: never slower than dense ---------------------------------------------------- */
+
+/* p's sparse product as a dense one: the values and metadata packed (rows of kv and km), expanded
+ * into a dense A (batch·m rows of k: clrun_sp24_decompress) and multiplied by the dense kernels
+ * (auto). f16/bf16. The temporaries are released once the queued work is done (OpenCL's rule). */
+static clrun_status sp_as_dense(clrun_ctx *ctx, const clrun__gemm_plan *p)
+{
+    const clrun_gemm_desc *d = &p->d;
+    const size_t kv = clrun_sp24_kv(d->k), km = clrun_sp24_km(d->k), rows = d->batch * d->m;
+    clrun_buf *vals = NULL, *meta = NULL, *full = NULL;
+    clrun_status st;
+    if (!(st = clrun_buf_new(ctx, rows * kv * 2, 0, &vals)) && !(st = clrun_buf_new(ctx, rows * km * 4, 0, &meta)) &&
+        !(st = clrun_buf_new(ctx, rows * d->k * 2, 0, &full)) &&
+        !(st = copy_rows16(ctx, d->a, d->a_off, d->lda, d->stride_a, d->m, kv, d->batch, vals, 0, kv)) &&
+        !(st = clrun_buf_copy(meta, 0, p->meta, p->meta_off * 4, rows * km * 4)) &&
+        !(st = clrun_sp24_decompress(ctx, d->type, vals, meta, rows, d->k, full, 0, d->k))) {
+        clrun_gemm_desc e = *d;
+        e.a = full, e.a_off = 0, e.lda = d->k, e.stride_a = d->m * d->k, e.backend = CLRUN_GEMM_AUTO;
+        st = clrun_gemm(ctx, &e);
+    }
+    clrun_buf_free(vals), clrun_buf_free(meta), clrun_buf_free(full);
+    return st;
+}
+
+/* The verdicts of the sparse-or-dense measurement, per shape, per context. */
+struct sp_entry {
+    size_t m, n, k, batch;
+    int type, tb, dense;
+};
+struct sp_choice {
+    size_t n;
+    struct sp_entry e[32];
+};
+static const char sp_key = 0;
+
+static double ms_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+/* Under auto, where the sparse product would run on a tensor-core kernel: whether the dense
+ * kernels on the decompressed A are faster for this shape. Measured the first time a shape comes
+ * (each way run once to build, then timed once, into a C of its own), kept per context; said under
+ * $CLRUN_VERBOSE. */
+static clrun_status sparse_or_dense(clrun_ctx *ctx, const clrun__gemm_plan *p, int *dense)
+{
+    const clrun_gemm_desc *d = &p->d;
+    *dense = 0;
+    if (d->backend != CLRUN_GEMM_AUTO || d->type == CLRUN_F32 || !first_tensor(ctx, p)) return CLRUN_OK;
+    struct sp_choice *c = clrun__op_state(ctx, &sp_key, sizeof *c, NULL);
+    if (!c) return CLRUN_HOST_OUT_OF_MEMORY;
+    for (size_t i = 0; i < c->n; i++)
+        if (c->e[i].m == d->m && c->e[i].n == d->n && c->e[i].k == d->k && c->e[i].batch == d->batch && c->e[i].type == (int)d->type &&
+            c->e[i].tb == d->trans_b)
+            return *dense = c->e[i].dense, CLRUN_OK;
+    clrun_buf *tc = NULL;
+    clrun_status st = clrun_buf_new(ctx, d->batch * d->m * d->n * 4, 0, &tc);
+    double t[2] = {0, 0};
+    clrun__gemm_plan q = *p;
+    q.d.c = tc, q.d.c_off = 0, q.d.ldc = d->n, q.d.stride_c = d->m * d->n, q.d.beta = 0;
+    for (int way = 0; way < 2 && !st; way++)
+        for (int r = 0; r < 2 && !st; r++) {
+            if ((st = clrun_finish(ctx))) break;
+            const double t0 = ms_now();
+            if ((st = way ? sp_as_dense(ctx, &q) : run(ctx, &q)) || (st = clrun_finish(ctx))) break;
+            t[way] = ms_now() - t0;
+        }
+    clrun_buf_free(tc);
+    if (st) return st;
+    *dense = t[1] < t[0];
+    if (c->n == sizeof c->e / sizeof c->e[0]) c->n = 0; /* full: start over */
+    c->e[c->n++] = (struct sp_entry){d->m, d->n, d->k, d->batch, (int)d->type, d->trans_b, *dense};
+    if (clrun__setting_on(CLRUN__SET_VERBOSE))
+        fprintf(stderr, "clrun: gemm sp %zux%zux%zu %s under auto: sparse %.3f ms, dense on the decompressed A %.3f ms: %s\n", d->m, d->n,
+                d->k, clrun_dtype_name(d->type), t[0], t[1], *dense ? "runs dense" : "runs sparse");
+    return CLRUN_OK;
+}
+
 clrun_status clrun_gemm_sp(clrun_ctx *ctx, const clrun_gemm_desc *d, clrun_buf *meta, size_t meta_off)
 {
     CLRUN__SERIAL(ctx);
@@ -435,7 +516,9 @@ clrun_status clrun_gemm_sp(clrun_ctx *ctx, const clrun_gemm_desc *d, clrun_buf *
         p.d.a = p.d.b = NULL, p.d.lda = p.d.ldb = 1, p.meta = NULL;
         return clrun__gemm_portable.launch(ctx, &p);
     }
-    return run(ctx, &p);
+    int dense = 0;
+    if ((st = sparse_or_dense(ctx, &p, &dense))) return st;
+    return dense ? sp_as_dense(ctx, &p) : run(ctx, &p);
 }
 
 /* ---- queries ------------------------------------------------------------------------------------ */

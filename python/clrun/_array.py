@@ -7,7 +7,7 @@ on the device is refused with a clrun.Error that says what is missing, never don
 """
 import math
 import threading
-from ctypes import byref, c_double, c_float, c_size_t, c_void_p
+from ctypes import byref, c_size_t, c_void_p
 
 import numpy as np
 
@@ -55,21 +55,17 @@ class _Pool:
     def __init__(self, ctx):
         self.ctx = ctx
         self.lock = threading.Lock()
-        self.free = {}  # nbytes -> [(handle, queue)]
+        self.free = {}  # nbytes -> [handle]
         self.held = 0
         self.cap = ctx.device.global_mem // 4
         ctx._adopt(self)
 
     def take(self, nbytes):
-        q = self.ctx.__dict__.get("_qcur")
         with self.lock:
             lst = self.free.get(nbytes)
             if lst:
-                for i in range(len(lst) - 1, -1, -1):
-                    if lst[i][1] == q:
-                        h = lst.pop(i)[0]
-                        self.held -= nbytes
-                        return h
+                self.held -= nbytes
+                return lst.pop()
         h = c_void_p()
         st = L.buf_new(self.ctx._h, nbytes, 0, byref(h))
         if st == 5 and self.held:  # out of device memory: give the pool back and try once more
@@ -84,15 +80,14 @@ class _Pool:
         if self.held + nbytes > self.cap or self.ctx.__dict__.get("_streams"):
             L.buf_free(h)
             return
-        q = self.ctx.__dict__.get("_qcur")
         with self.lock:
-            self.free.setdefault(nbytes, []).append((h, q))
+            self.free.setdefault(nbytes, []).append(h)
             self.held += nbytes
 
     def release_all(self):
         with self.lock:
             for lst in self.free.values():
-                for h, _ in lst:
+                for h in lst:
                     L.buf_free(h)
             self.free.clear()
             self.held = 0
@@ -983,30 +978,14 @@ def _convert_kernel(fr, to):
 def _reduce(x, what, y=None):
     if x.bf16:
         raise Unsupported(11, f"{what} of a bfloat16 Array: .astype(np.float32) first")
-    ctx = x.ctx
-    if x.dtype in _FLOATS:
-        t = F32 if x.dtype == np.float32 else F16
-        h, off = x._mem()
-        e = off // x.itemsize
+    if x.dtype in _FLOATS:  # the library's reductions (offsets included), through the module's op
         if what == "dot":
             if not isinstance(y, Array):
                 raise InvalidArgument(1, "dot: another Array")
             _same(x, y, "dot")
-            yh, yo = y._mem()
-            r = c_double()
-            _check(L.dot(ctx.handle, t, h, e, yh, yo // y.itemsize, x.size, byref(r)), ctx._h)
-            return r.value
-        if what in ("sum", "norm2"):
-            r = c_double()
-            _check(L.red_d[what](ctx.handle, t, h, e, x.size, byref(r)), ctx._h)
-            return r.value if what == "norm2" else x.dtype.type(r.value)
-        if what in ("max", "min"):
-            r = c_float()
-            _check(L.red_f[what](ctx.handle, t, h, e, x.size, byref(r)), ctx._h)
-            return x.dtype.type(r.value)
-        r = c_size_t()
-        _check(L.argmax(ctx.handle, t, h, e, x.size, byref(r)), ctx._h)
-        return r.value
+        from ._ops import _red
+        r = _red(x.ctx, what, x, y)
+        return x.dtype.type(r) if what in ("sum", "max", "min") else r
     if what in ("dot", "norm2", "argmax"):
         raise Unsupported(11, f"{what} of a {x.dtype} Array: the library's {what} takes float32 and float16 (.astype first)")
     if x.size == 0 and what != "sum":
@@ -1098,15 +1077,13 @@ class Stream:
     def __enter__(self):
         prev = L.queue_current(self.ctx.handle)
         _check(L.queue_use(self.ctx.handle, self.handle), self.ctx._h)
-        self._prev.append((prev, self.ctx.__dict__.get("_qcur")))
-        self.ctx._qcur = self._h  # the memory pool's view of the current queue
+        self._prev.append(prev)
         return self
 
     def __exit__(self, *exc):
-        prev, qcur = self._prev.pop()
+        prev = self._prev.pop()
         if self.ctx._h:
             L.queue_use(self.ctx._h, prev)
-        self.ctx._qcur = qcur
 
     def _async(self, enqueue, keep):
         e = c_void_p()

@@ -33,13 +33,20 @@
  * consumers fence the async proxy; WS 2: the producer waits for its copies one slice behind, fences
  * and arrives) and empty (each consumer warp arrives when its products of the slice are done).
  *
- * TMA 1 (with WS 1; f16/bf16): the producer is one thread that loads each stage with the Tensor
+ * TMA 1 (with WS 1; f16, bf16 and s8): the producer is one thread that loads each stage with the Tensor
  * Memory Accelerator (cp.async.bulk.tensor) from tensor maps the host encoded with the CUDA driver
  * (lib/ops/gemm/tmap_nv.c) — 64-byte (KB 64) or 32-byte (KB 32) swizzled boxes of BK × rows for a
  * K-major operand, 128-byte swizzled boxes of 64 × BK per block for an MN-major one, the layouts
  * above exactly, out-of-bounds elements zero — and arms the stage's full mbarrier with the bytes to
  * expect (mbarrier.arrive.expect_tx); the copies complete it. The maps (128 bytes each) are in
  * global memory at tmaps + 16·tm_a (A's) and tmaps + 16·tm_b (B's).
+ *
+ * SP 1 (f16/bf16 with TMA 1, KB 64; clrun_gemm_sp): A is 2:4 compressed (clrun.h): a slice is 32 of K,
+ * A's tile BM rows of 16 values (32 bytes, the 32-byte swizzle, loaded by TMA from the values), B's
+ * as above; each 64-row piece is one wgmma.mma_async.sp.m64nWNk32 whose metadata comes in a register
+ * per thread, read from global memory one slice ahead: SPMETA 1, the first two threads of each quad,
+ * thread c holding half c (16 columns) of rows g and g+8 of its warp's 16; SPMETA 2, thread 0 row g
+ * and thread 1 row g+8, whole words. The host's probe picks the form that computes correctly.
  *
  * The host guarantees what cp.async and TMA need: leading dimensions, offsets and batch strides
  * multiples of 16 bytes' worth of elements. */
@@ -86,8 +93,17 @@
 #ifndef TMA
 #define TMA 0
 #endif
-#if TMA && (WS != 1 || ABT == 3)
-#error "TMA loads run with WS 1, f16 or bf16"
+#if TMA && (WS != 1 || (ABT == 3 && (TA || !TB)))
+#error "TMA loads run with WS 1 (s8: A M×K, B N×K)"
+#endif
+#ifndef SP
+#define SP 0
+#endif
+#ifndef SPMETA
+#define SPMETA 1
+#endif
+#if SP && (ABT == 3 || TA || !TMA || KB != 64)
+#error "the 2:4 kernel: f16/bf16, A compressed M×K, TMA loads, 64-byte slices of B"
 #endif
 #if WS /* one producer warpgroup copies, WG consumer warpgroups multiply */
 #define NTHR ((WG + 1) * 128)
@@ -113,7 +129,7 @@
 #elif ABT == 1 || ABT == 2
 #define ELT ushort
 #define EPC 8
-#define KS 16
+#define KS (SP ? 32 : 16)
 #define ACC float
 #else
 #error "ABT is 1 (f16), 2 (bf16) or 3 (s8)"
@@ -129,7 +145,7 @@
 #error "MN-major tiles come in blocks of 64"
 #endif
 
-#define A_BYTES (BM * KB)
+#define A_BYTES (SP ? BM * KB / 2 : BM * KB)
 #define B_BYTES (BN * KB)
 #define ST_BYTES (A_BYTES + B_BYTES)
 
@@ -152,6 +168,7 @@
 #define WG_DA WG_DA64
 #define WG_DB WG_DB64
 #define WG_P WG_P64
+#define WG_E WG_E64
 #elif WN == 128
 #define WG_REGS WG_REGS128
 #define WG_OPSF WG_OPS128F
@@ -159,6 +176,7 @@
 #define WG_DA WG_DA128
 #define WG_DB WG_DB128
 #define WG_P WG_P128
+#define WG_E WG_E128
 #else
 #define WG_REGS WG_REGS256
 #define WG_OPSF WG_OPS256F
@@ -166,6 +184,7 @@
 #define WG_DA WG_DA256
 #define WG_DB WG_DB256
 #define WG_P WG_P256
+#define WG_E WG_E256
 #endif
 #if ABT == 3
 #define WG_OPS WG_OPSI
@@ -178,9 +197,15 @@
 #endif
 #define WG_OPS WG_OPSF
 /* imm-trans-a/b: 1 reads the operand MN-major (A stored K×M, B stored K×N) */
+#if SP /* the metadata register, sparsity selector 0 (the first threads of each quad) */
+#define WG_INSTR                                                                                                                       \
+    "wgmma.mma_async.sp.sync.aligned.m64n" STR(WN) "k32.f32." WG_T "." WG_T " " WG_REGS ", " WG_DA ", " WG_DB ", " WG_E ", 0, p, 1, 1, " \
+    STR(TA) ", " STR(TB_T) ";"
+#else
 #define WG_INSTR                                                                                                                     \
     "wgmma.mma_async.sync.aligned.m64n" STR(WN) "k16.f32." WG_T "." WG_T " " WG_REGS ", " WG_DA ", " WG_DB ", p, 1, 1, " STR(TA) ", " \
     STR(TB_T) ";"
+#endif
 #if TB
 #define TB_T 0
 #else
@@ -188,10 +213,10 @@
 #endif
 #endif
 
-/* d += A·B for one 64×WN piece: A's and B's descriptors */
-#define WGMMA(d, da, db)                                                                                                                \
+/* d += A·B for one 64×WN piece: A's and B's descriptors (and, SP, the metadata register e) */
+#define WGMMA(d, da, db, e)                                                                                                             \
     asm volatile("//@@{\n//@@.reg .pred p;\n//@@setp.ne.b32 p, " WG_P ", 0;\n//@@" WG_INSTR "\n//@@}\n" : WG_OPS(d) : "l"(da), "l"(db), \
-                 "r"(1))
+                 "r"(1), "r"(e))
 /* keeps the compiler from moving accumulator accesses across the asynchronous instructions */
 #define ACC_FENCE(d) asm volatile("" : WG_OPS(d)::"memory")
 
@@ -202,6 +227,13 @@ static inline ulong desc(uint addr, uint lbo, uint sbo, uint mode)
     return (ulong)((addr & 0x3FFFFu) >> 4) | (ulong)(lbo >> 4) << 16 | (ulong)(sbo >> 4) << 32 | (ulong)mode << 62;
 }
 #define MN_DESC(a) desc((a), BK * 128, 1024, 1)
+#if SP /* A's compressed tile: rows of 32 bytes, the 32-byte swizzle */
+#define A_KM_DESC(a) desc((a), 16, 256, 3)
+#define A_ROW 32
+#else
+#define A_KM_DESC(a) KM_DESC(a)
+#define A_ROW KB
+#endif
 
 /* One operand's slice of depth k0 into the tile at byte address t: rows r0 .. r0+R-1 of the
  * operand's M (or N) extent `rows` total; mn: stored K×R (MN-major) rather than R×K. */
@@ -253,16 +285,23 @@ static inline void mbar_arrive(uint a) { asm volatile("{\n.reg .b64 st;\nmbarrie
             _Pragma("unroll") for (int i = 0; i < MI; i++) {                                                                           \
                 const uint mrow = (w) * (BM / WG) + i * 64;                                                                            \
                 const ulong da = TA ? MN_DESC((st) + (mrow / 64) * (BK * 128) + (kk / 8) * 1024)                                        \
-                                    : KM_DESC((st) + mrow * KB + kk * (uint)sizeof(ELT));                                              \
+                                    : A_KM_DESC((st) + mrow * A_ROW + kk * (uint)sizeof(ELT) / (1 + SP));                              \
                 _Pragma("unroll") for (int j = 0; j < NI; j++) {                                                                       \
                     const uint b_ = (st) + A_BYTES;                                                                                    \
                     const ulong db = TB ? KM_DESC(b_ + j * WN * KB + kk * (uint)sizeof(ELT))                                           \
                                         : MN_DESC(b_ + (j * WN / 64) * (BK * 128) + (kk / 8) * 1024);                                  \
-                    WGMMA(acc[i][j], da, db);                                                                                          \
+                    WGMMA(acc[i][j], da, db, SP_E(i));                                                                                 \
                 }                                                                                                                      \
             }                                                                                                                          \
         asm volatile("//@@wgmma.commit_group.sync.aligned;\n" ::: "memory");                                                           \
     } while (0)
+#if SP
+#define SP_E(i) em[i]
+/* A zero half word is a row or slice past the matrix (real groups never encode 0): columns 0 and 1 */
+static inline uint meta_half(uint h) { return h ? h : 0x4444u; }
+#else
+#define SP_E(i) 0u
+#endif
 #define ACC_FENCE_ALL()                                                                                                                \
     do {                                                                                                                               \
         _Pragma("unroll") for (int i_ = 0; i_ < MI; i_++) _Pragma("unroll") for (int j_ = 0; j_ < NI; j_++) ACC_FENCE(acc[i_][j_]);   \
@@ -270,19 +309,23 @@ static inline void mbar_arrive(uint a) { asm volatile("{\n.reg .b64 st;\nmbarrie
 
 __kernel __attribute__((reqd_work_group_size(NTHR, 1, 1))) void
 clrun_gemm_wgmma(const uint M, const uint N, const uint K, const float alpha, const float beta, __global const ELT *restrict A0,
-                 const ulong a_off, const uint lda, const ulong stride_a, __global const ELT *restrict B0, const ulong b_off,
+                 const ulong a_off, const uint lda, const ulong stride_a,
+#if SP
+                 __global const uint *restrict meta0, const ulong meta_off,
+#endif
+                 __global const ELT *restrict B0, const ulong b_off,
                  const uint ldb, const ulong stride_b,
 #if ABT == 3
                  __global void *C0, const ulong c_off, const uint ldc, const ulong stride_c, __global const float *rs,
-                 __global const float *cs, __global const float *bias, const int flags)
+                 __global const float *cs, __global const float *bias, const int flags
 #else
                  __global float *C0, const ulong c_off, const uint ldc, const ulong stride_c
+#endif
 #if TMA
                  ,
                  __global const ulong *tmaps, const ulong tm_a, const ulong tm_b
 #endif
-                 )
-#endif
+)
 {
     __local uchar smem[STAGES * ST_BYTES] __attribute__((aligned(1024)));
     const uint tid = get_local_id(0), lane = tid & 31, warp = tid >> 5, wg = tid >> 7;
@@ -340,7 +383,7 @@ clrun_gemm_wgmma(const uint M, const uint N, const uint K, const float alpha, co
 #else
                 asm volatile("//@@cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], "
                              "[%5];\n" ::"r"(st),
-                             "l"(tma_a), "r"(k0), "r"((int)m0), "r"(bz), "r"(fb)
+                             "l"(tma_a), "r"(k0 >> SP), "r"((int)m0), "r"(bz), "r"(fb)
                              : "memory");
 #endif
 #if TB
@@ -395,8 +438,38 @@ clrun_gemm_wgmma(const uint M, const uint N, const uint K, const float alpha, co
         return;
     }
 #endif
+#if SP /* this thread's metadata words: piece i's rows ra (and ra + 8) */
+    const size_t km = (K + 31) / 32;
+    __global const uint *meta = meta0 + meta_off + batch * (size_t)M * km;
+    const uint ra0 = m0 + cw * (BM / WG) + (warp & 3) * 16 + (lane >> 2), hc = lane & 1;
+    uint em[MI], nx[MI][2];
+#if SPMETA == 1
+#define META_FETCH(kt)                                                                                          \
+    _Pragma("unroll") for (int i = 0; i < MI; i++)                                                              \
+    {                                                                                                           \
+        const uint ra = ra0 + i * 64;                                                                           \
+        nx[i][0] = ra < M ? meta[(size_t)ra * km + (kt)] : 0u;                                                   \
+        nx[i][1] = ra + 8 < M ? meta[(size_t)(ra + 8) * km + (kt)] : 0u;                                         \
+    }
+#define META_USE(i) (meta_half((nx[i][0] >> (16 * hc)) & 0xFFFFu) | meta_half((nx[i][1] >> (16 * hc)) & 0xFFFFu) << 16)
+#else
+#define META_FETCH(kt)                                                                                          \
+    _Pragma("unroll") for (int i = 0; i < MI; i++)                                                              \
+    {                                                                                                           \
+        const uint ra = ra0 + i * 64 + 8 * hc;                                                                  \
+        nx[i][0] = nx[i][1] = ra < M ? meta[(size_t)ra * km + (kt)] : 0u;                                        \
+    }
+#define META_USE(i) (meta_half(nx[i][0] & 0xFFFFu) | meta_half(nx[i][0] >> 16) << 16)
+#endif
+    META_FETCH(0);
+#endif
     for (uint kt = 0; kt < kt_n; kt++) { /* the consumers */
         const uint s = kt % STAGES;
+#if SP /* this slice's words into the instruction's form; the next slice's fetched while this one waits */
+#pragma unroll
+        for (int i = 0; i < MI; i++) em[i] = META_USE(i);
+        if (kt + 1 < kt_n) META_FETCH(kt + 1);
+#endif
         mbar_wait(full + 8 * s, (kt / STAGES) & 1);
 #if WS != 2
         asm volatile("//@@fence.proxy.async.shared::cta;\n" ::: "memory");

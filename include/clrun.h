@@ -769,7 +769,8 @@ typedef enum clrun_gemm_backend {
                             * M×K and B N×K) are copied into that layout first (the context's
                             * scratch memory, one pass over each). */
     CLRUN_GEMM_MMA_SYNC,   /**< "mma.sync": cl/gemm_mma_nv.cl, any NVIDIA GPU from sm_80 (f32 as 3xTF32, f16, bf16, s8, 2:4) */
-    CLRUN_GEMM_WGMMA       /**< "wgmma": cl/gemm_wgmma_nv.cl, Hopper's warpgroup MMA (f16, bf16, s8) */
+    CLRUN_GEMM_WGMMA       /**< "wgmma": cl/gemm_wgmma_nv.cl, Hopper's warpgroup MMA (f16, bf16, s8; 2:4 f16/bf16
+                            *   where TMA tensor maps can be made) */
 } clrun_gemm_backend;
 
 /** One product C = alpha·op(A)·op(B) + beta·C, or a strided batch of them (clrun_gemm). A zeroed

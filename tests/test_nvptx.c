@@ -120,6 +120,9 @@ static void tma_kernel(void **state)
         {"-DABT=1 -DBM=128 -DBN=128 -DWG=2 -DWN=128 -DSTAGES=5 -DWAIT=1 -DKB=32 -DWS=1 -DTA=0 -DTB=1 -DC2=1 -DTMA=1", 1, 1 + 1},
         {"-DABT=2 -DBM=128 -DBN=128 -DWG=1 -DWN=128 -DSTAGES=2 -DWAIT=0 -DKB=64 -DWS=1 -DTA=1 -DTB=0 -DC2=0 -DTMA=1", 4, 2 + 2},
         {"-DABT=1 -DBM=128 -DBN=128 -DWG=2 -DWN=64 -DSTAGES=2 -DWAIT=0 -DKB=64 -DWS=1 -DTA=1 -DTB=1 -DC2=1 -DTMA=1", 4, 2 + 1},
+        /* s8 with its epilogue (A M×K, B N×K): k32 steps, byte boxes */
+        {"-DABT=3 -DBM=128 -DBN=256 -DWG=2 -DWN=256 -DSTAGES=3 -DWAIT=0 -DKB=32 -DWS=1 -DTA=0 -DTB=1 -DC2=0 -DEPI=1 -DTMA=1", 1, 1 + 1},
+        {"-DABT=3 -DBM=128 -DBN=128 -DWG=1 -DWN=128 -DSTAGES=2 -DWAIT=1 -DKB=64 -DWS=1 -DTA=0 -DTB=1 -DC2=1 -DEPI=0 -DTMA=1", 4, 1 + 1},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         char *p = ptx_of("gemm_wgmma_nv.cl", cases[i].opts);
@@ -136,6 +139,33 @@ static void tma_kernel(void **state)
             fail_msg("%s: threads still copy with cp.async", cases[i].opts);
         if (!count(p, "mbarrier.try_wait.parity") || !count(p, "mbarrier.arrive.shared.b64"))
             fail_msg("%s: the consumers' full/empty protocol is missing", cases[i].opts);
+        free(p);
+    }
+}
+
+/* The 2:4 form (-DSP=1, with TMA): one wgmma.mma_async.sp k32 per 64-row piece and slice, A's
+ * compressed tile and B's loaded by tensor copies, the metadata operand a register read from global
+ * memory. */
+static void sparse_kernel(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *opts;
+        int mma; /* wgmma.mma_async.sp instructions expected */
+    } cases[] = {
+        {"-DABT=1 -DBM=128 -DBN=128 -DWG=2 -DWN=128 -DSTAGES=3 -DWAIT=0 -DKB=64 -DWS=1 -DTA=0 -DTB=0 -DC2=1 -DTMA=1 -DSP=1 -DSPMETA=1", 1},
+        {"-DABT=2 -DBM=128 -DBN=256 -DWG=1 -DWN=128 -DSTAGES=2 -DWAIT=1 -DKB=64 -DWS=1 -DTA=0 -DTB=1 -DC2=0 -DTMA=1 -DSP=1 -DSPMETA=2", 4},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char *p = ptx_of("gemm_wgmma_nv.cl", cases[i].opts);
+        if (!p) continue;
+        const int n = live(p, "wgmma.mma_async.sp.sync.aligned.m64n");
+        if (n != cases[i].mma) fail_msg("%s: %d wgmma.mma_async.sp, want %d", cases[i].opts, n, cases[i].mma);
+        if (live(p, "wgmma.mma_async.sync")) fail_msg("%s: a dense wgmma in the 2:4 kernel", cases[i].opts);
+        if (!strstr(p, "k32.f32.")) fail_msg("%s: not the k32 shape", cases[i].opts);
+        if (live(p, "//@@")) fail_msg("%s: a //@@ line survived the rewrite", cases[i].opts);
+        if (!live(p, "cp.async.bulk.tensor.3d")) fail_msg("%s: no tensor copies", cases[i].opts);
+        if (!count(p, "ld.global.nc.u32") && !count(p, "ld.global.u32")) fail_msg("%s: the metadata is not read", cases[i].opts);
         free(p);
     }
 }
@@ -169,6 +199,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(wgmma_kernel),
         cmocka_unit_test(tma_kernel),
+        cmocka_unit_test(sparse_kernel),
         cmocka_unit_test(mma_kernel),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);

@@ -202,16 +202,22 @@ static void product(clrun_ctx *ctx, clrun_gemm_backend be, clrun_dtype t, size_t
 }
 
 /* kind: 0 gpu-kernel, 1 cpu-kernel, 2 the tensor cores */
+/* kind 0: the portable kernel, 1: the CPU one, 2: the tensor cores' first, 3: mma.sync's mma.sp,
+ * 4: wgmma's wgmma.mma_async.sp */
 static void products(clrun_ctx *ctx, int kind)
 {
-    const clrun_gemm_backend be = kind == 0 ? CLRUN_GEMM_GPU_KERNEL : kind == 1 ? CLRUN_GEMM_CPU_KERNEL : CLRUN_GEMM_TENSOR;
+    const clrun_gemm_backend be = kind == 0   ? CLRUN_GEMM_GPU_KERNEL
+                                  : kind == 1 ? CLRUN_GEMM_CPU_KERNEL
+                                  : kind == 2 ? CLRUN_GEMM_TENSOR
+                                  : kind == 3 ? CLRUN_GEMM_MMA_SYNC
+                                              : CLRUN_GEMM_WGMMA;
     uint64_t rng = test_seed() + 23 + (uint64_t)kind;
     const size_t shapes[][3] = {{1, 1, 1}, {17, 33, 65}, {40, 7, 300}, {3, 100, 16}, {130, 136, 96}, {64, 64, 1003}};
     const int cpu = clrun_ctx_device(ctx)->type == CLRUN_DEVICE_CPU;
     for (size_t ti = 0; ti < 3; ti++)
         for (size_t si = 0; si < sizeof shapes / sizeof *shapes; si++)
             for (int tb = 0; tb < 2; tb++) {
-                if (kind == 2 && types[ti] == CLRUN_F32) continue; /* the tensor cores take f16 and bf16 */
+                if (kind >= 2 && types[ti] == CLRUN_F32) continue; /* the tensor cores take f16 and bf16 */
                 const float alpha = si % 2 ? 1.0f : -0.75f, beta = si % 3 == 1 ? 0.5f : 0.0f;
                 product(ctx, be, types[ti], shapes[si][0], shapes[si][1], shapes[si][2], tb, 1 + si % 3, alpha, beta, kind == 1 && cpu,
                         &rng);
@@ -224,8 +230,14 @@ static void gemm_sp_every_kernel(void **state)
     products(ctx, 1);
     products(ctx, 0);
     const clrun_device_info *in = clrun_ctx_device(ctx);
-    if (strstr(in->platform_vendor, "NVIDIA") && in->type == CLRUN_DEVICE_GPU) products(ctx, 2);
-    else {
+    const int nv = strstr(in->platform_vendor, "NVIDIA") && in->type == CLRUN_DEVICE_GPU;
+    if (nv) {
+        products(ctx, 2), products(ctx, 3);
+        /* on Hopper with TMA loads: wgmma's 2:4 kernel (auto and CLRUN_GEMM_TENSOR take it only for
+         * products of 2^30 flops and more) */
+        const char *tk = clrun_gemm_tensor_kernel(ctx, CLRUN_F16), *no_tma = getenv("CLRUN_NO_TMA");
+        if (tk && strcmp(tk, "wgmma") == 0 && !(no_tma && *no_tma && strcmp(no_tma, "0") != 0)) products(ctx, 4);
+    } else {
         clrun_buf *b;
         CHECK_OK(ctx, clrun_buf_new(ctx, 256, 0, &b));
         clrun_gemm_desc d = {0};
@@ -241,7 +253,7 @@ static void gemm_sp_every_kernel(void **state)
         d.backend = CLRUN_GEMM_CLBLAST;
         CHECK_FAIL(ctx, clrun_gemm_sp(ctx, &d, b, 0), CLRUN_UNSUPPORTED, "the clblast backend has no kernel for 2:4 sparse products");
         d.backend = CLRUN_GEMM_WGMMA;
-        CHECK_FAIL(ctx, clrun_gemm_sp(ctx, &d, b, 0), CLRUN_UNSUPPORTED, "the wgmma backend has no kernel for 2:4 sparse products");
+        if (!nv) CHECK_FAIL(ctx, clrun_gemm_sp(ctx, &d, b, 0), CLRUN_UNSUPPORTED, "the wgmma backend does not run on");
         if (clrun_gemm_tensor_cores(ctx)) {
             d.type = CLRUN_F32, d.backend = CLRUN_GEMM_TENSOR;
             CHECK_FAIL(ctx, clrun_gemm_sp(ctx, &d, b, 0), CLRUN_UNSUPPORTED, "the sparse tensor cores take f16 or bf16");

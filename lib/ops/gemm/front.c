@@ -89,9 +89,13 @@ int clrun__gemm_nv_candidate(clrun_ctx *ctx)
 /* The first tensor-core backend, in table order, that is here and takes p; NULL if none. */
 static const clrun__gemm_backend *first_tensor(clrun_ctx *ctx, const clrun__gemm_plan *p)
 {
+    const clrun__gemm_backend *deferred = NULL; /* taken where no later one takes the plan */
     for (size_t i = 0; i < NROWS; i++)
-        if (table[i]->tensor && here(ctx, table[i], p->kind) && !(table[i]->refuses && table[i]->refuses(ctx, p))) return table[i];
-    return NULL;
+        if (table[i]->tensor && here(ctx, table[i], p->kind) && !(table[i]->refuses && table[i]->refuses(ctx, p))) {
+            if (!(table[i]->defers && table[i]->defers(ctx, p))) return table[i];
+            if (!deferred) deferred = table[i];
+        }
+    return deferred;
 }
 
 /* ---- launching ---------------------------------------------------------------------------------- */
@@ -254,6 +258,42 @@ int clrun__gemm_probe(clrun_ctx *ctx, const clrun__gemm_backend *be, clrun__gemm
     }
     clrun_buf_free(ba), clrun_buf_free(bb), clrun_buf_free(bc);
     free(got);
+    return ok;
+}
+
+int clrun__gemm_probe_sp(clrun_ctx *ctx, const clrun__gemm_backend *be, int tb)
+{
+    enum { PM = 40, PN = 24, PK = 80, KV = 40, KM = 3 }; /* rows of values on 16 bytes, as the kernels need */
+    uint16_t dense[PM * PK], hb[PK * PN], vals[PM * KV];
+    uint32_t meta[PM * KM];
+    float want[PM * PN];
+    for (int i = 0; i < PM * PK; i++) dense[i] = clrun_f32_to_f16((float)((i * 7) % 9 - 4));
+    for (int p = 0; p < PK; p++)
+        for (int j = 0; j < PN; j++) hb[tb ? j * PK + p : p * PN + j] = clrun_f32_to_f16((float)(((p * PN + j) * 5) % 7 - 3));
+    /* keep columns (g + r) % 4 and (g + r + 1 + r % 2) % 4 of group g, row r */
+    memset(meta, 0, sizeof meta);
+    for (int r = 0; r < PM; r++)
+        for (int g = 0; g < PK / 4; g++) {
+            int a = (g + r) % 4, b = (g + r + 1 + r % 2) % 4, lo = a < b ? a : b, hi = a < b ? b : a;
+            vals[r * KV + 2 * g] = dense[r * PK + 4 * g + lo], vals[r * KV + 2 * g + 1] = dense[r * PK + 4 * g + hi];
+            meta[r * KM + g / 8] |= (uint32_t)(lo | hi << 2) << (4 * (g % 8));
+            for (int c = 0; c < 4; c++)
+                if (c != lo && c != hi) dense[r * PK + 4 * g + c] = 0;
+        }
+    for (int r = 0; r < PM; r++)
+        for (int g = PK / 4; g < KM * 8; g++) meta[r * KM + g / 8] |= 0x4u << (4 * (g % 8));
+    for (int i = 0; i < PM; i++)
+        for (int j = 0; j < PN; j++) {
+            float x = 0;
+            for (int p = 0; p < PK; p++) x += clrun_f16_to_f32(dense[i * PK + p]) * clrun_f16_to_f32(hb[tb ? j * PK + p : p * PN + j]);
+            want[i * PN + j] = x;
+        }
+    clrun__gemm_plan p = {.kind = CLRUN__GEMM_SP, .what = "gemm sp"};
+    p.d.m = PM, p.d.n = PN, p.d.k = PK, p.d.alpha = 1, p.d.lda = KV, p.d.ldb = tb ? PK : PN, p.d.ldc = PN, p.d.type = CLRUN_F16;
+    p.d.trans_b = tb, p.d.batch = 1;
+    const int ok = clrun_buf_new(ctx, sizeof meta, 0, &p.meta) == CLRUN_OK && clrun_upload(p.meta, 0, meta, sizeof meta) == CLRUN_OK &&
+                   clrun__gemm_probe(ctx, be, &p, vals, sizeof vals, hb, sizeof hb, want, sizeof want);
+    clrun_buf_free(p.meta);
     return ok;
 }
 

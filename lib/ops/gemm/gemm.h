@@ -51,6 +51,9 @@ typedef struct clrun__gemm_backend {
     /* NULL when it takes this plan (of a kind it multiplies); else why not, a sentence that follows
      * "gemm: " ("CLBlast has no GEMM with f16 ..."). NULL function: it takes every plan of its kinds. */
     const char *(*refuses)(clrun_ctx *ctx, const clrun__gemm_plan *p);
+    /* NULL, or 1 when, among the tensor-core kernels (auto, CLRUN_GEMM_TENSOR), the next one that takes
+     * this plan should run it instead: measured faster there. Named explicitly, it still runs it. */
+    int (*defers)(clrun_ctx *ctx, const clrun__gemm_plan *p);
     /* Queue the product; the plan is in the layout `layout` asks for, with K ≤ 4096 when it asks for
      * slices. */
     clrun_status (*launch)(clrun_ctx *ctx, const clrun__gemm_plan *p);
@@ -73,6 +76,10 @@ clrun_status clrun__gemm_run_on(clrun_ctx *ctx, const clrun__gemm_backend *b, co
  * C read back; 1 when it equals want. */
 int clrun__gemm_probe(clrun_ctx *ctx, const clrun__gemm_backend *be, clrun__gemm_plan *p, const void *a, size_t abytes, const void *b,
                       size_t bbytes, const void *want, size_t cbytes);
+
+/* The 2:4 probe: a 40×24×80 f16 product (A compressed, edges in every dimension; B K×N, or N×K with
+ * tb) on backend be; 1 when exact. */
+int clrun__gemm_probe_sp(clrun_ctx *ctx, const clrun__gemm_backend *be, int tb);
 
 /* 1 where NVIDIA's tensor-core kernels are worth probing: an NVIDIA GPU, $CLRUN_NO_TENSOR unset. */
 int clrun__gemm_nv_candidate(clrun_ctx *ctx);

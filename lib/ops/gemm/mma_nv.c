@@ -140,37 +140,8 @@ static int probe_s8(clrun_ctx *ctx)
 /* 2:4: a pruned product through the kernel of one form, compressed on the host. */
 static int probe_sp_form(clrun_ctx *ctx, struct mma_state *s, int form)
 {
-    enum { PM = 40, PN = 24, PK = 80, KV = 40, KM = 3 }; /* rows of values on 16 bytes, as the kernel needs */
-    uint16_t dense[PM * PK], hb[PK * PN], vals[PM * KV];
-    uint32_t meta[PM * KM];
-    float want[PM * PN];
-    for (int i = 0; i < PM * PK; i++) dense[i] = clrun_f32_to_f16((float)((i * 7) % 9 - 4));
-    for (int i = 0; i < PK * PN; i++) hb[i] = clrun_f32_to_f16((float)((i * 5) % 7 - 3));
-    /* keep columns (g + r) % 4 and (g + r + 1 + r % 2) % 4 of group g, row r */
-    memset(meta, 0, sizeof meta);
-    for (int r = 0; r < PM; r++)
-        for (int g = 0; g < PK / 4; g++) {
-            int a = (g + r) % 4, b = (g + r + 1 + r % 2) % 4, lo = a < b ? a : b, hi = a < b ? b : a;
-            vals[r * KV + 2 * g] = dense[r * PK + 4 * g + lo], vals[r * KV + 2 * g + 1] = dense[r * PK + 4 * g + hi];
-            meta[r * KM + g / 8] |= (uint32_t)(lo | hi << 2) << (4 * (g % 8));
-            for (int c = 0; c < 4; c++)
-                if (c != lo && c != hi) dense[r * PK + 4 * g + c] = 0;
-        }
-    for (int r = 0; r < PM; r++)
-        for (int g = PK / 4; g < KM * 8; g++) meta[r * KM + g / 8] |= 0x4u << (4 * (g % 8));
-    for (int i = 0; i < PM; i++)
-        for (int j = 0; j < PN; j++) {
-            float x = 0;
-            for (int p = 0; p < PK; p++) x += clrun_f16_to_f32(dense[i * PK + p]) * clrun_f16_to_f32(hb[p * PN + j]);
-            want[i * PN + j] = x;
-        }
-    clrun__gemm_plan p = {.kind = CLRUN__GEMM_SP, .what = "gemm sp"};
-    p.d.m = PM, p.d.n = PN, p.d.k = PK, p.d.alpha = 1, p.d.lda = KV, p.d.ldb = PN, p.d.ldc = PN, p.d.type = CLRUN_F16, p.d.batch = 1;
     s->sp_form = form;
-    const int ok = clrun_buf_new(ctx, sizeof meta, 0, &p.meta) == CLRUN_OK && clrun_upload(p.meta, 0, meta, sizeof meta) == CLRUN_OK &&
-                   clrun__gemm_probe(ctx, &clrun__gemm_mma, &p, vals, sizeof vals, hb, sizeof hb, want, sizeof want);
-    clrun_buf_free(p.meta);
-    return ok;
+    return clrun__gemm_probe_sp(ctx, &clrun__gemm_mma, 0);
 }
 
 static int probe(clrun_ctx *ctx, enum clrun__gemm_kind kind)

@@ -2,9 +2,11 @@
  * OpenCL compiles for sm_90, where wgmma does not assemble; the kernel is built with
  * -clrun-ptx-rewrite (lib/program.c), which retargets the compiled PTX to sm_90a and loads it as a
  * program binary. f16/bf16 with f32 sums in all four layouts; s8 with int32 sums and the fused
- * epilogue (A M×K, B N×K). Rows on 16 bytes. f16/bf16 products load through the TMA unit where
- * tensor maps can be made (tmap_nv.c: the CUDA driver, loaded on first use) and the TMA kernel's
- * probe passed; otherwise, and for s8, with cp.async. */
+ * epilogue (A M×K, B N×K); 2:4 sparse f16/bf16 (wgmma.mma_async.sp, A compressed M×K, B either way).
+ * Rows on 16 bytes. Large f16/bf16 products load through the TMA unit where tensor maps can be made
+ * (tmap_nv.c: the CUDA driver, loaded on first use) and the TMA kernel's probe passed; s8 products
+ * and smaller ones with cp.async, unless tuned tiles say WS 1; the 2:4 kernel through TMA only (where
+ * there is none, 2:4 products run on mma.sync's mma.sp). */
 #include "gemm.h"
 
 #include <stdlib.h>
@@ -17,20 +19,24 @@ struct wg_params {
     unsigned bm, bn, wg, wn, stages, wait, kb, ws;
 };
 
-static int wg_ok(const clrun_device_info *in, const struct wg_params *p)
+static int wg_ok(const clrun_device_info *in, const struct wg_params *p, int sp)
 {
     if (!p->wg || p->bm % (64 * p->wg) || (p->wn != 64 && p->wn != 128 && p->wn != 256) || !p->bn || p->bn % p->wn || p->stages < 2 ||
         p->stages > 8 || p->wait > 1 || p->stages < 2 + p->wait || (p->kb != 64 && p->kb != 32) || p->ws > 2)
         return 0;
     /* warp-specialised: a producer warpgroup more, and two 8-byte mbarriers per stage */
-    const size_t threads = (size_t)(p->wg + (p->ws != 0)) * 128, lmem = (size_t)p->stages * ((p->bm + p->bn) * p->kb + 16 * (p->ws != 0));
+    const size_t threads = (size_t)(p->wg + (p->ws != 0)) * 128,
+                 lmem = (size_t)p->stages * ((p->bm / (1 + (sp != 0)) + p->bn) * p->kb + 16 * (p->ws != 0));
+    if (sp && (p->kb != 64 || p->ws != 1)) return 0; /* the 2:4 kernel: slices of 32 of K, loaded by TMA */
     return threads <= in->max_work_group && (!in->local_mem || lmem <= in->local_mem);
 }
 
-/* Per context: whether f16/bf16 products load through TMA (1), not (-1), or not yet probed (0). */
+/* Per context: whether f16/bf16 products (tma[0]) and s8 ones (tma[1]) load through TMA (1), not (-1),
+ * or not yet probed (0); the 2:4 kernel's metadata form (SPMETA), found by its probe. */
 struct wg_state {
-    int tma;
-    int probing; /* the TMA probe runs: its small products take the TMA tiles */
+    int tma[2];
+    int probing; /* a TMA probe runs: its small products take the TMA tiles */
+    int sp_form;
 };
 static const char wg_key = 0;
 
@@ -40,26 +46,41 @@ static struct wg_state *state(clrun_ctx *ctx) { return clrun__op_state(ctx, &wg_
  * slices in 3 stages, each slice's products done before the next (the fastest of nine sets at 8192³ on
  * the H200, docs/BENCHMARKS.md). */
 static const struct wg_params tma_tiles = {128, 256, 2, 256, 3, 0, 32, 1};
+/* s8 products keep the cp.async tiles: on the H200 every TMA tile set of eleven ran slower at 8192³
+ * (707–716 TOPS at best, against 830; docs/BENCHMARKS.md). These run the s8 TMA probe, and tiles
+ * from the tuning file or the environment with WS 1 load s8 through TMA. */
+static const struct wg_params tma_tiles_s8 = {128, 256, 2, 256, 3, 0, 32, 1};
+/* The 2:4 kernel's (TMA only, 64-byte slices of B): three consumer warpgroups of 64 rows × 128 in three
+ * stages for products of 2^39 flops and more, two of 64 × 256 in two stages below (the fastest of
+ * eleven sets at 8192³ and 4096³ on the H200). */
+static const struct wg_params sp_tiles_large = {192, 128, 3, 128, 3, 0, 64, 1}, sp_tiles = {128, 256, 2, 256, 2, 0, 64, 1};
 
-static clrun_status wg_params(clrun_ctx *ctx, int tma, struct wg_params *p)
+/* The tiles of a product: large, of 2^39 flops or more; tma, whether it may load through TMA; sp, the
+ * 2:4 kernel. Tuned tiles are the dense kernels'; $CLRUN_GEMM_WGMMA_PARAMS applies to all. */
+static clrun_status wg_params(clrun_ctx *ctx, int large, int tma, int s8, int sp, struct wg_params *p)
 {
     unsigned v[CLRUN__SETTING_MAX_UINTS], n;
     clrun_status st;
-    *p = tma ? tma_tiles : (struct wg_params){128, 128, 1, 128, 3, 0, 64, 0};
+    const struct wg_state *ws = state(ctx);
+    const int probing = ws && ws->probing;
+    *p = sp                                 ? (large ? sp_tiles_large : sp_tiles)
+         : tma && s8 && probing             ? tma_tiles_s8
+         : tma && !s8 && (large || probing) ? tma_tiles
+                                            : (struct wg_params){128, 128, 1, 128, 3, 0, 64, 0};
     const clrun__gemm_tuning *tu = clrun__gemm_tuned(ctx);
-    if (tu && tu->wg[0]) {
+    if (tu && tu->wg[0] && !sp) {
         const unsigned *g = tu->wg;
         const struct wg_params t = {g[0], g[1], g[2], g[3], g[4], g[5], g[6], g[7]};
-        if (wg_ok(clrun_ctx_device(ctx), &t)) *p = t;
+        if (wg_ok(clrun_ctx_device(ctx), &t, 0)) *p = t;
     }
     if ((st = clrun__setting_uints(ctx, CLRUN__SET_GEMM_WGMMA_PARAMS, v, &n)) || !n) return st;
     const struct wg_params e = {v[0], v[1], v[2], v[3], v[4], v[5], n >= 7 ? v[6] : 64, n == 8 ? v[7] : 0};
-    if (!wg_ok(clrun_ctx_device(ctx), &e))
+    if (!wg_ok(clrun_ctx_device(ctx), &e, sp))
         return clrun__setting_refuse(
             ctx, CLRUN__SET_GEMM_WGMMA_PARAMS,
             "tiles this device cannot run (see cl/gemm_wgmma_nv.cl: BM a multiple of 64·WG, WN 64, 128 or 256 "
             "dividing BN, WAIT 0 or 1, STAGES ≥ 2 + WAIT, KB 64 or 32, WS 0, 1 or 2, STAGES·((BM+BN)·KB + 16·(WS > 0)) bytes of "
-            "local memory)");
+            "local memory, A's half of it for 2:4 products, which take KB 64 and WS 1)");
     *p = e;
     return CLRUN_OK;
 }
@@ -68,61 +89,81 @@ static clrun_status wg_params(clrun_ctx *ctx, int tma, struct wg_params *p)
  * slice's swizzle, or MN-major (stored K × rows) in boxes of 64 × BK with the 128-byte one. Rank 3:
  * the batch is the outer dimension. */
 static clrun_status operand_map(clrun_ctx *ctx, clrun_buf *b, size_t off, size_t ld, size_t stride, size_t batch, size_t rows, size_t k,
-                                int mn, unsigned box, const struct wg_params *p, clrun_buf **slots, size_t *index)
+                                int mn, unsigned box, size_t es, unsigned kb, clrun_buf **slots, size_t *index)
 {
-    const unsigned bk = p->kb / 2;
+    const unsigned bk = kb / (unsigned)es;
     const uint64_t dims[3] = {mn ? rows : k, mn ? k : rows, batch};
-    const uint64_t inner = (uint64_t)(mn ? k : rows) * ld * 2;
-    const uint64_t strides[2] = {(uint64_t)ld * 2, batch > 1 ? (uint64_t)stride * 2 : (inner + 15) / 16 * 16};
+    const uint64_t inner = (uint64_t)(mn ? k : rows) * ld * es;
+    const uint64_t strides[2] = {(uint64_t)ld * es, batch > 1 ? (uint64_t)stride * es : (inner + 15) / 16 * 16};
     const uint32_t boxd[3] = {mn ? 64 : bk, mn ? bk : box, 1};
-    return clrun__tmap(ctx, b, off * 2, 1 /* CU_TENSOR_MAP_DATA_TYPE_UINT16 */, 3, dims, strides, boxd,
-                       mn            ? 3
-                       : p->kb == 64 ? 2
-                                     : 1,
+    return clrun__tmap(ctx, b, off * es, es == 1 ? 0 /* CU_TENSOR_MAP_DATA_TYPE_UINT8 */ : 1 /* UINT16 */, 3, dims, strides, boxd,
+                       mn         ? 3
+                       : kb == 64 ? 2
+                                  : 1,
                        slots, index);
 }
 
-/* The wgmma kernel on a plan in its layout: f16/bf16, or s8 (A M×K, B N×K) with its epilogue. */
+/* The wgmma kernel on a plan in its layout: f16/bf16, s8 (A M×K, B N×K) with its epilogue, or 2:4
+ * f16/bf16 (A's values M×kv with its metadata). */
 static clrun_status launch(clrun_ctx *ctx, const clrun__gemm_plan *pl)
 {
     const clrun_gemm_desc *d = &pl->d;
-    const int s8 = pl->kind == CLRUN__GEMM_S8;
+    const int s8 = pl->kind == CLRUN__GEMM_S8, sp = pl->kind == CLRUN__GEMM_SP;
     const struct wg_state *ws = state(ctx);
     clrun_status st;
     clrun_kernel *k = NULL;
     struct wg_params p;
-    char opts[220];
+    char opts[240];
+    if (!ws) return CLRUN_HOST_OUT_OF_MEMORY;
+    if (sp && !ws->sp_form) return clrun__fail(ctx, CLRUN_UNSUPPORTED, "gemm sp: the 2:4 wgmma kernel was not probed on this context");
     /* The TMA tiles are the built-in ones for products of 2^39 flops and more: at 8192³ they ran 3%
      * faster than the cp.async tiles, at 4096³ 2% slower, on skinny shapes up to 23% slower
      * (docs/BENCHMARKS.md). Tiles from the tuning file or $CLRUN_GEMM_WGMMA_PARAMS with WS 1 load
-     * through TMA at any size. */
+     * through TMA at any size. The 2:4 kernel loads through TMA only. */
     const double flops = 2.0 * (double)d->m * (double)d->n * (double)d->k * (double)d->batch;
-    int tma = !s8 && ws && ws->tma == 1 && d->a && d->b && d->k; /* (a product of K 0 reads no operand) */
-    if ((st = wg_params(ctx, tma && (flops >= 0x1p39 || ws->probing), &p))) return st;
+    int tma = (sp || ws->tma[s8] == 1) && d->a && d->b && d->k; /* (a product of K 0 reads no operand) */
+    if ((st = wg_params(ctx, flops >= 0x1p39, tma, s8, sp, &p))) return st;
     tma = tma && p.ws == 1;
+    const size_t es = s8 ? 1 : 2;
     clrun_buf *maps = NULL;
     size_t ia = 0, ib = 0;
     if (tma) { /* both maps in the one slot buffer; a map the driver refuses sends this product to cp.async */
         clrun_buf *ma = NULL, *mb = NULL;
-        tma =
-            operand_map(ctx, d->a, d->a_off, d->lda, d->stride_a, d->batch, d->m, d->k, d->trans_a != 0, p.bm, &p, &ma, &ia) == CLRUN_OK &&
-            operand_map(ctx, d->b, d->b_off, d->ldb, d->stride_b, d->batch, d->n, d->k, d->trans_b == 0, p.bn, &p, &mb, &ib) == CLRUN_OK &&
-            ma == mb;
+        tma = operand_map(ctx, d->a, d->a_off, d->lda, d->stride_a, d->batch, d->m, sp ? clrun_sp24_kv(d->k) : d->k, d->trans_a != 0, p.bm,
+                          es, sp ? p.kb / 2 : p.kb, &ma, &ia) == CLRUN_OK &&
+              operand_map(ctx, d->b, d->b_off, d->ldb, d->stride_b, d->batch, d->n, d->k, d->trans_b == 0, p.bn, es, p.kb, &mb, &ib) ==
+                  CLRUN_OK &&
+              ma == mb;
         maps = ma;
+        if (!tma && sp) return clrun__fail(ctx, CLRUN_UNSUPPORTED, "gemm sp: no tensor map for this product: %s", clrun_last_error(ctx));
         if (!tma && clrun__setting_on(CLRUN__SET_VERBOSE))
             fprintf(stderr, "clrun: this product loads with cp.async, not TMA: %s\n", clrun_last_error(ctx));
-        if (!tma && (st = wg_params(ctx, 0, &p))) return st;
+        if (!tma && (st = wg_params(ctx, 0, 0, s8, 0, &p))) return st;
     }
+    if (sp && !tma) return clrun__fail(ctx, CLRUN_UNSUPPORTED, "gemm sp: the 2:4 wgmma kernel loads through TMA only");
     snprintf(opts, sizeof opts,
              "-clrun-ptx-rewrite -DABT=%d -DBM=%u -DBN=%u -DWG=%u -DWN=%u -DSTAGES=%u -DWAIT=%u -DKB=%u -DWS=%u -DTA=%d -DTB=%d -DC2=%d "
-             "-DEPI=%d -DTMA=%d",
+             "-DEPI=%d -DTMA=%d -DSP=%d -DSPMETA=%d",
              s8 ? 3 : clrun__float_code(d->type), p.bm, p.bn, p.wg, p.wn, p.stages, p.wait, p.kb, p.ws, d->trans_a != 0, d->trans_b != 0,
-             clrun__gemm_c2(d), pl->e != NULL, tma);
+             clrun__gemm_c2(d), pl->e != NULL, tma, sp, sp ? ws->sp_form : 1);
     if ((st = clrun__lib_kernel(ctx, "gemm_wgmma_nv", opts, "clrun_gemm_wgmma", &k))) return st;
     const size_t threads = (size_t)(p.wg + (p.ws != 0)) * 128, tiles = ((d->m + p.bm - 1) / p.bm) * ((d->n + p.bn - 1) / p.bn);
     const clrun__grid g = {2, {tiles * threads, d->batch, 1}, {threads, 1, 1}};
-    if (s8) return clrun__gemm_launch_s8(k, g, d, 16, pl->e);
+    if (s8 && !tma) return clrun__gemm_launch_s8(k, g, d, 16, pl->e);
     if (!tma) return clrun__gemm_launch_shaped(k, g, d, 8);
+    if (s8) {
+        const clrun_s8_epilogue *e = pl->e;
+        return CLRUN__RUN(k, g, ARG_U32(d->m), ARG_U32(d->n), ARG_U32(d->k), ARG_F32(1.0f), ARG_F32(0.0f), ARG_BUF(d->a), ARG_U64(d->a_off),
+                          ARG_U32(d->lda), ARG_U64(d->stride_a), ARG_BUF(d->b), ARG_U64(d->b_off), ARG_U32(d->ldb), ARG_U64(d->stride_b),
+                          ARG_BUF(d->c), ARG_U64(d->c_off), ARG_U32(d->ldc), ARG_U64(d->stride_c), ARG_BUF(e ? e->row_scale : NULL),
+                          ARG_BUF(e ? e->col_scale : NULL), ARG_BUF(e ? e->bias : NULL),
+                          ARG_I32((e && e->relu ? 1 : 0) | (d->beta == 1.0f ? 2 : 0)), ARG_BUF(maps), ARG_U64(ia), ARG_U64(ib));
+    }
+    if (sp)
+        return CLRUN__RUN(k, g, ARG_U32(d->m), ARG_U32(d->n), ARG_U32(d->k), ARG_F32(d->alpha), ARG_F32(d->beta), ARG_BUF(d->a),
+                          ARG_U64(d->a_off), ARG_U32(d->lda), ARG_U64(d->stride_a), ARG_BUF(pl->meta), ARG_U64(pl->meta_off), ARG_BUF(d->b),
+                          ARG_U64(d->b_off), ARG_U32(d->ldb), ARG_U64(d->stride_b), ARG_BUF(d->c), ARG_U64(d->c_off), ARG_U32(d->ldc),
+                          ARG_U64(d->stride_c), ARG_BUF(maps), ARG_U64(ia), ARG_U64(ib));
     return CLRUN__RUN(k, g, ARG_U32(d->m), ARG_U32(d->n), ARG_U32(d->k), ARG_F32(d->alpha), ARG_F32(d->beta), ARG_BUF(d->a),
                       ARG_U64(d->a_off), ARG_U32(d->lda), ARG_U64(d->stride_a), ARG_BUF(d->b), ARG_U64(d->b_off), ARG_U32(d->ldb),
                       ARG_U64(d->stride_b), ARG_BUF(d->c), ARG_U64(d->c_off), ARG_U32(d->ldc), ARG_U64(d->stride_c), ARG_BUF(maps),
@@ -185,7 +226,7 @@ static int probe_kind(clrun_ctx *ctx, int kind)
  * ran at 30–40 TFLOP/s against mma.sync's 54 on the H200 (docs/DESIGN.md). */
 static int probe(clrun_ctx *ctx, enum clrun__gemm_kind kind)
 {
-    if (kind == CLRUN__GEMM_SP || !clrun__gemm_nv_candidate(ctx) || clrun__setting_on(CLRUN__SET_NO_WGMMA)) return 0;
+    if (!clrun__gemm_nv_candidate(ctx) || clrun__setting_on(CLRUN__SET_NO_WGMMA)) return 0;
     /* wgmma is sm_90's alone: where the driver reports another compute capability
      * (cl_nv_device_attribute_query), no doomed build is tried; where it reports none, the probe decides */
     cl_uint major = 0;
@@ -194,34 +235,58 @@ static int probe(clrun_ctx *ctx, enum clrun__gemm_kind kind)
         major != 9)
         return 0;
     struct wg_state *ws = state(ctx);
-    if (kind == CLRUN__GEMM_FLOAT && ws && clrun__tmap_available(ctx)) { /* TMA loads first; cp.async where their probe fails */
-        ws->tma = ws->probing = 1;
-        const int ok = probe_kind(ctx, 0);
+    const int s8 = kind == CLRUN__GEMM_S8;
+    if (kind == CLRUN__GEMM_SP) { /* TMA loads only; each metadata form, B both ways */
+        if (!ws || !clrun__tmap_available(ctx)) return 0;
+        for (int form = 1; form <= 2; form++) {
+            ws->sp_form = form;
+            if (clrun__gemm_probe_sp(ctx, &clrun__gemm_wgmma, 0) && clrun__gemm_probe_sp(ctx, &clrun__gemm_wgmma, 1)) return 1;
+            if (clrun__setting_on(CLRUN__SET_VERBOSE))
+                fprintf(stderr, "clrun: the 2:4 wgmma kernel with metadata form %d failed its probe: %s\n", form, clrun_last_error(ctx));
+        }
+        ws->sp_form = 0;
+        return 0;
+    }
+    if (ws && clrun__tmap_available(ctx)) { /* TMA loads first; cp.async where their probe fails */
+        ws->tma[s8] = ws->probing = 1;
+        const int ok = probe_kind(ctx, s8);
         ws->probing = 0;
         if (ok) return 1;
         if (clrun__setting_on(CLRUN__SET_VERBOSE))
-            fprintf(stderr, "clrun: the wgmma kernel with TMA loads failed its probe (%s); it loads with cp.async\n",
-                    clrun_last_error(ctx));
-        ws->tma = -1;
+            fprintf(stderr, "clrun: the %s wgmma kernel with TMA loads failed its probe (%s); it loads with cp.async\n",
+                    s8 ? "s8" : "f16/bf16", clrun_last_error(ctx));
+        ws->tma[s8] = -1;
     }
-    return probe_kind(ctx, kind == CLRUN__GEMM_S8);
+    return probe_kind(ctx, s8);
 }
 
 static const char *refuses(clrun_ctx *ctx, const clrun__gemm_plan *p)
 {
     (void)ctx;
     return p->kind == CLRUN__GEMM_FLOAT && p->d.type == CLRUN_F32 ? "wgmma takes f16, bf16 and s8 (f32 products run as 3xTF32 on mma.sync)"
+           : p->kind == CLRUN__GEMM_SP && p->d.type == CLRUN_F32  ? "the sparse tensor cores take f16 or bf16"
                                                                   : NULL;
+}
+
+/* 2:4 products under 2^30 flops run on mma.sync's mma.sp: at 127×8191×64 on the H200 it took 0.036 ms
+ * against this kernel's 0.047; from 128×8192×1024 (2^31) up this one is faster (docs/BENCHMARKS.md). */
+static int defers(clrun_ctx *ctx, const clrun__gemm_plan *p)
+{
+    (void)ctx;
+    return p->kind == CLRUN__GEMM_SP && 2.0 * (double)p->d.m * (double)p->d.n * (double)p->d.k * (double)p->d.batch < 0x1p30;
 }
 
 const clrun__gemm_backend clrun__gemm_wgmma = {
     .id = CLRUN_GEMM_WGMMA,
     .name = "wgmma",
     .needs = "it needs NVIDIA's OpenCL on a Hopper GPU (sm_90a, through the PTX rewrite), and $CLRUN_NO_WGMMA unset",
-    .kinds = CLRUN__GEMM_KIND_BIT(CLRUN__GEMM_FLOAT) | CLRUN__GEMM_KIND_BIT(CLRUN__GEMM_S8),
+    .kinds = CLRUN__GEMM_KIND_BIT(CLRUN__GEMM_FLOAT) | CLRUN__GEMM_KIND_BIT(CLRUN__GEMM_S8) | CLRUN__GEMM_KIND_BIT(CLRUN__GEMM_SP),
     .tensor = 1,
-    .layout = {[CLRUN__GEMM_FLOAT] = CLRUN__GEMM_ROWS16, [CLRUN__GEMM_S8] = CLRUN__GEMM_ROWS16 | CLRUN__GEMM_NT},
+    .layout = {[CLRUN__GEMM_FLOAT] = CLRUN__GEMM_ROWS16,
+               [CLRUN__GEMM_S8] = CLRUN__GEMM_ROWS16 | CLRUN__GEMM_NT,
+               [CLRUN__GEMM_SP] = CLRUN__GEMM_ROWS16},
     .probe = probe,
     .refuses = refuses,
+    .defers = defers,
     .launch = launch,
 };

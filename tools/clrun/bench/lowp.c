@@ -96,7 +96,7 @@ int bench_int8(const struct bench_opts *o)
             !(st = clrun_upload(b8, 0, hb, k * n)) && !(st = clrun_buf_new(ctx, m * k * fes, 0, &af)) &&
             !(st = clrun_buf_new(ctx, k * n * fes, 0, &bf)) && !(st = clrun_buf_new(ctx, m * 4, 0, &rs)) &&
             !(st = clrun_buf_new(ctx, n * 4, 0, &cs)) && !(st = clrun_buf_fill(af, &(float){0.25f}, 4, 0, 0)) &&
-            !(st = clrun_buf_fill(rs, &(float){0.01f}, 4, 0, m)) && !(st = clrun_buf_fill(cs, &(float){0.02f}, 4, 0, n))) {
+            !(st = clrun_buf_fill(rs, &(float){0.01f}, 4, 0, m * 4)) && !(st = clrun_buf_fill(cs, &(float){0.02f}, 4, 0, n * 4))) {
             /* f16/f32 operands: the int8 values converted (their bits do not change the speed) */
             if (tc) {
                 uint16_t *h = malloc((m * k > k * n ? m * k : k * n) * 2);
@@ -211,7 +211,7 @@ int bench_sparse(const struct bench_opts *o)
             clrun_buf *a = NULL, *v = NULL, *meta = NULL, *b = NULL, *c = NULL, *c2 = NULL;
             void *ha = fill_random(m * k * 2, 3 + si, t == CLRUN_F16 ? 1 : 2),
                  *hb = fill_random(k * n * 2, 91 + si, t == CLRUN_F16 ? 1 : 2);
-            double dense = 0, sparse = 0, diff = 0;
+            double dense = 0, sparse = 0, auto_ms = 0, diff = 0;
             if (!ha || !hb) st = CLRUN_HOST_OUT_OF_MEMORY;
             if (!st && !(st = clrun_buf_new(ctx, m * k * 2, 0, &a)) && !(st = clrun_buf_new(ctx, m * kv * 2, 0, &v)) &&
                 !(st = clrun_buf_new(ctx, m * km * 4, 0, &meta)) && !(st = clrun_buf_new(ctx, k * n * 2, 0, &b)) &&
@@ -224,25 +224,51 @@ int bench_sparse(const struct bench_opts *o)
                     NULL,
                     NULL};
                 if (!(st = time_call(ctx, &call, reps, &dense))) gemm_record(o, types[ti].dense, m, n, k, dense);
-                call = (struct lowp_call){
-                    K_SP,
-                    {.m = m, .n = n, .k = k, .alpha = 1, .lda = kv, .ldb = n, .ldc = n, .type = t, .a = v, .b = b, .c = c2},
-                    NULL,
-                    meta};
-                if (!st && !(st = time_call(ctx, &call, reps, &sparse))) gemm_record(o, types[ti].sparse, m, n, k, sparse);
-                /* the two results agree (within f32 sums in different orders) */
                 float *x = malloc(m * n * 4), *y = malloc(m * n * 4);
                 if (!x || !y) st = st ? st : CLRUN_HOST_OUT_OF_MEMORY;
-                if (!st && !(st = clrun_download(c, 0, x, m * n * 4)) && !(st = clrun_download(c2, 0, y, m * n * 4)))
+                if (!st) st = clrun_download(c, 0, x, m * n * 4);
+                /* each sparse tensor-core kernel by name (the ratio is the fastest's), then what auto
+                 * runs: the sparse kernel, or the dense one on the decompressed A where that measured
+                 * faster; every result against the dense one (within f32 sums in other orders) */
+                static const clrun_gemm_backend kernels[] = {CLRUN_GEMM_WGMMA, CLRUN_GEMM_MMA_SYNC, CLRUN_GEMM_AUTO};
+                for (size_t ki = gpu ? 0 : 2; ki < 3 && !st; ki++) {
+                    call = (struct lowp_call){K_SP,
+                                              {.m = m,
+                                               .n = n,
+                                               .k = k,
+                                               .alpha = 1,
+                                               .lda = kv,
+                                               .ldb = n,
+                                               .ldc = n,
+                                               .type = t,
+                                               .a = v,
+                                               .b = b,
+                                               .c = c2,
+                                               .backend = kernels[ki]},
+                                              NULL,
+                                              meta};
+                    double ms = 0;
+                    if (kernels[ki] != CLRUN_GEMM_AUTO && clrun_gemm_sp(ctx, &call.d, meta, 0) == CLRUN_UNSUPPORTED) continue;
+                    if ((st = time_call(ctx, &call, reps, &ms))) break;
+                    char name[96];
+                    if (kernels[ki] == CLRUN_GEMM_AUTO) snprintf(name, sizeof name, "%s", types[ti].sparse);
+                    else snprintf(name, sizeof name, "%s (%s)", types[ti].sparse, clrun_gemm_backend_name(kernels[ki]));
+                    gemm_record(o, name, m, n, k, ms);
+                    if (kernels[ki] != CLRUN_GEMM_AUTO && (sparse == 0 || ms < sparse)) sparse = ms;
+                    if (kernels[ki] == CLRUN_GEMM_AUTO && sparse == 0) sparse = ms;
+                    if (kernels[ki] == CLRUN_GEMM_AUTO) auto_ms = ms;
+                    if ((st = clrun_download(c2, 0, y, m * n * 4))) break;
                     for (size_t i = 0; i < m * n; i++) {
                         const double dd = fabs((double)x[i] - y[i]) / (fabs((double)x[i]) + 1);
                         if (!(dd <= diff)) diff = dd; /* NaN stays */
                     }
+                }
                 free(x), free(y);
             }
             if (st) rc = cli_fail("bench", ctx, st);
             else {
-                ratio_line(o, "sparse against dense on the same pruned A", sparse, dense);
+                ratio_line(o, "sparse kernel against dense on the same pruned A", sparse, dense);
+                ratio_line(o, "auto against dense on the same pruned A", auto_ms, dense);
                 if (!o->json) printf("  (largest difference between the two results: %.2g relative to |C| + 1)\n", diff);
                 if (diff > 1e-3 || diff != diff)
                     rc = (fprintf(stderr, "clrun bench: the sparse and dense results disagree\n"), EXIT_RUNTIME);

@@ -266,8 +266,11 @@ static void auto_follows_tuning(void **state)
     const clrun_gemm_backend want_small = clrun_have_clblast() ? CLRUN_GEMM_CLBLAST : other;
     FILE *f = fopen(path, "w");
     assert_non_null(f);
-    fprintf(f, "# test\nsmall 64,64,16,4,4,1,1 %s\nlarge 64,128,8,8,8,1,1 %s\n", clrun_have_clblast() ? "clblast" : "cpu-kernel",
-            other == CLRUN_GEMM_CPU_KERNEL ? "cpu-kernel" : "gpu-kernel");
+    /* (the wgmma kernel's rows, one per kind, and an unknown kind, leave the class lines as they are) */
+    fprintf(f,
+            "# test\nwgmma 128,256,2,256,3,0,32,1\nwgmma-s8 128,128,1,128,3,0,64,0\nwgmma-sp-large 192,128,3,128,3,0,64,1\n"
+            "wgmma-f64 1,2,3,4,5,6,7,8\nsmall 64,64,16,4,4,1,1 %s\nlarge 64,128,8,8,8,1,1 %s\n",
+            clrun_have_clblast() ? "clblast" : "cpu-kernel", other == CLRUN_GEMM_CPU_KERNEL ? "cpu-kernel" : "gpu-kernel");
     fclose(f);
     CHECK_OK(NULL, clrun_open(&ctx, test_device()));
     assert_int_equal(clrun_gemm_resolve(ctx, &small), want_small);

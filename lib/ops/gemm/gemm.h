@@ -116,7 +116,9 @@ static inline int clrun__gemm_c2(const clrun_gemm_desc *d)
 typedef struct clrun__gemm_tuning {
     unsigned params[4][7];         /* cl/gemm.cl's tiles per class; [c][0] == 0: none */
     clrun_gemm_backend backend[4]; /* the fastest backend per class; CLRUN_GEMM_AUTO: none */
-    unsigned wg[8];                /* the wgmma kernel's tiles (wgmma_nv.c's order); [0] == 0: none */
+    /* the wgmma kernel's tiles (wgmma_nv.c's order) per kind (0 f16/bf16, 1 s8, 2 2:4 f16/bf16) and
+     * band (0 products under 2^39 flops, 1 the rest); [0] == 0: none */
+    unsigned wg[3][2][8];
 } clrun__gemm_tuning;
 
 /* The context's tuning (a zeroed one where there is no file); NULL when out of memory. */

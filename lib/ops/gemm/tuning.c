@@ -26,9 +26,10 @@ struct tuning_state {
 static const char tuning_key = 0;
 
 /* Read the file: lines "CLASS TM,TN,TK,WM,WN,VEC,DB [BACKEND]", CLASS one of class_names, BACKEND
- * gpu-kernel, cpu-kernel or clblast (f32 products were measured); and "wgmma BM,BN,WG,WN,STAGES,
- * WAIT,KB,WS". The tiles are checked by their kernel's file when used. Lines it does not understand
- * are skipped. */
+ * gpu-kernel, cpu-kernel or clblast (f32 products were measured); and "KIND BM,BN,WG,WN,STAGES,
+ * WAIT,KB,WS" for the wgmma kernel, KIND wgmma (f16/bf16), wgmma-s8 or wgmma-sp (2:4), for products
+ * under 2^39 flops, or with "-large" the rest. The tiles are checked by their kernel's file when
+ * used. Lines it does not understand are skipped. */
 static void read_file(clrun_ctx *ctx, clrun__gemm_tuning *t)
 {
     char path[4200], line[256];
@@ -36,8 +37,16 @@ static void read_file(clrun_ctx *ctx, clrun__gemm_tuning *t)
     if (!f) return;
     while (fgets(line, sizeof line, f)) {
         unsigned v[8];
-        if (sscanf(line, "wgmma %u,%u,%u,%u,%u,%u,%u,%u", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) == 8) {
-            memcpy(t->wg, v, sizeof t->wg);
+        char kind[16] = "";
+        if (sscanf(line, "%15s %u,%u,%u,%u,%u,%u,%u,%u", kind, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) == 9 &&
+            strncmp(kind, "wgmma", 5) == 0) {
+            static const char *const kinds[] = {"wgmma", "wgmma-s8", "wgmma-sp"};
+            for (int k = 0; k < 3; k++)
+                for (int band = 0; band < 2; band++) {
+                    char want[24];
+                    snprintf(want, sizeof want, "%s%s", kinds[k], band ? "-large" : "");
+                    if (!strcmp(kind, want)) memcpy(t->wg[k][band], v, sizeof t->wg[k][band]);
+                }
             continue;
         }
         char cls[16] = "", be[16] = ""; /* a blank line leaves them empty */

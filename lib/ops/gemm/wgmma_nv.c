@@ -56,7 +56,8 @@ static const struct wg_params tma_tiles_s8 = {128, 256, 2, 256, 3, 0, 32, 1};
 static const struct wg_params sp_tiles_large = {192, 128, 3, 128, 3, 0, 64, 1}, sp_tiles = {128, 256, 2, 256, 2, 0, 64, 1};
 
 /* The tiles of a product: large, of 2^39 flops or more; tma, whether it may load through TMA; sp, the
- * 2:4 kernel. Tuned tiles are the dense kernels'; $CLRUN_GEMM_WGMMA_PARAMS applies to all. */
+ * 2:4 kernel. The tuning file's row for the kind and band over the built-in ones (wgmma, wgmma-s8,
+ * wgmma-sp; "-large" from 2^39 flops), $CLRUN_GEMM_WGMMA_PARAMS over both. */
 static clrun_status wg_params(clrun_ctx *ctx, int large, int tma, int s8, int sp, struct wg_params *p)
 {
     unsigned v[CLRUN__SETTING_MAX_UINTS], n;
@@ -68,13 +69,14 @@ static clrun_status wg_params(clrun_ctx *ctx, int large, int tma, int s8, int sp
          : tma && !s8 && (large || probing) ? tma_tiles
                                             : (struct wg_params){128, 128, 1, 128, 3, 0, 64, 0};
     const clrun__gemm_tuning *tu = clrun__gemm_tuned(ctx);
-    if (tu && tu->wg[0] && !sp) {
-        const unsigned *g = tu->wg;
+    const unsigned *g = tu ? tu->wg[sp ? 2 : s8][large != 0] : NULL; /* `clrun tune gemm`'s row for the kind and band */
+    if (g && g[0] && !(probing && g[7] != 1)) {                      /* (a TMA probe runs tiles that load through TMA) */
         const struct wg_params t = {g[0], g[1], g[2], g[3], g[4], g[5], g[6], g[7]};
-        if (wg_ok(clrun_ctx_device(ctx), &t, 0)) *p = t;
+        if (wg_ok(clrun_ctx_device(ctx), &t, sp)) *p = t;
     }
     if ((st = clrun__setting_uints(ctx, CLRUN__SET_GEMM_WGMMA_PARAMS, v, &n)) || !n) return st;
     const struct wg_params e = {v[0], v[1], v[2], v[3], v[4], v[5], n >= 7 ? v[6] : 64, n == 8 ? v[7] : 0};
+    if (probing && e.ws != 1) return CLRUN_OK;
     if (!wg_ok(clrun_ctx_device(ctx), &e, sp))
         return clrun__setting_refuse(
             ctx, CLRUN__SET_GEMM_WGMMA_PARAMS,

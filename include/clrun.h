@@ -972,7 +972,8 @@ CLRUN_API clrun_status clrun_gemm_s8(clrun_ctx *ctx, const clrun_gemm_desc *d, c
  * of a row (columns 4g .. 4g+3; a last, partial group counts as padded with zeros) holds at most 2
  * nonzeros. Pruning keeps in each group the 2 elements of largest magnitude (ties to the lower
  * column; NaN counts as infinite) and zeroes the others. The compressed form, the operand of
- * NVIDIA's sparse tensor-core instruction (mma.sp m16n8k32, ordered metadata) and of clrun_gemm_sp:
+ * NVIDIA's sparse tensor-core instructions (mma.sp m16n8k32 with ordered metadata, and Hopper's
+ * wgmma.mma_async.sp, each thread given the same words) and of clrun_gemm_sp:
  *   values: R rows of clrun_sp24_kv(K) = 2·⌈K/4⌉ elements of the matrix's type: group g's two kept
  *           elements, lower column first, at 2g and 2g+1;
  *   meta:   R rows of clrun_sp24_km(K) = ⌈K/32⌉ uint32: word w of a row holds groups 8w .. 8w+7,
@@ -1016,8 +1017,10 @@ CLRUN_API clrun_status clrun_sp24_decompress(clrun_ctx *ctx, clrun_dtype t, clru
  *  and sums are those of the dense mixed GEMM on the decompressed A with its zero terms left out:
  *  on CPUs and portable GPU kernels each element is one f32 sum in the order of K, so its error is
  *  within the f32 accumulation bound of that dense sum (K/2·u·Σ|a||b|); on NVIDIA's tensor cores
- *  (mma.sp) the sums are the tensor cores' own. d->backend chooses the kernel as for clrun_gemm
- *  (gpu-kernel, cpu-kernel, tensor or mma.sync, which take f16 and bf16). Under CLRUN_GEMM_AUTO,
+ *  (mma.sp; on Hopper wgmma.mma_async.sp) the sums are the tensor cores' own. d->backend chooses the
+ *  kernel as for clrun_gemm (gpu-kernel, cpu-kernel, or tensor, mma.sync and wgmma, which take f16
+ *  and bf16; wgmma's where the CUDA driver makes TMA tensor maps, and under auto or tensor only for
+ *  products of 2^30 flops and more, mma.sync's below). Under CLRUN_GEMM_AUTO,
  *  where the sparse product would run on tensor cores, a sparse product is never slower than the
  *  dense one: the first time a shape comes (per context) both are timed — the sparse kernel, and
  *  the dense kernels on the decompressed A, decompression included — and the faster runs from then

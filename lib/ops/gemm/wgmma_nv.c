@@ -47,9 +47,8 @@ static struct wg_state *state(clrun_ctx *ctx) { return clrun__op_state(ctx, &wg_
  * the H200, docs/BENCHMARKS.md). */
 static const struct wg_params tma_tiles = {128, 256, 2, 256, 3, 0, 32, 1};
 /* s8 products keep the cp.async tiles: on the H200 every TMA tile set of eleven ran slower at 8192³
- * (707–716 TOPS at best, against 830; docs/BENCHMARKS.md). These run the s8 TMA probe, and tiles
- * from the tuning file or the environment with WS 1 load s8 through TMA. */
-static const struct wg_params tma_tiles_s8 = {128, 256, 2, 256, 3, 0, 32, 1};
+ * (707–716 TOPS at best, against 830; docs/BENCHMARKS.md). The TMA tiles run only the s8 TMA probe,
+ * and tiles from the tuning file or the environment with WS 1 load s8 through TMA. */
 /* The 2:4 kernel's (TMA only, 64-byte slices of B): three consumer warpgroups of 64 rows × 128 in three
  * stages for products of 2^39 flops and more, two of 64 × 256 in two stages below (the fastest of
  * eleven sets at 8192³ and 4096³ on the H200). */
@@ -64,10 +63,9 @@ static clrun_status wg_params(clrun_ctx *ctx, int large, int tma, int s8, int sp
     clrun_status st;
     const struct wg_state *ws = state(ctx);
     const int probing = ws && ws->probing;
-    *p = sp                                 ? (large ? sp_tiles_large : sp_tiles)
-         : tma && s8 && probing             ? tma_tiles_s8
-         : tma && !s8 && (large || probing) ? tma_tiles
-                                            : (struct wg_params){128, 128, 1, 128, 3, 0, 64, 0};
+    *p = sp                                   ? (large ? sp_tiles_large : sp_tiles)
+         : tma && (probing || (large && !s8)) ? tma_tiles
+                                              : (struct wg_params){128, 128, 1, 128, 3, 0, 64, 0};
     const clrun__gemm_tuning *tu = clrun__gemm_tuned(ctx);
     const unsigned *g = tu ? tu->wg[sp ? 2 : s8][large != 0] : NULL; /* `clrun tune gemm`'s row for the kind and band */
     if (g && g[0] && !(probing && g[7] != 1)) {                      /* (a TMA probe runs tiles that load through TMA) */

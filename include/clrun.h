@@ -256,25 +256,28 @@ CLRUN_API clrun_status clrun_ctx_wrap(clrun_ctx **ctx, cl_context context, cl_de
  * the other (or clrun_finish, which syncs all of them): data one queue wrote is read on another only
  * after such an order (Rusticl does not show it otherwise, even after clFinish of the writing
  * queue). Each queue has scratch memory of its own, so ops on two queues never share it. The
- * current queue is the context's, not the thread's: calls on one context still run one at a time.
+ * current queue is per thread and context, as CUDA's current stream and PyTorch's: a thread's
+ * clrun_queue_use changes where that thread's calls go, never another thread's (calls on one
+ * context still run one at a time).
  * ----------------------------------------------------------------------------------------------*/
 
 /** A new in-order queue (with profiling) on the context's device. Free with clrun_queue_free, or
  *  clrun_close frees it. */
 CLRUN_API clrun_status clrun_queue_new(clrun_ctx *ctx, clrun_queue **out);
 
-/** Wait for the queue's commands, then free it; the context's calls go back to its own queue when
- *  it was the current one. NULL and the context's own queue are ignored. */
+/** Wait for the queue's commands, then free it; every thread that had it current goes back to the
+ *  context's own queue. NULL and the context's own queue are ignored. */
 CLRUN_API void clrun_queue_free(clrun_queue *q);
 
 /** The context's own queue (borrowed; it lives as long as the context). */
 CLRUN_API clrun_queue *clrun_ctx_queue(clrun_ctx *ctx);
 
-/** The queue the context's calls enqueue to now. Borrowed. */
+/** The queue the calling thread's calls on the context enqueue to now. Borrowed. */
 CLRUN_API clrun_queue *clrun_queue_current(clrun_ctx *ctx);
 
-/** Make q the queue the context's later calls enqueue to (NULL: the context's own). A queue of
- *  another context is CLRUN_INVALID_ARG. Nothing already queued moves. */
+/** Make q the queue the calling thread's later calls on the context enqueue to (NULL: the context's
+ *  own); other threads keep theirs. A queue of another context is CLRUN_INVALID_ARG. Nothing already
+ *  queued moves. */
 CLRUN_API clrun_status clrun_queue_use(clrun_ctx *ctx, clrun_queue *q);
 
 /** Commands queued on q after this call start only once the n events have completed (events of

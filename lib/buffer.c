@@ -181,7 +181,7 @@ clrun_status clrun_host_alloc(clrun_ctx *ctx, size_t bytes, void **ptr)
         free(p);
         return clrun__fail_cl(ctx, err, "clCreateBuffer(CL_MEM_ALLOC_HOST_PTR)", "allocating %zu bytes of pinned host memory", bytes);
     }
-    p->ptr = clEnqueueMapBuffer(ctx->queue, p->mem, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes, 0, NULL, NULL, &err);
+    p->ptr = clEnqueueMapBuffer(clrun__queue(ctx), p->mem, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes, 0, NULL, NULL, &err);
     if (!p->ptr) {
         clReleaseMemObject(p->mem);
         free(p);
@@ -207,8 +207,8 @@ clrun_status clrun_host_free(clrun_ctx *ctx, void *ptr)
     if (p) *pp = p->next;
     pthread_mutex_unlock(&ctx->pinned_lock);
     if (!p) return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_host_free: %p was not allocated by clrun_host_alloc on this context", ptr);
-    clEnqueueUnmapMemObject(ctx->queue, p->mem, p->ptr, 0, NULL, NULL);
-    clFinish(ctx->queue);
+    clEnqueueUnmapMemObject(clrun__queue(ctx), p->mem, p->ptr, 0, NULL, NULL);
+    clFinish(clrun__queue(ctx));
     clReleaseMemObject(p->mem);
     free(p);
     return CLRUN_OK;
@@ -284,7 +284,7 @@ static clrun_status stage_init(clrun_ctx *ctx)
         ctx->stage_mem[i] = clCreateBuffer(ctx->context, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, STAGE_CHUNK, NULL, &err);
         if (!ctx->stage_mem[i]) return clrun__fail_cl(ctx, err, "clCreateBuffer", "allocating the staging area");
         ctx->stage_ptr[i] =
-            clEnqueueMapBuffer(ctx->queue, ctx->stage_mem[i], CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, STAGE_CHUNK, 0, NULL, NULL, &err);
+            clEnqueueMapBuffer(clrun__queue(ctx), ctx->stage_mem[i], CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, STAGE_CHUNK, 0, NULL, NULL, &err);
         if (!ctx->stage_ptr[i]) {
             clReleaseMemObject(ctx->stage_mem[i]);
             ctx->stage_mem[i] = NULL;
@@ -319,14 +319,14 @@ static clrun_status staged_upload(clrun_buf *b, size_t offset, const char *src, 
             ev[s] = NULL;
         }
         parallel_copy(ctx->stage_ptr[s], src + done, n);
-        err = clEnqueueWriteBuffer(ctx->queue, b->mem, CL_FALSE, offset + done, n, ctx->stage_ptr[s], 0, NULL, &ev[s]);
+        err = clEnqueueWriteBuffer(clrun__queue(ctx), b->mem, CL_FALSE, offset + done, n, ctx->stage_ptr[s], 0, NULL, &ev[s]);
         if (err != CL_SUCCESS) {
             st = clrun__fail_cl(ctx, err, "clEnqueueWriteBuffer", "uploading %zu bytes", bytes);
             break;
         }
         if ((st = profiled(ctx, 1, ev[s]))) break;
     }
-    clFinish(ctx->queue);
+    clFinish(clrun__queue(ctx));
     for (int s = 0; s < 2; s++)
         if (ev[s]) clReleaseEvent(ev[s]);
     return st;
@@ -345,7 +345,7 @@ static clrun_status staged_download(clrun_buf *b, size_t offset, char *dst, size
     for (size_t i = 0; i < nchunks + 1 && st == CLRUN_OK; i++) {
         if (i < nchunks) { /* queue chunk i */
             size_t off = i * chunk, n = bytes - off < chunk ? bytes - off : chunk;
-            err = clEnqueueReadBuffer(ctx->queue, b->mem, CL_FALSE, offset + off, n, ctx->stage_ptr[i & 1], 0, NULL, &ev[i & 1]);
+            err = clEnqueueReadBuffer(clrun__queue(ctx), b->mem, CL_FALSE, offset + off, n, ctx->stage_ptr[i & 1], 0, NULL, &ev[i & 1]);
             if (err != CL_SUCCESS) st = clrun__fail_cl(ctx, err, "clEnqueueReadBuffer", "downloading %zu bytes", bytes);
             else st = profiled(ctx, 0, ev[i & 1]);
         }
@@ -359,7 +359,7 @@ static clrun_status staged_download(clrun_buf *b, size_t offset, char *dst, size
             if (st == CLRUN_OK) parallel_copy(dst + off, ctx->stage_ptr[j & 1], n);
         }
     }
-    clFinish(ctx->queue);
+    clFinish(clrun__queue(ctx));
     for (int s = 0; s < 2; s++)
         if (ev[s]) clReleaseEvent(ev[s]);
     return st;
@@ -382,15 +382,15 @@ static clrun_status transfer(clrun_buf *b, size_t offset, void *host, size_t byt
     if (!host && bytes) return clrun__fail(ctx, CLRUN_INVALID_ARG, "%s: host pointer is NULL", what);
     if (bytes == 0) { /* nothing to move; still hand back a completed event when asked */
         if (!ev) return CLRUN_OK;
-        err = clEnqueueMarkerWithWaitList(ctx->queue, 0, NULL, &e);
+        err = clEnqueueMarkerWithWaitList(clrun__queue(ctx), 0, NULL, &e);
         if (err != CL_SUCCESS) return clrun__fail_cl(ctx, err, "clEnqueueMarkerWithWaitList", "%s", what);
         return clrun__event_wrap(ctx, e, ev);
     }
     if (blocking && staging_wanted(ctx, host, bytes))
         return up ? staged_upload(b, offset, host, bytes) : staged_download(b, offset, host, bytes);
     cl_event *want = ev || ctx->profile ? &e : NULL;
-    if (up) err = clEnqueueWriteBuffer(ctx->queue, b->mem, blocking ? CL_TRUE : CL_FALSE, offset, bytes, host, 0, NULL, want);
-    else err = clEnqueueReadBuffer(ctx->queue, b->mem, blocking ? CL_TRUE : CL_FALSE, offset, bytes, host, 0, NULL, want);
+    if (up) err = clEnqueueWriteBuffer(clrun__queue(ctx), b->mem, blocking ? CL_TRUE : CL_FALSE, offset, bytes, host, 0, NULL, want);
+    else err = clEnqueueReadBuffer(clrun__queue(ctx), b->mem, blocking ? CL_TRUE : CL_FALSE, offset, bytes, host, 0, NULL, want);
     if (err != CL_SUCCESS)
         return clrun__fail_cl(ctx, err, up ? "clEnqueueWriteBuffer" : "clEnqueueReadBuffer", "%s of %zu bytes at offset %zu", what, bytes,
                               offset);
@@ -433,7 +433,7 @@ clrun_status clrun_buf_fill(clrun_buf *b, const void *pattern, size_t pattern_si
                            offset, bytes, pattern_size);
     if ((st = check_range(b, offset, bytes, "clrun_buf_fill")) != CLRUN_OK) return st;
     if (bytes == 0) return CLRUN_OK;
-    cl_int err = clEnqueueFillBuffer(ctx->queue, b->mem, pattern, pattern_size, offset, bytes, 0, NULL, NULL);
+    cl_int err = clEnqueueFillBuffer(clrun__queue(ctx), b->mem, pattern, pattern_size, offset, bytes, 0, NULL, NULL);
     if (err != CL_SUCCESS) return clrun__fail_cl(ctx, err, "clEnqueueFillBuffer", "filling %zu bytes", bytes);
     return CLRUN_OK;
 }
@@ -450,7 +450,7 @@ clrun_status clrun_buf_copy(clrun_buf *dst, size_t dst_offset, clrun_buf *src, s
     if (src->mem == dst->mem && src_offset < dst_offset + bytes && dst_offset < src_offset + bytes)
         return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_buf_copy: source [%zu, +%zu) and destination [%zu, +%zu) overlap", src_offset,
                            bytes, dst_offset, bytes);
-    cl_int err = clEnqueueCopyBuffer(ctx->queue, src->mem, dst->mem, src_offset, dst_offset, bytes, 0, NULL, NULL);
+    cl_int err = clEnqueueCopyBuffer(clrun__queue(ctx), src->mem, dst->mem, src_offset, dst_offset, bytes, 0, NULL, NULL);
     if (err != CL_SUCCESS) return clrun__fail_cl(ctx, err, "clEnqueueCopyBuffer", "copying %zu bytes", bytes);
     return CLRUN_OK;
 }

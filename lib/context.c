@@ -33,7 +33,7 @@ static clrun_ctx *ctx_alloc(void)
 {
     clrun_ctx *ctx = calloc(1, sizeof *ctx);
     if (!ctx) return NULL;
-    ctx->own.ctx = ctx, ctx->cur = &ctx->own;
+    ctx->own.ctx = ctx;
     pthread_mutex_init(&ctx->pinned_lock, NULL);
     pthread_mutexattr_t ra;
     pthread_mutexattr_init(&ra);
@@ -64,12 +64,11 @@ clrun_status clrun_open(clrun_ctx **out, const char *device_spec)
         st = clrun__fail_cl(NULL, err, "clCreateContext", "opening a context on %s", ctx->info.name);
         goto fail;
     }
-    ctx->queue = clCreateCommandQueue(ctx->context, ctx->device, CL_QUEUE_PROFILING_ENABLE, &err);
-    if (!ctx->queue) {
+    ctx->own.queue = clCreateCommandQueue(ctx->context, ctx->device, CL_QUEUE_PROFILING_ENABLE, &err);
+    if (!ctx->own.queue) {
         st = clrun__fail_cl(NULL, err, "clCreateCommandQueue", "opening a queue on %s", ctx->info.name);
         goto fail;
     }
-    ctx->own.queue = ctx->queue;
     probe_multiple(ctx);
     clrun__profile_env(ctx);
     *out = ctx;
@@ -88,12 +87,18 @@ clrun_status clrun_ctx_wrap(clrun_ctx **out, cl_context context, cl_device_id de
     if (!context || !device) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_ctx_wrap: the context and the device are needed");
     if ((st = clrun__settings_check(NULL)) != CLRUN_OK) return st;
     /* the device must be one of the context's */
-    cl_device_id devs[64];
     size_t got = 0;
-    if ((err = clGetContextInfo(context, CL_CONTEXT_DEVICES, sizeof devs, devs, &got)) != CL_SUCCESS)
+    if ((err = clGetContextInfo(context, CL_CONTEXT_DEVICES, 0, NULL, &got)) != CL_SUCCESS)
         return clrun__fail_cl(NULL, err, "clGetContextInfo", "clrun_ctx_wrap: reading the context's devices (is it a valid cl_context?)");
+    cl_device_id *devs = malloc(got ? got : sizeof *devs);
+    if (!devs) return clrun__fail(NULL, CLRUN_HOST_OUT_OF_MEMORY, "clrun_ctx_wrap: out of memory");
+    if ((err = clGetContextInfo(context, CL_CONTEXT_DEVICES, got, devs, &got)) != CL_SUCCESS) {
+        free(devs);
+        return clrun__fail_cl(NULL, err, "clGetContextInfo", "clrun_ctx_wrap: reading the context's devices (is it a valid cl_context?)");
+    }
     int in_ctx = 0;
     for (size_t i = 0; i < got / sizeof *devs; i++) in_ctx |= devs[i] == device;
+    free(devs);
     if (!in_ctx) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_ctx_wrap: the device is not one of the context's devices");
     /* and one clrun lists (its facts come from there) */
     unsigned n = 0, index = 0;
@@ -132,12 +137,11 @@ clrun_status clrun_ctx_wrap(clrun_ctx **out, cl_context context, cl_device_id de
     ctx->context = context;
     if (queue) {
         clRetainCommandQueue(queue);
-        ctx->queue = queue;
-    } else if (!(ctx->queue = clCreateCommandQueue(context, device, CL_QUEUE_PROFILING_ENABLE, &err))) {
+        ctx->own.queue = queue;
+    } else if (!(ctx->own.queue = clCreateCommandQueue(context, device, CL_QUEUE_PROFILING_ENABLE, &err))) {
         clrun_close(ctx);
         return clrun__fail_cl(NULL, err, "clCreateCommandQueue", "clrun_ctx_wrap: opening a queue on %s", ctx->info.name);
     }
-    ctx->own.queue = ctx->queue;
     probe_multiple(ctx);
     clrun__profile_env(ctx);
     *out = ctx;
@@ -152,7 +156,7 @@ void clrun_close(clrun_ctx *ctx)
         return;
     }
     while (ctx->streams) clrun_queue_free(ctx->streams); /* back on the context's own queue */
-    if (ctx->queue) clFinish(ctx->queue);
+    if (ctx->own.queue) clFinish(ctx->own.queue);
     clrun__profile_close(ctx);
     while (ctx->op_state) {
         struct clrun__op_slot *o = ctx->op_state;
@@ -170,14 +174,15 @@ void clrun_close(clrun_ctx *ctx)
     clrun_buf_free(ctx->own.scratch);
     for (int i = 0; i < 2; i++) {
         if (ctx->stage_mem[i]) {
-            if (ctx->stage_ptr[i]) clEnqueueUnmapMemObject(ctx->queue, ctx->stage_mem[i], ctx->stage_ptr[i], 0, NULL, NULL);
+            if (ctx->stage_ptr[i]) clEnqueueUnmapMemObject(ctx->own.queue, ctx->stage_mem[i], ctx->stage_ptr[i], 0, NULL, NULL);
             clReleaseMemObject(ctx->stage_mem[i]);
         }
     }
-    if (ctx->queue) {
-        clFinish(ctx->queue);
-        clReleaseCommandQueue(ctx->queue);
+    if (ctx->own.queue) {
+        clFinish(ctx->own.queue);
+        clReleaseCommandQueue(ctx->own.queue);
     }
+    free(ctx->curs);
     if (ctx->context) clReleaseContext(ctx->context);
     pthread_mutex_destroy(&ctx->pinned_lock);
     pthread_mutex_destroy(&ctx->lock);
@@ -198,7 +203,7 @@ void clrun__ctx_unlock(clrun_ctx **held)
 
 const clrun_device_info *clrun_ctx_device(const clrun_ctx *ctx) { return &ctx->info; }
 cl_context clrun_ctx_cl_context(const clrun_ctx *ctx) { return ctx->context; }
-cl_command_queue clrun_ctx_cl_queue(const clrun_ctx *ctx) { return ctx->queue; }
+cl_command_queue clrun_ctx_cl_queue(const clrun_ctx *ctx) { return ctx ? clrun__queue((clrun_ctx *)ctx) : NULL; }
 cl_device_id clrun_ctx_cl_device(const clrun_ctx *ctx) { return ctx->device; }
 
 clrun_status clrun_finish(clrun_ctx *ctx)
@@ -210,12 +215,17 @@ clrun_status clrun_finish(clrun_ctx *ctx)
          * Rusticl (23.x) shows one queue's writes to another queue only across an event dependency
          * (a GEMM's C read as zeros on the context's own queue after clFinish of the stream that
          * wrote it). Each queue's marker; then every queue waits for the others' */
-        enum { MAXQ = 64 };
-        cl_event ev[MAXQ] = {0};
-        cl_command_queue qs[MAXQ];
-        unsigned n = 0;
+        unsigned n = 1;
+        for (struct clrun_queue *s = ctx->streams; s; s = s->next) n++;
+        cl_event *ev = calloc(n, sizeof *ev);
+        cl_command_queue *qs = malloc(n * sizeof *qs);
+        if (!ev || !qs) {
+            free(ev), free(qs);
+            return clrun__fail(ctx, CLRUN_HOST_OUT_OF_MEMORY, "clrun_finish: out of memory for %u queues", n);
+        }
+        n = 0;
         qs[n++] = ctx->own.queue;
-        for (struct clrun_queue *s = ctx->streams; s && n < MAXQ; s = s->next) qs[n++] = s->queue;
+        for (struct clrun_queue *s = ctx->streams; s; s = s->next) qs[n++] = s->queue;
         unsigned made = 0;
         for (; made < n && err == CL_SUCCESS; made++)
             if ((err = clEnqueueMarkerWithWaitList(qs[made], 0, NULL, &ev[made])) == CL_SUCCESS) err = clFlush(qs[made]);
@@ -223,6 +233,7 @@ clrun_status clrun_finish(clrun_ctx *ctx)
         for (unsigned i = 0; i < n && err == CL_SUCCESS; i++) err = clEnqueueBarrierWithWaitList(qs[i], made, ev, NULL);
         for (unsigned i = 0; i < made; i++) clReleaseEvent(ev[i]);
         for (unsigned i = 0; i < n && err == CL_SUCCESS; i++) err = clFinish(qs[i]);
+        free(ev), free(qs);
     } else err = clFinish(ctx->own.queue);
     if (err != CL_SUCCESS) return clrun__fail_cl(ctx, err, "clFinish", "waiting for the context's queues");
     return CLRUN_OK;
@@ -266,7 +277,7 @@ clrun_status clrun__lib_kernel(clrun_ctx *ctx, const char *file, const char *opt
 
 clrun_status clrun__scratch(clrun_ctx *ctx, size_t bytes, clrun_buf **out)
 {
-    struct clrun_queue *q = ctx->cur; /* each queue its own: ops on two queues run at once */
+    struct clrun_queue *q = clrun__cur(ctx); /* each queue its own: ops on two queues run at once */
     if (!q->scratch || clrun_buf_size(q->scratch) < bytes) {
         clrun_buf *b = NULL;
         size_t want = bytes < 65536 ? 65536 : bytes;

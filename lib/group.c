@@ -87,21 +87,29 @@ static int parse_spec(const char *spec, unsigned *idx, unsigned cap, clrun_statu
 clrun_status clrun_group_open(clrun_group **out, const char *spec)
 {
     clrun_status st = CLRUN_OK;
-    unsigned idx[64];
+    unsigned *idx = NULL, total = 0;
     int n;
     if (!out) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_group_open: out is NULL");
     *out = NULL;
     if ((st = clrun__settings_check(NULL))) return st;
+    if ((st = clrun_device_count(&total))) return st;
+    /* a group names each device at most once: as many entries as there are devices */
+    if (!(idx = malloc((total ? total : 1) * sizeof *idx))) return clrun__fail(NULL, CLRUN_HOST_OUT_OF_MEMORY, "clrun_group_open: out of memory");
     if (!spec || !*spec) spec = clrun__setting_text(CLRUN__SET_DEVICES);
     if (!spec || !*spec) { /* the device clrun_open would choose, alone */
-        if ((st = clrun_device_select(NULL, &idx[0], NULL))) return st;
+        if ((st = clrun_device_select(NULL, &idx[0], NULL))) {
+            free(idx);
+            return st;
+        }
         n = 1;
-    } else if ((n = parse_spec(spec, idx, 64, &st)) < 0) {
+    } else if ((n = parse_spec(spec, idx, total ? total : 1, &st)) < 0) {
+        free(idx);
         return st;
     }
     clrun_group *g = calloc(1, sizeof *g);
     if (g) g->ctx = calloc((size_t)n, sizeof *g->ctx), g->w = calloc((size_t)n, sizeof *g->w);
     if (!g || !g->ctx || !g->w) {
+        free(idx);
         clrun_group_close(g);
         return clrun__fail(NULL, CLRUN_HOST_OUT_OF_MEMORY, "clrun_group_open: out of memory");
     }
@@ -110,11 +118,13 @@ clrun_status clrun_group_open(clrun_group **out, const char *spec)
         char one[16];
         snprintf(one, sizeof one, "%u", idx[i]);
         if ((st = clrun_open(&g->ctx[i], one))) {
+            free(idx);
             clrun_group_close(g);
             return st;
         }
         g->n++;
     }
+    free(idx);
     *out = g;
     return CLRUN_OK;
 }

@@ -36,14 +36,21 @@ struct clrun_queue {
     struct clrun_queue *next; /* the context's next stream */
 };
 
+/* A thread's current queue on a context, other than the context's own (clrun_queue_use). Threads are
+ * told apart by a serial number of their own, never reused (a pthread_t may be). */
+struct clrun__cur {
+    uint64_t thread;
+    struct clrun_queue *q;
+};
+
 struct clrun_ctx {
     clrun_device_info info;
     cl_platform_id platform;
     cl_device_id device;
     cl_context context;
-    cl_command_queue queue;  /* the queue calls enqueue to now: cur->queue */
-    struct clrun_queue own;  /* the context's own queue */
-    struct clrun_queue *cur; /* the current queue (clrun_queue_use): &own or a stream */
+    struct clrun_queue own;      /* the context's own queue: every thread's current queue unless it chose a stream */
+    struct clrun__cur *curs;     /* per thread that chose a stream (clrun_queue_use): which one; grows */
+    size_t ncur, capcur;
     struct clrun_queue *streams;
     char *err;            /* last error text; grows to hold long build logs */
     int delivering;       /* pipelines' deliver callbacks running now (lib/pipe.c) */
@@ -111,6 +118,10 @@ struct clrun_event {
     clrun_ctx *ctx;
     cl_event event;
 };
+
+/* The calling thread's current queue on ctx (queue.c): &ctx->own unless it chose a stream. */
+struct clrun_queue *clrun__cur(clrun_ctx *ctx);
+#define clrun__queue(ctx) (clrun__cur(ctx)->queue)
 
 /* Append text to the context's last error (after clrun__fail). */
 void clrun__append(clrun_ctx *ctx, const char *text);

@@ -324,8 +324,12 @@ clrun_status clrun_arg_bytes(clrun_kernel *k, unsigned i, const void *value, siz
     return set(k, i, size, value, "clrun_arg_bytes");
 }
 
-/* Local size when the caller gives none: a multiple of the preferred multiple, about 256 items. */
-static void choose_local(clrun_kernel *k, unsigned dims, const size_t *global, size_t *local)
+/* Local size when the caller gives none. The library's own kernels guard their tails, so for them
+ * (round != 0) it is a multiple of the preferred multiple, about 256 items, and the global size is
+ * rounded up to it. For a caller's kernel it divides the global size in every dimension, so no
+ * work-item runs that the caller did not ask for (one rule for C, Python and the CLI): the largest
+ * divisor within the work-group budget, a multiple of the preferred multiple where one exists. */
+static void choose_local(clrun_kernel *k, unsigned dims, const size_t *global, size_t *local, int round)
 {
     clrun_ctx *ctx = k->prog->ctx;
     size_t pref = 0, maxwg = 0;
@@ -339,6 +343,26 @@ static void choose_local(clrun_kernel *k, unsigned dims, const size_t *global, s
     if (pref > target) pref = target;
     const size_t *mi = ctx->info.max_work_item;
     for (unsigned d = 0; d < 3; d++) local[d] = 1;
+    if (!round) {
+        size_t budget = target;
+        for (unsigned d = 0; d < dims; d++) {
+            size_t cap = budget < global[d] ? budget : global[d], best = 1, best_pref = 0;
+            if (mi[d] && cap > mi[d]) cap = mi[d];
+            for (size_t l = cap; l >= 1; l--)
+                if (global[d] % l == 0) {
+                    if (best == 1) best = l;
+                    if (l % pref == 0) {
+                        best_pref = l;
+                        break;
+                    }
+                }
+            /* a multiple of the preferred multiple unless that costs more than half the group */
+            local[d] = best_pref && best_pref * 2 >= best ? best_pref : best;
+            budget /= local[d];
+            if (budget == 0) budget = 1;
+        }
+        return;
+    }
     if (dims == 1) {
         size_t l = target / pref * pref;
         size_t need = (global[0] + pref - 1) / pref * pref; /* no bigger than the rounded-up global */
@@ -358,8 +382,10 @@ static void choose_local(clrun_kernel *k, unsigned dims, const size_t *global, s
  * device's address space; each local size within the device's work-item sizes and their product
  * within the device's work-group size; the __local arguments within the device's local memory;
  * fewer than 2^32 work-groups in each dimension (drivers count them in 32 bits). g gets the global
- * size the driver is given (rounded up to l when the caller gave no local size), l the local one. */
-static clrun_status check_range(clrun_kernel *k, unsigned dims, const size_t *global, const size_t *local, size_t *g, size_t *l)
+ * size the driver is given (the caller's; rounded up to l only for the library's own kernels, which
+ * guard their tails, when no local size was given), l the local one. */
+static clrun_status check_range(clrun_kernel *k, unsigned dims, const size_t *global, const size_t *local, size_t *g, size_t *l,
+                                int round)
 {
     clrun_ctx *ctx = k->prog->ctx;
     const clrun_device_info *in = &ctx->info;
@@ -392,7 +418,7 @@ static clrun_status check_range(clrun_kernel *k, unsigned dims, const size_t *gl
             return clrun__fail(ctx, CLRUN_INVALID_ARG, "launching %s: a work-group of %zu work-items; %s allows at most %zu", k->name, wg,
                                in->name, kwg);
     } else {
-        choose_local(k, dims, global, l);
+        choose_local(k, dims, global, l, round);
         for (unsigned d = 0; d < dims; d++) g[d] = (global[d] + l[d] - 1) / l[d] * l[d]; /* global[d] < 2^62: no overflow */
     }
     for (unsigned d = 0; d < dims; d++)
@@ -408,8 +434,9 @@ static clrun_status check_range(clrun_kernel *k, unsigned dims, const size_t *gl
     return CLRUN_OK;
 }
 
-clrun_status clrun_launch_ev(clrun_kernel *k, unsigned dims, const size_t *global, const size_t *local, clrun_event **ev)
+static clrun_status launch(clrun_kernel *k, unsigned dims, const size_t *global, const size_t *local, clrun_event **ev, int round)
 {
+    if (!k) return clrun__fail(NULL, CLRUN_INVALID_ARG, "launching: the kernel is NULL");
     clrun_ctx *ctx = k->prog->ctx;
     CLRUN__SERIAL(ctx);
     size_t g[3] = {1, 1, 1}, l[3] = {1, 1, 1};
@@ -417,12 +444,12 @@ clrun_status clrun_launch_ev(clrun_kernel *k, unsigned dims, const size_t *globa
     char desc[400];
     clrun_status st;
     if (ev) *ev = NULL;
-    if ((st = check_range(k, dims, global, local, g, l))) return st;
+    if ((st = check_range(k, dims, global, local, g, l, round))) return st;
     for (unsigned i = 0; i < k->nargs; i++)
         if (!k->set[i])
             return clrun__fail(ctx, CLRUN_ARG_MISMATCH, "launching %s: %s was never set (the kernel takes %u arguments)", k->name,
                                arg_desc(k, i, desc, sizeof desc), k->nargs);
-    cl_int err = clEnqueueNDRangeKernel(ctx->queue, k->kernel, dims, NULL, g, l, 0, NULL, ev || ctx->profile ? &e : NULL);
+    cl_int err = clEnqueueNDRangeKernel(clrun__queue(ctx), k->kernel, dims, NULL, g, l, 0, NULL, ev || ctx->profile ? &e : NULL);
     if (err != CL_SUCCESS) {
         if (err == CL_INVALID_WORK_GROUP_SIZE && local)
             return clrun__fail(ctx, CLRUN_INVALID_ARG,
@@ -441,9 +468,14 @@ clrun_status clrun_launch_ev(clrun_kernel *k, unsigned dims, const size_t *globa
     return clrun__event_wrap(ctx, e, ev);
 }
 
+clrun_status clrun_launch_ev(clrun_kernel *k, unsigned dims, const size_t *global, const size_t *local, clrun_event **ev)
+{
+    return launch(k, dims, global, local, ev, 0);
+}
+
 clrun_status clrun_launch(clrun_kernel *k, unsigned dims, const size_t *global, const size_t *local)
 {
-    return clrun_launch_ev(k, dims, global, local, NULL);
+    return launch(k, dims, global, local, NULL, 0);
 }
 
 /* ---- typed bind and launch (lib/ops/op.h) ---------------------------------------------------- */
@@ -474,7 +506,7 @@ clrun_status clrun__launch(clrun_kernel *k, clrun__grid g, const clrun__arg *arg
     CLRUN__SERIAL(k->prog->ctx); /* bind and launch as one: a library kernel is shared by the context's callers */
     clrun_status st = clrun__bind(k, args, n);
     if (st != CLRUN_OK) return st;
-    return clrun_launch(k, g.dims, g.global, g.local[0] ? g.local : NULL);
+    return launch(k, g.dims, g.global, g.local[0] ? g.local : NULL, NULL, 1); /* library kernels guard their tails */
 }
 
 /* ---- events -------------------------------------------------------------------------------- */

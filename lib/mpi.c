@@ -49,21 +49,29 @@ clrun_status clrun_mpi_open(MPI_Comm comm, const char *spec, clrun_ctx **ctx)
 {
     MPI_Comm node;
     int local = 0;
-    unsigned idx[64], n = 0;
+    unsigned *idx = NULL, n = 0, total = 0;
     *ctx = NULL;
+    if (clrun_device_count(&total) == CLRUN_OK) { /* at most every device, or one per item of the list */
+        const size_t cap = (size_t)total + (spec ? strlen(spec) : 0) + 1;
+        idx = malloc(cap * sizeof *idx);
+        if (!idx) return CLRUN_HOST_OUT_OF_MEMORY;
+    }
     if (MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
         MPI_Comm_rank(node, &local);
         MPI_Comm_free(&node);
     }
-    clrun_status st = candidates(spec && *spec ? spec : "gpu", idx, 64, &n);
-    if (st == CLRUN_NO_DEVICE && !(spec && *spec)) st = candidates("all", idx, 64, &n);
+    const unsigned cap = idx ? (unsigned)(total + (spec ? strlen(spec) : 0) + 1) : 0;
+    clrun_status st = idx ? candidates(spec && *spec ? spec : "gpu", idx, cap, &n) : clrun_device_count(&total);
+    if (st == CLRUN_NO_DEVICE && !(spec && *spec)) st = candidates("all", idx, cap, &n);
     if (st) {
+        free(idx);
         if (!*clrun_last_error(NULL))
             fprintf(stderr, "clrun_mpi_open: no device matches '%s' (clrun devices lists them)\n", spec && *spec ? spec : "gpu");
         return st;
     }
     char one[32];
     snprintf(one, sizeof one, "%u", idx[(unsigned)local % n]);
+    free(idx);
     return clrun_open(ctx, one);
 }
 

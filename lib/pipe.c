@@ -134,7 +134,7 @@ static cl_int settle(clrun_pipe *pp, cl_event ev)
     cl_int status = CL_QUEUED;
     for (long spins = 0;; spins++) {
         if (clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, NULL) != CL_SUCCESS || spins > 200000) {
-            clFinish(pp->up), clFinish(pp->ctx->queue), clFinish(pp->down);
+            clFinish(pp->up), clFinish(clrun__queue(pp->ctx)), clFinish(pp->down);
             return err != CL_SUCCESS ? err : CL_INVALID_EVENT;
         }
         if (status <= CL_COMPLETE) return status < 0 ? status : CL_SUCCESS;
@@ -249,14 +249,14 @@ static clrun_status enqueue(clrun_pipe *pp, struct slot *s, const clrun_image *i
     cl_int err = clEnqueueWriteBuffer(pp->up, s->din->mem, CL_FALSE, 0, ib, s->hptr[0], 0, NULL, &up);
     if (err != CL_SUCCESS) return clrun__fail_cl(ctx, err, "clEnqueueWriteBuffer", "a pipeline's upload of %zu bytes", ib);
     clFlush(pp->up);
-    err = clEnqueueBarrierWithWaitList(ctx->queue, 1, &up, NULL);
+    err = clEnqueueBarrierWithWaitList(clrun__queue(ctx), 1, &up, NULL);
     clReleaseEvent(up);
     if (err != CL_SUCCESS) return clrun__fail_cl(ctx, err, "clEnqueueBarrierWithWaitList", "a pipeline's wait for an upload");
     if ((st = pp->op.run(pp->op.arg, ctx, s->din, &ish, s->dout, &s->shape))) item_fail(pp, s, st);
     /* the marker closes the op's launches, failed or not: the slot's buffers are busy until it */
-    err = clEnqueueMarkerWithWaitList(ctx->queue, 0, NULL, &comp);
+    err = clEnqueueMarkerWithWaitList(clrun__queue(ctx), 0, NULL, &comp);
     if (err != CL_SUCCESS) return clrun__fail_cl(ctx, err, "clEnqueueMarkerWithWaitList", "a pipeline's end of an item");
-    clFlush(ctx->queue);
+    clFlush(clrun__queue(ctx));
     if (s->st) return s->done = comp, CLRUN_OK;
     err = clEnqueueReadBuffer(pp->down, s->dout->mem, CL_FALSE, 0, ob, s->hptr[1], 1, &comp, &s->done);
     clReleaseEvent(comp);
@@ -287,7 +287,7 @@ clrun_status clrun_pipe_send(clrun_pipe *pp, const clrun_image *in, void *tag)
     s->tag = tag, s->st = CLRUN_OK, s->err = NULL, s->done = NULL;
     clrun_status st = enqueue(pp, s, in);
     if (st) { /* a queue refused work: let what was enqueued finish, and take this item back */
-        clFinish(pp->up), clFinish(ctx->queue), clFinish(pp->down);
+        clFinish(pp->up), clFinish(clrun__queue(ctx)), clFinish(pp->down);
         if (s->done) clReleaseEvent(s->done);
         s->done = NULL;
         free(s->err);

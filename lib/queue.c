@@ -1,8 +1,40 @@
 /* queue.c — streams: more in-order queues on a context's device (clrun_queue), the choice of the
- * queue a context's calls enqueue to, waits on events across queues, markers. */
+ * queue a context's calls enqueue to (per thread, as CUDA's current stream), waits on events across
+ * queues, markers. */
 #include "internal.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
+
+/* This thread's serial number: 1, 2, … in the order threads first ask, never reused. */
+static uint64_t thread_serial(void)
+{
+    static atomic_uint_least64_t next = 1;
+    static _Thread_local uint64_t me;
+    if (!me) me = atomic_fetch_add(&next, 1);
+    return me;
+}
+
+struct clrun_queue *clrun__cur(clrun_ctx *ctx)
+{
+    CLRUN__SERIAL(ctx);
+    if (ctx->ncur) {
+        uint64_t me = thread_serial();
+        for (size_t i = 0; i < ctx->ncur; i++)
+            if (ctx->curs[i].thread == me) return ctx->curs[i].q;
+    }
+    return &ctx->own;
+}
+
+/* Forget every thread's choice of q (or, with only_me, the calling thread's choice). */
+static void forget(clrun_ctx *ctx, struct clrun_queue *q, int only_me)
+{
+    uint64_t me = only_me ? thread_serial() : 0;
+    size_t j = 0;
+    for (size_t i = 0; i < ctx->ncur; i++)
+        if (!(only_me ? ctx->curs[i].thread == me : ctx->curs[i].q == q)) ctx->curs[j++] = ctx->curs[i];
+    ctx->ncur = j;
+}
 
 clrun_status clrun_queue_new(clrun_ctx *ctx, clrun_queue **out)
 {
@@ -29,7 +61,7 @@ void clrun_queue_free(clrun_queue *q)
     clrun_ctx *ctx = q->ctx;
     CLRUN__SERIAL(ctx);
     if (q == &ctx->own) return; /* the context's own queue goes with clrun_close */
-    if (ctx->cur == q) ctx->cur = &ctx->own, ctx->queue = ctx->own.queue;
+    forget(ctx, q, 0);          /* threads that had it current are back on the context's own */
     for (struct clrun_queue **p = &ctx->streams; *p; p = &(*p)->next)
         if (*p == q) {
             *p = q->next;
@@ -43,15 +75,22 @@ void clrun_queue_free(clrun_queue *q)
 
 clrun_queue *clrun_ctx_queue(clrun_ctx *ctx) { return ctx ? &ctx->own : NULL; }
 
-clrun_queue *clrun_queue_current(clrun_ctx *ctx) { return ctx ? ctx->cur : NULL; }
+clrun_queue *clrun_queue_current(clrun_ctx *ctx) { return ctx ? clrun__cur(ctx) : NULL; }
 
 clrun_status clrun_queue_use(clrun_ctx *ctx, clrun_queue *q)
 {
-    CLRUN__SERIAL(ctx);
     if (!ctx) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_queue_use: ctx is NULL");
+    CLRUN__SERIAL(ctx);
     if (q && q->ctx != ctx) return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_queue_use: the queue belongs to another context");
-    ctx->cur = q ? q : &ctx->own;
-    ctx->queue = ctx->cur->queue;
+    forget(ctx, NULL, 1);
+    if (!q || q == &ctx->own) return CLRUN_OK;
+    if (ctx->ncur == ctx->capcur) {
+        size_t cap = ctx->capcur ? 2 * ctx->capcur : 4;
+        struct clrun__cur *grown = realloc(ctx->curs, cap * sizeof *grown);
+        if (!grown) return clrun__fail(ctx, CLRUN_HOST_OUT_OF_MEMORY, "clrun_queue_use: out of memory");
+        ctx->curs = grown, ctx->capcur = cap;
+    }
+    ctx->curs[ctx->ncur++] = (struct clrun__cur){thread_serial(), q};
     return CLRUN_OK;
 }
 

@@ -355,9 +355,54 @@ static void profiling_counts_every_launch(void **state)
     clrun_kernel_free(k);
 }
 
+
+/* One launch rule: a launch runs exactly the work-items asked for, never more (a kernel without a
+ * bounds check must be safe). An atomic counter over every global size 1…1025, primes up to 10^6,
+ * and 2-D and 3-D ranges of awkward extents, with a NULL local size, counts exactly the range. */
+static void launch_runs_exactly_the_global_size(void **state)
+{
+    clrun_ctx *ctx = ((struct fixture *)*state)->ctx;
+    static const char count_src[] = "__kernel void count(__global uint *c) { atomic_inc(c); }\n";
+    clrun_prog *p = NULL;
+    clrun_kernel *k = NULL;
+    clrun_buf *c = NULL;
+    CHECK_OK(ctx, clrun_prog_source(ctx, count_src, "count.cl", NULL, &p));
+    CHECK_OK(ctx, clrun_kernel_new(p, "count", &k));
+    CHECK_OK(ctx, clrun_buf_new(ctx, 4, 0, &c));
+    CHECK_OK(ctx, clrun_arg_buf(k, 0, c));
+    static const size_t primes[] = {1031, 4099, 65521, 131071, 524287, 999983};
+    const size_t nsizes = 1025 + sizeof primes / sizeof *primes;
+    for (size_t i = 0; i < nsizes; i++) {
+        const size_t g = i < 1025 ? i + 1 : primes[i - 1025];
+        const unsigned zero = 0;
+        unsigned got = 0;
+        CHECK_OK(ctx, clrun_buf_fill(c, &zero, 4, 0, 4));
+        CHECK_OK(ctx, clrun_launch(k, 1, &g, NULL));
+        CHECK_OK(ctx, clrun_download(c, 0, &got, 4));
+        if (got != g) fail_msg("global size %zu with a NULL local size ran %u work-items", g, got);
+    }
+    static const size_t shapes[][3] = {{7, 13, 1}, {1023, 3, 1}, {1, 257, 1}, {17, 1, 1}, {5, 7, 11}, {31, 2, 129}};
+    for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++) {
+        const unsigned dims = shapes[i][2] > 1 ? 3 : 2, zero = 0;
+        unsigned got = 0;
+        CHECK_OK(ctx, clrun_buf_fill(c, &zero, 4, 0, 4));
+        clrun_event *ev = NULL;
+        CHECK_OK(ctx, clrun_launch_ev(k, dims, shapes[i], NULL, &ev));
+        CHECK_OK(ctx, clrun_event_wait(ev));
+        clrun_event_free(ev);
+        CHECK_OK(ctx, clrun_download(c, 0, &got, 4));
+        const size_t want = shapes[i][0] * shapes[i][1] * (dims == 3 ? shapes[i][2] : 1);
+        if (got != want) fail_msg("range %zu×%zu×%zu ran %u work-items", shapes[i][0], shapes[i][1], shapes[i][2], got);
+    }
+    clrun_buf_free(c);
+    clrun_kernel_free(k);
+    clrun_prog_free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(launch_runs_exactly_the_global_size),
         cmocka_unit_test(every_scalar_type),
         cmocka_unit_test(argument_mismatches_name_the_argument),
         cmocka_unit_test(ranges_and_contexts_checked_at_launch),

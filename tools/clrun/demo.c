@@ -196,10 +196,12 @@ static int demo_group(const char *devices)
     if (st) return st == CLRUN_INVALID_ARG ? cli_usage_error("demo", "%s", clrun_last_error(NULL)) : cli_fail("demo", NULL, st);
     const unsigned nd = clrun_group_size(g);
     rec.group_devices = nd;
-    double w[64] = {0}, alone[64] = {1};
-    clrun_ctx *ctxs[64];
-    int rc = nd > 64;
-    if (!rc) st = clrun_group_weights(g, w);
+    double *w = calloc(nd, sizeof *w), *alone = calloc(nd, sizeof *alone);
+    clrun_ctx **ctxs = calloc(nd, sizeof *ctxs);
+    size_t *rows = calloc(nd, sizeof *rows);
+    int rc = 0;
+    if (!w || !alone || !ctxs || !rows) st = CLRUN_HOST_OUT_OF_MEMORY, fprintf(stderr, "clrun demo: out of memory\n");
+    else alone[0] = 1, st = clrun_group_weights(g, w);
     for (unsigned i = 0; !rc && !st && i < nd; i++) {
         ctxs[i] = clrun_group_ctx(g, i);
         printf("group      device %u: %s (weight %.1f)\n", i, clrun_ctx_device(ctxs[i])->name, w[i]);
@@ -217,7 +219,6 @@ static int demo_group(const char *devices)
     }
     if (st) rc = cli_fail("demo", NULL, st);
     else if (!rc) {
-        size_t rows[64];
         clrun_group_split_rows(g, n, rows);
         rec.group_alone_ms = t1 * 1e3, rec.group_ms = t2 * 1e3;
         printf("group      gemm 1024³ from host arrays: %.1f ms on device 0 alone, %.1f ms on the group (rows:", t1 * 1e3, t2 * 1e3);
@@ -239,6 +240,7 @@ static int demo_group(const char *devices)
         if (rec.group_ok == -1) rec.group_ok = !rc;
     }
     free(one), free(all);
+    free(w), free(alone), free(ctxs), free(rows);
     clrun_group_close(g);
     return rc;
 }

@@ -343,12 +343,13 @@ static int op_gemm(clrun_ctx *ctx, clrun_group *grp, clrun_array *in, const stru
                                  : ", from bf16 inputs");
     wrote(o, "gemm", &R, note);
     if (grp) { /* which device took which rows */
-        size_t rows[64];
-        const unsigned nd = clrun_group_size(grp) < 64 ? clrun_group_size(grp) : 64;
-        if (clrun_group_split_rows(grp, M, rows) == CLRUN_OK)
+        const unsigned nd = clrun_group_size(grp);
+        size_t *rows = calloc(nd, sizeof *rows);
+        if (rows && clrun_group_split_rows(grp, M, rows) == CLRUN_OK)
             for (unsigned i = 0; i < nd; i++)
                 fprintf(cli_notes(o->out), "  device %u, %s: %zu of %zu rows\n", i, clrun_ctx_device(clrun_group_ctx(grp, i))->name,
                         rows[i], M);
+        free(rows);
     }
     goto done;
 fail:

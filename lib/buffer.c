@@ -119,8 +119,16 @@ clrun_status clrun_buf_wrap(clrun_ctx *ctx, cl_mem mem, size_t offset, size_t by
         (err = clGetMemObjectInfo(mem, CL_MEM_TYPE, sizeof type, &type, NULL)) != CL_SUCCESS ||
         (err = clGetMemObjectInfo(mem, CL_MEM_SIZE, sizeof size, &size, NULL)) != CL_SUCCESS)
         return clrun__fail_cl(ctx, err, "clGetMemObjectInfo", "clrun_buf_wrap: reading the memory object (is it a valid cl_mem?)");
-    if (type != CL_MEM_OBJECT_BUFFER)
-        return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_buf_wrap: the memory object is an image, not a buffer");
+    if (type != CL_MEM_OBJECT_BUFFER) {
+        if (type >= CL_MEM_OBJECT_IMAGE2D && type <= CL_MEM_OBJECT_IMAGE1D_BUFFER)
+            return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_buf_wrap: the memory object is an image, not a buffer");
+        if (type == 0x10F7) /* CL_MEM_OBJECT_PIPE (OpenCL 2.0) */
+            return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_buf_wrap: the memory object is a pipe, not a buffer");
+        return clrun__fail(ctx, CLRUN_INVALID_ARG,
+                           "clrun_buf_wrap: the handle is not a memory object (its driver reports type 0x%x): a queue, context, "
+                           "kernel or other object was passed as a cl_mem",
+                           (unsigned)type);
+    }
     if (mc != ctx->context)
         return clrun__fail(ctx, CLRUN_INVALID_ARG,
                            "clrun_buf_wrap: the buffer belongs to another OpenCL context (wrap that context with clrun_ctx_wrap)");

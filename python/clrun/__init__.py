@@ -12,7 +12,7 @@ A thin layer over libclrun (ctypes): every failure raises a clrun.Error subclass
 and the library's message.
 """
 from ._core import (ArgMismatch, Buffer, BuildFailed, CLError, Context, DeviceInfo, DeviceOutOfMemory, Error, Event, FileError,  # noqa: F401
-                    FormatError, HostOutOfMemory, In, InOut, InvalidArgument, Kernel, Local, NoDevice, NoPlatform, NotFound, Out, Program,
+                    FormatError, HostOutOfMemory, In, InOut, InvalidArgument, Kernel, Local, NoDevice, NoPlatform, NotFound, Out, OutOfRange, Program,
                     Unsupported, devices, open, select, version)
 from ._ops import (add, argmax, axpy, calibrate, canny, cast, dequantize, div, dot, fma, gemm, gemm_s8, gemm_sp, imread, imwrite,  # noqa: F401
                    max, min, mul, norm2, quantize, scale, sp24_compress, sp24_decompress, sp24_prune, sub, sum, tensor_cores, tensor_kernel)

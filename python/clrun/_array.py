@@ -7,12 +7,15 @@ on the device is refused with a clrun.Error that says what is missing, never don
 """
 import math
 import threading
+import warnings
+import weakref
 from ctypes import byref, c_size_t, c_void_p
 
 import numpy as np
 
 from . import _lib as L
-from ._core import BF16, F16, F32, ArgMismatch, Buffer, Error, Event, InvalidArgument, Unsupported, _check, _raise
+from ._core import (BF16, F16, F32, ArgMismatch, Buffer, Error, Event, InvalidArgument, OutOfRange, Unsupported, _check, _dims, _is_dead,
+                    _kill, _nbytes, _raise)
 
 # OpenCL C names of the dtypes an Array may have (bool is stored as one byte, 0 or 1)
 _CL = {np.dtype(np.float32): "float", np.dtype(np.float16): "half", np.dtype(np.float64): "double", np.dtype(np.int8): "char",
@@ -34,10 +37,7 @@ def _dt_name(dt, bf16=False):
 
 
 def _shape(shape):
-    t = tuple(int(s) for s in (shape if isinstance(shape, (tuple, list)) else (shape,)))
-    if any(s < 0 for s in t):
-        raise InvalidArgument(1, f"a shape has no negative dimension: {t}")
-    return t
+    return _dims(shape)
 
 
 # ---- the memory pool --------------------------------------------------------------------------------
@@ -67,10 +67,11 @@ class _Pool:
                 self.held -= nbytes
                 return lst.pop()
         h = c_void_p()
-        st = L.buf_new(self.ctx._h, nbytes, 0, byref(h))
+        ch = self.ctx.handle  # raises once the context is closed
+        st = L.buf_new(ch, nbytes, 0, byref(h))
         if st == 5 and self.held:  # out of device memory: give the pool back and try once more
             self.release_all()
-            st = L.buf_new(self.ctx._h, nbytes, 0, byref(h))
+            st = L.buf_new(ch, nbytes, 0, byref(h))
         _check(st, self.ctx._h)
         return h.value
 
@@ -127,7 +128,7 @@ class Array(Buffer):
         self.dtype = np.dtype(dtype)
         self.shape = _shape(shape)
         self.size = math.prod(self.shape)
-        self.nbytes = self.size * self.dtype.itemsize
+        self.nbytes = _nbytes(self.shape, self.dtype)
         self.bf16 = bool(bf16)
         if self.bf16 and self.dtype != np.uint16:
             raise InvalidArgument(1, "a bfloat16 Array holds uint16 bit patterns")
@@ -156,9 +157,18 @@ class Array(Buffer):
         return self
 
     def _release(self):
+        """Free (or pool) the memory, and the sub-buffer of a view; the Array and every view of its
+        memory become dead (any use raises clrun.InvalidArgument), so no view writes into memory
+        the pool has handed to another Array."""
+        if _is_dead(self):
+            return
         if getattr(self, "_sub", None):
             L.buf_free(self._sub)
             self._sub = None
+        views = self.__dict__.get("_views")
+        if views:
+            for v in list(views):
+                v._release()
         if getattr(self, "_wrapped", False):
             Buffer._release(self)
         elif getattr(self, "_base", 0) is None and self._h:
@@ -167,6 +177,7 @@ class Array(Buffer):
                 _pool(self.ctx).give(h, self._cap)
             else:
                 L.buf_free(h)
+        _kill(self, "the array is freed" if self.__dict__.get("_base") is None else "the array this view shares memory with is freed")
 
     def _mem(self):
         """(the cl handle of the memory, byte offset of element 0)."""
@@ -226,7 +237,12 @@ class Array(Buffer):
 
     def _view(self, shape, byte_off):
         root = self._base if self._base is not None else self
-        return Array(self.ctx, shape, self.dtype, self.bf16, _base=root, _off=self._off + byte_off)
+        v = Array(self.ctx, shape, self.dtype, self.bf16, _base=root, _off=self._off + byte_off)
+        views = root.__dict__.get("_views")
+        if views is None:
+            views = root._views = weakref.WeakSet()
+        views.add(v)
+        return v
 
     # transfers -------------------------------------------------------------------------------------
 
@@ -525,27 +541,47 @@ class Array(Buffer):
     # reductions ------------------------------------------------------------------------------------
 
     def sum(self):
-        """The sum of the elements, as NumPy's scalar type for it: float32/float16 compensated in the
-        library (clrun_sum: error about 5e-7 of the sum of magnitudes); integers summed in 64 bits."""
+        """The sum of the elements as NumPy's sum gives it (its type too: int64/uint64 for integers
+        and bools); float32/float16 compensated in the library (error about 5e-7 of the sum of
+        magnitudes), float64 accumulated in double."""
         return _reduce(self, "sum")
 
+    def prod(self):
+        """The product of the elements (NumPy's type: int64/uint64 for integers, wrapping as NumPy's)."""
+        return _reduce(self, "prod")
+
     def max(self):
-        """The largest element (NaN if any is NaN)."""
+        """The largest element (NaN if any is NaN); an empty Array is refused."""
         return _reduce(self, "max")
 
     def min(self):
+        """The smallest element (NaN if any is NaN); an empty Array is refused."""
         return _reduce(self, "min")
 
     def argmax(self):
-        """The flat index of the first largest element (of the first NaN if any)."""
+        """The flat index of the first largest element (of the first NaN if any), as np.int64."""
         return _reduce(self, "argmax")
 
+    def argmin(self):
+        """The flat index of the first smallest element (of the first NaN if any), as np.int64."""
+        return _reduce(self, "argmin")
+
+    def mean(self):
+        """The mean (float64 for integers and bools, the dtype for floats); NaN with a warning when empty."""
+        return _reduce(self, "mean")
+
+    def any(self):
+        return _reduce(self, "any")
+
+    def all(self):
+        return _reduce(self, "all")
+
     def dot(self, other):
-        """The dot product of two 1-D (or equally shaped) float Arrays, as a float."""
-        return _reduce(self, "dot", other)
+        """NumPy's dot: the inner product of 1-D Arrays, the matrix product of 2-D ones (see clrun.dot)."""
+        return dot(self, other)
 
     def norm(self):
-        """The Euclidean norm of the elements, as a float."""
+        """The Euclidean norm of the elements (np.linalg.norm: the dtype for floats, float64 for integers)."""
         return _reduce(self, "norm2")
 
     def canny(self, low, high, l2=False, aperture=3, blur=0, blur_sigma=0.0):
@@ -579,19 +615,30 @@ def _scalar_of(v, dt, op):
     if isinstance(v, int):
         if dt.kind in "iu":
             info = np.iinfo(dt)
-            if not info.min <= v <= info.max:
-                raise Unsupported(11, f"{op}: {v} does not fit {dt} (NumPy would widen the result; clrun keeps the Array's dtype)")
+            if not info.min <= v <= info.max:  # NumPy 2 (NEP 50) raises OverflowError here too
+                raise OutOfRange(1, f"{op}: Python integer {v} out of bounds for {dt}")
+        elif dt.kind == "f":
+            return _float_scalar(float(v), dt)
         return np.array(v, dt)
     if isinstance(v, float):
         if dt.kind != "f":
             raise Unsupported(11, f"{op}: a float with an {dt} Array would give float64 in NumPy; clrun does not mix types "
                                   "(.astype(np.float32) first)")
-        with np.errstate(over="ignore"):
-            return np.array(v, dt)
+        return _float_scalar(v, dt)
     raise InvalidArgument(1, f"{op}: an Array or a number, not {type(v).__name__}")
 
 
 _F32 = np.dtype(np.float32)
+
+
+def _float_scalar(v, dt):
+    """A Python float in the Array's float dtype (NEP 50: the Array's type wins); a finite value that
+    overflows it warns as NumPy does (RuntimeWarning: overflow encountered in cast), never silently."""
+    with np.errstate(over="ignore"):
+        r = np.array(v, dt)
+    if math.isfinite(v) and not np.isfinite(r):
+        warnings.warn(f"overflow encountered in cast ({v!r} to {dt} is {float(r)})", RuntimeWarning, stacklevel=4)
+    return r
 
 
 def _vec(op, out, a, b=None, c=None, alpha=1.0):
@@ -794,18 +841,38 @@ class ElementwiseKernel(_Generated):
         ctx = next(a.ctx for a in args if isinstance(a, Array)) if any(isinstance(a, Array) for a in args) else None
         if ctx is None:
             raise ArgMismatch(9, f"{self.name}: no Array among the arguments")
+        n = _extent(self.name, self.args, args, size, ctx)
         c = self._compiled(ctx)
         with c.lock:
             kh = c.k[0]
-            i, n, _ = self._bind(kh, self.args, args)
-            if size is not None:
-                n = int(size)
-            for a in args:
-                if isinstance(a, Array) and a.ctx is not ctx:
-                    raise InvalidArgument(1, f"{self.name}: Arrays of different contexts")
+            i, _, _ = self._bind(kh, self.args, args)
             _check(L.arg_setters["u64"][0](kh, i, n), ctx._h)
             if n:
                 _launch(ctx, kh, n, stream)
+
+
+def _extent(name, params, args, size, ctx):
+    """The n a generated kernel runs over (i from 0 to n - 1): size= (a positive int below 2^63), else
+    the first Array argument's size; every Array argument (views by their own extent) must hold at
+    least n elements, since the statement reads and writes element i of each: a shorter one would
+    be read or written past its end. All Arrays on ctx."""
+    arrays = [a for a in args if isinstance(a, Array)]
+    for a in arrays:
+        if a.ctx is not ctx:
+            raise InvalidArgument(1, f"{name}: Arrays of different contexts")
+    if size is not None:
+        if isinstance(size, bool) or not isinstance(size, (int, np.integer)):
+            raise InvalidArgument(1, f"{name}: size= is a positive integer, not {size!r}")
+        n = int(size)
+        if not 1 <= n < 1 << 63:
+            raise InvalidArgument(1, f"{name}: size= is a positive integer below 2^63, not {n}")
+    else:
+        n = arrays[0].size if arrays else 0
+    for (pname, _, ptr, _), a in zip(params, args):
+        if ptr and isinstance(a, Array) and a.size < n:
+            raise InvalidArgument(1, f"{name}: argument {pname} holds {a.size} elements; the kernel runs over {n} "
+                                     f"({'size=' if size is not None else 'the first Array'}), and would go past its end")
+    return n
 
 
 def _launch(ctx, kh, n, stream, groups=None):
@@ -873,15 +940,14 @@ class ReductionKernel(_Generated):
             out = Array(ctx, (), self.out)
         elif not isinstance(out, Array) or out.dtype != self.out or out.size != 1:
             raise InvalidArgument(1, f"{self.name}: out is a one-element {self.out} Array")
+        if not arrays and size is None:
+            raise ArgMismatch(9, f"{self.name}: no Array among the arguments: give size=")
+        n = _extent(self.name, self.args, args, size, ctx)
         c = self._compiled(ctx)
         wg = _wg(ctx)
         with c.lock:
             kp, kf = c.k
-            i, n, _ = self._bind(kp, self.args, args)
-            if size is not None:
-                n = int(size)
-            if n is None:
-                raise ArgMismatch(9, f"{self.name}: no Array among the arguments: give size=")
+            i, _, _ = self._bind(kp, self.args, args)
             groups = max(1, min(-(-n // wg), 256))
             part = Array(ctx, (groups,), self.out)
             ph, po = part._mem()
@@ -973,47 +1039,232 @@ def _convert_kernel(fr, to):
 
 
 # ---- reductions on Arrays ---------------------------------------------------------------------------
+#
+# Every reduction of every dtype an Array holds gives NumPy's value and NumPy's type (NumPy 2 on
+# Linux): sum and prod of integers and bools in 64 bits (int64, or uint64 for unsigned types),
+# wrapping as NumPy's do; max/min/argmax/argmin propagate NaN (the first NaN's index); mean of
+# integers in float64; any/all as truth values (NaN is true); dot of integers in their own type
+# (wrapping, as NumPy's); norm of integers in float64. float32/float16 sum, max, min, argmax, dot
+# and norm run the library's reductions (compensated: error about 5e-7 of the sum of magnitudes);
+# the rest run kernels generated here: float sums and products accumulate in double where the
+# device has fp64 (float where it has not), work-item partials then a tree. bfloat16 is refused.
+
+_I64, _U64 = np.dtype(np.int64), np.dtype(np.uint64)
+_F64 = np.dtype(np.float64)
+_NAN_MAX = "(isnan(a) ? a : isnan(b) ? b : (a >= b ? a : b))"
+_NAN_MIN = "(isnan(a) ? a : isnan(b) ? b : (a <= b ? a : b))"
+
+
+def _fp64(ctx):
+    return bool(ctx.device.fp64)
+
+
+def _red_kernel(key, make):
+    k = _BUILT.get(key)
+    if k is None:
+        k = _BUILT[key] = make()
+    return k
+
+
+def _src_ty(dt):
+    """The declared element type of an Array argument of a generated kernel (bool Arrays are declared
+    bool and read as uchar)."""
+    return "bool" if dt == np.bool_ else _CL[dt]
+
+
+def _acc_float(x):
+    """The accumulator of a float reduction: double where the device has it, else float."""
+    return "double" if _fp64(x.ctx) else "float"
+
+
+def _run_red(x, key, out_dt, neutral, red, mp, extra_args="", extra=()):
+    cl = _src_ty(x.dtype)
+    args = f"const {cl} *x" + (", " + extra_args if extra_args else "")
+    k = _red_kernel(key, lambda: ReductionKernel(out_dt, neutral, red, mp, args, name="clrun_" + "_".join(str(p) for p in key[1:])
+                                                 .replace(" ", "_").replace("-", "m")))
+    return k(x, *extra).get()[()]
+
+
+def _load_x(dt):
+    return "vload_half(i, x)" if dt == np.float16 else "x[i]"
+
+
+def _int_sum(x, what):
+    """sum or prod of an integer or bool Array in 64 bits, wrapping (NumPy's int64/uint64 result)."""
+    signed = x.dtype.kind == "i" or x.dtype == np.bool_
+    mp = "(ulong)(long)x[i]" if signed else "(ulong)x[i]"
+    r = _run_red(x, ("int", what, _src_ty(x.dtype)), _U64, "0" if what == "sum" else "1", "a + b" if what == "sum" else "a * b", mp)
+    return np.uint64(r).view(np.int64) if signed else np.uint64(r)
+
+
+def _float_sum(x, what):
+    acc = _acc_float(x)
+    out = _F64 if acc == "double" else _F32
+    v = _run_red(x, ("flt", what, _CL[x.dtype], acc), out, "0" if what in ("sum", "sumsq") else "1",
+                 "a * b" if what == "prod" else "a + b",
+                 f"(({acc}){_load_x(x.dtype)}) * (({acc}){_load_x(x.dtype)})" if what == "sumsq" else f"({acc}){_load_x(x.dtype)}")
+    return float(v)
+
+
+def _extreme(x, what):
+    """max or min with NumPy's NaN rule, as the Array's dtype (the caller refuses empty Arrays)."""
+    dt = x.dtype
+    if dt in _FLOATS:
+        from ._ops import _red
+        return dt.type(_red(x.ctx, what, x))
+    if dt == np.bool_:
+        r = _run_red(x, ("bool", what), np.dtype(np.uint8), "0" if what == "max" else "1", "a | b" if what == "max" else "a & b",
+                     "(uchar)(x[i] != 0)")
+        return np.bool_(r)
+    if dt == _F64:
+        return np.float64(_run_red(x, ("f64", what), _F64, "-INFINITY" if what == "max" else "INFINITY",
+                                   _NAN_MAX if what == "max" else _NAN_MIN, "x[i]"))
+    info = np.iinfo(dt)
+    cl = _CL[dt]
+    lim = {("long", "max"): "LONG_MIN", ("long", "min"): "LONG_MAX", ("ulong", "max"): "0", ("ulong", "min"): "ULONG_MAX"}
+    neutral = lim.get((cl, what), str(info.min if what == "max" else info.max))
+    return dt.type(_run_red(x, ("ext", what, cl), dt, neutral, f"{what}(a, b)", "x[i]"))
+
+
+def _arg(x, what):
+    """argmax/argmin: the first index of the extreme (of the first NaN where there is one)."""
+    dt = x.dtype
+    if what == "argmax" and dt in _FLOATS:
+        from ._ops import _red
+        return np.int64(_red(x.ctx, "argmax", x))
+    m = _extreme(x, "max" if what == "argmax" else "min")
+    cl = _src_ty(dt)
+    if dt == np.bool_:
+        ty, val, match = "uchar", int(bool(m)), "((uchar)(x[i] != 0) == m)"
+    elif dt.kind == "f":
+        ty = "float" if dt == np.float16 else cl
+        val = float(m)
+        xi = _load_x(dt)
+        match = f"(({ty}){xi} == m || (isnan(m) && isnan(({ty}){xi})))"
+    else:
+        ty, val, match = cl, int(m), "(x[i] == m)"
+    r = _run_red(x, ("arg", cl), _U64, "ULONG_MAX", "min(a, b)", f"({match} ? (ulong)i : ULONG_MAX)", f"{ty} m", (val,))
+    return np.int64(r)
+
+
+def _truth(x, what):
+    if x.size == 0:
+        return np.bool_(what == "all")
+    xi = f"({_load_x(x.dtype)} != 0)" if x.dtype == np.float16 else "(x[i] != 0)"
+    r = _run_red(x, ("truth", what, _src_ty(x.dtype)), np.dtype(np.uint8), "0" if what == "any" else "1",
+                 "a | b" if what == "any" else "a & b", f"(uchar){xi}")
+    return np.bool_(r)
+
+
+def _empty(x, what):
+    raise InvalidArgument(1, f"{what} of an empty Array: the operation has no identity (NumPy raises ValueError too)")
 
 
 def _reduce(x, what, y=None):
     if x.bf16:
         raise Unsupported(11, f"{what} of a bfloat16 Array: .astype(np.float32) first")
-    if x.dtype in _FLOATS:  # the library's reductions (offsets included), through the module's op
-        if what == "dot":
-            if not isinstance(y, Array):
-                raise InvalidArgument(1, "dot: another Array")
-            _same(x, y, "dot")
-        from ._ops import _red
-        r = _red(x.ctx, what, x, y)
-        return x.dtype.type(r) if what in ("sum", "max", "min") else r
-    if what in ("dot", "norm2", "argmax"):
-        raise Unsupported(11, f"{what} of a {x.dtype} Array: the library's {what} takes float32 and float16 (.astype first)")
-    if x.size == 0 and what != "sum":
-        raise InvalidArgument(1, f"{what} of an empty Array")
-    k = _int_reduction(what, x.dtype)
-    return k(x).get()[()]
-
-
-def _int_reduction(what, dt):
-    key = ("reduce", what, dt)
-    k = _BUILT.get(key)
-    if k is None:
-        cl = "uchar" if dt == np.bool_ else _CL[dt]
-        if what == "sum":
-            out = np.dtype(np.uint64) if dt.kind == "u" else np.dtype(np.int64)
-            k = ReductionKernel(out, "0", "a + b", "x[i]", f"{cl} *x", name=f"clrun_sum_{cl}")
+    dt, n = x.dtype, x.size
+    if what in ("max", "min", "argmax", "argmin") and n == 0:
+        _empty(x, what)
+    if what in ("max", "min"):
+        return _extreme(x, what)
+    if what in ("argmax", "argmin"):
+        return _arg(x, what)
+    if what in ("any", "all"):
+        return _truth(x, what)
+    if what == "sum":
+        if n == 0:
+            return (_I64 if dt.kind in "ib" else _U64 if dt.kind == "u" else dt).type(0)
+        if dt in _FLOATS:
+            from ._ops import _red
+            return dt.type(_red(x.ctx, "sum", x))
+        return dt.type(_float_sum(x, "sum")) if dt == _F64 else _int_sum(x, "sum")
+    if what == "prod":
+        if n == 0:
+            return (_I64 if dt.kind in "ib" else _U64 if dt.kind == "u" else dt).type(1)
+        if dt.kind == "f":
+            with np.errstate(over="ignore"):
+                return dt.type(_float_sum(x, "prod"))
+        return _int_sum(x, "prod")
+    if what == "mean":
+        out = dt if dt.kind == "f" else _F64
+        if n == 0:
+            import warnings
+            warnings.warn("Mean of empty slice", RuntimeWarning, stacklevel=3)
+            return out.type(np.nan)
+        if dt.kind == "f":
+            if dt in _FLOATS:
+                from ._ops import _red
+                s = _red(x.ctx, "sum", x)  # in double: a float16 sum past 65504 still has its mean
+            else:
+                s = _float_sum(x, "sum")
+        elif dt.itemsize <= 4 or not _fp64(x.ctx):
+            s = float(int(_int_sum(x, "sum")))  # exact in 64 bits for 8- to 32-bit values
         else:
-            info = np.iinfo(dt) if dt.kind in "iu" else None
-            neutral = str(info.min if what == "max" else info.max) if info else ("0" if what == "max" else "1")
-            if info and info.min < -2**62:
-                neutral = "LONG_MIN" if what == "max" else "LONG_MAX"
-            elif info and info.max >= 2**63:
-                neutral = "0" if what == "max" else "ULONG_MAX"
-            k = ReductionKernel(np.dtype(np.bool_) if dt == np.bool_ else dt, neutral, f"{what}(a, b)", "x[i]", f"{cl} *x",
-                                name=f"clrun_{what}_{cl}") if dt != np.bool_ else ReductionKernel(
-                                    np.uint8, neutral, f"{what}(a, b)", "x[i]", "uchar *x", name=f"clrun_{what}_bool")
-        _BUILT[key] = k
-    return k
+            s = float(_run_red(x, ("mean", _CL[dt]), _F64, "0", "a + b", "(double)x[i]"))
+        with np.errstate(over="ignore", invalid="ignore"):
+            return out.type(s / n)
+    if what == "norm2":
+        if dt in _FLOATS:
+            from ._ops import _red
+            return dt.type(_red(x.ctx, "norm2", x))
+        if n == 0:
+            return (dt if dt == _F64 else _F64).type(0.0)
+        if dt.kind != "f":
+            x = x.astype(np.float64) if _fp64(x.ctx) else x.astype(np.float32)
+        return np.float64(math.sqrt(_float_sum(x, "sumsq")))
+    raise InvalidArgument(1, f"no reduction {what!r}")
+
+
+def dot(a, b):
+    """NumPy's dot on Arrays: 1-D · 1-D the inner product (in the dtype, integers wrapping as
+    NumPy's); 2-D · 2-D, 2-D · 1-D and 1-D · 2-D the matrix product (through @); a 0-d operand
+    scales the other."""
+    if not isinstance(a, Array) or not isinstance(b, Array):
+        raise InvalidArgument(1, "dot: two clrun.Arrays")
+    if a.ctx is not b.ctx:
+        raise InvalidArgument(1, "dot: the Arrays are on different contexts")
+    if a.dtype != b.dtype or a.bf16 != b.bf16:
+        raise Unsupported(11, f"dot: {_dt_name(a.dtype, a.bf16)} with {_dt_name(b.dtype, b.bf16)}: one dtype (astype one of them)")
+    if a.ndim == 0 or b.ndim == 0:
+        return a * b.item() if b.ndim == 0 else b * a.item()
+    if a.ndim == 1 and b.ndim == 1:
+        if a.shape != b.shape:
+            raise InvalidArgument(1, f"dot: shapes {a.shape} and {b.shape} are not aligned")
+        return _dot1(a, b)
+    if a.ndim > 2 or b.ndim > 2:
+        raise Unsupported(11, f"dot of {a.ndim}-D and {b.ndim}-D Arrays: 1-D and 2-D operands only")
+    if a.shape[-1] != b.shape[0]:
+        raise InvalidArgument(1, f"dot: shapes {a.shape} and {b.shape} are not aligned")
+    if a.ndim == 1:
+        return matmul(a.reshape(1, a.shape[0]), b).reshape(b.shape[1])
+    if b.ndim == 1:
+        return matmul(a, b.reshape(b.shape[0], 1)).reshape(a.shape[0])
+    return matmul(a, b)
+
+
+def _dot1(x, y):
+    dt = x.dtype
+    if x.bf16:
+        raise Unsupported(11, "dot of bfloat16 Arrays: .astype(np.float32) first")
+    if x.size == 0:
+        return np.bool_(False) if dt == np.bool_ else dt.type(0)
+    if dt in _FLOATS:
+        from ._ops import _red
+        return dt.type(_red(x.ctx, "dot", x, y))
+    cl = _src_ty(dt)
+    key = ("dot", cl)
+    if dt == _F64:
+        k = _red_kernel(key, lambda: ReductionKernel(_F64, "0", "a + b", "x[i] * y[i]", "const double *x, const double *y",
+                                                     name="clrun_dot_double"))
+        return np.float64(k(x, y).get()[()])
+    if dt == np.bool_:
+        k = _red_kernel(key, lambda: ReductionKernel(np.uint8, "0", "a | b", "(uchar)(x[i] != 0 && y[i] != 0)",
+                                                     "const bool *x, const bool *y", name="clrun_dot_bool"))
+        return np.bool_(k(x, y).get()[()])
+    k = _red_kernel(key, lambda: ReductionKernel(_U64, "0", "a + b", "(ulong)x[i] * (ulong)y[i]", f"const {cl} *x, const {cl} *y",
+                                                 name=f"clrun_dot_{cl}"))
+    return np.uint64(k(x, y).get()[()]).astype(dt)  # NumPy's integer dot wraps in the dtype; modular sums agree
 
 
 # ---- matmul -----------------------------------------------------------------------------------------
@@ -1056,7 +1307,7 @@ class Stream:
         h = c_void_p()
         _check(L.queue_new(ctx.handle, byref(h)), ctx._h)
         self._h = h.value
-        self._prev = []
+        self._tls = threading.local()  # per thread: the queues to go back to (the current queue is per thread)
         self._keep = []
         self._lock = threading.Lock()
         ctx._adopt(self)
@@ -1075,14 +1326,18 @@ class Stream:
         return L.queue_cl(self.handle)
 
     def __enter__(self):
-        prev = L.queue_current(self.ctx.handle)
-        _check(L.queue_use(self.ctx.handle, self.handle), self.ctx._h)
-        self._prev.append(prev)
+        """Make the stream this thread's current queue on the context (other threads keep theirs)."""
+        ch = self.ctx.handle
+        prev = L.queue_current(ch)
+        _check(L.queue_use(ch, self.handle), self.ctx._h)
+        stack = self._tls.__dict__.setdefault("prev", [])
+        stack.append(prev)
         return self
 
     def __exit__(self, *exc):
-        prev = self._prev.pop()
-        if self.ctx._h:
+        stack = self._tls.__dict__.get("prev")
+        prev = stack.pop() if stack else None
+        if self.__dict__.get("_h") and self.ctx._h:
             L.queue_use(self.ctx._h, prev)
 
     def _async(self, enqueue, keep):
@@ -1114,13 +1369,14 @@ class Stream:
         self._release()
 
     def _release(self):
+        if _is_dead(self):
+            return
         if self._h:
-            if self.ctx._h and L.queue_current(self.ctx._h) == self._h:
-                L.queue_use(self.ctx._h, None)
-            L.queue_free(self._h)  # waits for the stream's commands
+            L.queue_free(self._h)  # waits for the stream's commands; threads that had it current go back to the context's own
             self._h = None
             self._keep.clear()
             self.ctx._streams -= 1
+        _kill(self, "the stream is closed")
 
     def __del__(self):
         try:

@@ -2,6 +2,7 @@
 import ctypes
 import dataclasses
 import math
+import operator
 import os
 import threading
 import weakref
@@ -43,6 +44,9 @@ ArgMismatch = _cls("ArgMismatch", 9, "Kernel arguments do not match the kernel's
 CLError = _cls("CLError", 10, "An OpenCL call failed.")
 Unsupported = _cls("Unsupported", 11, "The device cannot do this.")
 FormatError = _cls("FormatError", 12, "Malformed input data.")
+OutOfRange = type("OutOfRange", (InvalidArgument, OverflowError),
+                  {"status": 1, "__doc__": "A value does not fit the type it would be converted to (an InvalidArgument, also an "
+                                           "OverflowError, as NumPy 2 raises for Python integers out of a dtype's range)."})
 _by_status = {c.status: c for c in (InvalidArgument, NoPlatform, NoDevice, HostOutOfMemory, DeviceOutOfMemory, BuildFailed, FileError,
                                      NotFound, ArgMismatch, CLError, Unsupported, FormatError)}
 
@@ -149,6 +153,61 @@ def select(spec=None):
     return devices()[idx.value], (why.value or b"").decode()
 
 
+# ---- closed and freed objects ------------------------------------------------------------------------
+
+
+class _Dead:
+    """What a closed or freed object becomes (_kill): every public attribute, method and property
+    raises clrun.InvalidArgument naming what happened, but close()/free() (which do nothing again)
+    and closed/freed. Live objects pay nothing for it: their class is swapped at release."""
+
+    _ALLOWED = frozenset(("close", "free", "closed", "freed"))
+
+    def __getattribute__(self, name):
+        if name[:1] != "_" and name not in _Dead._ALLOWED:
+            raise InvalidArgument(1, f"{object.__getattribute__(self, '_dead_msg')}: .{name} is not available")
+        return object.__getattribute__(self, name)
+
+    def __repr__(self):
+        return f"<clrun.{type(self).__mro__[2].__name__} ({object.__getattribute__(self, '_dead_msg')})>"
+
+    def __bool__(self):
+        raise InvalidArgument(1, object.__getattribute__(self, "_dead_msg"))
+
+    def __len__(self):
+        raise InvalidArgument(1, object.__getattribute__(self, "_dead_msg"))
+
+    def __iter__(self):
+        raise InvalidArgument(1, object.__getattribute__(self, "_dead_msg"))
+
+    def __hash__(self):
+        return object.__hash__(self)
+
+    def __eq__(self, other):
+        raise InvalidArgument(1, object.__getattribute__(self, "_dead_msg"))
+
+    closed = freed = True
+
+
+_DEAD = {}
+
+
+def _kill(obj, msg):
+    """Turn obj into its class's dead form (see _Dead); idempotent."""
+    cls = type(obj)
+    if issubclass(cls, _Dead):
+        return
+    dead = _DEAD.get(cls)
+    if dead is None:
+        dead = _DEAD[cls] = type(cls.__name__, (_Dead, cls), {"__module__": cls.__module__, "__qualname__": cls.__qualname__})
+    obj._dead_msg = msg
+    obj.__class__ = dead
+
+
+def _is_dead(obj):
+    return isinstance(obj, _Dead)
+
+
 # ---- context ------------------------------------------------------------------------------------------
 
 
@@ -168,11 +227,44 @@ class _Closing:
             pass
 
 
+def _readable(addr):
+    """Whether 8 bytes at addr can be read, asked of the kernel (write(2) from that address into a
+    pipe fails with EFAULT instead of faulting), so a stale or made-up handle is refused in words."""
+    r, w = os.pipe()
+    try:
+        return _libc_write(w, c_void_p(addr), 8) == 8
+    finally:
+        os.close(r), os.close(w)
+
+
+try:
+    _libc_write = ctypes.CDLL(None, use_errno=True).write
+    _libc_write.argtypes, _libc_write.restype = [ctypes.c_int, c_void_p, c_size_t], ctypes.c_ssize_t
+except (OSError, AttributeError):  # no C library to ask: only the range checks below
+    _libc_write = None
+
+
 def _int_ptr(x):
-    """An OpenCL handle as a c_void_p: an int, or an object with .int_ptr (PyOpenCL's)."""
+    """An OpenCL handle as a c_void_p: an int, or an object with .int_ptr (PyOpenCL's). Values that
+    cannot be a handle are refused before any driver sees them: not an int, 0, negative, 2^64 or
+    more, not 8-byte aligned (drivers allocate their objects), or (where the C library can be asked)
+    pointing at memory that cannot be read, or whose first word (the ICD dispatch table) cannot."""
     v = getattr(x, "int_ptr", x)
-    if not isinstance(v, int) or v == 0:
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
         raise InvalidArgument(1, f"an OpenCL handle is an int or has .int_ptr, not {x!r}")
+    v = int(v)
+    if v <= 0 or v >= 1 << 64:
+        raise InvalidArgument(1, f"{v} cannot be an OpenCL handle (a handle is an address: from 1 to 2^64 - 1)")
+    if v % 8 or v < 4096:
+        raise InvalidArgument(1, f"{v:#x} cannot be an OpenCL handle (a driver's object is 8-byte aligned, above the first page)")
+    if _libc_write is not None:
+        ok = _readable(v)
+        if ok:
+            d = ctypes.c_uint64.from_address(v).value
+            ok = d != 0 and d % 8 == 0 and _readable(d)
+        if not ok:
+            raise InvalidArgument(1, f"{v:#x} is not an OpenCL object (its memory cannot be read, or holds no ICD dispatch table): "
+                                     "a released or made-up handle")
     return c_void_p(v)
 
 
@@ -201,7 +293,8 @@ class Context(_Closing):
         self = cls.__new__(cls)
         self._h = None
         h = c_void_p()
-        _check(L.ctx_wrap(byref(h), _int_ptr(context), _int_ptr(device), _int_ptr(queue) if queue is not None else None))
+        args = (_int_ptr(context), _int_ptr(device), _int_ptr(queue) if queue is not None else None)
+        _check(L.ctx_wrap(byref(h), *args))
         self._h = h.value
         self.device = _info(L.ctx_device(self._h).contents)
         self._children = weakref.WeakSet()
@@ -232,12 +325,15 @@ class Context(_Closing):
         return self._h
 
     def close(self):
-        """Finish what is queued and free the context; buffers and programs made from it must not be used after."""
+        """Finish what is queued and free the context. Everything made from it (Arrays, Buffers,
+        Streams, Programs, Kernels, pipelines) is released with it, and any use of them, or of the
+        context, after raises clrun.InvalidArgument."""
         if self._h:
             for child in sorted(list(self._children), key=lambda c: c._rank):
                 child._release()
             L.close(self._h)
             self._h = None
+        _kill(self, "the context is closed")
 
     def __repr__(self):
         return f"<clrun.Context on {self.device.name!r}>"
@@ -296,7 +392,8 @@ class Context(_Closing):
         """A NumPy array in pinned host memory (clrun_host_alloc): transfers from and to it run at DMA
         speed and take no copy. Valid while the context is open."""
         dt = np.dtype(dtype)
-        n = int(np.prod(shape, dtype=np.int64)) * dt.itemsize
+        shape = _dims(shape)
+        n = _nbytes(shape, dt)
         p = c_void_p()
         _check(L.host_alloc(self.handle, max(n, 1), byref(p)), self._h)
         raw = (ctypes.c_uint8 * max(n, 1)).from_address(p.value)
@@ -364,15 +461,38 @@ def open(spec=None):  # noqa: A001 - the library's own verb
 # ---- buffers ----------------------------------------------------------------------------------------
 
 
+def _dims(shape):
+    """A shape as a tuple of non-negative ints (NumPy's rule: integers only, 1.5 is refused)."""
+    try:
+        t = tuple(operator.index(s) for s in (shape if isinstance(shape, (tuple, list)) else (shape,)))
+    except TypeError:
+        raise InvalidArgument(1, f"a shape is integers, not {shape!r}") from None
+    if any(s < 0 for s in t):
+        raise InvalidArgument(1, f"a shape has no negative dimension: {t}")
+    return t
+
+
+_MAX_BYTES = (1 << 63) - 1
+
+
+def _nbytes(shape, dtype):
+    """The bytes an array of shape and dtype holds, refused (never wrapped) from 2^63 on."""
+    n = math.prod(shape) * np.dtype(dtype).itemsize
+    if n > _MAX_BYTES:
+        raise InvalidArgument(1, f"an array of shape {shape} and {np.dtype(dtype)} would hold {n} bytes: more than any device or "
+                                 "address space (2^63)")
+    return n
+
+
 class Buffer:
     """Device memory for an array of a shape and dtype."""
 
     def __init__(self, ctx, shape, dtype=np.float32, src=None):
         self.ctx = ctx
         self.dtype = np.dtype(dtype)
-        self.shape = tuple(int(s) for s in (shape if isinstance(shape, (tuple, list)) else (shape,)))
+        self.shape = _dims(shape)
         self.size = math.prod(self.shape)
-        self.nbytes = self.size * self.dtype.itemsize
+        self.nbytes = _nbytes(self.shape, self.dtype)
         h = c_void_p()
         if src is not None and self.nbytes:  # made holding a copy of src (C-contiguous, nbytes long): no queued upload
             _check(L.buf_new_from(ctx.handle, src.ctypes.data, self.nbytes, 0, byref(h)), ctx._h)
@@ -394,13 +514,16 @@ class Buffer:
         self._h = None
         self.ctx = ctx
         self.dtype = np.dtype(dtype)
-        self.shape = tuple(int(s) for s in (shape if isinstance(shape, (tuple, list)) else (shape,)))
+        self.shape = _dims(shape)
         self.size = math.prod(self.shape)
-        self.nbytes = self.size * self.dtype.itemsize
+        self.nbytes = _nbytes(self.shape, self.dtype)
         if not self.nbytes:
             raise InvalidArgument(1, "from_int_ptr: an empty shape")
+        off = operator.index(offset)
+        if not 0 <= off <= _MAX_BYTES:
+            raise InvalidArgument(1, f"from_int_ptr: offset {off} is out of range")
         h = c_void_p()
-        _check(L.buf_wrap(ctx.handle, _int_ptr(mem), int(offset), self.nbytes, byref(h)), ctx._h)
+        _check(L.buf_wrap(ctx.handle, _int_ptr(mem), off, self.nbytes, byref(h)), ctx._h)
         self._h = h.value
         ctx._adopt(self)
         return self
@@ -415,12 +538,16 @@ class Buffer:
         return self.handle, 0
 
     def _release(self):
+        if _is_dead(self):
+            return
         if self._h:
             L.buf_free(self._h)
             self._h = None
+        _kill(self, "the buffer is freed")
 
     def free(self):
-        """Free the device memory now (else when the Buffer is collected or its context closes)."""
+        """Free the device memory now (else when the Buffer is collected or its context closes); any
+        use after raises clrun.InvalidArgument."""
         self._release()
 
     def __del__(self):
@@ -604,9 +731,12 @@ class Kernel:
     _rank = 0
 
     def _release(self):
+        if _is_dead(self):
+            return
         if getattr(self, "_h", None):
             L.kernel_free(self._h)
             self._h = None
+        _kill(self, "the kernel's program or context is closed")
 
     def __del__(self):
         self._release()
@@ -788,12 +918,15 @@ class Program:
     _rank = 1
 
     def _release(self):
+        if _is_dead(self):
+            return
         if getattr(self, "_h", None):
             for k in self._kernels.values():
                 k._release()
             self._kernels.clear()
             L.prog_free(self._h)
             self._h = None
+        _kill(self, "the program's context is closed")
 
     @property
     def handle(self):
@@ -804,7 +937,7 @@ class Program:
     @property
     def from_cache(self):
         """Whether the binary came from the on-disk cache."""
-        return bool(L.prog_from_cache(self._h))
+        return bool(L.prog_from_cache(self.handle))
 
     def kernel(self, name):
         k = self._kernels.get(name)
@@ -816,6 +949,12 @@ class Program:
         if name.startswith("_"):
             raise AttributeError(name)
         return self.kernel(name)
+
+    def free(self):
+        """Free the program and its kernels now (else when collected or the context closes)."""
+        self._release()
+
+    close = free
 
     def __del__(self):
         self._release()

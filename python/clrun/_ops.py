@@ -8,7 +8,7 @@ from ctypes import byref, c_double, c_float, c_int, c_int32, c_size_t
 import numpy as np
 
 from . import _lib as L
-from ._core import BF16, F16, F32, I8, Buffer, Error, InvalidArgument, _check
+from ._core import BF16, F16, F32, I8, Buffer, Error, InvalidArgument, OutOfRange, _check
 
 _VEC = {"mul": 0, "add": 1, "sub": 2, "div": 3, "axpy": 4, "scale": 5, "fma": 6}
 _FLOAT = {np.dtype(np.float32): F32, np.dtype(np.float16): F16}
@@ -31,8 +31,32 @@ def _dev(ctx, x, dtype=None):
         if x.ctx is not ctx:
             raise InvalidArgument(1, "a buffer of another context")
         return x, True
-    a = np.ascontiguousarray(x, dtype=dtype)
-    return ctx.upload(a), False
+    return ctx.upload(_exact(x, dtype)), False
+
+
+def _exact(x, dtype, what="an input"):
+    """x as a C-contiguous array of dtype, converted only where no value changes: integers must fit
+    the target (300 is no int8), floats go to integers only when every value is a whole number in
+    range (300.7 is refused, never wrapped to 44), and nothing is narrowed silently."""
+    a = np.asarray(x)
+    if dtype is None or a.dtype == np.dtype(dtype):
+        return np.ascontiguousarray(a)
+    to = np.dtype(dtype)
+    if a.dtype.kind in "iub" and to.kind in "iu":
+        info = np.iinfo(to)
+        if a.size and (int(a.min()) < info.min or int(a.max()) > info.max):
+            raise OutOfRange(1, f"{what} of {a.dtype} holds values from {int(a.min())} to {int(a.max())}, out of {to}'s range "
+                                f"({info.min} to {info.max}): never wrapped")
+    elif a.dtype.kind == "f" and to.kind in "iu":
+        info = np.iinfo(to)
+        with np.errstate(invalid="ignore"):
+            bad = a.size and (not np.all(np.isfinite(a)) or np.any(a != np.trunc(a)) or a.min() < info.min or a.max() > info.max)
+        if bad:
+            raise OutOfRange(1, f"{what} of {a.dtype} is not all whole numbers within {to}'s range ({info.min} to {info.max}): "
+                                f"quantize it first (clrun.quantize), never wrapped or truncated")
+    elif not np.can_cast(a.dtype, to, "same_kind"):
+        raise InvalidArgument(1, f"{what} of {a.dtype} where {to} is wanted: convert it first (astype)")
+    return np.ascontiguousarray(a, dtype=to)
 
 
 def _result(buf, keep):
@@ -260,7 +284,7 @@ def tensor_kernel(ctx, dtype=np.float16, bf16=False):
 
 def _qparams(scale_, zero_point, axis, shape):
     s = np.atleast_1d(np.asarray(scale_, np.float32))
-    z = np.atleast_1d(np.asarray(0 if zero_point is None else zero_point, np.int32))
+    z = np.atleast_1d(_exact(0 if zero_point is None else zero_point, np.int32, "the zero point"))
     if axis is None:
         if s.size != 1 or z.size != 1:
             raise InvalidArgument(1, "quantize: one scale and zero point per tensor (or give axis=)")

@@ -6,7 +6,7 @@ from ctypes import byref, c_double, c_size_t, c_void_p
 import numpy as np
 
 from . import _lib as L
-from ._core import Error, InvalidArgument, _by_status, _check, _Closing, _info, _raise, _spec
+from ._core import Error, InvalidArgument, _by_status, _check, _Closing, _info, _is_dead, _kill, _raise, _spec
 from ._ops import _VEC, _code
 
 
@@ -22,9 +22,13 @@ class Group(_Closing):
         self.devices = [_info(L.ctx_device(L.group_ctx(self._h, i)).contents) for i in range(L.group_size(self._h))]
 
     def close(self):
+        """Close the group's contexts; any use after raises clrun.InvalidArgument."""
+        if _is_dead(self):
+            return
         if self._h:
             L.group_close(self._h)
             self._h = None
+        _kill(self, "the group is closed")
 
     @property
     def handle(self):
@@ -196,9 +200,12 @@ class CannyPipeline(_Closing):
 
     def close(self):
         """Free the pipeline (frames not delivered yet are dropped). From deliver: when it returns."""
+        if _is_dead(self):
+            return
         if self._h:
             L.pipe_free(self._h)
             self._h = None
+            _kill(self, "the pipeline is closed")
 
     _release = close
 

@@ -581,7 +581,8 @@ class Array(Buffer):
         return dot(self, other)
 
     def norm(self):
-        """The Euclidean norm of the elements (np.linalg.norm: the dtype for floats, float64 for integers)."""
+        """The Euclidean norm of the elements (np.linalg.norm: the dtype for floats, float64 for integers);
+        float16 squares are summed in float32, so a norm NumPy's float16 sum overflows to inf is finite here."""
         return _reduce(self, "norm2")
 
     def canny(self, low, high, l2=False, aperture=3, blur=0, blur_sigma=0.0):

@@ -741,6 +741,12 @@ class Kernel:
     def __del__(self):
         self._release()
 
+    def free(self):
+        """Free the kernel now (else with its program or context); any use after raises clrun.InvalidArgument."""
+        self._release()
+
+    close = free
+
     @property
     def handle(self):
         if not self._h:
@@ -941,7 +947,7 @@ class Program:
 
     def kernel(self, name):
         k = self._kernels.get(name)
-        if k is None:
+        if k is None or _is_dead(k):
             k = self._kernels[name] = Kernel(self, name)
         return k
 

@@ -302,6 +302,13 @@ static void run_generated_forms(void **state)
     snprintf(o1, sizeof o1, "out:f32:400@%s", dest);
     EXPECT(0, "wrote", "run", TEST_DATA_DIR "/../../examples/multiply.cl", "-k", "multiply_them", "-g", "400", o1, "rand:f32:400:11",
            "rand:f32:400:12:-2:2");
+    /* two saves into one file, spelled differently, refused before anything runs */
+    char t1[4300], t2[4300];
+    snprintf(t1, sizeof t1, "out:f32:400@%s", path("twice.npy"));
+    snprintf(t2, sizeof t2, "rand:f32:400:11@%s", path("./twice.npy"));
+    EXPECT(2, "saved to one file", "run", TEST_DATA_DIR "/../../examples/multiply.cl", "-k", "multiply_them", "-g", "400", t1, t2,
+           "rand:f32:400:12");
+    assert_int_equal(access(path("twice.npy"), F_OK), -1);
     clrun_array d;
     CHECK_OK(NULL, clrun_npy_read(dest, &d));
     assert_int_equal(d.dtype, CLRUN_F32);
@@ -731,6 +738,11 @@ static void op_sparse(void **state)
     EXPECT(2, "name one file", "op", "sparsify", path("spa.npy"), "-o", path("spv.npy"), "--pruned", path("spv.npy"));
     EXPECT(2, "name one file", "op", "sparsify", path("spa.npy"), "-o", path("spv2.npy"), "--meta", path("spp2.npy"), "--pruned",
            path("spp2.npy"));
+    /* spelled differently, before either exists: compared by the parent folder's canonical path */
+    EXPECT(2, "name one file", "op", "sparsify", path("spa.npy"), "-o", path("spw.npy"), "--meta", path("./spw.npy"));
+    mkdir(path("sub"), 0755);
+    EXPECT(2, "name one file", "op", "sparsify", path("spa.npy"), "-o", path("spw.npy"), "--pruned", path("sub/../spw.npy"));
+    assert_int_equal(access(path("spw.npy"), F_OK), -1);
     clrun_array v2;
     CHECK_OK(NULL, clrun_npy_read(path("spv.npy"), &v2));
     assert_memory_equal(v2.data, v.data, v.bytes);

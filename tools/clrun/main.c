@@ -2,6 +2,7 @@
 #include "cli.h"
 #include "bench/bench.h" /* BENCH_NAMES */
 
+#include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -285,9 +286,32 @@ int main(int argc, char **argv)
     return EXIT_USAGE;
 }
 
+/* path as the canonical path of its parent folder + its last name ("Q.npy", "./Q.npy" and
+ * "sub/../Q.npy" agree whether the file exists yet or not); 0 when the parent cannot be resolved. */
+static int canonical(const char *path, char *out, size_t size)
+{
+    char dir[PATH_MAX], real[PATH_MAX];
+    const size_t n = strlen(path);
+    if (!n || n >= sizeof dir) return 0;
+    memcpy(dir, path, n + 1);
+    while (strlen(dir) > 1 && dir[strlen(dir) - 1] == '/') dir[strlen(dir) - 1] = 0; /* "out/" names out */
+    char *slash = strrchr(dir, '/');
+    const char *base = slash ? slash + 1 : dir;
+    if (!strcmp(base, ".") || !strcmp(base, "..") || (slash && slash == dir && !base[0])) /* a folder name: the whole path */
+        return realpath(dir, real) && snprintf(out, size, "%s", real) < (int)size;
+    if (slash) {
+        *slash = 0;
+        if (!realpath(slash == dir ? "/" : dir, real)) return 0;
+    } else if (!realpath(".", real)) return 0;
+    return snprintf(out, size, "%s/%s", strcmp(real, "/") ? real : "", base) < (int)size;
+}
+
 int cli_same_file(const char *a, const char *b)
 {
     struct stat sa, sb;
+    char ca[PATH_MAX + 256], cb[PATH_MAX + 256];
     if (strcmp(a, b) == 0) return 1;
-    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    if (!strcmp(a, "-") || !strcmp(b, "-")) return 0; /* standard output is no file */
+    if (stat(a, &sa) == 0 && stat(b, &sb) == 0) return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    return canonical(a, ca, sizeof ca) && canonical(b, cb, sizeof cb) && strcmp(ca, cb) == 0;
 }

@@ -726,6 +726,11 @@ static int execute(struct run_opts *o, clrun_ctx *ctx, clrun_kernel *k, struct r
         }
         return usage_error("kernel %s takes %u argument%s (%s), %d given", clrun_kernel_name(k), n, n == 1 ? "" : "s", sig, nargs);
     }
+    for (int i = 0; i < nargs; i++) /* two saves into one file: the later would overwrite the earlier */
+        for (int j = 0; j < i; j++)
+            if (args[i].save && args[j].save && cli_same_file(args[i].save, args[j].save))
+                return usage_error("arguments %d and %d are both saved to one file (%s and %s); each output needs its own", j, i,
+                                   args[j].save, args[i].save);
     int check_idx[MAX_CHECKS];
     for (int c = 0; c < o->nchecks; c++)
         if ((check_idx[c] = find_arg(k, nargs, o->checks[c].target)) < 0)

@@ -12,6 +12,7 @@
 #include <zlib.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -235,8 +236,9 @@ static void png_written_as_opencv_does(void **state)
     clrun_image_free(&img), clrun_image_free(&back);
 }
 
-/* A signal handler that calls clrun_file_abort_writes removes the temporary file of a write in
- * progress (Ctrl-C in clrun): the write then fails, the destination is as it was, nothing is left. */
+/* A signal handler that calls clrun_file_abort_writes (Ctrl-C in clrun) while a write is in progress
+ * in another thread: the write, whose file has no name yet, gives it none and fails; the
+ * destination is as it was, nothing is left in the folder. */
 static void on_usr1(int sig)
 {
     (void)sig;
@@ -248,11 +250,13 @@ struct big_write {
     const void *data;
     size_t bytes;
     clrun_status st;
+    _Atomic int started;
 };
 
 static void *big_writer(void *arg)
 {
     struct big_write *w = arg;
+    atomic_store(&w->started, 1);
     w->st = clrun_file_write(w->path, w->data, w->bytes);
     return NULL;
 }
@@ -278,17 +282,18 @@ static void interrupted_write_leaves_nothing(void **state)
     assert_non_null(data);
     signal(SIGUSR1, on_usr1);
     int caught = 0;
-    for (int attempt = 0; attempt < 10 && !caught; attempt++) { /* until the signal lands while the write is in progress */
+    for (int attempt = 0; attempt < 20 && !caught; attempt++) { /* until the signal lands while the write is in progress */
         write_text(in_dir("old.bin"), "old contents", 0644);
-        struct big_write w = {in_dir("old.bin"), data, bytes, CLRUN_OK};
+        struct big_write w = {in_dir("old.bin"), data, bytes, CLRUN_OK, 0};
         pthread_t t;
         assert_int_equal(pthread_create(&t, NULL, big_writer, &w), 0);
-        for (int i = 0; i < 20000 && !temp_of("old.bin"); i++) usleep(50);
-        usleep(1000); /* past the listing of the temporary file, which follows its creation */
+        while (!atomic_load(&w.started)) usleep(50);
+        usleep(500u << (attempt % 5)); /* 0.5 to 8 ms into the write */
         raise(SIGUSR1);
         pthread_join(t, NULL);
-        caught = w.st == CLRUN_IO_ERROR;               /* its temporary file was taken away before the rename */
+        caught = w.st == CLRUN_IO_ERROR;               /* the write gave its file no name */
         if (!caught) assert_int_equal(w.st, CLRUN_OK); /* the write had finished first */
+        assert_int_equal(temp_of("old.bin"), 0);       /* either way, nothing else in the folder */
     }
     signal(SIGUSR1, SIG_DFL);
     assert_true(caught);

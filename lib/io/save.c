@@ -4,14 +4,20 @@
  *  - A symbolic link is followed to the file it names (which is written, the link kept).
  *  - An existing file that is not a regular file (a FIFO, /dev/null, a terminal) is written
  *    directly: it is never replaced by a regular file.
- *  - Otherwise the bytes go to a new temporary file in the destination's folder, created with
- *    O_CREAT|O_EXCL|O_NOFOLLOW under a name no other process can have made for us to follow, with the
- *    mode of the file it replaces (a new file: 0666 less the umask), and renamed over the
- *    destination when complete: readers see the old file or the new one, never half of one, and a
- *    failure leaves the destination as it was.
+ *  - Otherwise the bytes go to a new file without a name in the destination's folder (O_TMPFILE),
+ *    with the mode of the file it replaces (a new file: 0666 less the umask). When complete it is
+ *    linked in as the destination itself when none exists (linkat: atomic, no other name ever), else
+ *    under a temporary name renamed over the destination at once: readers see the old file or the
+ *    new one, never half of one, and a failure leaves the destination as it was. A process that
+ *    dies while writing leaves nothing behind: the file has no name to leave until the last step.
+ *  - Where the file system has no O_TMPFILE, the bytes go to a named temporary file (created with
+ *    O_CREAT|O_EXCL|O_NOFOLLOW under a name no other process can have made for us to follow) that
+ *    is renamed over the destination.
  *  - The error is the one that happened (ENOSPC on a full disk, not a later one).
- *  - The temporary files of writes in progress are listed, so that clrun_file_abort_writes, called
- *    from a signal handler (Ctrl-C), can remove them before the process ends. */
+ *  - Temporary names are listed before they can exist, so that clrun_file_abort_writes, called from
+ *    a signal handler (Ctrl-C) in any thread, removes them; a write that has begun to give its file
+ *    a name is waited for (briefly), and a write that has not yet begun sees the abort and gives
+ *    its file no name at all. */
 #include "../internal.h"
 
 #include <errno.h>
@@ -57,10 +63,14 @@ static int run_writer(FILE *f, int (*write)(FILE *f, void *arg), void *arg)
 }
 
 /* Writes in progress: their temporary files' paths, for clrun_file_abort_writes. A slot is claimed
- * (0 -> 1) and filled, then published (1 -> 2); the handler reads only published slots. */
+ * (0 -> 1) and filled, then published (1 -> 2); LINKING (3) while an unnamed file is being given
+ * its names (link, rename); the handler reads only published slots. abort_gen counts the aborts: a
+ * write that sees it change before it links gives its file no name. */
 #define SLOTS 256
+enum { SLOT_FREE, SLOT_CLAIMED, SLOT_PUBLISHED, SLOT_LINKING };
 static char slot_path[SLOTS][PATH_MAX + 96];
 static _Atomic int slot_state[SLOTS];
+static _Atomic unsigned abort_gen;
 
 static int slot_claim(const char *tmp)
 {
@@ -82,8 +92,52 @@ static void slot_release(int i)
 
 void clrun_file_abort_writes(void)
 {
-    for (int i = 0; i < SLOTS; i++)
-        if (atomic_load(&slot_state[i]) == 2) unlink(slot_path[i]); /* unlink is async-signal-safe */
+    atomic_fetch_add(&abort_gen, 1); /* writes not yet linking now give their files no name */
+    for (int i = 0; i < SLOTS; i++) {
+        /* a write giving its file its names finishes them within microseconds; wait up to 200 ms
+         * (this thread may be the one that was linking: then the wait ends and its names go) */
+        for (int w = 0; w < 200 && atomic_load(&slot_state[i]) == SLOT_LINKING; w++) {
+            struct timespec ms = {0, 1000000};
+            nanosleep(&ms, NULL); /* async-signal-safe */
+        }
+        const int st = atomic_load(&slot_state[i]);
+        if (st == SLOT_PUBLISHED || st == SLOT_LINKING) unlink(slot_path[i]); /* unlink is async-signal-safe */
+    }
+}
+
+/* The unnamed file fd, complete, becomes target: linked in directly when no file is there, else
+ * linked under a temporary name in the folder and renamed over it. Returns 0 or the errno; an abort
+ * seen before the first link gives the file no name (ECANCELED). */
+static int link_in(int fd, const char *target, const char *dir, int dlen, const char *base, int root, unsigned gen)
+{
+    static _Atomic unsigned counter;
+    char proc[64], tmp[PATH_MAX + 96];
+    snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+    int slot = -1, e = 0;
+    for (int attempt = 0; attempt < 100; attempt++) {
+        const unsigned r = counter++ * 2654435761u ^ (unsigned)getpid() ^ (unsigned)clock();
+        snprintf(tmp, sizeof tmp, "%.*s/.%s.%08x.tmp", root ? 0 : dlen, dir, base, r);
+        slot = slot_claim(tmp);
+        if (slot >= 0) atomic_store(&slot_state[slot], SLOT_LINKING);
+        if (atomic_load(&abort_gen) != gen) {
+            e = ECANCELED;
+            break;
+        }
+        if (attempt == 0 && linkat(AT_FDCWD, proc, AT_FDCWD, target, AT_SYMLINK_FOLLOW) == 0) break; /* a new file: done */
+        if (linkat(AT_FDCWD, proc, AT_FDCWD, tmp, AT_SYMLINK_FOLLOW) == 0) {
+            if (rename(tmp, target) != 0) {
+                e = errno;
+                unlink(tmp);
+            }
+            break;
+        }
+        e = errno;
+        slot_release(slot), slot = -1;
+        if (e != EEXIST) break;
+        e = 0;
+    }
+    slot_release(slot);
+    return e;
 }
 
 int clrun__save(const char *path, int (*write)(FILE *f, void *arg), void *arg, int *err)
@@ -113,6 +167,30 @@ int clrun__save(const char *path, int (*write)(FILE *f, void *arg), void *arg, i
     const int dlen = slash ? (int)(slash - target) : 1;
     const char *dir = slash ? target : ".", *base = slash ? slash + 1 : target;
     if (slash == target) dir = "/", base = target + 1;
+    const unsigned gen = atomic_load(&abort_gen);
+    /* first a file with no name: nothing to clean up whenever the process ends */
+    char dirpath[PATH_MAX];
+    snprintf(dirpath, sizeof dirpath, "%.*s", slash == target ? 1 : slash ? dlen : 1, slash ? dir : ".");
+    fd = open(dirpath, O_TMPFILE | O_WRONLY | O_CLOEXEC, have ? 0600 : 0666);
+    if (fd >= 0) {
+        if (have) { /* the replaced file's mode, and its owner where we may */
+            (void)fchmod(fd, sb.st_mode & 07777);
+            if (geteuid() == 0) (void)!fchown(fd, sb.st_uid, sb.st_gid);
+        }
+        FILE *f = fdopen(fd, "wb");
+        if (!f) {
+            e = errno;
+            close(fd);
+            return (*err = e), -1;
+        }
+        e = run_writer(f, write, arg);
+        if (!e && fflush(f) != 0) e = errno ? errno : EIO;
+        if (!e) e = link_in(fileno(f), target, dir, dlen, base, slash == target, gen);
+        if (fclose(f) != 0 && !e) e = errno ? errno : EIO;
+        return (*err = e) ? -1 : 0;
+    }
+    if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL && errno != ENOENT) return (*err = errno), -1;
+    fd = -1;
     /* the temporary's name is listed before the file exists, so an interrupt at any moment finds
      * it (unlinking a name not made yet is harmless); a name taken by another file is unlisted
      * before the next is tried */

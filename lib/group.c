@@ -179,8 +179,12 @@ clrun_status clrun_group_set_weights(clrun_group *g, const double *w)
         clrun_status st = clrun__setting_uints(NULL, CLRUN__SET_GROUP_WEIGHTS, v, &nv);
         if (st) return st;
         for (unsigned i = 0; i < nv; i++) sum += v[i];
-        if (nv && (nv != g->n || !sum))
-            return clrun__setting_refuse(NULL, CLRUN__SET_GROUP_WEIGHTS, "one weight per device of the group, not all 0");
+        if (nv && nv != g->n) {
+            char want[96];
+            snprintf(want, sizeof want, "one weight per device of the group: %u, not %u", g->n, nv);
+            return clrun__setting_refuse(NULL, CLRUN__SET_GROUP_WEIGHTS, want);
+        }
+        if (nv && !sum) return clrun__setting_refuse(NULL, CLRUN__SET_GROUP_WEIGHTS, "weights that are not all 0");
         if (nv) { /* set by the user: no measurement */
             for (unsigned i = 0; i < g->n; i++) g->w[i] = v[i];
             g->have_w = 1;

@@ -1436,6 +1436,10 @@ static void json_everywhere(void **state)
     assert_non_null(strstr(err_text, "matches the CPU")); /* the lines for people, on stderr */
     EXPECT(3, "\"exit\": 3}", "demo", "--json", "-d", "nosuch:");
     assert_int_equal(json_records(out_text), 1);
+    /* no device: the parts that never ran are null, never records of zeros, and "error" says why */
+    assert_non_null(strstr(out_text, "\"multiply\": null, \"matmul\": null, \"canny\": null, \"mlp\": null"));
+    assert_non_null(strstr(out_text, "\"error\": \""));
+    assert_null(strstr(out_text, "\"kernel_ms\": 0.0000"));
     char dir[4300], save[4300];
     const int had = getenv("CLRUN_CACHE_DIR") != NULL;
     snprintf(save, sizeof save, "%s", had ? getenv("CLRUN_CACHE_DIR") : "");

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 clrun_status clrun_image_new(clrun_image *img, size_t width, size_t height, unsigned channels)
@@ -402,6 +403,11 @@ static clrun_status image_read(const char *path, clrun_image *out, int header_on
     memset(out, 0, sizeof *out);
     FILE *f = fopen(path, "rb");
     if (!f) return clrun__fail(NULL, errno == ENOENT ? CLRUN_NOT_FOUND : CLRUN_IO_ERROR, "cannot open %s: %s", path, strerror(errno));
+    struct stat fsb;
+    if (fstat(fileno(f), &fsb) == 0 && S_ISDIR(fsb.st_mode)) {
+        fclose(f);
+        return clrun__fail(NULL, CLRUN_FORMAT_ERROR, "%s is a folder, not a file (give the files in it)", path);
+    }
     unsigned char sig[8] = {0};
     size_t n = fread(sig, 1, sizeof sig, f);
     clrun_status st;

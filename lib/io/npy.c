@@ -293,6 +293,11 @@ clrun_status clrun_npy_read(const char *path, clrun_array *out)
     memset(out, 0, sizeof *out);
     FILE *f = fopen(path, "rb");
     if (!f) return clrun__fail(NULL, CLRUN_IO_ERROR, "cannot read %s: %s", path, strerror(errno));
+    struct stat fsb;
+    if (fstat(fileno(f), &fsb) == 0 && S_ISDIR(fsb.st_mode)) {
+        fclose(f);
+        return clrun__fail(NULL, CLRUN_FORMAT_ERROR, "%s is a folder, not a file (give the files in it)", path);
+    }
     clrun_status st = read_npy(f, out);
     if (st == CLRUN_OK && ferror(f)) {
         clrun_array_free(out);

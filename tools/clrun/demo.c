@@ -181,7 +181,8 @@ static const char *demo_help =
     "                      {\"demo\", \"device\", \"multiply\": {\"ok\", \"kernel_ms\", \"total_ms\"}, \"matmul\": {\"ok\",\n"
     "                      \"n\", \"max_rel_error\", \"ms\", \"gflops\", \"backend\"}, \"canny\": {\"ok\", \"edge_pixels\",\n"
     "                      \"ms\", \"output\"}, \"mlp\": {\"ok\"}, \"group\": {\"ok\", \"devices\", \"alone_ms\",\n"
-    "                      \"group_ms\", \"loss_diff\"} or null, \"exit\"}\n"
+    "                      \"group_ms\", \"loss_diff\"}, \"exit\"}; a section that did not run is null, and\n"
+    "                      without a device \"error\" says why\n"
     "  --timeout S         end the command (exit 6) when it runs past S seconds (default 600, 0: none)\n"
     "  --help              this text\n\n"
     "Exit codes: 0 all examples match (and the MLP trains); 1 a mismatch or runtime failure; 3 no device; 4 build failure; 6 timeout.\n";
@@ -257,22 +258,39 @@ static int json_done(int out_fd, const char *device, const char *edges, int rc)
     printf("{\"demo\": \"seed examples\", \"device\": ");
     if (device) cli_json_str(stdout, device);
     else printf("null");
-    printf(", \"multiply\": {");
-    json_ok(rec.multiply_ok);
-    printf(", \"kernel_ms\": %.4f, \"total_ms\": %.2f}, \"matmul\": {", rec.multiply_kernel_ms, rec.multiply_total_ms);
-    json_ok(rec.matmul_ok);
-    printf(", \"n\": %zu, \"max_rel_error\": %.3g, \"ms\": %.3f, \"gflops\": %.1f, \"backend\": ", rec.matmul_n, rec.matmul_err,
-           rec.matmul_ms, rec.matmul_gflops);
-    if (rec.matmul_backend) cli_json_str(stdout, rec.matmul_backend);
-    else printf("null");
-    printf("}, \"canny\": {");
-    json_ok(rec.canny_ok);
-    printf(", \"edge_pixels\": %zu, \"ms\": %.2f, \"output\": ", rec.canny_edges, rec.canny_ms);
-    if (rec.canny_ok > 0) cli_json_str(stdout, edges);
-    else printf("null");
-    printf("}, \"mlp\": {");
-    json_ok(rec.mlp_ok);
-    printf("}, \"group\": ");
+    /* a section that never ran (no device, or an earlier failure) is null, never a record of zeros */
+    printf(", \"multiply\": ");
+    if (rec.multiply_ok >= 0) {
+        printf("{");
+        json_ok(rec.multiply_ok);
+        printf(", \"kernel_ms\": %.4f, \"total_ms\": %.2f}", rec.multiply_kernel_ms, rec.multiply_total_ms);
+    } else printf("null");
+    printf(", \"matmul\": ");
+    if (rec.matmul_ok >= 0) {
+        printf("{");
+        json_ok(rec.matmul_ok);
+        printf(", \"n\": %zu, \"max_rel_error\": %.3g, \"ms\": %.3f, \"gflops\": %.1f, \"backend\": ", rec.matmul_n, rec.matmul_err,
+               rec.matmul_ms, rec.matmul_gflops);
+        if (rec.matmul_backend) cli_json_str(stdout, rec.matmul_backend);
+        else printf("null");
+        printf("}");
+    } else printf("null");
+    printf(", \"canny\": ");
+    if (rec.canny_ok >= 0) {
+        printf("{");
+        json_ok(rec.canny_ok);
+        printf(", \"edge_pixels\": %zu, \"ms\": %.2f, \"output\": ", rec.canny_edges, rec.canny_ms);
+        if (rec.canny_ok > 0) cli_json_str(stdout, edges);
+        else printf("null");
+        printf("}");
+    } else printf("null");
+    printf(", \"mlp\": ");
+    if (rec.mlp_ok >= 0) {
+        printf("{");
+        json_ok(rec.mlp_ok);
+        printf("}");
+    } else printf("null");
+    printf(", \"group\": ");
     if (rec.group_devices) {
         printf("{");
         json_ok(rec.group_ok);
@@ -280,6 +298,10 @@ static int json_done(int out_fd, const char *device, const char *edges, int rc)
                rec.group_ms, rec.group_loss_diff);
     } else {
         printf("null");
+    }
+    if (!device && rc) { /* why nothing ran: no platform, no device, a refused selection */
+        printf(", \"error\": ");
+        cli_json_str(stdout, clrun_last_error(NULL));
     }
     printf(", \"exit\": %d}\n", rc);
     return rc;

@@ -79,7 +79,8 @@ static int op_run(clrun_ctx *ctx, clrun_group *grp, const struct op *op, clrun_a
             if (clrun_array_new(&r, t, in[0].ndim, in[0].shape) != CLRUN_OK) return cli_fail("op", NULL, CLRUN_HOST_OUT_OF_MEMORY);
             if ((st = clrun_group_vec(grp, op->vop, t, n, o->alpha, r.data, in[0].data, nin > 1 ? in[1].data : NULL,
                                       nin > 2 ? in[2].data : NULL)))
-                rc = cli_fail("op", NULL, st);
+                rc = st == CLRUN_INVALID_ARG ? (fprintf(stderr, "clrun op %s: %s\n", name, clrun_last_error(NULL)), EXIT_USAGE)
+                                             : cli_fail("op", NULL, st); /* a bad CLRUN_GROUP_WEIGHTS is bad input: 2 */
             else if (clrun_npy_write(o->out, &r) != CLRUN_OK) rc = cli_fail("op", NULL, CLRUN_IO_ERROR);
             else {
                 char note[96];
@@ -322,7 +323,8 @@ static int op_gemm(clrun_ctx *ctx, clrun_group *grp, clrun_array *in, const stru
         for (size_t i = 0; i < batch; i++)
             if ((st = clrun_group_gemm(grp, &e, (char *)A->data + i * ar * ac * es, (char *)B->data + i * br * bcn * es,
                                        (float *)R.data + i * M * N))) {
-                rc = cli_fail("op", NULL, st);
+                rc = st == CLRUN_INVALID_ARG ? (fprintf(stderr, "clrun op gemm: %s\n", clrun_last_error(NULL)), EXIT_USAGE)
+                                             : cli_fail("op", NULL, st); /* a bad CLRUN_GROUP_WEIGHTS is bad input: 2 */
                 goto done;
             }
     } else if (R.count) {

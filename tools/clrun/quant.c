@@ -45,6 +45,7 @@ int cmd_op_quant(int argc, char **argv, int quantize)
     const char *sub = quantize ? "op quantize" : "op dequantize", *out = NULL, *spec = NULL, *scales = NULL, *zps = NULL;
     int calibrate = 0, symmetric = 0, axis = -1;
     double percentile = 100;
+    int percentile_given = 0;
     static const struct option opts[] = {{"output", required_argument, NULL, 'o'}, {"device", required_argument, NULL, 'd'},
                                          {"scale", required_argument, NULL, 's'},  {"zero-point", required_argument, NULL, 'z'},
                                          {"axis", required_argument, NULL, 'a'},   {"calibrate", no_argument, NULL, 'c'},
@@ -67,7 +68,7 @@ int cmd_op_quant(int argc, char **argv, int quantize)
                 return cli_usage_error(sub, "--axis wants 0 to %d, not '%s'", CLRUN_MAX_DIMS - 1, optarg);
             axis = (int)v;
         } else if (c == 'p') {
-            percentile = strtod(optarg, &end);
+            percentile = strtod(optarg, &end), percentile_given = 1;
             if (!*optarg || *end || !(percentile > 0 && percentile <= 100))
                 return cli_usage_error(sub, "--percentile wants 0 < P <= 100, not '%s'", optarg);
         }
@@ -76,6 +77,9 @@ int cmd_op_quant(int argc, char **argv, int quantize)
     if (!out) return cli_usage_error(sub, "no output (-o OUT.npy)");
     if (!quantize && calibrate) return cli_usage_error(sub, "--calibrate is for quantize; dequantize needs the --scale it used");
     if (calibrate == !!scales) return cli_usage_error(sub, quantize ? "give --scale or --calibrate (one of them)" : "--scale is needed");
+    if (!calibrate && (symmetric || percentile_given))
+        return cli_usage_error(sub, "--symmetric and --percentile shape --calibrate's range; with --scale they would be ignored");
+    if (calibrate && zps) return cli_usage_error(sub, "--calibrate finds the zero points itself; --zero-point goes with --scale");
     clrun_array in = {0}, res = {0};
     if (clrun_npy_read(argv[optind], &in)) return fprintf(stderr, "clrun %s: %s\n", sub, clrun_last_error(NULL)), EXIT_USAGE;
     int rc = 0;
@@ -106,6 +110,8 @@ int cmd_op_quant(int argc, char **argv, int quantize)
             }
         }
     }
+    if (!rc && calibrate && !in.count)
+        rc = cli_usage_error(sub, "%s has no elements: there is no range to calibrate from (give --scale for an empty array)", argv[optind]);
     if (!rc && calibrate && in.count) {
         clrun_status st = clrun_quant_calibrate(in.data, in.count, axis >= 0 ? ch : 1, inner, symmetric, percentile, s, z);
         if (st) rc = cli_fail(sub, NULL, st);

@@ -81,7 +81,7 @@ static const char *run_help = "usage: clrun run FILE.cl -k KERNEL -g X[,Y[,Z]] [
                               "  -l, --local X[,Y[,Z]]   work-group size (default: the driver chooses; the global size is exact)\n"
                               "  -D NAME[=VAL]           preprocessor definition, repeatable\n"
                               "  -O, --options OPTS      more build options, e.g. \"-cl-fast-relaxed-math\" (also --build-options,\n"
-                              "                          as oclgrind-kernel names it)\n"
+                              "                          as oclgrind-kernel names it; repeated, all are kept in order)\n"
                               "  -d, --device SPEC       device (default: $CLRUN_DEVICE, else the best)\n"
                               "  --repeat N              N timed launches after a warm-up launch: min / median / max kernel time\n"
                               "                          (outputs are those of the last launch; in-out buffers see every launch)\n"
@@ -1013,7 +1013,11 @@ int cmd_run(int argc, char **argv)
             dlen += (size_t)snprintf(o.defines + dlen, sizeof o.defines - dlen, "%s-D%s", dlen ? " " : "", optarg);
             if (dlen >= sizeof o.defines) return usage_error("too many -D options");
             break;
-        case 'O': o.build_opts = optarg; break;
+        case 'O': /* given twice: both kept, in order, as compilers take repeated options */
+            dlen += (size_t)snprintf(o.defines + dlen, sizeof o.defines - dlen, "%s%s", dlen ? " " : "", optarg);
+            if (dlen >= sizeof o.defines) return usage_error("build options are too long");
+            o.build_opts = optarg;
+            break;
         case 'd': o.spec = optarg; break;
         case 'r':
             o.repeat = (int)strtol(optarg, &end, 10);
@@ -1051,10 +1055,6 @@ int cmd_run(int argc, char **argv)
         case 'j': o.json = 1; break;
         default: break;
         }
-    }
-    if (o.build_opts) {
-        dlen += (size_t)snprintf(o.defines + dlen, sizeof o.defines - dlen, "%s%s", dlen ? " " : "", o.build_opts);
-        if (dlen >= sizeof o.defines) return usage_error("build options are too long");
     }
     if (o.sim) {
         if (optind < argc) return usage_error("--sim takes no kernel file or arguments ('%s')", argv[optind]);

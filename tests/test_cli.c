@@ -800,7 +800,8 @@ static void op_gemm_devices(void **state)
     for (int i = 0; i < 3; i++) {
         setenv("CLRUN_GROUP_WEIGHTS", bad_w[i], 1);
         unlink(path("dw.npy"));
-        EXPECT(1, "CLRUN_GROUP_WEIGHTS", "op", "gemm", path("da.npy"), path("db.npy"), "-o", path("dw.npy"), "--devices", "all");
+        EXPECT(2, "CLRUN_GROUP_WEIGHTS", "op", "gemm", path("da.npy"), path("db.npy"), "-o", path("dw.npy"), "--devices", "all");
+        EXPECT(2, "CLRUN_GROUP_WEIGHTS", "op", "mul", path("da.npy"), path("da.npy"), "-o", path("dw.npy"), "--devices", "all");
         assert_int_equal(access(path("dw.npy"), F_OK), -1);
     }
     unsetenv("CLRUN_GROUP_WEIGHTS");
@@ -1348,6 +1349,40 @@ static void ctrl_c_leaves_nothing(void **state)
     unlink(dst);
 }
 
+/* Inputs and flags that cannot mean what they say are refused in words, exit 2, nothing written. */
+static void smaller_refusals(void **state)
+{
+    (void)state;
+    mkdir(path("adir"), 0755);
+    EXPECT(2, "is a folder", "op", "canny", path("adir"), "-o", path("adir.png"));
+    EXPECT(2, "is a folder", "op", "gemm", path("adir"), path("adir"), "-o", path("adir.npy"));
+    clrun_array e, x;
+    const size_t zero = 0, four = 4;
+    CHECK_OK(NULL, clrun_array_new(&e, CLRUN_F32, 1, &zero));
+    CHECK_OK(NULL, clrun_array_new(&x, CLRUN_F32, 1, &four));
+    CHECK_OK(NULL, clrun_npy_write(path("qe.npy"), &e));
+    CHECK_OK(NULL, clrun_npy_write(path("qx.npy"), &x));
+    EXPECT(2, "no elements", "op", "quantize", path("qe.npy"), "-o", path("qq.npy"), "--calibrate");
+    EXPECT(0, "0 elements", "op", "quantize", path("qe.npy"), "-o", path("qq.npy"), "--scale", "0.5");
+    EXPECT(2, "--symmetric", "op", "quantize", path("qx.npy"), "-o", path("qq2.npy"), "--scale", "0.5", "--symmetric");
+    EXPECT(2, "--percentile", "op", "quantize", path("qx.npy"), "-o", path("qq2.npy"), "--scale", "0.5", "--percentile", "99");
+    EXPECT(2, "--zero-point", "op", "quantize", path("qx.npy"), "-o", path("qq2.npy"), "--calibrate", "--zero-point", "3");
+    assert_int_equal(access(path("qq2.npy"), F_OK), -1);
+    clrun_array_free(&e), clrun_array_free(&x);
+    /* -O given twice: both kept */
+    FILE *f = fopen(path("twoopts.cl"), "w");
+    assert_non_null(f);
+    fputs("__kernel void k(__global int *o) { o[0] = A + B; }\n", f);
+    fclose(f);
+    char spec[4300];
+    snprintf(spec, sizeof spec, "out:i32:1@%s", path("twoopts.npy"));
+    EXPECT(0, "wrote", "run", path("twoopts.cl"), "-k", "k", "-g", "1", "-O", "-DA=40", "-O", "-DB=2", spec);
+    clrun_array r;
+    CHECK_OK(NULL, clrun_npy_read(path("twoopts.npy"), &r));
+    assert_int_equal(((int32_t *)r.data)[0], 42);
+    clrun_array_free(&r);
+}
+
 static void op_cast(void **state)
 {
     (void)state;
@@ -1495,6 +1530,7 @@ int main(void)
         cmocka_unit_test(op_canny_devices),
         cmocka_unit_test(op_cast),
         cmocka_unit_test(ctrl_c_leaves_nothing),
+        cmocka_unit_test(smaller_refusals),
         cmocka_unit_test(run_bad_npy_files),
         cmocka_unit_test(run_bad_command_lines),
     };

@@ -12,6 +12,11 @@
  *  - A failed call leaves nothing half done: no partial object is returned and nothing leaks.
  *  - Handles are opaque: clrun_ctx, clrun_buf, clrun_prog, clrun_kernel, clrun_event. Each comment
  *    says who owns what and which call frees it. Free functions accept NULL.
+ *  - A NULL handle or a NULL output pointer is refused everywhere: CLRUN_INVALID_ARG naming the
+ *    argument (getters return NULL or 0, clrun_event_ms -1; tests/test_nulls.c calls every function
+ *    so). A handle used after its free or close is the program's error, as with free(): the Python
+ *    package turns every such use into clrun.InvalidArgument.
+ *  - The current queue is per thread (clrun_queue_use); see "Streams".
  *
  * Threading
  * ---------
@@ -27,6 +32,8 @@
  *  - A clrun_kernel holds argument state: setting arguments of one kernel from two threads races
  *    (as OpenCL's own cl_kernel). Make a kernel per thread (clrun_kernel_new is cheap), or serialise.
  *  - Closing a context, or freeing an object, while another thread uses it is the caller's error.
+ *  - Each thread has its own current queue on a context (clrun_queue_use): a stream one thread
+ *    chooses never receives another thread's calls.
  *  - Pipelines (clrun_pipe) and groups (clrun_group) are driven by one thread at a time (below).
  *
  * Raw OpenCL stays reachable through clrun_ctx_cl_context(), clrun_ctx_cl_queue(),

@@ -55,6 +55,7 @@ static clrun_status wrap(clrun_ctx *ctx, cl_mem mem, size_t bytes, clrun_buf **o
 static clrun_status buf_new(clrun_ctx *ctx, size_t bytes, unsigned flags, const void *src, clrun_buf **out)
 {
     cl_int err = CL_SUCCESS;
+    if (!ctx) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_buf_new: ctx is NULL");
     if (!out) return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_buf_new: out is NULL");
     *out = NULL;
     if (bytes == 0) return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_buf_new: a buffer of 0 bytes is not allowed");
@@ -77,6 +78,7 @@ clrun_status clrun_buf_new(clrun_ctx *ctx, size_t bytes, unsigned flags, clrun_b
 
 clrun_status clrun_buf_new_from(clrun_ctx *ctx, const void *src, size_t bytes, unsigned flags, clrun_buf **out)
 {
+    if (!ctx) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_buf_new_from: ctx is NULL");
     CLRUN__SERIAL(ctx);
     if (!src) {
         if (out) *out = NULL;
@@ -87,6 +89,7 @@ clrun_status clrun_buf_new_from(clrun_ctx *ctx, const void *src, size_t bytes, u
 
 clrun_status clrun_buf_sub(clrun_buf *parent, size_t offset, size_t bytes, clrun_buf **out)
 {
+    if (!parent) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_buf_sub: parent is NULL");
     clrun_ctx *ctx = parent->ctx;
     cl_int err = CL_SUCCESS;
     clrun_status st;
@@ -107,6 +110,7 @@ clrun_status clrun_buf_sub(clrun_buf *parent, size_t offset, size_t bytes, clrun
 
 clrun_status clrun_buf_wrap(clrun_ctx *ctx, cl_mem mem, size_t offset, size_t bytes, clrun_buf **out)
 {
+    if (!ctx) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_buf_wrap: ctx is NULL");
     CLRUN__SERIAL(ctx);
     cl_int err;
     if (!out) return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_buf_wrap: out is NULL");
@@ -169,14 +173,15 @@ void clrun_buf_free(clrun_buf *b)
     free(b);
 }
 
-size_t clrun_buf_size(const clrun_buf *b) { return b->bytes; }
-cl_mem clrun_buf_cl_mem(const clrun_buf *b) { return b->mem; }
-clrun_ctx *clrun_buf_context(const clrun_buf *b) { return b->ctx; }
+size_t clrun_buf_size(const clrun_buf *b) { return b ? b->bytes : 0; }
+cl_mem clrun_buf_cl_mem(const clrun_buf *b) { return b ? b->mem : NULL; }
+clrun_ctx *clrun_buf_context(const clrun_buf *b) { return b ? b->ctx : NULL; }
 
 /* ---- pinned host memory -------------------------------------------------------------------- */
 
 clrun_status clrun_host_alloc(clrun_ctx *ctx, size_t bytes, void **ptr)
 {
+    if (!ctx) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_host_alloc: ctx is NULL");
     CLRUN__SERIAL(ctx);
     cl_int err = CL_SUCCESS;
     if (!ptr) return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_host_alloc: ptr is NULL");
@@ -206,6 +211,7 @@ clrun_status clrun_host_alloc(clrun_ctx *ctx, size_t bytes, void **ptr)
 
 clrun_status clrun_host_free(clrun_ctx *ctx, void *ptr)
 {
+    if (!ctx) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_host_free: ctx is NULL");
     CLRUN__SERIAL(ctx);
     if (!ptr) return CLRUN_OK;
     pthread_mutex_lock(&ctx->pinned_lock);
@@ -291,8 +297,8 @@ static clrun_status stage_init(clrun_ctx *ctx)
         if (ctx->stage_mem[i]) continue;
         ctx->stage_mem[i] = clCreateBuffer(ctx->context, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, STAGE_CHUNK, NULL, &err);
         if (!ctx->stage_mem[i]) return clrun__fail_cl(ctx, err, "clCreateBuffer", "allocating the staging area");
-        ctx->stage_ptr[i] =
-            clEnqueueMapBuffer(clrun__queue(ctx), ctx->stage_mem[i], CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, STAGE_CHUNK, 0, NULL, NULL, &err);
+        ctx->stage_ptr[i] = clEnqueueMapBuffer(clrun__queue(ctx), ctx->stage_mem[i], CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, STAGE_CHUNK, 0,
+                                               NULL, NULL, &err);
         if (!ctx->stage_ptr[i]) {
             clReleaseMemObject(ctx->stage_mem[i]);
             ctx->stage_mem[i] = NULL;
@@ -373,12 +379,13 @@ static clrun_status staged_download(clrun_buf *b, size_t offset, char *dst, size
     return st;
 }
 
-uint64_t *clrun__buf_devaddr(clrun_buf *b) { return &b->devaddr; }
+uint64_t *clrun__buf_devaddr(clrun_buf *b) { return b ? &b->devaddr : NULL; }
 
 /* ---- transfers ----------------------------------------------------------------------------- */
 
 static clrun_status transfer(clrun_buf *b, size_t offset, void *host, size_t bytes, int up, int blocking, clrun_event **ev)
 {
+    if (!b) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_%s: the buffer is NULL", up ? "upload" : "download");
     clrun_ctx *ctx = b->ctx;
     CLRUN__SERIAL(ctx); /* the staging buffers are the context's */
     const char *what = up ? "upload" : "download";
@@ -411,6 +418,7 @@ static clrun_status transfer(clrun_buf *b, size_t offset, void *host, size_t byt
 
 clrun_status clrun_upload(clrun_buf *b, size_t offset, const void *src, size_t bytes)
 {
+    if (!b) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_upload: b is NULL");
     CLRUN__SERIAL(b ? b->ctx : NULL);
     return transfer(b, offset, (void *)src, bytes, 1, 1, NULL);
 }
@@ -419,18 +427,21 @@ clrun_status clrun_download(clrun_buf *b, size_t offset, void *dst, size_t bytes
 
 clrun_status clrun_upload_async(clrun_buf *b, size_t offset, const void *src, size_t bytes, clrun_event **ev)
 {
+    if (!b) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_upload_async: b is NULL");
     CLRUN__SERIAL(b ? b->ctx : NULL);
     return transfer(b, offset, (void *)src, bytes, 1, 0, ev);
 }
 
 clrun_status clrun_download_async(clrun_buf *b, size_t offset, void *dst, size_t bytes, clrun_event **ev)
 {
+    if (!b) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_download_async: b is NULL");
     CLRUN__SERIAL(b ? b->ctx : NULL);
     return transfer(b, offset, dst, bytes, 0, 0, ev);
 }
 
 clrun_status clrun_buf_fill(clrun_buf *b, const void *pattern, size_t pattern_size, size_t offset, size_t bytes)
 {
+    if (!b) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_buf_fill: b is NULL");
     CLRUN__SERIAL(b ? b->ctx : NULL);
     clrun_ctx *ctx = b->ctx;
     clrun_status st;
@@ -448,9 +459,11 @@ clrun_status clrun_buf_fill(clrun_buf *b, const void *pattern, size_t pattern_si
 
 clrun_status clrun_buf_copy(clrun_buf *dst, size_t dst_offset, clrun_buf *src, size_t src_offset, size_t bytes)
 {
+    if (!dst) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_buf_copy: dst is NULL");
     CLRUN__SERIAL(dst ? dst->ctx : NULL);
     clrun_ctx *ctx = dst->ctx;
     clrun_status st;
+    if (!src) return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_buf_copy: src is NULL");
     if (src->ctx != ctx) return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_buf_copy: buffers belong to different contexts");
     if ((st = check_range(dst, dst_offset, bytes, "clrun_buf_copy (destination)")) != CLRUN_OK) return st;
     if ((st = check_range(src, src_offset, bytes, "clrun_buf_copy (source)")) != CLRUN_OK) return st;

@@ -201,13 +201,14 @@ void clrun__ctx_unlock(clrun_ctx **held)
     if (*held) pthread_mutex_unlock(&(*held)->lock);
 }
 
-const clrun_device_info *clrun_ctx_device(const clrun_ctx *ctx) { return &ctx->info; }
-cl_context clrun_ctx_cl_context(const clrun_ctx *ctx) { return ctx->context; }
+const clrun_device_info *clrun_ctx_device(const clrun_ctx *ctx) { return ctx ? &ctx->info : NULL; }
+cl_context clrun_ctx_cl_context(const clrun_ctx *ctx) { return ctx ? ctx->context : NULL; }
 cl_command_queue clrun_ctx_cl_queue(const clrun_ctx *ctx) { return ctx ? clrun__queue((clrun_ctx *)ctx) : NULL; }
-cl_device_id clrun_ctx_cl_device(const clrun_ctx *ctx) { return ctx->device; }
+cl_device_id clrun_ctx_cl_device(const clrun_ctx *ctx) { return ctx ? ctx->device : NULL; }
 
 clrun_status clrun_finish(clrun_ctx *ctx)
 {
+    if (!ctx) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_finish: ctx is NULL");
     CLRUN__SERIAL(ctx);
     cl_int err = CL_SUCCESS;
     if (ctx->streams) {

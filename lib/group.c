@@ -94,7 +94,8 @@ clrun_status clrun_group_open(clrun_group **out, const char *spec)
     if ((st = clrun__settings_check(NULL))) return st;
     if ((st = clrun_device_count(&total))) return st;
     /* a group names each device at most once: as many entries as there are devices */
-    if (!(idx = malloc((total ? total : 1) * sizeof *idx))) return clrun__fail(NULL, CLRUN_HOST_OUT_OF_MEMORY, "clrun_group_open: out of memory");
+    if (!(idx = malloc((total ? total : 1) * sizeof *idx)))
+        return clrun__fail(NULL, CLRUN_HOST_OUT_OF_MEMORY, "clrun_group_open: out of memory");
     if (!spec || !*spec) spec = clrun__setting_text(CLRUN__SET_DEVICES);
     if (!spec || !*spec) { /* the device clrun_open would choose, alone */
         if ((st = clrun_device_select(NULL, &idx[0], NULL))) {
@@ -211,6 +212,7 @@ clrun_status clrun_group_set_weights(clrun_group *g, const double *w)
 
 clrun_status clrun_group_weights(clrun_group *g, double *w)
 {
+    if (!g) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_group_weights: g is NULL");
     if (!g || !w) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_group_weights: NULL argument");
     clrun_status st;
     if (!g->have_w && (st = clrun_group_set_weights(g, NULL))) return st;
@@ -247,6 +249,7 @@ static void split_units(const double *w, unsigned n, size_t units, size_t *out)
 
 clrun_status clrun_group_split_rows(clrun_group *g, size_t m, size_t *rows)
 {
+    if (!g) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_group_split_rows: g is NULL");
     if (!g || !rows) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_group_split_rows: NULL argument");
     clrun_status st;
     if (!g->have_w && (st = clrun_group_set_weights(g, NULL))) return st; /* a bad CLRUN_GROUP_WEIGHTS is refused, never ignored */
@@ -356,6 +359,7 @@ done:
 
 clrun_status clrun_group_gemm(clrun_group *g, const clrun_gemm_desc *d, const void *a, const void *b, float *c)
 {
+    if (!g) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_group_gemm: g is NULL");
     if (!g || !d || !c) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_group_gemm: NULL argument");
     if (d->batch > 1) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_group_gemm: batches are not split; run them one by one");
     if (d->a || d->b || d->c)
@@ -473,6 +477,7 @@ static clrun_status check_type(const char *what, clrun_dtype t)
 clrun_status clrun_group_vec(clrun_group *g, clrun_vec_op op, clrun_dtype t, size_t n, float alpha, void *dst, const void *a, const void *b,
                              const void *c)
 {
+    if (!g) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_group_vec: g is NULL");
     clrun_status st;
     if (!g || !dst || !a) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_group_vec: NULL argument");
     if ((st = check_type("clrun_group_vec", t))) return st;
@@ -493,6 +498,7 @@ clrun_status clrun_group_vec(clrun_group *g, clrun_vec_op op, clrun_dtype t, siz
 clrun_status clrun_group_reduce(clrun_group *g, const char *op, clrun_dtype t, const void *x, const void *y, size_t n, double *value,
                                 size_t *index)
 {
+    if (!g) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_group_reduce: g is NULL");
     clrun_status st;
     static const char *const ops[] = {"sum", "dot", "norm2", "max", "min", "argmax"};
     int k = -1;

@@ -48,8 +48,8 @@ struct clrun_ctx {
     cl_platform_id platform;
     cl_device_id device;
     cl_context context;
-    struct clrun_queue own;      /* the context's own queue: every thread's current queue unless it chose a stream */
-    struct clrun__cur *curs;     /* per thread that chose a stream (clrun_queue_use): which one; grows */
+    struct clrun_queue own;  /* the context's own queue: every thread's current queue unless it chose a stream */
+    struct clrun__cur *curs; /* per thread that chose a stream (clrun_queue_use): which one; grows */
     size_t ncur, capcur;
     struct clrun_queue *streams;
     char *err;            /* last error text; grows to hold long build logs */

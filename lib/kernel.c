@@ -47,6 +47,7 @@ static int read_args(cl_kernel kern, const clrun_prog *p, const char *name, unsi
 
 clrun_status clrun_kernel_new(clrun_prog *p, const char *name, clrun_kernel **out)
 {
+    if (!p) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_kernel_new: p is NULL");
     clrun_ctx *ctx = p->ctx;
     cl_int err = CL_SUCCESS;
     clrun_kernel *k = NULL;
@@ -118,12 +119,13 @@ void clrun_kernel_free(clrun_kernel *k)
     free(k);
 }
 
-unsigned clrun_kernel_nargs(const clrun_kernel *k) { return k->nargs; }
-const char *clrun_kernel_name(const clrun_kernel *k) { return k->name; }
-cl_kernel clrun_kernel_cl(const clrun_kernel *k) { return k->kernel; }
+unsigned clrun_kernel_nargs(const clrun_kernel *k) { return k ? k->nargs : 0; }
+const char *clrun_kernel_name(const clrun_kernel *k) { return k ? k->name : NULL; }
+cl_kernel clrun_kernel_cl(const clrun_kernel *k) { return k ? k->kernel : NULL; }
 
 clrun_status clrun_kernel_arg_info(clrun_kernel *k, unsigned i, clrun_arg_info *out)
 {
+    if (!k) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_kernel_arg_info: k is NULL");
     clrun_ctx *ctx = k->prog->ctx;
     if (!out) return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_kernel_arg_info: out is NULL");
     memset(out, 0, sizeof *out);
@@ -209,6 +211,7 @@ static clrun_status set(clrun_kernel *k, unsigned i, size_t size, const void *va
 
 clrun_status clrun_arg_buf(clrun_kernel *k, unsigned i, clrun_buf *b)
 {
+    if (!k) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_arg_buf: k is NULL");
     clrun_status st = check_arg(k, i, K_GLOBAL, NULL, "clrun_arg_buf");
     if (st != CLRUN_OK) return st;
     if (!b) return set(k, i, sizeof(cl_mem), NULL, "clrun_arg_buf");
@@ -224,6 +227,7 @@ clrun_status clrun_arg_buf(clrun_kernel *k, unsigned i, clrun_buf *b)
 
 clrun_status clrun_arg_local(clrun_kernel *k, unsigned i, size_t bytes)
 {
+    if (!k) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_arg_local: k is NULL");
     clrun_status st = check_arg(k, i, K_LOCAL, NULL, "clrun_arg_local");
     if (st != CLRUN_OK) return st;
     if (bytes == 0) return clrun__fail(k->prog->ctx, CLRUN_INVALID_ARG, "clrun_arg_local: argument %u: 0 bytes of local memory", i);
@@ -236,11 +240,12 @@ clrun_status clrun_arg_local(clrun_kernel *k, unsigned i, size_t bytes)
     return CLRUN_OK;
 }
 
-#define CLRUN__SCALAR(suffix, ctype, clname)                                        \
-    clrun_status clrun_arg_##suffix(clrun_kernel *k, unsigned i, ctype v)           \
-    {                                                                               \
-        clrun_status st = check_arg(k, i, K_VALUE, clname, "clrun_arg_" #suffix);   \
-        return st != CLRUN_OK ? st : set(k, i, sizeof v, &v, "clrun_arg_" #suffix); \
+#define CLRUN__SCALAR(suffix, ctype, clname)                                                     \
+    clrun_status clrun_arg_##suffix(clrun_kernel *k, unsigned i, ctype v)                        \
+    {                                                                                            \
+        if (!k) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_arg_" #suffix ": k is NULL"); \
+        clrun_status st = check_arg(k, i, K_VALUE, clname, "clrun_arg_" #suffix);                \
+        return st != CLRUN_OK ? st : set(k, i, sizeof v, &v, "clrun_arg_" #suffix);              \
     }
 CLRUN__SCALAR(i8, int8_t, "char")
 CLRUN__SCALAR(u8, uint8_t, "uchar")
@@ -313,6 +318,8 @@ static size_t value_size(clrun_kernel *k, unsigned i)
 
 clrun_status clrun_arg_bytes(clrun_kernel *k, unsigned i, const void *value, size_t size)
 {
+    if (!k) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_arg_bytes: k is NULL");
+    if (!value) return clrun__fail(k->prog->ctx, CLRUN_INVALID_ARG, "clrun_arg_bytes: value is NULL");
     char desc[400];
     clrun_status st = check_arg(k, i, K_VALUE, NULL, "clrun_arg_bytes");
     if (st != CLRUN_OK) return st;
@@ -384,8 +391,7 @@ static void choose_local(clrun_kernel *k, unsigned dims, const size_t *global, s
  * fewer than 2^32 work-groups in each dimension (drivers count them in 32 bits). g gets the global
  * size the driver is given (the caller's; rounded up to l only for the library's own kernels, which
  * guard their tails, when no local size was given), l the local one. */
-static clrun_status check_range(clrun_kernel *k, unsigned dims, const size_t *global, const size_t *local, size_t *g, size_t *l,
-                                int round)
+static clrun_status check_range(clrun_kernel *k, unsigned dims, const size_t *global, const size_t *local, size_t *g, size_t *l, int round)
 {
     clrun_ctx *ctx = k->prog->ctx;
     const clrun_device_info *in = &ctx->info;
@@ -470,11 +476,13 @@ static clrun_status launch(clrun_kernel *k, unsigned dims, const size_t *global,
 
 clrun_status clrun_launch_ev(clrun_kernel *k, unsigned dims, const size_t *global, const size_t *local, clrun_event **ev)
 {
+    if (!k) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_launch_ev: k is NULL");
     return launch(k, dims, global, local, ev, 0);
 }
 
 clrun_status clrun_launch(clrun_kernel *k, unsigned dims, const size_t *global, const size_t *local)
 {
+    if (!k) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_launch: k is NULL");
     return launch(k, dims, global, local, NULL, 0);
 }
 
@@ -530,6 +538,7 @@ clrun_status clrun__event_wrap(clrun_ctx *ctx, cl_event e, clrun_event **ev)
 
 clrun_status clrun_event_wait(clrun_event *ev)
 {
+    if (!ev) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_event_wait: ev is NULL");
     cl_int status = CL_COMPLETE;
     cl_int err = clWaitForEvents(1, &ev->event);
     if (err == CL_SUCCESS || err == CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST) {
@@ -542,6 +551,7 @@ clrun_status clrun_event_wait(clrun_event *ev)
 
 clrun_status clrun_event_times(clrun_event *ev, uint64_t *start_ns, uint64_t *end_ns)
 {
+    if (!ev) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_event_times: ev is NULL");
     cl_ulong s = 0, e = 0;
     clrun_status st = clrun_event_wait(ev);
     if (st != CLRUN_OK) return st;
@@ -555,6 +565,7 @@ clrun_status clrun_event_times(clrun_event *ev, uint64_t *start_ns, uint64_t *en
 
 double clrun_event_ms(clrun_event *ev)
 {
+    if (!ev) return -1.0;
     uint64_t s, e;
     if (clrun_event_times(ev, &s, &e) != CLRUN_OK) return -1.0;
     return (double)(e - s) / 1e6;
@@ -567,4 +578,4 @@ void clrun_event_free(clrun_event *ev)
     free(ev);
 }
 
-cl_event clrun_event_cl(const clrun_event *ev) { return ev->event; }
+cl_event clrun_event_cl(const clrun_event *ev) { return ev ? ev->event : NULL; }

@@ -45,6 +45,7 @@ struct clrun_pipe {
 clrun_status clrun_pipe_new(clrun_ctx *ctx, const clrun_pipe_op *op, unsigned depth, clrun_pipe_deliver deliver, void *arg,
                             clrun_pipe **out)
 {
+    if (!ctx) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_pipe_new: ctx is NULL");
     cl_int err = CL_SUCCESS;
     if (!out) return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_pipe_new: out is NULL");
     *out = NULL;
@@ -190,6 +191,7 @@ static clrun_status reentered(clrun_pipe *pp, const char *call)
 
 unsigned clrun_pipe_poll(clrun_pipe *pp)
 {
+    if (!pp) return 0;
     unsigned n = 0;
     if (!pp || pp->in_deliver) return 0;
     for (int r; pp->count && (r = deliver_one(pp, 0)) != 0;) {
@@ -300,6 +302,7 @@ clrun_status clrun_pipe_send(clrun_pipe *pp, const clrun_image *in, void *tag)
 
 unsigned clrun_pipe_cancel(clrun_pipe *pp)
 {
+    if (!pp) return 0;
     if (!pp || pp->in_deliver) return 0;
     unsigned n = pp->count;
     for (; pp->count; pp->count--, pp->head = (pp->head + 1) % pp->depth) {

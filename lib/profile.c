@@ -59,6 +59,7 @@ static void release(clrun_ctx *ctx)
 
 clrun_status clrun_profile_start(clrun_ctx *ctx)
 {
+    if (!ctx) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_profile_start: ctx is NULL");
     CLRUN__SERIAL(ctx);
     if (!ctx) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_profile_start: ctx is NULL");
     clrun_profile_stop(ctx);
@@ -111,6 +112,7 @@ static int by_total(const void *a, const void *b)
 
 clrun_status clrun_profile_read(clrun_ctx *ctx, const clrun_profile_entry **entries, size_t *count)
 {
+    if (!ctx) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_profile_read: ctx is NULL");
     CLRUN__SERIAL(ctx);
     if (!ctx || !entries || !count) return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_profile_read: NULL argument");
     *entries = NULL, *count = 0;

@@ -468,10 +468,12 @@ static clrun_status load(clrun_ctx *ctx, const char *text, size_t len, const cha
 
 clrun_status clrun_prog_file(clrun_ctx *ctx, const char *path, const char *options, clrun_prog **out)
 {
+    if (!ctx) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_prog_file: ctx is NULL");
     CLRUN__SERIAL(ctx);
     char *data = NULL;
     size_t len = 0;
     if (!path) return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_prog_file: path is NULL");
+    if (!out) return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_prog_file: out is NULL");
     int rc = clrun__read_file(path, &data, &len, CLRUN__SOURCE_MAX);
     if (rc)
         return clrun__fail(ctx, CLRUN_IO_ERROR, "cannot read kernel file %s: %s%s", path, strerror(rc),
@@ -487,6 +489,7 @@ clrun_status clrun_prog_file(clrun_ctx *ctx, const char *path, const char *optio
 
 clrun_status clrun_prog_source(clrun_ctx *ctx, const char *source, const char *name, const char *options, clrun_prog **out)
 {
+    if (!ctx) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_prog_source: ctx is NULL");
     CLRUN__SERIAL(ctx);
     if (!source) return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_prog_source: source is NULL");
     return load(ctx, source, strlen(source), name ? name : "<string>", ".", options, out);
@@ -502,6 +505,7 @@ static const char *builtin_file(const char *name, char *buf, size_t size)
 
 const char *clrun_builtin_source(const char *name, size_t *len)
 {
+    if (!name) return NULL;
     char file[256];
     const struct clrun__embedded *e = find_embedded(builtin_file(name, file, sizeof file));
     if (!e) return NULL;
@@ -513,6 +517,7 @@ const char *const *clrun_builtin_names(void) { return clrun__embedded_names; }
 
 clrun_status clrun_prog_builtin(clrun_ctx *ctx, const char *name, const char *options, clrun_prog **out)
 {
+    if (!ctx) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_prog_builtin: ctx is NULL");
     CLRUN__SERIAL(ctx);
     char file[256];
     if (!name) return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_prog_builtin: name is NULL");
@@ -546,5 +551,5 @@ void clrun_prog_free(clrun_prog *p)
     free(p);
 }
 
-int clrun_prog_from_cache(const clrun_prog *p) { return p->from_cache; }
-cl_program clrun_prog_cl_program(const clrun_prog *p) { return p->program; }
+int clrun_prog_from_cache(const clrun_prog *p) { return p ? p->from_cache : 0; }
+cl_program clrun_prog_cl_program(const clrun_prog *p) { return p ? p->program : NULL; }

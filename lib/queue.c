@@ -38,6 +38,7 @@ static void forget(clrun_ctx *ctx, struct clrun_queue *q, int only_me)
 
 clrun_status clrun_queue_new(clrun_ctx *ctx, clrun_queue **out)
 {
+    if (!ctx) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_queue_new: ctx is NULL");
     CLRUN__SERIAL(ctx);
     cl_int err = CL_SUCCESS;
     if (!out) return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_queue_new: out is NULL");

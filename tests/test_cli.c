@@ -1319,7 +1319,7 @@ static void ctrl_c_leaves_nothing(void **state)
     for (int trial = 0; trial < 30; trial++) {
         CHECK_OK(NULL, clrun_npy_write(dst, &old));
         char *argv[] = {(char *)clrun_bin, "run", KDIR "/cli.cl", "-k", "axpb", "-g", "8388608", spec, "rand:f32:8388608:3", "2", "1",
-                        "8388608", NULL};
+                        "8388608",         NULL};
         posix_spawn_file_actions_t fa;
         posix_spawn_file_actions_init(&fa);
         posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);

@@ -355,7 +355,6 @@ static void profiling_counts_every_launch(void **state)
     clrun_kernel_free(k);
 }
 
-
 /* One launch rule: a launch runs exactly the work-items asked for, never more (a kernel without a
  * bounds check must be safe). An atomic counter over every global size 1…1025, primes up to 10^6,
  * and 2-D and 3-D ranges of awkward extents, with a NULL local size, counts exactly the range. */
@@ -402,14 +401,10 @@ static void launch_runs_exactly_the_global_size(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(launch_runs_exactly_the_global_size),
-        cmocka_unit_test(every_scalar_type),
-        cmocka_unit_test(argument_mismatches_name_the_argument),
-        cmocka_unit_test(ranges_and_contexts_checked_at_launch),
-        cmocka_unit_test(aggregates_by_value_are_checked_by_size),
-        cmocka_unit_test(local_memory_and_explicit_local_size),
-        cmocka_unit_test(launches_in_one_two_three_dims),
-        cmocka_unit_test(profiling_counts_every_launch),
+        cmocka_unit_test(launch_runs_exactly_the_global_size),     cmocka_unit_test(every_scalar_type),
+        cmocka_unit_test(argument_mismatches_name_the_argument),   cmocka_unit_test(ranges_and_contexts_checked_at_launch),
+        cmocka_unit_test(aggregates_by_value_are_checked_by_size), cmocka_unit_test(local_memory_and_explicit_local_size),
+        cmocka_unit_test(launches_in_one_two_three_dims),          cmocka_unit_test(profiling_counts_every_launch),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -184,6 +184,7 @@ static clrun_status parse_header(const char *text, size_t len, clrun_dtype *dtyp
 
 clrun_status clrun_npy_parse(const void *buf, size_t len, clrun_array *out)
 {
+    if (!buf || !out) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_npy_parse: NULL argument");
     const unsigned char *b = buf;
     clrun_dtype dtype = CLRUN_F32;
     unsigned ndim = 0;

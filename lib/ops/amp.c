@@ -33,6 +33,7 @@ static clrun_status flag(clrun_ctx *ctx, clrun_scaler *s)
 
 clrun_status clrun_scaler_unscale(clrun_ctx *ctx, clrun_scaler *s, const clrun_grad *grads, size_t count)
 {
+    if (!ctx) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_scaler_unscale: ctx is NULL");
     CLRUN__SERIAL(ctx);
     clrun_status st;
     if (!ctx || !s) return clrun__fail(ctx, CLRUN_INVALID_ARG, "scaler: NULL %s", ctx ? "scaler" : "context");
@@ -80,6 +81,7 @@ clrun_status clrun_scaler_unscale(clrun_ctx *ctx, clrun_scaler *s, const clrun_g
 
 clrun_status clrun_scaler_update(clrun_ctx *ctx, clrun_scaler *s, int *found_inf)
 {
+    if (!ctx) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_scaler_update: ctx is NULL");
     CLRUN__SERIAL(ctx);
     clrun_status st;
     if (!ctx || !s) return clrun__fail(ctx, CLRUN_INVALID_ARG, "scaler: NULL %s", ctx ? "scaler" : "context");

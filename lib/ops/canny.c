@@ -85,6 +85,7 @@ static clrun_status check_params(clrun_ctx *ctx, const clrun_canny_params *p)
 clrun_status clrun_canny(clrun_ctx *ctx, clrun_buf *src, size_t src_off, size_t src_stride, size_t width, size_t height, unsigned channels,
                          clrun_buf *dst, size_t dst_off, size_t dst_stride, const clrun_canny_params *p)
 {
+    if (!ctx) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_canny: ctx is NULL");
     CLRUN__SERIAL(ctx);
     clrun_status st;
     if (!p || !src || !dst) return clrun__fail(ctx, CLRUN_INVALID_ARG, "canny: NULL argument");
@@ -222,6 +223,7 @@ static clrun_status run(clrun_ctx *ctx, struct job j)
 
 clrun_status clrun_canny_image(clrun_ctx *ctx, const clrun_image *in, const clrun_canny_params *p, clrun_image *out)
 {
+    if (!ctx) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_canny_image: ctx is NULL");
     CLRUN__SERIAL(ctx);
     clrun_status st;
     if (!in || !out || !in->data) return clrun__fail(ctx, CLRUN_INVALID_ARG, "canny: NULL image");
@@ -259,6 +261,7 @@ static clrun_status pipe_run(void *arg, clrun_ctx *ctx, clrun_buf *in, const clr
 clrun_status clrun_pipe_canny(clrun_ctx *ctx, const clrun_canny_params *p, unsigned depth, clrun_pipe_deliver deliver, void *arg,
                               clrun_pipe **out)
 {
+    if (!ctx) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_pipe_canny: ctx is NULL");
     clrun_status st;
     if (out) *out = NULL;
     if (!p) return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_pipe_canny: the parameters are NULL");

@@ -4,6 +4,7 @@
 clrun_status clrun_cast(clrun_ctx *ctx, clrun_buf *src, size_t src_off, clrun_dtype from, clrun_buf *dst, size_t dst_off, clrun_dtype to,
                         size_t n)
 {
+    if (!ctx) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_cast: ctx is NULL");
     CLRUN__SERIAL(ctx);
     const char *kname = NULL;
     if (clrun__float_code(from) < 0 || clrun__float_code(to) < 0)

@@ -77,12 +77,14 @@ static clrun_status run(clrun_ctx *ctx, int quant, clrun_buf *src, size_t src_of
 
 clrun_status clrun_quantize(clrun_ctx *ctx, clrun_buf *x, size_t x_off, clrun_buf *q, size_t q_off, size_t n, const clrun_qparams *p)
 {
+    if (!ctx) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_quantize: ctx is NULL");
     CLRUN__SERIAL(ctx);
     return run(ctx, 1, x, x_off, q, q_off, n, p);
 }
 
 clrun_status clrun_dequantize(clrun_ctx *ctx, clrun_buf *q, size_t q_off, clrun_buf *x, size_t x_off, size_t n, const clrun_qparams *p)
 {
+    if (!ctx) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_dequantize: ctx is NULL");
     CLRUN__SERIAL(ctx);
     return run(ctx, 0, q, q_off, x, x_off, n, p);
 }

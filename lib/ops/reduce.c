@@ -135,18 +135,21 @@ static clrun_status sumlike(clrun_ctx *ctx, const char *what, const char *kname,
 
 clrun_status clrun_sum(clrun_ctx *ctx, clrun_dtype t, clrun_buf *x, size_t off, size_t n, double *result)
 {
+    if (!ctx) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_sum: ctx is NULL");
     CLRUN__SERIAL(ctx);
     return sumlike(ctx, "clrun_sum", "clrun_sum", t, x, off, x, off, n, result);
 }
 
 clrun_status clrun_dot(clrun_ctx *ctx, clrun_dtype t, clrun_buf *x, size_t x_off, clrun_buf *y, size_t y_off, size_t n, double *result)
 {
+    if (!ctx) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_dot: ctx is NULL");
     CLRUN__SERIAL(ctx);
     return sumlike(ctx, "clrun_dot", "clrun_dot", t, x, x_off, y, y_off, n, result);
 }
 
 clrun_status clrun_norm2(clrun_ctx *ctx, clrun_dtype t, clrun_buf *x, size_t off, size_t n, double *result)
 {
+    if (!ctx) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_norm2: ctx is NULL");
     CLRUN__SERIAL(ctx);
     clrun_status st = sumlike(ctx, "clrun_norm2", "clrun_sumsq", t, x, off, x, off, n, result);
     if (st == CLRUN_OK) *result = sqrt(*result);
@@ -188,6 +191,7 @@ static clrun_status extreme(clrun_ctx *ctx, const char *what, int gt, clrun_dtyp
 
 clrun_status clrun_max(clrun_ctx *ctx, clrun_dtype t, clrun_buf *x, size_t off, size_t n, float *result)
 {
+    if (!ctx) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_max: ctx is NULL");
     CLRUN__SERIAL(ctx);
     if (!result) return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_max: result is NULL");
     return extreme(ctx, "clrun_max", 1, t, x, off, n, result, NULL);
@@ -195,6 +199,7 @@ clrun_status clrun_max(clrun_ctx *ctx, clrun_dtype t, clrun_buf *x, size_t off, 
 
 clrun_status clrun_min(clrun_ctx *ctx, clrun_dtype t, clrun_buf *x, size_t off, size_t n, float *result)
 {
+    if (!ctx) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_min: ctx is NULL");
     CLRUN__SERIAL(ctx);
     if (!result) return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_min: result is NULL");
     return extreme(ctx, "clrun_min", 0, t, x, off, n, result, NULL);
@@ -202,6 +207,7 @@ clrun_status clrun_min(clrun_ctx *ctx, clrun_dtype t, clrun_buf *x, size_t off, 
 
 clrun_status clrun_argmax(clrun_ctx *ctx, clrun_dtype t, clrun_buf *x, size_t off, size_t n, size_t *index)
 {
+    if (!ctx) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_argmax: ctx is NULL");
     CLRUN__SERIAL(ctx);
     if (!index) return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_argmax: index is NULL");
     return extreme(ctx, "clrun_argmax", 1, t, x, off, n, NULL, index);

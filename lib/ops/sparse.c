@@ -76,6 +76,7 @@ static clrun_status kernel(clrun_ctx *ctx, clrun_dtype t, const char *name, clru
 
 clrun_status clrun_sp24_prune(clrun_ctx *ctx, clrun_dtype t, clrun_buf *x, size_t off, size_t ld, size_t rows, size_t k)
 {
+    if (!ctx) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_sp24_prune: ctx is NULL");
     CLRUN__SERIAL(ctx);
     clrun_status st;
     clrun_kernel *kn;
@@ -90,6 +91,7 @@ clrun_status clrun_sp24_prune(clrun_ctx *ctx, clrun_dtype t, clrun_buf *x, size_
 clrun_status clrun_sp24_compress(clrun_ctx *ctx, clrun_dtype t, clrun_buf *x, size_t off, size_t ld, size_t rows, size_t k,
                                  clrun_buf *values, clrun_buf *meta)
 {
+    if (!ctx) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_sp24_compress: ctx is NULL");
     CLRUN__SERIAL(ctx);
     clrun_status st;
     clrun_kernel *kn;
@@ -105,6 +107,7 @@ clrun_status clrun_sp24_compress(clrun_ctx *ctx, clrun_dtype t, clrun_buf *x, si
 clrun_status clrun_sp24_decompress(clrun_ctx *ctx, clrun_dtype t, clrun_buf *values, clrun_buf *meta, size_t rows, size_t k, clrun_buf *x,
                                    size_t off, size_t ld)
 {
+    if (!ctx) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_sp24_decompress: ctx is NULL");
     CLRUN__SERIAL(ctx);
     clrun_status st;
     clrun_kernel *kn;

@@ -22,6 +22,7 @@ static clrun_status check_operand(clrun_ctx *ctx, const char *what, clrun_buf *b
 clrun_status clrun_vec(clrun_ctx *ctx, clrun_vec_op op, clrun_dtype t, size_t n, float alpha, clrun_buf *dst, size_t dst_off, clrun_buf *a,
                        size_t a_off, clrun_buf *b, size_t b_off, clrun_buf *c, size_t c_off)
 {
+    if (!ctx) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_vec: ctx is NULL");
     CLRUN__SERIAL(ctx);
     clrun_status st;
     const char *name = clrun_vec_op_name(op);
@@ -48,18 +49,21 @@ clrun_status clrun_vec(clrun_ctx *ctx, clrun_vec_op op, clrun_dtype t, size_t n,
 
 clrun_status clrun_mul(clrun_ctx *ctx, clrun_dtype t, size_t n, clrun_buf *dst, clrun_buf *a, clrun_buf *b)
 {
+    if (!ctx) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_mul: ctx is NULL");
     CLRUN__SERIAL(ctx);
     return clrun_vec(ctx, CLRUN_MUL, t, n, 0.0f, dst, 0, a, 0, b, 0, NULL, 0);
 }
 
 clrun_status clrun_add(clrun_ctx *ctx, clrun_dtype t, size_t n, clrun_buf *dst, clrun_buf *a, clrun_buf *b)
 {
+    if (!ctx) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_add: ctx is NULL");
     CLRUN__SERIAL(ctx);
     return clrun_vec(ctx, CLRUN_ADD, t, n, 0.0f, dst, 0, a, 0, b, 0, NULL, 0);
 }
 
 clrun_status clrun_axpy(clrun_ctx *ctx, clrun_dtype t, size_t n, float alpha, clrun_buf *x, clrun_buf *y)
 {
+    if (!ctx) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_axpy: ctx is NULL");
     CLRUN__SERIAL(ctx);
     return clrun_vec(ctx, CLRUN_AXPY, t, n, alpha, y, 0, x, 0, y, 0, NULL, 0);
 }

@@ -111,7 +111,8 @@ int cmd_op_quant(int argc, char **argv, int quantize)
         }
     }
     if (!rc && calibrate && !in.count)
-        rc = cli_usage_error(sub, "%s has no elements: there is no range to calibrate from (give --scale for an empty array)", argv[optind]);
+        rc =
+            cli_usage_error(sub, "%s has no elements: there is no range to calibrate from (give --scale for an empty array)", argv[optind]);
     if (!rc && calibrate && in.count) {
         clrun_status st = clrun_quant_calibrate(in.data, in.count, axis >= 0 ? ch : 1, inner, symmetric, percentile, s, z);
         if (st) rc = cli_fail(sub, NULL, st);

@@ -415,6 +415,7 @@ static clrun_status run(clrun_ctx *ctx, const clrun__gemm_plan *p)
 
 clrun_status clrun_gemm(clrun_ctx *ctx, const clrun_gemm_desc *d)
 {
+    if (!ctx) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_gemm: ctx is NULL");
     CLRUN__SERIAL(ctx);
     clrun_status st;
     if (!d) return clrun__fail(ctx, CLRUN_INVALID_ARG, "gemm: descriptor is NULL");
@@ -430,6 +431,7 @@ clrun_status clrun_gemm(clrun_ctx *ctx, const clrun_gemm_desc *d)
 
 clrun_status clrun_gemm_s8(clrun_ctx *ctx, const clrun_gemm_desc *d, const clrun_s8_epilogue *e)
 {
+    if (!ctx) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_gemm_s8: ctx is NULL");
     CLRUN__SERIAL(ctx);
     clrun_status st;
     if (!d) return clrun__fail(ctx, CLRUN_INVALID_ARG, "gemm s8: descriptor is NULL");
@@ -535,6 +537,7 @@ static clrun_status sparse_or_dense(clrun_ctx *ctx, const clrun__gemm_plan *p, i
 
 clrun_status clrun_gemm_sp(clrun_ctx *ctx, const clrun_gemm_desc *d, clrun_buf *meta, size_t meta_off)
 {
+    if (!ctx) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_gemm_sp: ctx is NULL");
     CLRUN__SERIAL(ctx);
     clrun_status st;
     if (!d) return clrun__fail(ctx, CLRUN_INVALID_ARG, "gemm sp: descriptor is NULL");
@@ -576,12 +579,14 @@ clrun_gemm_backend clrun_gemm_resolve(clrun_ctx *ctx, const clrun_gemm_desc *d)
 
 int clrun_gemm_tensor_cores(clrun_ctx *ctx)
 {
+    if (!ctx) return 0;
     CLRUN__SERIAL(ctx);
     return ctx && here(ctx, &clrun__gemm_mma, CLRUN__GEMM_FLOAT);
 }
 
 const char *clrun_gemm_tensor_kernel(clrun_ctx *ctx, clrun_dtype type)
 {
+    if (!ctx) return NULL;
     CLRUN__SERIAL(ctx);
     if (!ctx || (type != CLRUN_I8 && clrun__float_code(type) < 0)) return NULL;
     clrun__gemm_plan p = {.kind = type == CLRUN_I8 ? CLRUN__GEMM_S8 : CLRUN__GEMM_FLOAT, .what = "gemm"};

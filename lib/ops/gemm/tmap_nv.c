@@ -165,7 +165,7 @@ static struct tmap_state *ready(clrun_ctx *ctx)
     return s;
 }
 
-int clrun__tmap_available(clrun_ctx *ctx) { return ready(ctx) != NULL; }
+int clrun__tmap_available(clrun_ctx *ctx) { return ctx ? ready(ctx) != NULL : 0; }
 
 /* The device address of a buffer, read once by a kernel and kept in the buffer. */
 static clrun_status address(clrun_ctx *ctx, clrun_buf *b, uint64_t *out)

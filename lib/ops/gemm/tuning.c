@@ -6,6 +6,7 @@
 
 const char *clrun_gemm_tuning_path(const clrun_ctx *ctx, char *buf, size_t size)
 {
+    if (!ctx) return NULL;
     char dir[4096];
     if (!clrun_cache_dir(dir, sizeof dir)) return NULL;
     unsigned long long h = 1469598103934665603ull; /* FNV-1a of what identifies the device */

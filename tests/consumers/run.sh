@@ -30,6 +30,23 @@ cmake -S "$here/cmake" -B "$tmp/cm" -DCMAKE_PREFIX_PATH="$tmp/stage$prefix" > "$
 cmake --build "$tmp/cm" > /dev/null
 LD_LIBRARY_PATH=$libdir "$tmp/cm/consumer"
 
+step "2b. CMake: MPI is an optional component"
+# a consumer without MPI (CMake told not to find one) configures when it asks for clrun alone or
+# for mpi as optional, and is refused in words when it requires mpi
+cmake -S "$here/cmake-mpi" -B "$tmp/cm-nompi" -DCMAKE_PREFIX_PATH="$tmp/stage$prefix" -DCMAKE_DISABLE_FIND_PACKAGE_MPI=TRUE \
+    -DWANT_MPI=OFF > "$tmp/cm-nompi.log" 2>&1 || { cat "$tmp/cm-nompi.log"; exit 1; }
+if cmake -S "$here/cmake-mpi" -B "$tmp/cm-req" -DCMAKE_PREFIX_PATH="$tmp/stage$prefix" -DCMAKE_DISABLE_FIND_PACKAGE_MPI=TRUE \
+    -DREQUIRE_MPI=ON > "$tmp/cm-req.log" 2>&1; then
+    cat "$tmp/cm-req.log"; echo "REQUIRED COMPONENTS mpi configured without an MPI"; exit 1
+fi
+grep -q "mpi" "$tmp/cm-req.log" || { cat "$tmp/cm-req.log"; exit 1; }
+if [ -f "$libdir/libclrun_mpi.a" ]; then # and with MPI, the component gives clrun::mpi
+    cmake -S "$here/cmake-mpi" -B "$tmp/cm-mpi" -DCMAKE_PREFIX_PATH="$tmp/stage$prefix" -DREQUIRE_MPI=ON -DWANT_MPI=ON \
+        > "$tmp/cm-mpi.log" 2>&1 || { cat "$tmp/cm-mpi.log"; exit 1; }
+fi
+! grep -q "libpng16" "$pc/clrun.pc" || { echo "clrun.pc names libpng's paths"; exit 1; }
+case "$(PKG_CONFIG_PATH=$pc pkg-config --cflags clrun)" in *libpng*) echo "pkg-config --cflags clrun leaks libpng's include path"; exit 1 ;; esac
+
 step "3. Meson subproject through a wrap"
 mkdir -p "$tmp/sub/subprojects"
 cp "$here/meson/meson.build" "$tmp/sub/"

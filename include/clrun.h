@@ -502,9 +502,12 @@ CLRUN_API cl_kernel clrun_kernel_cl(const clrun_kernel *k);
 /** @} */
 
 /** Queue a launch over `dims` (1-3) dimensions. global: work items per dimension (each > 0).
- *  local: work-group size per dimension, or NULL to let clrun choose: a multiple of the device's
- *  preferred multiple, with global rounded UP to a multiple of it, so the kernel must guard its
- *  tail (`if (get_global_id(0) >= n) return;`). An unset argument is CLRUN_ARG_MISMATCH naming it.
+ *  local: work-group size per dimension, or NULL to let clrun choose one that divides global in
+ *  every dimension (the largest within the work-group limit, a multiple of the device's preferred
+ *  multiple where one divides): exactly the global size runs, never a work-item more, so a kernel
+ *  without a tail guard (the seed's multiply_them) is safe with any size. A size with no good
+ *  divisor (a large prime) then runs in small work-groups: give a local size and a tail guard for
+ *  speed. An unset argument is CLRUN_ARG_MISMATCH naming it.
  *  The range is checked against the device before the driver sees it (drivers trap, abort or spin
  *  on ranges they cannot schedule), for every launch, the library's ops included; CLRUN_INVALID_ARG
  *  says which limit: work-items in all beyond the device's address bits (or 2^62), a local size

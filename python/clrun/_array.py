@@ -1373,7 +1373,10 @@ class Stream:
         if _is_dead(self):
             return
         if self._h:
-            L.queue_free(self._h)  # waits for the stream's commands; threads that had it current go back to the context's own
+            # clrun_close frees its streams: after it (a context collected with its stream in one
+            # cycle, whose weak child list the collector cleared first) the handle is gone already
+            if self.ctx.__dict__.get("_h"):
+                L.queue_free(self._h)  # waits for the stream's commands; threads that had it current go back to the context's own
             self._h = None
             self._keep.clear()
             self.ctx._streams -= 1

@@ -203,7 +203,10 @@ class CannyPipeline(_Closing):
         if _is_dead(self):
             return
         if self._h:
-            L.pipe_free(self._h)
+            # a context collected in one cycle with its pipeline (the collector clears the weak
+            # child list first) is closed already: its pipeline's memory went with it at exit
+            if self.ctx.__dict__.get("_h"):
+                L.pipe_free(self._h)
             self._h = None
             _kill(self, "the pipeline is closed")
 

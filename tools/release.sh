@@ -90,7 +90,8 @@ import numpy as np, clrun
 with clrun.open() as ctx:
     a = ctx.asarray(np.arange(4096, dtype=np.float32))
     assert float((a * 2.0).sum()) == float(np.arange(4096).sum() * 2)
-print('clrun', clrun.__version__, 'from the wheel computed on', ctx.device.name)
+    name = ctx.device.name
+print('clrun', clrun.__version__, 'from the wheel computed on', name)
 "
 )
 echo "the wheel's demo, CLI and Python passed"

@@ -1,16 +1,23 @@
 #!/bin/sh
-# wheel_check.sh SOURCE WORK PYTHON — the wheel as a user gets it: built by pip from the source tree
-# (meson-python; no build isolation, so Debian's python3-mesonpy serves), tagged for this platform
-# (it holds native code), installed into a new virtual environment, and there: the package imports
+# wheel_check.sh SOURCE WORK PYTHON [WHEEL] — the wheel as a user gets it: WHEEL (the release's, from
+# tools/release.sh: py3-none-manylinux), else built by pip from the source tree (meson-python; no
+# build isolation, so Debian's python3-mesonpy serves), tagged for a platform (it holds native
+# code), installed into a new virtual environment, and there: the package imports
 # its own libclrun and computes on a device, the `clrun` console script runs the CLI, and mypy
 # --strict accepts the examples against the installed type information (py.typed, __init__.pyi).
 set -eu
 src=$1
 work=$2
 py=$3 # the interpreter whose packages (pip, meson-python, NumPy) build and run it
+given=${4:-}
 rm -rf "$work"
 mkdir -p "$work"
-if ! "$py" -m pip wheel --no-build-isolation --no-deps -w "$work" "$src" > "$work/build.log" 2>&1; then
+if [ -n "$given" ]; then
+    case "$given" in
+    *-py3-none-manylinux_*.whl) cp "$given" "$work/" ;;
+    *) echo "the release wheel is not tagged py3-none-manylinux: $given" >&2; exit 1 ;;
+    esac
+elif ! "$py" -m pip wheel --no-build-isolation --no-deps -w "$work" "$src" > "$work/build.log" 2>&1; then
     tail -40 "$work/build.log"
     echo "pip could not build the wheel (log above; needs python3-pip and python3-mesonpy)" >&2
     exit 1
@@ -38,7 +45,8 @@ for f in ("py.typed", "__init__.pyi"):
 with clrun.open() as ctx:
     a = ctx.asarray(np.arange(1000, dtype=np.float32))
     assert np.array_equal((a * a + 1.0).get(), np.arange(1000, dtype=np.float32) ** 2 + 1)
-print(f"installed clrun {clrun.__version__}: package, libclrun and type information from the venv; an Array op ran on {ctx.device.name}")
+    name = ctx.device.name
+print(f"installed clrun {clrun.__version__}: package, libclrun and type information from the venv; an Array op ran on {name}")
 PY
 "$work/venv/bin/clrun" --version
 "$work/venv/bin/clrun" devices > "$work/devices.txt"

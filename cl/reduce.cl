@@ -63,12 +63,15 @@
 #define CLRUN_GE(a, b) isgreaterequal(a, b)
 
 /* Kahan: add v to (s, c) where c holds the NEGATED running error (s + (-c) is the sum). Four
- * dependent operations and no branches or selects, so it vectorises everywhere. */
+ * dependent operations and a select, no branches, so it vectorises everywhere. A compensation
+ * that is not finite (the sum reached ±inf: inf - inf) is dropped, or the next step's v - c would
+ * turn the infinite sum into NaN (NumPy's sum of [0, inf, 0] is inf). */
 #define KAHAN(TY, s, c, v)                                                                           \
     do {                                                                                             \
         const TY y_ = (v) - (c);                                                                     \
         const TY t_ = (s) + y_;                                                                      \
-        (c) = (t_ - (s)) - y_;                                                                       \
+        const TY e_ = (t_ - (s)) - y_;                                                               \
+        (c) = select((TY)(0.0f), e_, isfinite(e_));                                                  \
         (s) = t_;                                                                                    \
     } while (0)
 
@@ -137,7 +140,8 @@
             const VT y = MODE == 1 ? LOADV(k, pb) : x;                                               \
             const VT p = x * y;                                                                      \
             KAHAN(VT, s, c, p);                                                                      \
-            c -= fma(x, y, -p); /* the product's exact error (c is negated) */                       \
+            const VT pe_ = fma(x, y, -p); /* the product's exact error (c is negated) */             \
+            c -= select((VT)(0.0f), pe_, isfinite(pe_)); /* none for an infinite product */          \
         }                                                                                            \
     } while (0)
 

@@ -154,6 +154,43 @@ static void extremes_and_nan_rules(void **state)
     unsetenv("CLRUN_REDUCE_SHAPE");
 }
 
+/* Infinities: a sum, dot or norm over data holding +inf (or -inf) at any place is that infinity,
+ * both signs at once NaN, as NumPy's; the compensation once turned an infinite running sum into
+ * NaN from the next element on. Both shapes, f32 and f16, awkward sizes. */
+static void infinities(void **state)
+{
+    clrun_ctx *ctx = *state;
+    uint64_t s = test_seed();
+    const size_t sizes[] = {1, 5, 16, 17, 255, 4099, 100003};
+    const char *shapes[] = {"gpu", "cpu"};
+    for (int sh = 0; sh < 2; sh++) {
+        setenv("CLRUN_REDUCE_SHAPE", shapes[sh], 1);
+        for (int half = 0; half < 2; half++)
+            for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++)
+                for (int variant = 0; variant < 3; variant++) { /* +inf, -inf, both */
+                    const size_t n = sizes[k];
+                    float *x = malloc(n * 4);
+                    for (size_t i = 0; i < n; i++) x[i] = rng_float(&s) * 100;
+                    const size_t p1 = rng_next(&s) % n, p2 = rng_next(&s) % n;
+                    x[p1] = variant == 1 ? -INFINITY : INFINITY;
+                    if (variant == 2 && p2 != p1) x[p2] = -INFINITY;
+                    const int both = variant == 2 && p2 != p1;
+                    clrun_buf *b = upload(ctx, x, n, 1, half);
+                    const clrun_dtype t = half ? CLRUN_F16 : CLRUN_F32;
+                    double sum = 0, dot = 0, nrm = 0;
+                    CHECK_OK(ctx, clrun_sum(ctx, t, b, 1, n, &sum));
+                    CHECK_OK(ctx, clrun_dot(ctx, t, b, 1, b, 1, n, &dot));
+                    CHECK_OK(ctx, clrun_norm2(ctx, t, b, 1, n, &nrm));
+                    const double want = both ? NAN : variant == 1 ? -INFINITY : INFINITY;
+                    if (!(both ? isnan(sum) : sum == want) || dot != INFINITY || nrm != INFINITY)
+                        fail_msg("%s shape, %s, n=%zu, inf at %zu%s: sum %g (want %g), dot %g, norm %g", shapes[sh], half ? "f16" : "f32",
+                                 n, p1, both ? " and -inf" : "", sum, want, dot, nrm);
+                    clrun_buf_free(b);
+                    free(x);
+                }
+    }
+}
+
 static void empty_and_errors(void **state)
 {
     clrun_ctx *ctx = *state;
@@ -175,10 +212,8 @@ static void empty_and_errors(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(sums_within_bound),
-        cmocka_unit_test(extremes_and_nan_rules),
-        cmocka_unit_test(empty_and_errors),
-        cmocka_unit_test(hundred_million),
+        cmocka_unit_test(sums_within_bound), cmocka_unit_test(extremes_and_nan_rules), cmocka_unit_test(infinities),
+        cmocka_unit_test(empty_and_errors),  cmocka_unit_test(hundred_million),
     };
     return cmocka_run_group_tests(tests, ctx_setup, teardown);
 }

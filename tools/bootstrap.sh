@@ -18,8 +18,9 @@ python3-numpy python3-pytest clang"
 # the test command's own: clang 16 and libclc compile every kernel for AMD GPUs (tests/offline_check.py);
 # abigail-tools compares the ABI with abi/libclrun.abi (tests/check_abi.sh); cmake builds a consumer
 # of the installed package (tests/consumers/run.sh); clang-format checks the C sources' layout;
-# python3-pyopencl hands PyOpenCL's objects to clrun and back (tests/python)
-TEST_PACKAGES="clang-16 libclc-15 abigail-tools cmake clang-format doxygen python3-pyopencl python3-pip python3-venv python3-mesonpy mypy"
+# python3-pyopencl hands PyOpenCL's objects to clrun and back (tests/python); python3-hypothesis drives the
+# differential fuzzing of clrun.Array against NumPy (tests/python/test_fuzz.py)
+TEST_PACKAGES="clang-16 libclc-15 abigail-tools cmake clang-format doxygen python3-pyopencl python3-pip python3-venv python3-mesonpy mypy python3-hypothesis"
 
 install_deps() { # install_deps [more packages]
     missing=""

@@ -991,6 +991,14 @@ def _store(cl, p, value):
 def _ew_kernel(op, dt, form):
     key = (op, dt, form)
     k = _BUILT.get(key)
+    if k is None and dt == np.bool_:  # bool Arrays (stored as 0/1 bytes): + is or, * is and, as NumPy's
+        if op not in ("add", "mul") + _CMP or form == "unary":
+            raise Unsupported(11, f"{op} on bool Arrays: NumPy has no boolean {op} either (use ^ or astype)")
+        a = "(x[i] != 0)"
+        b = "(y[i] != 0)" if form == "array" else "(s != 0)"
+        args = "bool *x, " + ("bool *y, " if form == "array" else "uchar s, ") + "bool *z"
+        expr = {"add": f"{a} | {b}", "mul": f"{a} & {b}"}.get(op) or (f"{b} {_OPS[op]} {a}" if form == "rscalar" else f"{a} {_OPS[op]} {b}")
+        k = _BUILT[key] = ElementwiseKernel(args, f"z[i] = ({expr}) ? 1 : 0", name=f"clrun_{op}_{form}_bool")
     if k is None:
         cl = _CL[dt]
         ct = "float" if cl == "half" else cl  # half computes in float

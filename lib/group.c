@@ -185,7 +185,7 @@ clrun_status clrun_group_set_weights(clrun_group *g, const double *w)
             snprintf(want, sizeof want, "one weight per device of the group: %u, not %u", g->n, nv);
             return clrun__setting_refuse(NULL, CLRUN__SET_GROUP_WEIGHTS, want);
         }
-        if (nv && !sum) return clrun__setting_refuse(NULL, CLRUN__SET_GROUP_WEIGHTS, "weights that are not all 0");
+        if (nv && !sum) return clrun__setting_refuse(NULL, CLRUN__SET_GROUP_WEIGHTS, "one weight per device of the group, not all 0");
         if (nv) { /* set by the user: no measurement */
             for (unsigned i = 0; i < g->n; i++) g->w[i] = v[i];
             g->have_w = 1;

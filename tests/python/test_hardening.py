@@ -289,6 +289,7 @@ def test_thousands_of_streams_are_all_synchronised():
         streams = [c.stream() for _ in range(1500)]
         host = np.arange(1500, dtype=np.int32) * 7 + SEED % 1000
         a = c.zeros(1500, np.int32)
+        c.synchronize()  # the zeros, filled on the context's queue, land before any stream writes
         for i, s in enumerate(streams):
             a[i:i + 1].set(host[i:i + 1], stream=s)
         c.synchronize()

@@ -121,8 +121,13 @@ clrun_status clrun_buf_wrap(clrun_ctx *ctx, cl_mem mem, size_t offset, size_t by
     size_t size = 0;
     if ((err = clGetMemObjectInfo(mem, CL_MEM_CONTEXT, sizeof mc, &mc, NULL)) != CL_SUCCESS ||
         (err = clGetMemObjectInfo(mem, CL_MEM_TYPE, sizeof type, &type, NULL)) != CL_SUCCESS ||
-        (err = clGetMemObjectInfo(mem, CL_MEM_SIZE, sizeof size, &size, NULL)) != CL_SUCCESS)
+        (err = clGetMemObjectInfo(mem, CL_MEM_SIZE, sizeof size, &size, NULL)) != CL_SUCCESS) {
+        if (err == CL_INVALID_MEM_OBJECT) /* the driver tells: a released buffer, or a queue, context … passed as a cl_mem */
+            return clrun__fail(ctx, CLRUN_INVALID_ARG,
+                               "clrun_buf_wrap: the handle is not a memory object its driver knows (CL_INVALID_MEM_OBJECT): a released "
+                               "buffer, or a queue, context or other object passed as a cl_mem");
         return clrun__fail_cl(ctx, err, "clGetMemObjectInfo", "clrun_buf_wrap: reading the memory object (is it a valid cl_mem?)");
+    }
     if (type != CL_MEM_OBJECT_BUFFER) {
         if (type >= CL_MEM_OBJECT_IMAGE2D && type <= CL_MEM_OBJECT_IMAGE1D_BUFFER)
             return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_buf_wrap: the memory object is an image, not a buffer");

@@ -88,8 +88,13 @@ clrun_status clrun_ctx_wrap(clrun_ctx **out, cl_context context, cl_device_id de
     if ((st = clrun__settings_check(NULL)) != CLRUN_OK) return st;
     /* the device must be one of the context's */
     size_t got = 0;
-    if ((err = clGetContextInfo(context, CL_CONTEXT_DEVICES, 0, NULL, &got)) != CL_SUCCESS)
+    if ((err = clGetContextInfo(context, CL_CONTEXT_DEVICES, 0, NULL, &got)) != CL_SUCCESS) {
+        if (err == CL_INVALID_CONTEXT)
+            return clrun__fail(NULL, CLRUN_INVALID_ARG,
+                               "clrun_ctx_wrap: the handle is not a context its driver knows (CL_INVALID_CONTEXT): a released context, or "
+                               "a queue, buffer or other object passed as a cl_context");
         return clrun__fail_cl(NULL, err, "clGetContextInfo", "clrun_ctx_wrap: reading the context's devices (is it a valid cl_context?)");
+    }
     cl_device_id *devs = malloc(got ? got : sizeof *devs);
     if (!devs) return clrun__fail(NULL, CLRUN_HOST_OUT_OF_MEMORY, "clrun_ctx_wrap: out of memory");
     if ((err = clGetContextInfo(context, CL_CONTEXT_DEVICES, got, devs, &got)) != CL_SUCCESS) {
@@ -117,8 +122,12 @@ clrun_status clrun_ctx_wrap(clrun_ctx **out, cl_context context, cl_device_id de
         if ((err = clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT, sizeof qc, &qc, NULL)) != CL_SUCCESS ||
             (err = clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof qd, &qd, NULL)) != CL_SUCCESS ||
             (err = clGetCommandQueueInfo(queue, CL_QUEUE_PROPERTIES, sizeof props, &props, NULL)) != CL_SUCCESS)
-            return clrun__fail_cl(NULL, err, "clGetCommandQueueInfo",
-                                  "clrun_ctx_wrap: reading the queue (is it a valid cl_command_queue?)");
+            return err == CL_INVALID_COMMAND_QUEUE
+                       ? clrun__fail(NULL, CLRUN_INVALID_ARG,
+                                     "clrun_ctx_wrap: the handle is not a queue its driver knows (CL_INVALID_COMMAND_QUEUE): a released "
+                                     "queue, or a context, buffer or other object passed as a cl_command_queue")
+                       : clrun__fail_cl(NULL, err, "clGetCommandQueueInfo",
+                                        "clrun_ctx_wrap: reading the queue (is it a valid cl_command_queue?)");
         if (qc != context || qd != device)
             return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_ctx_wrap: the queue belongs to another context or device");
         if (props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE)

@@ -187,6 +187,9 @@ static void refusals(void **state)
     CHECK_FAIL(ctx, clrun_buf_wrap(ctx, mine, 4096, 0, &b), CLRUN_INVALID_ARG, "0 bytes");
     if (clrun_ctx_device(ctx)->mem_base_align > 1) CHECK_FAIL(ctx, clrun_buf_wrap(ctx, mine, 1, 16, &b), CLRUN_INVALID_ARG, "alignment");
     CHECK_FAIL(ctx, clrun_buf_wrap(ctx, NULL, 0, 0, &b), CLRUN_INVALID_ARG, "mem is NULL");
+    /* a queue passed as a cl_mem is named as such, whether the driver refuses the handle or answers
+     * with a type that is no memory object's */
+    CHECK_FAIL(ctx, clrun_buf_wrap(ctx, (cl_mem)clrun_ctx_cl_queue(ctx), 0, 0, &b), CLRUN_INVALID_ARG, "passed as a cl_mem");
     assert_int_equal(refs(mine), 1); /* nothing kept from the refusals */
     clReleaseMemObject(mine), clReleaseMemObject(theirs);
     clrun_close(ctx);

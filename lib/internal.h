@@ -4,7 +4,7 @@
 #define CLRUN_INTERNAL_H
 
 #include "clrun.h"
-#include "ops/op.h" /* the services the core gives the kernel library, and the settings */
+#include "opkit.h" /* the services the core gives the kernel library, and the settings */
 
 #include <pthread.h>
 #include <stdarg.h>

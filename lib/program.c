@@ -2,11 +2,16 @@
  * through the binary cache; build logs. */
 #include "internal.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define MAX_INCLUDE_DEPTH 16
+/* How deep CLRUN_KERNEL_DIR's subfolders are searched: lib/ops/gemm/nv/ from lib/ops is 2. */
+#define KERNEL_TREE_DEPTH 3
 
 /* A growing string. */
 struct sbuf {
@@ -72,9 +77,34 @@ static int include_line(const char *line, size_t len, char *out, size_t size)
     return 1;
 }
 
+/* The file `name` in folder root, else in its subfolders (depth levels deep, the first found): the
+ * kernel library's sources live in one folder per op (lib/ops/NAME/), and include each other by base
+ * name. 1 with the path in out when found. */
+static int find_in_tree(const char *root, const char *name, int depth, char *out, size_t size)
+{
+    int n = snprintf(out, size, "%s/%s", root, name);
+    if (n > 0 && (size_t)n < size && access(out, R_OK) == 0) return 1;
+    DIR *d = depth > 0 ? opendir(root) : NULL;
+    if (!d) return 0;
+    struct dirent *e;
+    int found = 0;
+    while (!found && (e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.') continue;
+        char sub[4096];
+        struct stat sb;
+        int n = snprintf(sub, sizeof sub, "%s/%s", root, e->d_name);
+        if (n > 0 && (size_t)n < sizeof sub && stat(sub, &sb) == 0 && S_ISDIR(sb.st_mode))
+            found = find_in_tree(sub, name, depth - 1, out, size);
+    }
+    closedir(d);
+    return found;
+}
+
 /* Append `text` (from `label`, in folder `dir`; dir NULL means the embedded set) to out, replacing
- * each #include "x" line by the resolved file. */
-static clrun_status resolve(clrun_ctx *ctx, const char *text, size_t len, const char *label, const char *dir, int depth, struct sbuf *out)
+ * each #include "x" line by the resolved file; with root (CLRUN_KERNEL_DIR), a name not beside the
+ * including file is looked for in root's tree. */
+static clrun_status resolve(clrun_ctx *ctx, const char *text, size_t len, const char *label, const char *dir, const char *root, int depth,
+                            struct sbuf *out)
 {
     if (depth > MAX_INCLUDE_DEPTH)
         return clrun__fail(ctx, CLRUN_INVALID_ARG, "%s: includes nest deeper than %d levels (an include cycle?)", label, MAX_INCLUDE_DEPTH);
@@ -97,10 +127,11 @@ static clrun_status resolve(clrun_ctx *ctx, const char *text, size_t len, const 
                     return clrun__fail(ctx, CLRUN_IO_ERROR, "%s:%u: included file \"%s\" is not among the embedded kernel sources", label,
                                        lineno, name);
                 sb_printf(out, "#line 1 \"%s\"\n", name);
-                st = resolve(ctx, e->data, e->len, name, NULL, depth + 1, out);
+                st = resolve(ctx, e->data, e->len, name, NULL, NULL, depth + 1, out);
             } else {
                 if (name[0] == '/') snprintf(path, sizeof path, "%s", name);
                 else snprintf(path, sizeof path, "%s/%s", dir, name);
+                if (root && name[0] != '/' && access(path, R_OK) != 0) find_in_tree(root, name, KERNEL_TREE_DEPTH, path, sizeof path);
                 int rc = clrun__read_file(path, &data, &dlen, CLRUN__SOURCE_MAX);
                 if (rc)
                     return clrun__fail(ctx, CLRUN_IO_ERROR, "%s:%u: cannot open included file %s: %s", label, lineno, path, strerror(rc));
@@ -109,7 +140,7 @@ static clrun_status resolve(clrun_ctx *ctx, const char *text, size_t len, const 
                 char *slash = strrchr(sub, '/');
                 if (slash) *slash = 0;
                 sb_printf(out, "#line 1 \"%s\"\n", path);
-                st = resolve(ctx, data, dlen, path, slash ? sub : ".", depth + 1, out);
+                st = resolve(ctx, data, dlen, path, slash ? sub : ".", root, depth + 1, out);
                 free(data);
             }
             if (st != CLRUN_OK) return st;
@@ -450,13 +481,13 @@ done:
 }
 
 /* Resolve includes, then build. dir NULL: embedded. */
-static clrun_status load(clrun_ctx *ctx, const char *text, size_t len, const char *label, const char *dir, const char *options,
-                         clrun_prog **out)
+static clrun_status load(clrun_ctx *ctx, const char *text, size_t len, const char *label, const char *dir, const char *root,
+                         const char *options, clrun_prog **out)
 {
     if (!out) return clrun__fail(ctx, CLRUN_INVALID_ARG, "%s: out is NULL", label);
     *out = NULL;
     struct sbuf src = {0};
-    clrun_status st = resolve(ctx, text, len, label, dir, 0, &src);
+    clrun_status st = resolve(ctx, text, len, label, dir, root, 0, &src);
     if (st == CLRUN_OK) st = build(ctx, label, src.p ? src.p : "", src.n, options, out);
     if (st == CLRUN_OK) { /* kept for clrun_arg_bytes's size probe; without them the probe is skipped */
         (*out)->source = src.p, src.p = NULL;
@@ -466,14 +497,11 @@ static clrun_status load(clrun_ctx *ctx, const char *text, size_t len, const cha
     return st;
 }
 
-clrun_status clrun_prog_file(clrun_ctx *ctx, const char *path, const char *options, clrun_prog **out)
+/* A program from the file at path; root as for resolve. */
+static clrun_status load_file(clrun_ctx *ctx, const char *path, const char *root, const char *options, clrun_prog **out)
 {
-    if (!ctx) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_prog_file: ctx is NULL");
-    CLRUN__SERIAL(ctx);
     char *data = NULL;
     size_t len = 0;
-    if (!path) return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_prog_file: path is NULL");
-    if (!out) return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_prog_file: out is NULL");
     int rc = clrun__read_file(path, &data, &len, CLRUN__SOURCE_MAX);
     if (rc)
         return clrun__fail(ctx, CLRUN_IO_ERROR, "cannot read kernel file %s: %s%s", path, strerror(rc),
@@ -482,9 +510,18 @@ clrun_status clrun_prog_file(clrun_ctx *ctx, const char *path, const char *optio
     snprintf(dir, sizeof dir, "%s", path);
     char *slash = strrchr(dir, '/');
     if (slash) *slash = 0;
-    clrun_status st = load(ctx, data, len, path, slash ? (dir[0] ? dir : "/") : ".", options, out);
+    clrun_status st = load(ctx, data, len, path, slash ? (dir[0] ? dir : "/") : ".", root, options, out);
     free(data);
     return st;
+}
+
+clrun_status clrun_prog_file(clrun_ctx *ctx, const char *path, const char *options, clrun_prog **out)
+{
+    if (!ctx) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_prog_file: ctx is NULL");
+    CLRUN__SERIAL(ctx);
+    if (!path) return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_prog_file: path is NULL");
+    if (!out) return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_prog_file: out is NULL");
+    return load_file(ctx, path, NULL, options, out);
 }
 
 clrun_status clrun_prog_source(clrun_ctx *ctx, const char *source, const char *name, const char *options, clrun_prog **out)
@@ -492,7 +529,7 @@ clrun_status clrun_prog_source(clrun_ctx *ctx, const char *source, const char *n
     if (!ctx) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_prog_source: ctx is NULL");
     CLRUN__SERIAL(ctx);
     if (!source) return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_prog_source: source is NULL");
-    return load(ctx, source, strlen(source), name ? name : "<string>", ".", options, out);
+    return load(ctx, source, strlen(source), name ? name : "<string>", ".", NULL, options, out);
 }
 
 static const char *builtin_file(const char *name, char *buf, size_t size)
@@ -525,8 +562,9 @@ clrun_status clrun_prog_builtin(clrun_ctx *ctx, const char *name, const char *op
     const char *kdir = clrun__setting_text(CLRUN__SET_KERNEL_DIR);
     if (kdir) {
         char path[4096];
-        snprintf(path, sizeof path, "%s/%s", kdir, file);
-        return clrun_prog_file(ctx, path, options, out);
+        if (!out) return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_prog_builtin: out is NULL");
+        if (!find_in_tree(kdir, file, KERNEL_TREE_DEPTH, path, sizeof path)) snprintf(path, sizeof path, "%s/%s", kdir, file);
+        return load_file(ctx, path, kdir, options, out);
     }
     const struct clrun__embedded *e = find_embedded(file);
     if (!e) {
@@ -537,7 +575,7 @@ clrun_status clrun_prog_builtin(clrun_ctx *ctx, const char *name, const char *op
         if (out) *out = NULL;
         return CLRUN_NOT_FOUND;
     }
-    return load(ctx, e->data, e->len, e->name, NULL, options, out);
+    return load(ctx, e->data, e->len, e->name, NULL, NULL, options, out);
 }
 
 void clrun_prog_free(clrun_prog *p)

@@ -3,7 +3,7 @@
 
     offline_check.py SOURCE_DIR CLANG OCLOC     (CLANG or OCLOC may be "-": that half is skipped)
 
-Every kernel source of cl/ (but the NVIDIA-only ones, which test_nvptx covers) is compiled over
+Every kernel source of lib/ops/ (but the NVIDIA-only ones, which test_nvptx covers) is compiled over
 option sets the host code emits (lib/ops/*.c: the same -D names and values), by clang for AMD GPUs
 (amdgcn-amd-amdhsa: gfx90a, gfx940, gfx1100; gfx942 needs LLVM 17, newer than Debian 12's clang 16)
 and by Intel's ocloc for its GPUs (dg2, pvc). Each compile must succeed, and for the GPU-shaped
@@ -86,11 +86,28 @@ def run(cmd, env=None):
     return p.returncode, p.stdout.decode(errors="replace")
 
 
+def kernel_path(src, f):
+    """The kernel source f (a base name, unique across the op folders of lib/ops)."""
+    for d, _, names in sorted(os.walk(os.path.join(src, "lib", "ops"))):
+        if f in names:
+            return os.path.join(d, f)
+    raise FileNotFoundError(f"{f}: not in lib/ops")
+
+
+def include_flags(src):
+    """-I for every folder of lib/ops that holds kernel headers: the kernels include them by base name."""
+    flags = []
+    for d, _, names in sorted(os.walk(os.path.join(src, "lib", "ops"))):
+        if any(n.endswith(".h") for n in names):
+            flags += ["-I", d]
+    return flags
+
+
 def amd(clang, src, target, f, opts, gpu, tmp):
     out = os.path.join(tmp, f"{f}.{target}.{abs(hash(opts))}.s")
     cmd = [clang, "-x", "cl", "-cl-std=CL1.2", "-target", "amdgcn-amd-amdhsa", f"-mcpu={target}", "-nogpulib", "-O2", "-S",
            "-Wno-linker-warnings", "-Xclang", "-finclude-default-header", "-Xclang", "-mlink-builtin-bitcode", "-Xclang", LIBCLC_AMD,
-           "-I", os.path.join(src, "cl"), *opts.split(), os.path.join(src, "cl", f), "-o", out]
+           *include_flags(src), *opts.split(), kernel_path(src, f), "-o", out]
     rc, text = run(cmd)
     if rc:
         return [f"{f} [{opts}] does not compile for {target}:\n{text[-1500:]}"]
@@ -164,8 +181,8 @@ def intel(ocloc, src, target, f, opts, gpu, tmp):
     env = dict(os.environ)
     libdir = os.path.join(os.path.dirname(os.path.dirname(ocloc)), "lib", "x86_64-linux-gnu")
     env["LD_LIBRARY_PATH"] = libdir + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
-    rc, text = run([ocloc, "compile", "-q", "-file", os.path.join(src, "cl", f), "-device", target, "-out_dir", od,
-                    "-options", f"-I {os.path.join(src, 'cl')} {opts}"], env)
+    rc, text = run([ocloc, "compile", "-q", "-file", kernel_path(src, f), "-device", target, "-out_dir", od,
+                    "-options", " ".join(include_flags(src) + [opts])], env)
     bins = [os.path.join(od, b) for b in os.listdir(od) if b.endswith(".bin")]
     if rc or not bins:
         return [f"{f} [{opts}] does not compile for Intel {target}:\n{text[-1500:]}"]

@@ -4,7 +4,7 @@
  * shapes (transposes, beta, f16, the fast mode), a device failing mid-job, the weights measured, and
  * one binary cache filled by two devices' threads at once. */
 #include "helpers.h"
-#include "ops/op.h" /* clrun__group_fail (the static library) */
+#include "opkit.h" /* clrun__group_fail (the static library) */
 
 #include <math.h>
 

@@ -90,6 +90,15 @@ static void embedded_set(void **state)
     check_scale_add(ctx, p, 0.5f);
     clrun_prog_free(p);
     CHECK_FAIL(ctx, clrun_prog_builtin(ctx, "vector", NULL, &p), CLRUN_IO_ERROR, KDIR "/vector.cl");
+    /* ... or from the source tree's op folders, each source and each include found by base name
+     * (reduce.cl in lib/ops/reduce/ includes lib/ops/common.h; gemm_s8.cl in lib/ops/gemm/portable/
+     * includes lib/ops/gemm/s8_epilogue.h) */
+    setenv("CLRUN_KERNEL_DIR", SOURCE_DIR "/lib/ops", 1);
+    CHECK_OK(ctx, clrun_prog_builtin(ctx, "reduce", NULL, &p));
+    clrun_prog_free(p);
+    CHECK_OK(ctx, clrun_prog_builtin(ctx, "gemm_s8", NULL, &p));
+    clrun_prog_free(p);
+    CHECK_FAIL(ctx, clrun_prog_builtin(ctx, "nosuchop", NULL, &p), CLRUN_IO_ERROR, "/lib/ops/nosuchop.cl");
     unsetenv("CLRUN_KERNEL_DIR");
 }
 

@@ -9,7 +9,7 @@ Needs Debian's python3-opencv (and python3-numpy). Three commands:
       spiral across many tiles; gray, RGB, gray+alpha, RGBA, palette and 16-bit PNGs, PGM/PPM),
       then for each image and each parameter set of PARAMS the edges cv2.Canny gives on the image
       cv2.imread gives, as DIR/golden/NAME.PARAMS.png, and DIR/MANIFEST listing them.
-      tests/test_canny.c compares clrun with every line of the manifest, bit for bit.
+      lib/ops/canny/test_canny.c compares clrun with every line of the manifest, bit for bit.
 
   tools/canny_golden.py compare CLRUN IMAGE_OR_DIR... [--low T --high T --l2 --aperture 3|5|7 --blur K[,SIGMA]]
       Runs `CLRUN op canny` and cv2.Canny on every image given (folders: every PNG/PGM/PPM in

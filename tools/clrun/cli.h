@@ -72,15 +72,59 @@ int cli_same_file(const char *a, const char *b);
 void cli_json_str(FILE *f, const char *s);
 const char *cli_type_name(clrun_device_type t);
 
+/* ---- commands and verbs --------------------------------------------------------------------- */
+
+struct cli_cmd;
+/* What `clrun op` parsed for a verb on .npy files (cli_op_npy reads the options every such verb
+ * shares, the inputs, and opens the device or the group). */
+struct cli_npy {
+    clrun_ctx *ctx;          /* one device, or NULL with a group */
+    clrun_group *grp;        /* --devices, else NULL */
+    const struct cli_cmd *v; /* the verb */
+    clrun_array *in;         /* its inputs, v->nin of them, read */
+    const char *out;         /* -o, NULL for verbs that print */
+    float alpha;             /* --alpha (default 1) */
+    int json;                /* --json */
+    /* gemm's */
+    int ta, tb, fast, bf16;
+    float beta;
+    const char *c0, *scale_a, *scale_b, *meta;
+    clrun_gemm_backend backend;
+};
+
+/* One row of a command table, the one type at every level: the top-level commands (main.c), the
+ * benchmarks, and the verbs of `clrun op`, which each op folder lists in its cli.c
+ * (lib/ops/NAME/cli.c defines cli_verbs_NAME[], ended by a row with a NULL name). */
+struct cli_cmd {
+    const char *name, *what; /* what: its line in the help list */
+    /* runs it: argv[0] is the command's name (for a verb of `clrun op`, argv[0] is "op" and argv[1]
+     * the verb's); NULL for the verbs cli_op_npy runs */
+    int (*run)(int argc, char **argv);
+    double limit; /* top level: the default --timeout in seconds (0: none) */
+    /* verbs on .npy files: how many inputs, the verb's own code (a clrun_vec_op, ...), whether it
+     * prints its result (else -o writes it), and the call, with everything parsed */
+    int nin, code, prints;
+    int (*npy)(const struct cli_npy *call);
+    /* under mpirun: what the ranks but 0 do while rank 0 runs npy (NULL: the verb runs on one rank) */
+    int (*follow)(clrun_ctx *ctx);
+};
+
+/* After OUT is written: "wrote OUT (note)" for people, or with --json one record
+ * {"op", "output", "dtype", "shape"}; on stderr when OUT is standard output. */
+void cli_op_wrote(const struct cli_npy *c, const char *op, const clrun_array *r, const char *note);
+/* The inputs of an element-wise op or a reduction: all float32 or all float16, of one shape; else
+ * says why and returns EXIT_USAGE. */
+int cli_op_floats(const struct cli_npy *c);
+/* A failure of verb `name`: CLRUN_INVALID_ARG (bad input, a bad CLRUN_GROUP_WEIGHTS) is printed and
+ * EXIT_USAGE; anything else as cli_fail. */
+int cli_op_fail(const char *name, clrun_ctx *ctx, clrun_status st);
+
 int cmd_devices(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_op(int argc, char **argv);
-int cmd_op_canny(int argc, char **argv);               /* argv[1] is "canny" */
-int cmd_op_quant(int argc, char **argv, int quantize); /* argv[1] is "quantize" or "dequantize" (quant.c) */
-int cmd_op_sparse(int argc, char **argv);              /* argv[1] is "sparsify" or "densify" (sparse.c) */
-/* op gemm with --meta: A is 2:4 compressed (sparse.c) */
+/* op gemm with --meta: A is 2:4 compressed (lib/ops/sparse/cli.c) */
 int cli_gemm_sparse(clrun_ctx *ctx, const clrun_array *V, const clrun_array *B, const char *meta, int tb, float alpha, int bf16,
                     clrun_gemm_backend backend, const char *out);
 
@@ -98,7 +142,7 @@ int cli_mpi_sum(int v);
 /* Under mpirun: 0 when every rank was started with this command (its arguments but -d), else each
  * rank says so and EXIT_USAGE (one collective, before any other: ranks never wait on each other). */
 int cli_mpi_agree(int argc, char **argv);
-/* `op canny` over n inputs in[i] -> dst[i] (canny.c): read and decode, and encode and write, on jobs
+/* `op canny` over n inputs in[i] -> dst[i] (lib/ops/canny/cli.c): read and decode, and encode and write, on jobs
  * threads around a device pipeline (clrun_pipe_canny) on each of the nctx contexts, frames dealt by
  * the weights w (NULL: equal). Prints "IN -> OUT" lines (unless quiet or n is 1) and the failures,
  * by name and in order. Adds the summed read, device and write seconds to t[2], t[3], t[4]; *done

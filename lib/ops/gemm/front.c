@@ -7,9 +7,12 @@
 #include <string.h>
 #include <time.h>
 
-/* Every backend, in the order CLRUN_GEMM_TENSOR tries its kernels. */
-static const clrun__gemm_backend *const table[] = {&clrun__gemm_wgmma, &clrun__gemm_mma, &clrun__gemm_portable, &clrun__gemm_cpu,
-                                                   &clrun__gemm_clblast};
+/* Every backend, in the order CLRUN_GEMM_TENSOR tries its kernels (backends.def). */
+static const clrun__gemm_backend *const table[] = {
+#define CLRUN_GEMM_BACKEND(family, row) &clrun__gemm_##row,
+#include "backends.def"
+#undef CLRUN_GEMM_BACKEND
+};
 #define NROWS (sizeof table / sizeof *table)
 
 /* The values of clrun_gemm_backend that choose among the rows rather than name one. */

@@ -15,7 +15,7 @@
 #ifndef CLRUN_GEMM_H
 #define CLRUN_GEMM_H
 
-#include "../op.h"
+#include "opkit.h"
 
 /* The three kinds of product, one per public call. */
 enum clrun__gemm_kind { CLRUN__GEMM_FLOAT, CLRUN__GEMM_S8, CLRUN__GEMM_SP, CLRUN__GEMM_KINDS };
@@ -59,12 +59,10 @@ typedef struct clrun__gemm_backend {
     clrun_status (*launch)(clrun_ctx *ctx, const clrun__gemm_plan *p);
 } clrun__gemm_backend;
 
-/* The rows, one per file. */
-extern const clrun__gemm_backend clrun__gemm_portable; /* portable.c: cl/gemm.cl, cl/gemm_s8.cl, cl/sparse.cl */
-extern const clrun__gemm_backend clrun__gemm_cpu;      /* cpu.c: cl/gemm_cpu.cl */
-extern const clrun__gemm_backend clrun__gemm_mma;      /* mma_nv.c: cl/gemm_mma_nv.cl (mma.sync, mma.sp) */
-extern const clrun__gemm_backend clrun__gemm_wgmma;    /* wgmma_nv.c: cl/gemm_wgmma_nv.cl (wgmma, PTX rewrite) */
-extern const clrun__gemm_backend clrun__gemm_clblast;  /* clblast.c: CLBlast's SGEMM */
+/* The rows, one per line of backends.def, each defined in its family's folder. */
+#define CLRUN_GEMM_BACKEND(family, row) extern const clrun__gemm_backend clrun__gemm_##row;
+#include "backends.def"
+#undef CLRUN_GEMM_BACKEND
 
 /* ---- front.c: services for the backends ------------------------------------------------------- */
 

@@ -3,7 +3,7 @@
  * 3xTF32 (each operand split into a tf32 high part and residual, three products summed in f32), s8
  * with int32 sums and the fused epilogue, and 2:4 sparse A through mma.sp. Three tiles in flight
  * through cp.async, so rows must start on 16 bytes (front.c stages others). */
-#include "gemm.h"
+#include "../gemm.h"
 
 #include <stdlib.h>
 #include <string.h>

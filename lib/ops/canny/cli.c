@@ -1,4 +1,4 @@
-/* canny.c — `clrun op canny`: Canny edges of PNG, JPEG and PGM/PPM images, one file or many into a folder. */
+/* cli.c — `clrun op canny`: Canny edges of PNG, JPEG and PGM/PPM images, one file or many into a folder. */
 #include "cli.h"
 
 #include <errno.h>
@@ -453,7 +453,7 @@ static int canny_ranks(const char *spec, const clrun_canny_params *p, char **in,
 }
 #endif
 
-int cmd_op_canny(int argc, char **argv)
+static int cmd_op_canny(int argc, char **argv)
 {
     const char *spec = NULL, *out = NULL, *devices = NULL;
     clrun_canny_params p = {50.0, 100.0, 0, 3, 0, 0.0};
@@ -572,3 +572,9 @@ int cmd_op_canny(int argc, char **argv)
     free(dsts);
     return rc;
 }
+
+const struct cli_cmd cli_verbs_canny[] = {
+    {"canny", "Canny edges of PNG, JPEG and PGM/PPM images, as cv2.Canny (clrun op canny --help; name it first)", cmd_op_canny, 0, 0, 0, 0,
+     NULL, NULL},
+    {0},
+};

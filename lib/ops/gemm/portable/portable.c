@@ -1,7 +1,7 @@
 /* portable.c — the backend "gpu-kernel": OpenCL C that any GPU runs, tiles in local memory.
  * Float products on cl/gemm.cl (register blocks, tiles chosen per shape class), INT8 on
  * cl/gemm_s8.cl (16×16 tiles, int32 sums), 2:4 sparse on cl/sparse.cl (one element per work-item). */
-#include "gemm.h"
+#include "../gemm.h"
 
 #include <string.h>
 

@@ -1,4 +1,4 @@
-/* sparse.c — `clrun op sparsify`, `clrun op densify` and `clrun op gemm --meta`: 2:4 structured
+/* cli.c — `clrun op sparsify`, `clrun op densify` and `clrun op gemm --meta`: 2:4 structured
  * sparsity on .npy files (clrun_sp24_*, clrun_gemm_sp; the layout is in clrun.h). */
 #include "cli.h"
 
@@ -61,7 +61,7 @@ static int write_npy(const char *sub, const char *path, const clrun_array *a, co
     return 0;
 }
 
-int cmd_op_sparse(int argc, char **argv)
+static int cmd_op_sparse(int argc, char **argv)
 {
     const int densify = strcmp(argv[1], "densify") == 0;
     const char *sub = densify ? "op densify" : "op sparsify", *out = NULL, *meta = NULL, *pruned = NULL, *spec = NULL;
@@ -260,3 +260,9 @@ done:
     clrun_array_free(&mt), clrun_array_free(&R);
     return rc;
 }
+
+const struct cli_cmd cli_verbs_sparse[] = {
+    {"sparsify", "prune to 2:4 and compress: values + metadata (clrun op sparsify --help)", cmd_op_sparse, 0, 0, 0, 0, NULL, NULL},
+    {"densify", "2:4 values + metadata back to the dense matrix (clrun op sparsify --help)", cmd_op_sparse, 0, 0, 0, 0, NULL, NULL},
+    {0},
+};

@@ -1,5 +1,5 @@
 /* canny.c — Canny edges on the device (cl/canny.cl): thresholds as OpenCV converts them, launches. */
-#include "op.h"
+#include "opkit.h"
 
 #include <math.h>
 #include <stdlib.h>

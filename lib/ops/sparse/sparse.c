@@ -2,7 +2,7 @@
  * GEMM with A compressed: NVIDIA's sparse tensor cores (mma.sp in cl/gemm_mma_nv.cl, chosen by a
  * probe), CPUs (cl/gemm_cpu.cl: half the FMAs of the dense kernel), other GPUs (cl/sparse.cl). The
  * layout is in clrun.h. */
-#include "op.h"
+#include "opkit.h"
 
 #include <stdio.h>
 #include <string.h>

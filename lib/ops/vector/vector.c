@@ -1,5 +1,5 @@
 /* vector.c — element-wise vector ops (cl/vector.cl). */
-#include "op.h"
+#include "opkit.h"
 
 #include <string.h>
 

@@ -1,6 +1,6 @@
 /* reduce.c — reductions (cl/reduce.cl): one kernel pass writes a partial result per work-group (GPU
  * shape) or per chunk (CPU shape); the host combines the partials. */
-#include "op.h"
+#include "opkit.h"
 
 #include <math.h>
 #include <stdlib.h>

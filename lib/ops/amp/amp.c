@@ -1,6 +1,6 @@
 /* amp.c — dynamic loss scaling with PyTorch GradScaler's semantics: unscale (one launch per 8
  * gradient buffers, cl/amp.cl) and the scale's update on the host. */
-#include "op.h"
+#include "opkit.h"
 
 #include <math.h>
 

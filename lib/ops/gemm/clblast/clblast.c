@@ -1,6 +1,6 @@
 /* clblast.c — the backend "clblast": CLBlast's SGEMM (f32 only), where libclrun was built with it
  * (meson -Dclblast=enabled). Tuned per device by CLBlast itself; a peer in `clrun bench gemm`. */
-#include "gemm.h"
+#include "../gemm.h"
 
 #ifdef CLRUN_HAVE_CLBLAST
 #include <clblast_c.h>

@@ -1,7 +1,7 @@
 /* quant.c — INT8 quantization (cl/quant.cl): f32 -> s8 and back with PyTorch's arithmetic
  * (quantize_per_tensor / quantize_per_channel to qint8, dequantize), and the observers' scale and
  * zero point from a tensor's range. */
-#include "op.h"
+#include "opkit.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* test_nvptx.c — the NVIDIA-only kernels (cl/gemm_wgmma_nv.cl, cl/gemm_mma_nv.cl) compiled to PTX by
+/* test_nvptx.c — the NVIDIA-only kernels (lib/ops/gemm/nv/gemm_wgmma_nv.cl, gemm_mma_nv.cl) compiled to PTX by
  * clang's NVPTX target on any machine, for the tile and layout options the host can pass, then put
  * through the -clrun-ptx-rewrite rewrite: every option set compiles, every wgmma the kernel should
  * issue comes out uncommented with its registers filled in, the warp-specialised forms carry their
@@ -12,6 +12,8 @@
 
 #define CLANG "clang -x cl -cl-std=CL1.2 -fgnu-keywords -Dasm=__asm__ -target nvptx64-nvidia-nvcl -Xclang -finclude-default-header -O2 -S"
 
+#define OPS SOURCE_DIR "/lib/ops"
+
 static char tmp[64];
 
 /* PTX of file under options, rewritten; NULL (and a failure) when clang refuses. Without libclc,
@@ -19,7 +21,7 @@ static char tmp[64];
 static char *ptx_of(const char *file, const char *opts)
 {
     char cmd[1024];
-    snprintf(cmd, sizeof cmd, CLANG " -w %s -o %s %s/cl/%s 2>&1", opts, tmp, SOURCE_DIR, file);
+    snprintf(cmd, sizeof cmd, CLANG " -w -I" OPS " -I" OPS "/gemm %s -o %s " OPS "/gemm/nv/%s 2>&1", opts, tmp, file);
     FILE *p = popen(cmd, "r");
     char line[512];
     int said = 0;

@@ -16,7 +16,7 @@
 
 #include "clrun.h"
 
-#include "../settings.h"
+#include "settings.h"
 
 #include <stdio.h>
 

@@ -2,7 +2,7 @@
  * blocks, operands packed into panels in the context's scratch buffer first. Float products, INT8
  * (s8 widened to f32 exactly, summed in exact f32 blocks, added in int32) and 2:4 sparse A (half the
  * FMAs of the dense kernel). */
-#include "gemm.h"
+#include "../gemm.h"
 
 #include <string.h>
 

@@ -1,4 +1,4 @@
-/* quant.c — `clrun op quantize` and `clrun op dequantize`: float32 .npy <-> int8 .npy with PyTorch's
+/* cli.c — `clrun op quantize` and `clrun op dequantize`: float32 .npy <-> int8 .npy with PyTorch's
  * qint8 arithmetic (clrun_quantize, clrun_dequantize), per tensor or per channel. */
 #include "cli.h"
 
@@ -40,7 +40,7 @@ static long list(const char *s, double *v, long cap)
     return *s ? -1 : n;
 }
 
-int cmd_op_quant(int argc, char **argv, int quantize)
+static int cmd_op_quant(int argc, char **argv, int quantize)
 {
     const char *sub = quantize ? "op quantize" : "op dequantize", *out = NULL, *spec = NULL, *scales = NULL, *zps = NULL;
     int calibrate = 0, symmetric = 0, axis = -1;
@@ -151,3 +151,12 @@ int cmd_op_quant(int argc, char **argv, int quantize)
     free(s), free(z), free(v);
     return rc;
 }
+
+static int quantize(int argc, char **argv) { return cmd_op_quant(argc, argv, 1); }
+static int dequantize(int argc, char **argv) { return cmd_op_quant(argc, argv, 0); }
+
+const struct cli_cmd cli_verbs_quant[] = {
+    {"quantize", "float32 -> int8, PyTorch's qint8 (clrun op quantize --help)", quantize, 0, 0, 0, 0, NULL, NULL},
+    {"dequantize", "int8 -> float32 (clrun op dequantize --help)", dequantize, 0, 0, 0, 0, NULL, NULL},
+    {0},
+};

@@ -3,7 +3,7 @@
  * search on hostile edge maps (every pixel strong, one strong pixel in a sea of weak ones, a long
  * spiral across many tiles, checkerboards, random maps); image files; bad arguments. */
 #include "helpers.h"
-#include "ops/op.h" /* clrun__canny_map (the static library) */
+#include "opkit.h" /* clrun__canny_map (the static library) */
 
 #include <math.h>
 #include <unistd.h>

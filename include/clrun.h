@@ -761,29 +761,31 @@ CLRUN_API clrun_status clrun_cast(clrun_ctx *ctx, clrun_buf *src, size_t src_off
 
 /** Which kernel family runs a product (clrun_gemm_desc.backend). */
 typedef enum clrun_gemm_backend {
-    CLRUN_GEMM_AUTO = 0,   /**< the fastest for the product: the tensor cores for f16/bf16, INT8 and 2:4
-                           products where they are (rows not on 16 bytes are staged, for f16/bf16 only
-                           in products of 1 GFLOP or more); for f32 the tuning file's fastest backend
-                           for the shape class (clrun tune gemm, which times 3xTF32 on tensor cores
-                           too); else clrun's kernel for the device
-                           class (GPU- or CPU-shaped) */
-    CLRUN_GEMM_GPU_KERNEL, /**< "gpu-kernel": cl/gemm.cl, cl/gemm_s8.cl, cl/sparse.cl; local-memory tiles, any GPU */
-    CLRUN_GEMM_CPU_KERNEL, /**< "cpu-kernel": cl/gemm_cpu.cl; no local memory, wide vectors, large blocks */
-    CLRUN_GEMM_CLBLAST,    /**< "clblast": CLBlastSgemm / CLBlastSgemmStridedBatched (f32 only), when built with CLBlast */
-    CLRUN_GEMM_KERNEL,     /**< "kernel": clrun's kernel for the device class, whatever the tuning file says */
-    CLRUN_GEMM_TENSOR,     /**< "tensor": NVIDIA's tensor cores through inline PTX, the first of
-                            * CLRUN_GEMM_WGMMA and CLRUN_GEMM_MMA_SYNC that runs here and takes the
-                            * product (clrun_gemm_tensor_kernel says which). f16/bf16 products exact,
-                            * summed in f32; f32 inputs as 3xTF32 (each operand split into a tf32
-                            * high part and a tf32 residual, three products summed in f32: the f32
-                            * kernels' accuracy, on tensor cores); s8 exact in int32; 2:4 f16/bf16
-                            * through mma.sp. CLRUN_UNSUPPORTED where there are none. Operands whose
-                            * rows, offsets or batch strides are not on 16 bytes (or, for s8, not A
-                            * M×K and B N×K) are copied into that layout first (the context's
-                            * scratch memory, one pass over each). */
-    CLRUN_GEMM_MMA_SYNC,   /**< "mma.sync": cl/gemm_mma_nv.cl, any NVIDIA GPU from sm_80 (f32 as 3xTF32, f16, bf16, s8, 2:4) */
-    CLRUN_GEMM_WGMMA       /**< "wgmma": cl/gemm_wgmma_nv.cl, Hopper's warpgroup MMA (f16, bf16, s8; 2:4 f16/bf16
-                            *   where TMA tensor maps can be made) */
+    CLRUN_GEMM_AUTO = 0,       /**< the fastest for the product: the device's matrix units for f16/bf16,
+                                  INT8 and 2:4 products where it has them (rows not on 16 bytes are
+                                  staged, for f16/bf16 only in products of 1 GFLOP or more); for f32 the
+                                  tuning file's fastest backend for the shape class (clrun tune gemm,
+                                  which times 3xTF32 on the matrix units too); else clrun's kernel for
+                                  the device class (GPU- or CPU-shaped) */
+    CLRUN_GEMM_GPU_KERNEL = 1, /**< "gpu-kernel": the portable kernels (lib/ops/gemm/portable/); local-memory tiles, any GPU */
+    CLRUN_GEMM_CPU_KERNEL = 2, /**< "cpu-kernel": lib/ops/gemm/cpu/; no local memory, wide vectors, large blocks */
+    CLRUN_GEMM_CLBLAST = 3,    /**< "clblast": CLBlastSgemm / CLBlastSgemmStridedBatched (f32 only), when built with CLBlast */
+    CLRUN_GEMM_KERNEL = 4,     /**< "kernel": clrun's kernel for the device class, whatever the tuning file says */
+    CLRUN_GEMM_TENSOR = 5,     /**< "tensor": the device's matrix units, the first of their backends that
+                                * runs here and takes the product, in the order of
+                                * lib/ops/gemm/backends.def (clrun_gemm_tensor_kernel says which; on
+                                * NVIDIA GPUs CLRUN_GEMM_WGMMA, then CLRUN_GEMM_MMA_SYNC). f16/bf16
+                                * products exact, summed in f32; f32 inputs as 3xTF32 (each operand
+                                * split into a tf32 high part and a tf32 residual, three products summed
+                                * in f32: the f32 kernels' accuracy, on matrix units); s8 exact in
+                                * int32; 2:4 f16/bf16 through sparse instructions. CLRUN_UNSUPPORTED
+                                * where there are none. Operands whose rows, offsets or batch strides
+                                * are not on 16 bytes (or, for s8, not A M×K and B N×K) are copied into
+                                * that layout first (the context's scratch memory, one pass over each). */
+    CLRUN_GEMM_MMA_SYNC = 6,   /**< "mma.sync": NVIDIA's mma.sync (lib/ops/gemm/nv/), any NVIDIA GPU from sm_80 (f32 as 3xTF32,
+                                *   f16, bf16, s8, 2:4) */
+    CLRUN_GEMM_WGMMA = 7       /**< "wgmma": NVIDIA Hopper's warpgroup MMA (lib/ops/gemm/nv/; f16, bf16, s8; 2:4 f16/bf16
+                                *   where TMA tensor maps can be made) */
 } clrun_gemm_backend;
 
 /** One product C = alpha·op(A)·op(B) + beta·C, or a strided batch of them (clrun_gemm). A zeroed
@@ -813,7 +815,7 @@ typedef struct clrun_gemm_desc {
     int fast;                   /**< 0 (default): clrun's kernels sum each slice of K apart and then into the result,
                * about three times more accurate than a plain f32 loop (max relative error against
                * fp64); 1: one running sum per element, as a plain loop (with fma) but faster (about
-               * 7% on the H200, 10% on AVX-512 CPUs). CLBlast and the tensor-core kernel
+               * 7% on the H200, 10% on AVX-512 CPUs). CLBlast and the matrix-unit kernels
                * ignore it. */
     clrun_dtype type;           /**< element type of A and B: CLRUN_F32 (0, the default), CLRUN_F16
                            * or CLRUN_BF16 (offsets, leading dimensions and strides count their
@@ -824,23 +826,31 @@ typedef struct clrun_gemm_desc {
                        * whole product's bits */
 } clrun_gemm_desc;
 
+/** Fill d for the product C = op(A)·op(B) of packed row-major matrices, the usual case: every member
+ *  zeroed, then type, batch (0 means 1), m, n, k, trans_a, trans_b, alpha 1, beta 0, the leading
+ *  dimensions of packed storage (lda = trans_a ? m : k, ldb = trans_b ? k : n, ldc = n), the batch
+ *  strides of whole matrices (m·k, k·n, m·n) and CLRUN_GEMM_AUTO. The caller sets a, b and c, and
+ *  any member that differs (alpha, beta, offsets, a backend). Nothing happens when d is NULL. */
+CLRUN_API void clrun_gemm_desc_init(clrun_gemm_desc *d, clrun_dtype type, size_t batch, size_t m, size_t n, size_t k, int trans_a,
+                                    int trans_b);
+
 /** Run the product described by d. Leading dimensions must cover the rows (lda ≥ K, or ≥ M when
  *  trans_a; likewise ldb, ldc ≥ N) and every matrix of every batch must lie inside its buffer, else
  *  CLRUN_INVALID_ARG names the operand. CLRUN_UNSUPPORTED, with the reason, when d->backend names a
- *  backend that is not here (CLBlast not built in, no tensor cores) or does not take the product
+ *  backend that is not here (CLBlast not built in, no matrix units) or does not take the product
  *  (CLBlast with f16). Dimensions are limited to 2^32 - 1. */
 CLRUN_API clrun_status clrun_gemm(clrun_ctx *ctx, const clrun_gemm_desc *d);
 
-/** 1 when CLRUN_GEMM_TENSOR runs f32, f16 and bf16 products on this context's device: an NVIDIA
- *  GPU whose OpenCL compiler built and ran clrun's mma.sync probe correctly (checked once per
- *  context, on first use). 0 elsewhere, with the reason in clrun_last_error(ctx) when a probe was
- *  tried and failed. */
+/** 1 when CLRUN_GEMM_TENSOR runs f32, f16 and bf16 products on this context's device: a device with
+ *  matrix units one of clrun's backends reaches (today NVIDIA GPUs, whose OpenCL compiler built and
+ *  ran clrun's probe product correctly; checked once per context, on first use). 0 elsewhere, with
+ *  the reason in clrun_last_error(ctx) when a probe was tried and failed. */
 CLRUN_API int clrun_gemm_tensor_cores(clrun_ctx *ctx);
 
-/** Which tensor-core kernel CLRUN_GEMM_TENSOR runs for inputs of this type (clrun_gemm, and
- *  clrun_gemm_s8 with CLRUN_I8), by its backend name: "wgmma" (Hopper's asynchronous warpgroup
- *  instructions, sm_90a, reached by rewriting the compiled PTX, cl/gemm_wgmma_nv.cl: f16, bf16, s8),
- *  "mma.sync" (cl/gemm_mma_nv.cl; f32 as 3xTF32 always), or NULL where there are no tensor cores or
+/** Which matrix-unit kernel CLRUN_GEMM_TENSOR runs for inputs of this type (clrun_gemm, and
+ *  clrun_gemm_s8 with CLRUN_I8), by its backend name: on NVIDIA GPUs "wgmma" (Hopper's asynchronous
+ *  warpgroup instructions, sm_90a, reached by rewriting the compiled PTX: f16, bf16, s8) or
+ *  "mma.sync" (f32 as 3xTF32 always); NULL where the device has no matrix units clrun reaches, or
  *  for another type.
  *  Each kernel is probed once per context on first use (an exact small product); a wgmma probe that
  *  fails leaves "mma.sync", and $CLRUN_NO_WGMMA=1 skips it. */
@@ -853,7 +863,7 @@ CLRUN_API int clrun_have_clblast(void);
  *  (a text file in the cache folder, keyed by platform, device and driver), written into buf. NULL
  *  when the cache is off. The file holds lines "CLASS TM,TN,TK,WM,WN,VEC,DB BACKEND", CLASS one of
  *  small, large, small-fast, large-fast (a product is large when it has at least two 128×128 tiles
- *  per compute unit; -fast: desc.fast = 1), BACKEND one of gpu-kernel, cpu-kernel, clblast; when it exists, clrun_gemm uses its tiles instead of the
+ *  per compute unit; -fast: desc.fast = 1), BACKEND the name of a backend (clrun_gemm_backend_name); when it exists, clrun_gemm uses its tiles instead of the
  *  built-in ones ($CLRUN_GEMM_PARAMS still wins) and CLRUN_GEMM_AUTO uses its backends. */
 CLRUN_API const char *clrun_gemm_tuning_path(const clrun_ctx *ctx, char *buf, size_t size);
 

@@ -151,9 +151,6 @@ void clrun__cache_remove(const unsigned char key[16]);
 int clrun__cache_load_begin(const unsigned char key[16]);
 void clrun__cache_load_end(const unsigned char key[16], int begun);
 int clrun__verbose(void);
-/* The -clrun-ptx-rewrite option's rewrite (program.c): "//@@" removed where it starts a line,
- * ".target sm_NN" made "sm_NNa"; malloc'd with its NUL counted in *out_len, NULL when bin is not PTX. */
-char *clrun__ptx_rewrite(const unsigned char *bin, size_t len, size_t *out_len);
 
 /* Profiling (profile.c): record a launch's event under the kernel's name; start from $CLRUN_PROFILE
  * at clrun_open; print (when started from the environment) and free at clrun_close. */

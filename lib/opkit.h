@@ -70,6 +70,28 @@ uint64_t *clrun__buf_devaddr(clrun_buf *b);
  * memory (the context's error says so). */
 void *clrun__op_state(clrun_ctx *ctx, const void *key, size_t size, void (*release)(clrun_ctx *ctx, void *state));
 
+/* ---- build hooks ------------------------------------------------------------------------------ */
+
+/* An option of clrun_prog_* that the core keeps from the driver and hands to a hook of the kernel
+ * library after the program is built from source: the hook may replace the program (NVIDIA's PTX
+ * rewrite, lib/ops/gemm/nv/ptx.c). The option stays in the cache key, so the cache holds what the
+ * hook made. The hooks are listed in lib/ops/hooks.c, NULL-terminated. */
+typedef struct clrun__build_hook {
+    const char *option;
+    clrun_status (*after_build)(clrun_ctx *ctx, const char *label, const char *options, cl_program *program);
+} clrun__build_hook;
+extern const clrun__build_hook *const clrun__build_hooks[];
+
+/* The program's binary for the context's device (malloc'd; NULL, with the context's error, when the
+ * driver gives none). */
+unsigned char *clrun__program_binary(clrun_ctx *ctx, cl_program program, size_t *len);
+/* Append the program's build log for the context's device to the context's last error. */
+void clrun__build_log(clrun_ctx *ctx, cl_program program);
+
+/* -clrun-ptx-rewrite's rewrite (lib/ops/gemm/nv/ptx.c): "//@@" removed where it starts a line,
+ * ".target sm_NN" made "sm_NNa"; malloc'd with its NUL counted in *out_len, NULL when bin is not PTX. */
+char *clrun__ptx_rewrite(const unsigned char *bin, size_t len, size_t *out_len);
+
 /* ---- typed bind and launch -------------------------------------------------------------------- */
 
 typedef enum clrun__arg_kind { CLRUN__A_BUF, CLRUN__A_LOCAL, CLRUN__A_I32, CLRUN__A_U32, CLRUN__A_U64, CLRUN__A_F32 } clrun__arg_kind;

@@ -155,7 +155,7 @@ static clrun_status resolve(clrun_ctx *ctx, const char *text, size_t len, const 
     return CLRUN_OK;
 }
 
-static void build_log(clrun_ctx *ctx, cl_program program)
+void clrun__build_log(clrun_ctx *ctx, cl_program program)
 {
     size_t n = 0;
     if (clGetProgramBuildInfo(program, ctx->device, CL_PROGRAM_BUILD_LOG, 0, NULL, &n) != CL_SUCCESS || n == 0) return;
@@ -171,7 +171,7 @@ static void build_log(clrun_ctx *ctx, cl_program program)
 }
 
 /* Binary of a built program, malloc'd; NULL when the driver gives none. */
-static unsigned char *program_binary(clrun_ctx *ctx, cl_program program, size_t *len)
+unsigned char *clrun__program_binary(clrun_ctx *ctx, cl_program program, size_t *len)
 {
     size_t size = 0;
     if (clGetProgramInfo(program, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, NULL) != CL_SUCCESS || size == 0) return NULL;
@@ -186,95 +186,18 @@ static unsigned char *program_binary(clrun_ctx *ctx, cl_program program, size_t 
     return bin;
 }
 
-/* The option that asks for the PTX rewrite (clrun.h, clrun_prog_file): removed from the options
- * handed to the driver, kept in the cache key. */
-#define PTX_OPTION "-clrun-ptx-rewrite"
-
-/* opts without the first whole-word PTX_OPTION, into out (size of opts + 1); 1 when it was there. */
-static int strip_ptx_option(const char *opts, char *out)
+/* Remove the first whole-word `option` from opts, in place; 1 when it was there. */
+static int strip_option(char *opts, const char *option)
 {
-    const size_t n = strlen(PTX_OPTION);
-    for (const char *p = opts; (p = strstr(p, PTX_OPTION)) != NULL; p += n) {
+    const size_t n = strlen(option);
+    for (char *p = opts; (p = strstr(p, option)) != NULL; p += n) {
         if ((p == opts || p[-1] == ' ') && (p[n] == 0 || p[n] == ' ')) {
-            size_t pre = (size_t)(p - opts);
-            memcpy(out, opts, pre);
-            strcpy(out + pre, p[n] ? p + n + 1 : "");
+            const char *rest = p[n] ? p + n + 1 : p + n;
+            memmove(p, rest, strlen(rest) + 1);
             return 1;
         }
     }
-    strcpy(out, opts);
     return 0;
-}
-
-/* (internal.h) PTX text of an OpenCL C build rewritten for the architecture-specific target: every line whose
- * first non-blank characters are "//@@" loses them (instructions written in inline asm behind a
- * comment, so that the compiler's own PTX still assembles for the plain target, with the asm
- * operands already replaced by registers), and ".target sm_NN" becomes ".target sm_NNa".
- * malloc'd, NUL-terminated; NULL when bin is not PTX or memory runs out. */
-char *clrun__ptx_rewrite(const unsigned char *bin, size_t len, size_t *out_len)
-{
-    struct sbuf o = {0};
-    const char *s = (const char *)bin, *end = s + len;
-    while (end > s && end[-1] == 0) end--; /* the driver counts the terminating NUL */
-    int target = 0;
-    for (const char *p = s; p < end;) {
-        const char *nl = memchr(p, '\n', (size_t)(end - p));
-        const char *le = nl ? nl + 1 : end, *q = p;
-        while (q < le && (*q == ' ' || *q == '\t')) q++;
-        if ((size_t)(le - q) >= 4 && memcmp(q, "//@@", 4) == 0) {
-            sb_add(&o, p, (size_t)(q - p));
-            sb_add(&o, q + 4, (size_t)(le - q - 4));
-        } else if (!target && (size_t)(le - q) > 11 && memcmp(q, ".target sm_", 11) == 0) {
-            const char *t = q + 11;
-            while (t < le && *t >= '0' && *t <= '9') t++;
-            sb_add(&o, p, (size_t)(t - p));
-            if (t < le && *t != 'a') sb_add(&o, "a", 1);
-            sb_add(&o, t, (size_t)(le - t));
-            target = 1;
-        } else {
-            sb_add(&o, p, (size_t)(le - p));
-        }
-        p = le;
-    }
-    if (!target || o.oom) {
-        free(o.p);
-        return NULL;
-    }
-    *out_len = o.n + 1; /* with its NUL, as the driver handed it */
-    return o.p;
-}
-
-/* Replace *program (built from OpenCL C) by its PTX rewritten (clrun__ptx_rewrite) and built as a binary. */
-static clrun_status rebuild_ptx(clrun_ctx *ctx, const char *label, const char *opts, cl_program *program)
-{
-    size_t blen = 0, plen = 0;
-    unsigned char *bin = program_binary(ctx, *program, &blen);
-    char *ptx = bin ? clrun__ptx_rewrite(bin, blen, &plen) : NULL;
-    free(bin);
-    if (!ptx)
-        return clrun__fail(ctx, CLRUN_UNSUPPORTED,
-                           "%s: " PTX_OPTION " needs NVIDIA's OpenCL, whose program binaries are PTX text; those of %s are not", label,
-                           ctx->info.name);
-    cl_int err = CL_SUCCESS, bstatus = CL_SUCCESS;
-    const unsigned char *pp = (const unsigned char *)ptx;
-    cl_program q = clCreateProgramWithBinary(ctx->context, 1, &ctx->device, &plen, &pp, &bstatus, &err);
-    if (!q || err != CL_SUCCESS || bstatus != CL_SUCCESS) {
-        free(ptx);
-        if (q) clReleaseProgram(q);
-        return clrun__fail_cl(ctx, err != CL_SUCCESS ? err : bstatus, "clCreateProgramWithBinary", "loading the rewritten PTX of %s",
-                              label);
-    }
-    free(ptx);
-    if ((err = clBuildProgram(q, 1, &ctx->device, opts, NULL, NULL)) != CL_SUCCESS) {
-        clrun__fail(ctx, CLRUN_BUILD_FAILED, "building the rewritten PTX of %s for %s failed (%s)", label, ctx->info.name,
-                    clrun_cl_error_name(err));
-        build_log(ctx, q);
-        clReleaseProgram(q);
-        return CLRUN_BUILD_FAILED;
-    }
-    clReleaseProgram(*program);
-    *program = q;
-    return CLRUN_OK;
 }
 
 /* ---- kernel argument info kept with a cached binary -------------------------------------------
@@ -381,7 +304,12 @@ static clrun_status build(clrun_ctx *ctx, const char *label, const char *source,
         free(opts.p);
         return clrun__fail(ctx, CLRUN_HOST_OUT_OF_MEMORY, "out of memory");
     }
-    const int ptx = strip_ptx_option(opts.p, dopts);
+    /* the options of the kernel library's build hooks (opkit.h): in the key, not for the driver */
+    const clrun__build_hook *hooks[8];
+    size_t nhooks = 0;
+    strcpy(dopts, opts.p);
+    for (const clrun__build_hook *const *h = clrun__build_hooks; *h && nhooks < sizeof hooks / sizeof *hooks; h++)
+        if (strip_option(dopts, (*h)->option)) hooks[nhooks++] = *h;
     /* a cached program carries its key as the name of a small kernel, so that a binary the driver
      * accepts is known to be this source's (an entry whose framing checks out around another
      * program's binary is rebuilt, not run) */
@@ -442,12 +370,13 @@ static clrun_status build(clrun_ctx *ctx, const char *label, const char *source,
         if (err != CL_SUCCESS) {
             clrun__fail(ctx, CLRUN_BUILD_FAILED, "building %s with options \"%s\" for %s failed (%s)", label, opts.p, ctx->info.name,
                         clrun_cl_error_name(err));
-            build_log(ctx, program);
+            clrun__build_log(ctx, program);
             st = CLRUN_BUILD_FAILED;
             goto done;
         }
-        if (ptx && (st = rebuild_ptx(ctx, label, dopts, &program))) goto done;
-        if (use_cache && (bin = program_binary(ctx, program, &blen)) != NULL) {
+        for (size_t h = 0; h < nhooks; h++)
+            if ((st = hooks[h]->after_build(ctx, label, dopts, &program))) goto done;
+        if (use_cache && (bin = clrun__program_binary(ctx, program, &blen)) != NULL) {
             struct sbuf info = {0};
             arg_info_text(program, &info);
             if ((entry = pack_entry(bin, blen, &info, &elen)) != NULL) clrun__cache_store(key, entry, elen);

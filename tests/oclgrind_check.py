@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """oclgrind_check.py OCLGRIND OCLGRIND_OPS ACCOUNTED — the library's kernels under Oclgrind's checkers.
 
-Runs every kernel family of tests/oclgrind_ops.c (both shapes of Canny and of the reductions) under
+Runs every kernel family of tests/oclgrind_ops.c (the op folders' oclgrind.c) (both shapes of Canny and of the reductions) under
 Oclgrind twice: built as the library builds them, with the data-race checker; and with
 -cl-opt-disable, with the data-race and uninitialised-value checkers (Oclgrind 21.10's
 uninitialised-value checker stops at LLVM's `freeze` instruction, which optimised builds contain).
@@ -19,7 +19,6 @@ import re
 import subprocess
 import sys
 
-FAMILIES = ["vector", "reduce-gpu", "reduce-cpu", "cast", "gemm", "int8", "quant", "sparse", "amp", "canny-gpu", "canny-cpu"]
 PASSES = [("optimised, races", [], "--data-races"), ("-cl-opt-disable, races and uninitialised values", ["-cl-opt-disable"],
                                                        "--data-races --uninitialized")]
 AT_LINE = re.compile(r"^\s*At line (\d+) \(column \d+\) of (\S+?):?$")
@@ -79,8 +78,10 @@ def main():
         return 77
     listed = accounted(listed_path)
     seen, failed = {}, False
+    # the families the op folders register (lib/ops/NAME/oclgrind.c)
+    families = subprocess.run([ops, "--list"], stdout=subprocess.PIPE, universal_newlines=True, check=True).stdout.split()
     for name, build, checks in PASSES:
-        for fam in FAMILIES:
+        for fam in families:
             env = dict(os.environ, CLRUN_NO_CACHE="1", OCLGRIND_BUILD_OPTIONS=" ".join(build))
             env.pop("CLRUN_DEVICE", None)
             cmd = [oclgrind] + checks.split() + ["--max-errors", "1000000", ops, fam]

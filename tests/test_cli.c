@@ -188,11 +188,16 @@ static void help_lists_what_exists(void **state)
     for (char *k = known; *k; k++)
         if (*k == ',') *k = ' ';
     snprintf(words + strlen(words), sizeof words - strlen(words), "%s ", known);
+    char verbs[2048] = "";
     for (const char *q = out_text; (q = strchr(q, '\n')); q++) { /* op --help: "  NAME     what it does" */
         char name[32];
         if (q[1] == ' ' && q[2] == ' ' && q[3] >= 'a' && q[3] <= 'z' && sscanf(q + 1, " %31s", name) == 1 && !strchr(name, '-'))
-            snprintf(words + strlen(words), sizeof words - strlen(words), "%s ", name);
+            snprintf(verbs + strlen(verbs), sizeof verbs - strlen(verbs), "%s\n", name);
     }
+    /* the completion asks the command for the op verbs (clrun op --verbs): the same list */
+    EXPECT(0, "gemm\n", "op", "--verbs");
+    assert_string_equal(out_text, verbs);
+    if (!strstr(comp, "op --verbs")) fail_msg("tools/completion/clrun.bash does not ask clrun op --verbs");
     char *save = NULL;
     for (char *w = strtok_r(words, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
         char pat[48];
@@ -200,6 +205,8 @@ static void help_lists_what_exists(void **state)
         if (!strstr(comp, pat) && !strstr(comp, w)) fail_msg("tools/completion/clrun.bash does not complete '%s'", w);
         if (!strstr(man, w)) fail_msg("docs/clrun.1 does not name '%s'", w);
     }
+    for (char *w = strtok_r(verbs, "\n", &save); w; w = strtok_r(NULL, "\n", &save))
+        if (!strstr(man, w)) fail_msg("docs/clrun.1 does not name the op '%s'", w);
 }
 
 static void top_level_and_help(void **state)

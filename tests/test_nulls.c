@@ -812,6 +812,10 @@ static int one(int which)
         clrun_pipe_free(NULL);
         return 0;
     }
+    case 200: {
+        clrun_gemm_desc_init(NULL, CLRUN_F32, 1, 2, 2, 2, 0, 0);
+        return 0;
+    }
     }
     return 0;
 }
@@ -1020,6 +1024,7 @@ static const struct {
     {"clrun_pipe_pending(NULL)", 0},
     {"clrun_pipe_cancel(NULL)", 0},
     {"clrun_pipe_free(NULL)", 0},
+    {"clrun_gemm_desc_init(NULL, ...)", 0},
 };
 
 static void null_handles_are_refused(void **state)

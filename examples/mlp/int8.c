@@ -45,8 +45,9 @@ static clrun_status layer(clrun_ctx *ctx, const float *in, size_t rows, size_t k
         (st = clrun_buf_new(ctx, cols * 4, 0, &bb)) || (st = clrun_upload(bb, 0, bias, cols * 4)) ||
         (st = clrun_buf_new(ctx, rows * cols * 4, 0, &bo)))
         goto done;
-    clrun_gemm_desc d = {0};
-    d.m = rows, d.n = cols, d.k = k, d.alpha = 1, d.type = CLRUN_I8, d.a = qx, d.lda = k, d.b = qw, d.ldb = cols, d.c = bo, d.ldc = cols;
+    clrun_gemm_desc d;
+    clrun_gemm_desc_init(&d, CLRUN_I8, 1, rows, cols, k, 0, 0);
+    d.a = qx, d.b = qw, d.c = bo;
     const clrun_s8_epilogue e = {brs, bcs, bb, relu};
     if (!(st = clrun_gemm_s8(ctx, &d, &e))) st = clrun_download(bo, 0, out, rows * cols * 4);
 done:

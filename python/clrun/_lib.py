@@ -93,129 +93,193 @@ class ImageC(Structure):
     _fields_ = [("width", c_size_t), ("height", c_size_t), ("stride", c_size_t), ("channels", c_uint), ("data", c_void_p)]
 
 
-def _proto(name, restype, *argtypes):
-    f = getattr(lib, name)
-    f.restype = restype
-    f.argtypes = list(argtypes)
-    return f
-
-
-P = c_void_p  # every handle is an opaque pointer
-S = c_int  # clrun_status
-SZ = c_size_t
-
-version = _proto("clrun_version", c_char_p)
-status_str = _proto("clrun_status_str", c_char_p, S)
-status_text = _proto("clrun_status_text", c_char_p, S)
-device_count = _proto("clrun_device_count", S, POINTER(c_uint))
-device_get = _proto("clrun_device_get", S, c_uint, POINTER(DeviceInfoC))
-device_select = _proto("clrun_device_select", S, c_char_p, POINTER(c_uint), POINTER(c_char_p))
-open_ = _proto("clrun_open", S, POINTER(P), c_char_p)
-close = _proto("clrun_close", None, P)
-last_error = _proto("clrun_last_error", c_char_p, P)
-ctx_device = _proto("clrun_ctx_device", POINTER(DeviceInfoC), P)
-finish = _proto("clrun_finish", S, P)
-buf_new = _proto("clrun_buf_new", S, P, SZ, c_uint, POINTER(P))
-buf_new_from = _proto("clrun_buf_new_from", S, P, c_void_p, SZ, c_uint, POINTER(P))
-buf_free = _proto("clrun_buf_free", None, P)
-ctx_wrap = _proto("clrun_ctx_wrap", S, POINTER(P), c_void_p, c_void_p, c_void_p)
-buf_wrap = _proto("clrun_buf_wrap", S, P, c_void_p, SZ, SZ, POINTER(P))
-ctx_cl_context = _proto("clrun_ctx_cl_context", c_void_p, P)
-ctx_cl_queue = _proto("clrun_ctx_cl_queue", c_void_p, P)
-ctx_cl_device = _proto("clrun_ctx_cl_device", c_void_p, P)
-buf_cl_mem = _proto("clrun_buf_cl_mem", c_void_p, P)
-buf_size = _proto("clrun_buf_size", SZ, P)
-upload = _proto("clrun_upload", S, P, SZ, c_void_p, SZ)
-download = _proto("clrun_download", S, P, SZ, c_void_p, SZ)
-buf_fill = _proto("clrun_buf_fill", S, P, c_void_p, SZ, SZ, SZ)
-buf_copy = _proto("clrun_buf_copy", S, P, SZ, P, SZ, SZ)
-host_alloc = _proto("clrun_host_alloc", S, P, SZ, POINTER(c_void_p))
-host_free = _proto("clrun_host_free", S, P, c_void_p)
-prog_file = _proto("clrun_prog_file", S, P, c_char_p, c_char_p, POINTER(P))
-prog_source = _proto("clrun_prog_source", S, P, c_char_p, c_char_p, c_char_p, POINTER(P))
-prog_free = _proto("clrun_prog_free", None, P)
-prog_from_cache = _proto("clrun_prog_from_cache", c_int, P)
-kernel_new = _proto("clrun_kernel_new", S, P, c_char_p, POINTER(P))
-kernel_free = _proto("clrun_kernel_free", None, P)
-kernel_nargs = _proto("clrun_kernel_nargs", c_uint, P)
-kernel_arg_info = _proto("clrun_kernel_arg_info", S, P, c_uint, POINTER(ArgInfoC))
-arg_buf = _proto("clrun_arg_buf", S, P, c_uint, P)
-arg_local = _proto("clrun_arg_local", S, P, c_uint, SZ)
-arg_bytes = _proto("clrun_arg_bytes", S, P, c_uint, c_void_p, SZ)
-arg_setters = {
-    "i8": (_proto("clrun_arg_i8", S, P, c_uint, c_int8), int), "u8": (_proto("clrun_arg_u8", S, P, c_uint, c_uint8), int),
-    "i16": (_proto("clrun_arg_i16", S, P, c_uint, c_int16), int), "u16": (_proto("clrun_arg_u16", S, P, c_uint, c_uint16), int),
-    "i32": (_proto("clrun_arg_i32", S, P, c_uint, c_int32), int), "u32": (_proto("clrun_arg_u32", S, P, c_uint, c_uint32), int),
-    "i64": (_proto("clrun_arg_i64", S, P, c_uint, c_int64), int), "u64": (_proto("clrun_arg_u64", S, P, c_uint, c_uint64), int),
-    "f32": (_proto("clrun_arg_f32", S, P, c_uint, c_float), float), "f64": (_proto("clrun_arg_f64", S, P, c_uint, c_double), float),
-    "f16": (_proto("clrun_arg_f16", S, P, c_uint, c_uint16), None),
-}
-launch = _proto("clrun_launch", S, P, c_uint, POINTER(SZ), POINTER(SZ))
-launch_ev = _proto("clrun_launch_ev", S, P, c_uint, POINTER(SZ), POINTER(SZ), POINTER(P))
-event_wait = _proto("clrun_event_wait", S, P)
-event_ms = _proto("clrun_event_ms", c_double, P)
-event_free = _proto("clrun_event_free", None, P)
-buf_sub = _proto("clrun_buf_sub", S, P, SZ, SZ, POINTER(P))
-upload_async = _proto("clrun_upload_async", S, P, SZ, c_void_p, SZ, POINTER(P))
-download_async = _proto("clrun_download_async", S, P, SZ, c_void_p, SZ, POINTER(P))
-queue_new = _proto("clrun_queue_new", S, P, POINTER(P))
-queue_free = _proto("clrun_queue_free", None, P)
-queue_current = _proto("clrun_queue_current", P, P)
-queue_use = _proto("clrun_queue_use", S, P, P)
-queue_wait = _proto("clrun_queue_wait", S, P, POINTER(P), c_uint)
-queue_marker = _proto("clrun_queue_marker", S, P, POINTER(P))
-queue_finish = _proto("clrun_queue_finish", S, P)
-queue_cl = _proto("clrun_queue_cl", c_void_p, P)
-ctx_queue = _proto("clrun_ctx_queue", P, P)
-profile_start = _proto("clrun_profile_start", S, P)
-profile_read = _proto("clrun_profile_read", S, P, POINTER(POINTER(ProfileEntryC)), POINTER(SZ))
-profile_stop = _proto("clrun_profile_stop", None, P)
-vec = _proto("clrun_vec", S, P, c_int, c_int, SZ, c_float, P, SZ, P, SZ, P, SZ, P, SZ)
-red_d = {n: _proto("clrun_" + n, S, P, c_int, P, SZ, SZ, POINTER(c_double)) for n in ("sum", "norm2")}
-dot = _proto("clrun_dot", S, P, c_int, P, SZ, P, SZ, SZ, POINTER(c_double))
-red_f = {n: _proto("clrun_" + n, S, P, c_int, P, SZ, SZ, POINTER(c_float)) for n in ("max", "min")}
-argmax = _proto("clrun_argmax", S, P, c_int, P, SZ, SZ, POINTER(SZ))
-cast = _proto("clrun_cast", S, P, P, SZ, c_int, P, SZ, c_int, SZ)
-gemm = _proto("clrun_gemm", S, P, POINTER(GemmDescC))
-gemm_tensor_cores = _proto("clrun_gemm_tensor_cores", c_int, P)
-gemm_tensor_kernel = _proto("clrun_gemm_tensor_kernel", c_char_p, P, c_int)
-gemm_backend_parse = _proto("clrun_gemm_backend_parse", S, c_char_p, POINTER(c_int))
-gemm_backend_name = _proto("clrun_gemm_backend_name", c_char_p, c_int)
-gemm_resolve = _proto("clrun_gemm_resolve", c_int, P, POINTER(GemmDescC))
-scaler_init = _proto("clrun_scaler_init", None, POINTER(ScalerC))
-scaler_free = _proto("clrun_scaler_free", None, POINTER(ScalerC))
-scaler_unscale = _proto("clrun_scaler_unscale", S, P, POINTER(ScalerC), POINTER(GradC), SZ)
-scaler_update = _proto("clrun_scaler_update", S, P, POINTER(ScalerC), POINTER(c_int))
-quantize = _proto("clrun_quantize", S, P, P, SZ, P, SZ, SZ, POINTER(QParamsC))
-dequantize = _proto("clrun_dequantize", S, P, P, SZ, P, SZ, SZ, POINTER(QParamsC))
-quant_calibrate = _proto("clrun_quant_calibrate", S, c_void_p, SZ, SZ, SZ, c_int, c_double, POINTER(c_float), POINTER(c_int32))
-gemm_s8 = _proto("clrun_gemm_s8", S, P, POINTER(GemmDescC), POINTER(S8EpilogueC))
-sp24_kv = _proto("clrun_sp24_kv", SZ, SZ)
-sp24_km = _proto("clrun_sp24_km", SZ, SZ)
-sp24_meta_check = _proto("clrun_sp24_meta_check", S, c_void_p, SZ, SZ, POINTER(SZ), POINTER(SZ))
-sp24_prune = _proto("clrun_sp24_prune", S, P, c_int, P, SZ, SZ, SZ, SZ)
-sp24_compress = _proto("clrun_sp24_compress", S, P, c_int, P, SZ, SZ, SZ, SZ, P, P)
-sp24_decompress = _proto("clrun_sp24_decompress", S, P, c_int, P, P, SZ, SZ, P, SZ, SZ)
-gemm_sp = _proto("clrun_gemm_sp", S, P, POINTER(GemmDescC), P, SZ)
-canny = _proto("clrun_canny", S, P, P, SZ, SZ, SZ, SZ, c_uint, P, SZ, SZ, POINTER(CannyParamsC))
-image_read = _proto("clrun_image_read", S, c_char_p, POINTER(ImageC))
-image_write = _proto("clrun_image_write", S, c_char_p, POINTER(ImageC))
-image_free = _proto("clrun_image_free", None, POINTER(ImageC))
-group_open = _proto("clrun_group_open", S, POINTER(P), c_char_p)
-group_close = _proto("clrun_group_close", None, P)
-group_size = _proto("clrun_group_size", c_uint, P)
-group_ctx = _proto("clrun_group_ctx", P, P, c_uint)
-group_set_weights = _proto("clrun_group_set_weights", S, P, POINTER(c_double))
-group_weights = _proto("clrun_group_weights", S, P, POINTER(c_double))
-group_split_rows = _proto("clrun_group_split_rows", S, P, SZ, POINTER(SZ))
-group_vec = _proto("clrun_group_vec", S, P, c_int, c_int, SZ, c_float, c_void_p, c_void_p, c_void_p, c_void_p)
-group_reduce = _proto("clrun_group_reduce", S, P, c_char_p, c_int, c_void_p, c_void_p, SZ, POINTER(c_double), POINTER(SZ))
-group_gemm = _proto("clrun_group_gemm", S, P, POINTER(GemmDescC), c_void_p, c_void_p, c_void_p)
+# the structs by their names in clrun.h (tests/python/test_layout.py checks each against the compiler)
+STRUCTS = {"clrun_device_info": DeviceInfoC, "clrun_arg_info": ArgInfoC, "clrun_profile_entry": ProfileEntryC,
+           "clrun_gemm_desc": GemmDescC, "clrun_scaler": ScalerC, "clrun_grad": GradC, "clrun_qparams": QParamsC,
+           "clrun_s8_epilogue": S8EpilogueC, "clrun_canny_params": CannyParamsC, "clrun_image": ImageC}
 PIPE_DELIVER = ctypes.CFUNCTYPE(None, c_void_p, c_void_p, c_int, POINTER(ImageC))
-pipe_canny = _proto("clrun_pipe_canny", S, P, POINTER(CannyParamsC), c_uint, PIPE_DELIVER, c_void_p, POINTER(P))
-pipe_send = _proto("clrun_pipe_send", S, P, POINTER(ImageC), c_void_p)
-pipe_poll = _proto("clrun_pipe_poll", c_uint, P)
-pipe_flush = _proto("clrun_pipe_flush", S, P)
-pipe_pending = _proto("clrun_pipe_pending", c_uint, P)
-pipe_cancel = _proto("clrun_pipe_cancel", c_uint, P)
-pipe_free = _proto("clrun_pipe_free", None, P)
+CALLBACKS = {"clrun_pipe_deliver": PIPE_DELIVER}
+_SCALARS = {"void": None, "int": c_int, "unsigned": c_uint, "size_t": c_size_t, "float": c_float, "double": c_double, "char": c_char,
+            "int8_t": c_int8, "uint8_t": c_uint8, "int16_t": c_int16, "uint16_t": c_uint16, "int32_t": c_int32, "uint32_t": c_uint32,
+            "int64_t": c_int64, "uint64_t": c_uint64, "cl_int": c_int32, "cl_uint": c_uint32, "char*": c_char_p, "void*": c_void_p,
+            "handle": c_void_p}
+
+
+def _ctype(tok, arg=True):
+    """The ctypes type of a token of tools/gen_ctypes.py. Arguments that point at scalars or at
+    pointers are void* (ctypes then takes an address, byref(), an array or a pointer alike), strings
+    char*, mirrored structs POINTER(the mirror) (which takes the struct itself too)."""
+    stars = 0
+    while tok not in _SCALARS and tok.endswith("*"):
+        tok, stars = tok[:-1], stars + 1
+    if tok.startswith("struct:"):
+        t = STRUCTS.get(tok[7:])
+        if t is None or stars:
+            return c_void_p  # a struct Python never reads, or a pointer to a pointer: an address
+        return POINTER(t)
+    if tok.startswith("callback:"):
+        return CALLBACKS[tok[9:]] if not stars else c_void_p
+    t = _SCALARS[tok]
+    if stars and arg:
+        return c_void_p
+    for _ in range(stars):
+        t = POINTER(t)
+    return t
+
+
+def _functions():
+    """The table tools/gen_ctypes.py wrote from clrun.h: the package's copy (installed), else the one
+    the build wrote beside the library it loaded."""
+    try:
+        from . import _protos  # type: ignore[attr-defined]
+        return _protos.FUNCTIONS
+    except ImportError:
+        pass
+    tried = []
+    for d in dict.fromkeys([os.path.dirname(os.path.abspath(path)), os.path.dirname(os.path.realpath(path))]):
+        f = os.path.join(d, "_clrun_protos.py")
+        tried.append(f)
+        if os.path.exists(f):
+            scope = {}
+            with open(f) as src:
+                exec(compile(src.read(), f, "exec"), scope)
+            return scope["FUNCTIONS"]
+    raise ImportError("clrun: the prototypes made from clrun.h by the build are missing (looked for " + ", ".join(tried) + ")")
+
+
+FUNCTIONS = _functions()
+for _name, (_ret, _args) in FUNCTIONS.items():
+    _f = getattr(lib, _name)
+    _f.restype, _f.argtypes = _ctype(_ret, arg=False), [_ctype(a) for a in _args]
+
+
+def _proto(name):
+    """The function of libclrun, its prototype set from clrun.h."""
+    if name not in FUNCTIONS:
+        raise ImportError(f"clrun: {name} is not in the clrun.h the prototypes were made from")
+    return getattr(lib, name)
+
+
+# the functions by short names, as the package calls them
+version = _proto("clrun_version")
+status_str = _proto("clrun_status_str")
+status_text = _proto("clrun_status_text")
+device_count = _proto("clrun_device_count")
+device_get = _proto("clrun_device_get")
+device_select = _proto("clrun_device_select")
+open_ = _proto("clrun_open")
+close = _proto("clrun_close")
+last_error = _proto("clrun_last_error")
+ctx_device = _proto("clrun_ctx_device")
+finish = _proto("clrun_finish")
+buf_new = _proto("clrun_buf_new")
+buf_new_from = _proto("clrun_buf_new_from")
+buf_free = _proto("clrun_buf_free")
+ctx_wrap = _proto("clrun_ctx_wrap")
+buf_wrap = _proto("clrun_buf_wrap")
+ctx_cl_context = _proto("clrun_ctx_cl_context")
+ctx_cl_queue = _proto("clrun_ctx_cl_queue")
+ctx_cl_device = _proto("clrun_ctx_cl_device")
+buf_cl_mem = _proto("clrun_buf_cl_mem")
+buf_size = _proto("clrun_buf_size")
+upload = _proto("clrun_upload")
+download = _proto("clrun_download")
+buf_fill = _proto("clrun_buf_fill")
+buf_copy = _proto("clrun_buf_copy")
+host_alloc = _proto("clrun_host_alloc")
+host_free = _proto("clrun_host_free")
+prog_file = _proto("clrun_prog_file")
+prog_source = _proto("clrun_prog_source")
+prog_free = _proto("clrun_prog_free")
+prog_from_cache = _proto("clrun_prog_from_cache")
+kernel_new = _proto("clrun_kernel_new")
+kernel_free = _proto("clrun_kernel_free")
+kernel_nargs = _proto("clrun_kernel_nargs")
+kernel_arg_info = _proto("clrun_kernel_arg_info")
+arg_buf = _proto("clrun_arg_buf")
+arg_local = _proto("clrun_arg_local")
+arg_bytes = _proto("clrun_arg_bytes")
+arg_setters = {
+    "i8": (_proto("clrun_arg_i8"), int), "u8": (_proto("clrun_arg_u8"), int),
+    "i16": (_proto("clrun_arg_i16"), int), "u16": (_proto("clrun_arg_u16"), int),
+    "i32": (_proto("clrun_arg_i32"), int), "u32": (_proto("clrun_arg_u32"), int),
+    "i64": (_proto("clrun_arg_i64"), int), "u64": (_proto("clrun_arg_u64"), int),
+    "f32": (_proto("clrun_arg_f32"), float), "f64": (_proto("clrun_arg_f64"), float),
+    "f16": (_proto("clrun_arg_f16"), None),
+}
+launch = _proto("clrun_launch")
+launch_ev = _proto("clrun_launch_ev")
+event_wait = _proto("clrun_event_wait")
+event_ms = _proto("clrun_event_ms")
+event_free = _proto("clrun_event_free")
+buf_sub = _proto("clrun_buf_sub")
+upload_async = _proto("clrun_upload_async")
+download_async = _proto("clrun_download_async")
+queue_new = _proto("clrun_queue_new")
+queue_free = _proto("clrun_queue_free")
+queue_current = _proto("clrun_queue_current")
+queue_use = _proto("clrun_queue_use")
+queue_wait = _proto("clrun_queue_wait")
+queue_marker = _proto("clrun_queue_marker")
+queue_finish = _proto("clrun_queue_finish")
+queue_cl = _proto("clrun_queue_cl")
+ctx_queue = _proto("clrun_ctx_queue")
+profile_start = _proto("clrun_profile_start")
+profile_read = _proto("clrun_profile_read")
+profile_stop = _proto("clrun_profile_stop")
+vec = _proto("clrun_vec")
+red_d = {n: _proto("clrun_" + n) for n in ("sum", "norm2")}
+dot = _proto("clrun_dot")
+red_f = {n: _proto("clrun_" + n) for n in ("max", "min")}
+argmax = _proto("clrun_argmax")
+cast = _proto("clrun_cast")
+gemm = _proto("clrun_gemm")
+gemm_tensor_cores = _proto("clrun_gemm_tensor_cores")
+gemm_tensor_kernel = _proto("clrun_gemm_tensor_kernel")
+gemm_backend_parse = _proto("clrun_gemm_backend_parse")
+gemm_backend_name = _proto("clrun_gemm_backend_name")
+gemm_resolve = _proto("clrun_gemm_resolve")
+gemm_desc_init = _proto("clrun_gemm_desc_init")
+scaler_init = _proto("clrun_scaler_init")
+scaler_free = _proto("clrun_scaler_free")
+scaler_unscale = _proto("clrun_scaler_unscale")
+scaler_update = _proto("clrun_scaler_update")
+quantize = _proto("clrun_quantize")
+dequantize = _proto("clrun_dequantize")
+quant_calibrate = _proto("clrun_quant_calibrate")
+gemm_s8 = _proto("clrun_gemm_s8")
+sp24_kv = _proto("clrun_sp24_kv")
+sp24_km = _proto("clrun_sp24_km")
+sp24_meta_check = _proto("clrun_sp24_meta_check")
+sp24_prune = _proto("clrun_sp24_prune")
+sp24_compress = _proto("clrun_sp24_compress")
+sp24_decompress = _proto("clrun_sp24_decompress")
+gemm_sp = _proto("clrun_gemm_sp")
+canny = _proto("clrun_canny")
+image_read = _proto("clrun_image_read")
+image_write = _proto("clrun_image_write")
+image_free = _proto("clrun_image_free")
+group_open = _proto("clrun_group_open")
+group_close = _proto("clrun_group_close")
+group_size = _proto("clrun_group_size")
+group_ctx = _proto("clrun_group_ctx")
+group_set_weights = _proto("clrun_group_set_weights")
+group_weights = _proto("clrun_group_weights")
+group_split_rows = _proto("clrun_group_split_rows")
+group_vec = _proto("clrun_group_vec")
+group_reduce = _proto("clrun_group_reduce")
+group_gemm = _proto("clrun_group_gemm")
+pipe_canny = _proto("clrun_pipe_canny")
+pipe_send = _proto("clrun_pipe_send")
+pipe_poll = _proto("clrun_pipe_poll")
+pipe_flush = _proto("clrun_pipe_flush")
+pipe_pending = _proto("clrun_pipe_pending")
+pipe_cancel = _proto("clrun_pipe_cancel")
+pipe_free = _proto("clrun_pipe_free")
+
+
+def gemm_desc(dtype, batch, m, n, k, trans_a=False, trans_b=False):
+    """A clrun_gemm_desc for packed row-major matrices (clrun_gemm_desc_init); set a, b, c and what differs."""
+    d = GemmDescC()
+    gemm_desc_init(ctypes.byref(d), dtype, batch, m, n, k, int(trans_a), int(trans_b))
+    return d

@@ -204,12 +204,10 @@ def _desc(ba, bb, bc, ta, tb, alpha, beta, t, backend=0, fast=False):
     kb, n = (bcn, br) if tb else (br, bcn)
     if k != kb:
         raise InvalidArgument(1, f"gemm: op(A) is {m}×{k} but op(B) is {kb}×{n}: the inner dimensions differ")
-    d = L.GemmDescC()
-    d.trans_a, d.trans_b, d.m, d.n, d.k, d.alpha, d.beta = int(ta), int(tb), m, n, k, alpha, beta
+    d = L.gemm_desc(t, na, m, n, k, ta, tb)
+    d.alpha, d.beta, d.backend, d.fast = alpha, beta, backend, int(fast)
     (d.a, ao), (d.b, bo) = ba._mem(), bb._mem()
-    d.a_off, d.lda, d.stride_a = ao // ba.dtype.itemsize, ac, ar * ac
-    d.b_off, d.ldb, d.stride_b = bo // bb.dtype.itemsize, bcn, br * bcn
-    d.ldc, d.stride_c, d.batch, d.backend, d.fast, d.type = n, m * n, na, backend, int(fast), t
+    d.a_off, d.b_off = ao // ba.dtype.itemsize, bo // bb.dtype.itemsize
     if bc is not None:
         d.c, co = bc._mem()
         d.c_off = co // 4
@@ -435,9 +433,8 @@ def gemm_sp(ctx, values, meta, b, alpha=1.0, tb=False, bf16=False):
     m = bv.shape[0]
     k, n = (bb.shape[1], bb.shape[0]) if tb else bb.shape
     bm, km_ = _meta_checked(ctx, meta, m, k)
-    d = L.GemmDescC()
-    d.trans_b, d.m, d.n, d.k, d.alpha, d.type = int(tb), m, n, k, alpha, t
-    d.a, d.lda, d.b, d.ldb, d.ldc = bv.handle, bv.shape[1], bb.handle, bb.shape[1], n
+    d = L.gemm_desc(t, 1, m, n, k, False, tb)
+    d.alpha, d.a, d.lda, d.b = alpha, bv.handle, bv.shape[1], bb.handle  # A: the compressed values' rows
     out = ctx.empty((m, n), np.float32)
     d.c = out.handle
     _check(L.gemm_sp(ctx.handle, byref(d), bm.handle, 0), ctx._h)

@@ -157,10 +157,8 @@ def main(argv=None):
             A = ctx.asarray(m)
             t = _median(lambda: A @ A, sync, R)
             row("matmul", f"clrun.Array a @ a {np.dtype(dt).name}", ms=t * 1e3, TFLOPs=flop / t / 1e12)
-            d = L.GemmDescC()  # the same product through the C API, into a C made once
+            d = L.gemm_desc(0 if dt == np.float32 else 1, 1, ng, ng, ng)  # the same product through the C API, into a C made once
             Cd = ctx.empty((ng, ng))
-            d.m = d.n = d.k = d.lda = d.ldb = d.ldc = ng
-            d.alpha, d.batch, d.type = 1.0, 1, 0 if dt == np.float32 else 1
             d.a = d.b = A.handle
             d.c = Cd.handle
             be = L.gemm_resolve(ctx.handle, d)

@@ -110,9 +110,8 @@ class Group(_Closing):
         kb, n = (b.shape[1], b.shape[0]) if tb else b.shape
         if k != kb:
             raise InvalidArgument(1, f"group gemm: op(A) is {m}×{k} but op(B) is {kb}×{n}")
-        d = L.GemmDescC()
-        d.trans_a, d.trans_b, d.m, d.n, d.k, d.alpha, d.type = int(ta), int(tb), m, n, k, alpha, _code(a.dtype, bf16)
-        d.lda, d.ldb, d.ldc = a.shape[1], b.shape[1], n
+        d = L.gemm_desc(_code(a.dtype, bf16), 1, m, n, k, ta, tb)
+        d.alpha = alpha
         c = np.empty((m, n), np.float32)
         _check(L.group_gemm(self.handle, byref(d), a.ctypes.data, b.ctypes.data, c.ctypes.data))
         return c

@@ -4,15 +4,14 @@ to the header cannot silently break Python."""
 import ctypes
 import json
 import os
+import re
 import subprocess
 
 import pytest
 
 from clrun import _lib as L
 
-MIRRORS = {"clrun_device_info": L.DeviceInfoC, "clrun_arg_info": L.ArgInfoC, "clrun_profile_entry": L.ProfileEntryC,
-           "clrun_gemm_desc": L.GemmDescC, "clrun_scaler": L.ScalerC, "clrun_grad": L.GradC, "clrun_qparams": L.QParamsC,
-           "clrun_s8_epilogue": L.S8EpilogueC, "clrun_canny_params": L.CannyParamsC, "clrun_image": L.ImageC}
+MIRRORS = L.STRUCTS
 
 
 @pytest.fixture(scope="module")
@@ -35,3 +34,18 @@ def test_mirror_matches_the_header(layout, name):
     assert names == list(c["fields"]), f"{name}: ctypes members {names}, C members {list(c['fields'])}"
     for field, off in c["fields"].items():
         assert getattr(py, field).offset == off, f"{name}.{field}: ctypes offset {getattr(py, field).offset}, C offset {off}"
+
+
+def test_every_function_has_its_prototype_from_the_header():
+    """The prototypes come from clrun.h at build time (tools/gen_ctypes.py): every CLRUN_API function
+    of the header is there, with as many arguments as the header gives it, and nothing else."""
+    src = os.path.join(os.path.dirname(__file__), "..", "..", "include", "clrun.h")
+    text = re.sub(r"/\*.*?\*/", " ", open(src).read(), flags=re.S)
+    declared = {}
+    for m in re.finditer(r"^CLRUN_API\s+[^;(]*?\b(clrun_\w+)\s*\(([^;]*?)\)\s*;", text, re.M | re.S):
+        args = " ".join(m.group(2).split())
+        declared[m.group(1)] = 0 if args in ("", "void") else args.count(",") + 1
+    assert declared and set(L.FUNCTIONS) == set(declared)
+    for name, n in declared.items():
+        fn = getattr(L.lib, name)
+        assert len(fn.argtypes) == n, f"{name}: {len(fn.argtypes)} ctypes arguments, {n} in clrun.h"

@@ -78,7 +78,8 @@ static int demo_matmul(clrun_ctx *ctx)
     const clrun_device_info *in = clrun_ctx_device(ctx);
     const size_t n = in->type == CLRUN_DEVICE_CPU ? 512 : 2048, samples = 256;
     float *a = malloc(n * n * 4), *b = malloc(n * n * 4), *c = malloc(n * n * 4);
-    clrun_gemm_desc d = {0, 0, n, n, n, 1.0f, 0.0f, NULL, 0, n, 0, NULL, 0, n, 0, NULL, 0, n, 0, 1, CLRUN_GEMM_AUTO, 0, CLRUN_F32, 0};
+    clrun_gemm_desc d;
+    clrun_gemm_desc_init(&d, CLRUN_F32, 1, n, n, n, 0, 0);
     clrun_status st = CLRUN_OK;
     int rc = EXIT_OK;
     double t[3];
@@ -209,8 +210,8 @@ static int demo_group(const char *devices)
     }
     const size_t n = 1024;
     float *a = malloc(n * n * 4), *c1 = malloc(n * n * 4), *c2 = malloc(n * n * 4);
-    clrun_gemm_desc d = {0};
-    d.m = d.n = d.k = n, d.alpha = 1, d.lda = d.ldb = d.ldc = n;
+    clrun_gemm_desc d;
+    clrun_gemm_desc_init(&d, CLRUN_F32, 1, n, n, n, 0, 0);
     uint64_t seed = 5;
     for (size_t i = 0; a && i < n * n; i++) a[i] = (float)((seed = seed * 6364136223846793005ull + 1) >> 40) / 16777216.0f - 0.5f;
     double t0 = cli_now(), t1 = 0, t2 = 0;

@@ -115,8 +115,9 @@ static const char *const cnames[] = {"small", "large", "small-fast", "large-fast
  * tiles; line gets the tuning file's line for the class. Returns an exit code. */
 static int tune_class(clrun_ctx *ctx, int cls, size_t n, const struct cand *cands, size_t nc, char line[96])
 {
-    clrun_gemm_desc d = {0};
-    d.m = d.n = d.k = n, d.alpha = 1.0f, d.lda = d.ldb = d.ldc = n, d.batch = 1, d.backend = CLRUN_GEMM_GPU_KERNEL, d.fast = cls >> 1;
+    clrun_gemm_desc d;
+    clrun_gemm_desc_init(&d, CLRUN_F32, 1, n, n, n, 0, 0);
+    d.backend = CLRUN_GEMM_GPU_KERNEL, d.fast = cls >> 1;
     float *h = malloc(n * n * 4), *ref = malloc(n * n * 4), *out = malloc(n * n * 4);
     clrun_status st = CLRUN_OK;
     int rc = 0;

@@ -1,5 +1,6 @@
-# bash completion for clrun (installed into bash-completion's completions folder). The lists are
-# kept true by tests/test_cli.c (help_lists_what_exists).
+# bash completion for clrun (installed into bash-completion's completions folder). The op verbs come
+# from the command (clrun op --verbs: the op folders' lists); the other lists are kept true by
+# tests/test_cli.c (help_lists_what_exists).
 _clrun()
 {
     local cur prev
@@ -7,7 +8,6 @@ _clrun()
     prev=${COMP_WORDS[COMP_CWORD-1]}
     local commands="devices info run op bench tune demo"
     local benchmarks="transfer launch vector gemm mixed canny pipeline int8 sparse overlap"
-    local ops="mul add sub div axpy scale fma sum dot norm2 max min argmax gemm canny cast quantize dequantize sparsify densify"
     local backends="auto kernel tensor wgmma mma.sync gpu-kernel cpu-kernel clblast"
     if [ "$COMP_CWORD" -eq 1 ]; then
         COMPREPLY=($(compgen -W "$commands --help --version" -- "$cur"))
@@ -20,7 +20,7 @@ _clrun()
     esac
     case "${COMP_WORDS[1]}" in
         bench) [ "$COMP_CWORD" -eq 2 ] && { COMPREPLY=($(compgen -W "$benchmarks --help" -- "$cur")); return; } ;;
-        op) [ "$COMP_CWORD" -eq 2 ] && { COMPREPLY=($(compgen -W "$ops --help" -- "$cur")); return; } ;;
+        op) [ "$COMP_CWORD" -eq 2 ] && { COMPREPLY=($(compgen -W "$("${COMP_WORDS[0]}" op --verbs 2>/dev/null) --help" -- "$cur")); return; } ;;
         tune) [ "$COMP_CWORD" -eq 2 ] && { COMPREPLY=($(compgen -W "gemm --help" -- "$cur")); return; } ;;
     esac
     if [[ "$cur" == -* ]]; then

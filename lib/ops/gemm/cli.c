@@ -55,10 +55,9 @@ static int op_gemm_s8(const struct cli_npy *g)
         rc = cli_fail("op", NULL, CLRUN_HOST_OUT_OF_MEMORY);
         goto done;
     }
-    clrun_gemm_desc d = {0};
-    d.trans_a = g->ta, d.trans_b = g->tb, d.m = M, d.n = N, d.k = K, d.alpha = 1, d.type = CLRUN_I8, d.batch = batch,
+    clrun_gemm_desc d;
+    clrun_gemm_desc_init(&d, CLRUN_I8, batch, M, N, K, g->ta, g->tb);
     d.backend = g->backend;
-    d.lda = ac, d.stride_a = ar * ac, d.ldb = bcn, d.stride_b = br * bcn, d.ldc = N, d.stride_c = M * N;
     if (R.count) {
         if ((A->count && ((st = clrun_buf_new(ctx, A->bytes, 0, &ba)) || (st = clrun_upload(ba, 0, A->data, A->bytes)))) ||
             (B->count && ((st = clrun_buf_new(ctx, B->bytes, 0, &bb)) || (st = clrun_upload(bb, 0, B->data, B->bytes)))) ||
@@ -153,8 +152,9 @@ static int op_gemm(const struct cli_npy *g)
         rc = (fprintf(stderr, "clrun op gemm: --beta needs the C to scale (-c C0.npy)\n"), EXIT_USAGE);
         goto done;
     }
-    clrun_gemm_desc d = {g->ta, g->tb, M,        N,    K, g->alpha, g->beta, NULL,  0,          ac,      ar * ac, NULL,
-                         0,     bcn,   br * bcn, NULL, 0, N,        M * N,   batch, g->backend, g->fast, type,    0};
+    clrun_gemm_desc d;
+    clrun_gemm_desc_init(&d, type, batch, M, N, K, g->ta, g->tb);
+    d.alpha = g->alpha, d.beta = g->beta, d.backend = g->backend, d.fast = g->fast;
 #ifdef CLRUN_HAVE_MPI
     if (R.count && cli_mpi_size() > 1) { /* under mpirun: each product over the ranks (op_gemm_follow on the others) */
         const size_t es = clrun_dtype_size(type);

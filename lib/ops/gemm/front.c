@@ -67,6 +67,13 @@ static size_t row_index(const clrun__gemm_backend *b)
     return i;
 }
 
+const clrun__gemm_backend *clrun__gemm_row(clrun_gemm_backend id)
+{
+    for (size_t i = 0; i < NROWS; i++)
+        if (table[i]->id == id) return table[i];
+    return NULL;
+}
+
 /* 1 when backend b multiplies products of this kind on this context (its probe, once). */
 static int here(clrun_ctx *ctx, const clrun__gemm_backend *b, enum clrun__gemm_kind kind)
 {
@@ -82,14 +89,7 @@ static int here(clrun_ctx *ctx, const clrun__gemm_backend *b, enum clrun__gemm_k
     return s->here[i][kind] == 1;
 }
 
-int clrun__gemm_nv_candidate(clrun_ctx *ctx)
-{
-    const clrun_device_info *in = clrun_ctx_device(ctx);
-    return (strstr(in->platform_vendor, "NVIDIA") != NULL || strstr(in->vendor, "NVIDIA") != NULL) && in->type == CLRUN_DEVICE_GPU &&
-           !clrun__setting_on(CLRUN__SET_NO_TENSOR);
-}
-
-/* The first tensor-core backend, in table order, that is here and takes p; NULL if none. */
+/* The first matrix-unit backend, in table order, that is here and takes p; NULL if none. */
 static const clrun__gemm_backend *first_tensor(clrun_ctx *ctx, const clrun__gemm_plan *p)
 {
     const clrun__gemm_backend *deferred = NULL; /* taken where no later one takes the plan */
@@ -343,8 +343,13 @@ static const clrun__gemm_backend *choose(clrun_ctx *ctx, const clrun__gemm_plan 
                 *st = clrun__fail(ctx, CLRUN_UNSUPPORTED, "%s: %s", p->what, table[i]->refuses(ctx, p));
                 return NULL;
             }
-        *st = clrun__fail(ctx, CLRUN_UNSUPPORTED, "%s: no tensor-core kernel for %s on %s (%s)", p->what, kind_words[p->kind], in->name,
-                          clrun__gemm_mma.needs);
+        char needs[1024] = "";
+        size_t n = 0;
+        for (size_t i = 0; i < NROWS && n < sizeof needs; i++) /* what each matrix-unit backend needs */
+            if (table[i]->tensor)
+                n += (size_t)snprintf(needs + n, sizeof needs - n, "%s%s: %s", n ? "; " : "", table[i]->name, table[i]->needs);
+        *st = clrun__fail(ctx, CLRUN_UNSUPPORTED, "%s: no matrix-unit kernel for %s on %s (%s)", p->what, kind_words[p->kind], in->name,
+                          needs);
         return NULL;
     }
     for (size_t i = 0; i < NROWS; i++) {
@@ -567,6 +572,16 @@ clrun_status clrun_gemm_sp(clrun_ctx *ctx, const clrun_gemm_desc *d, clrun_buf *
     return dense ? sp_as_dense(ctx, &p) : run(ctx, &p);
 }
 
+void clrun_gemm_desc_init(clrun_gemm_desc *d, clrun_dtype type, size_t batch, size_t m, size_t n, size_t k, int trans_a, int trans_b)
+{
+    if (!d) return;
+    memset(d, 0, sizeof *d);
+    d->type = type, d->batch = batch ? batch : 1, d->m = m, d->n = n, d->k = k, d->trans_a = trans_a != 0, d->trans_b = trans_b != 0;
+    d->alpha = 1.0f, d->backend = CLRUN_GEMM_AUTO;
+    d->lda = trans_a ? m : k, d->ldb = trans_b ? k : n, d->ldc = n;
+    d->stride_a = m * k, d->stride_b = k * n, d->stride_c = m * n;
+}
+
 /* ---- queries ------------------------------------------------------------------------------------ */
 
 clrun_gemm_backend clrun_gemm_resolve(clrun_ctx *ctx, const clrun_gemm_desc *d)
@@ -584,7 +599,9 @@ int clrun_gemm_tensor_cores(clrun_ctx *ctx)
 {
     if (!ctx) return 0;
     CLRUN__SERIAL(ctx);
-    return ctx && here(ctx, &clrun__gemm_mma, CLRUN__GEMM_FLOAT);
+    for (size_t i = 0; i < NROWS; i++)
+        if (table[i]->tensor && here(ctx, table[i], CLRUN__GEMM_FLOAT)) return 1;
+    return 0;
 }
 
 const char *clrun_gemm_tensor_kernel(clrun_ctx *ctx, clrun_dtype type)

@@ -64,6 +64,10 @@ typedef struct clrun__gemm_backend {
 #include "backends.def"
 #undef CLRUN_GEMM_BACKEND
 
+/* The row of the backend with public value id; NULL for the choices (auto, kernel, tensor) and
+ * unknown values. */
+const clrun__gemm_backend *clrun__gemm_row(clrun_gemm_backend id);
+
 /* ---- front.c: services for the backends ------------------------------------------------------- */
 
 /* Run p on backend b as clrun_gemm would once b is chosen: stage the operands into b's layout,
@@ -79,10 +83,7 @@ int clrun__gemm_probe(clrun_ctx *ctx, const clrun__gemm_backend *be, clrun__gemm
  * tb) on backend be; 1 when exact. */
 int clrun__gemm_probe_sp(clrun_ctx *ctx, const clrun__gemm_backend *be, int tb);
 
-/* 1 where NVIDIA's tensor-core kernels are worth probing: an NVIDIA GPU, $CLRUN_NO_TENSOR unset. */
-int clrun__gemm_nv_candidate(clrun_ctx *ctx);
-
-/* ---- tmap_nv.c: tensor maps for Hopper's TMA, from the CUDA driver (loaded on first use) ---------- */
+/* ---- nv/tmap_nv.c: tensor maps for Hopper's TMA, from the CUDA driver (loaded on first use) ------- */
 
 /* 1 where tensor maps can be made for ctx's device (the CUDA driver loaded, the device matched, its
  * primary context retained); the first call does that. */

@@ -214,7 +214,7 @@ static void tf32x3_accuracy(void **state)
     for (int v = 0; v < 3; v++) {
         d.backend = v == 2 ? CLRUN_GEMM_TENSOR : CLRUN_GEMM_KERNEL, d.fast = v == 0;
         if (v == 2 && !tc) {
-            CHECK_FAIL(ctx, clrun_gemm(ctx, &d), CLRUN_UNSUPPORTED, "no tensor-core kernel");
+            CHECK_FAIL(ctx, clrun_gemm(ctx, &d), CLRUN_UNSUPPORTED, "no matrix-unit kernel");
             break;
         }
         CHECK_OK(ctx, clrun_gemm(ctx, &d));

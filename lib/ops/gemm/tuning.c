@@ -58,10 +58,8 @@ static void read_file(clrun_ctx *ctx, clrun__gemm_tuning *t)
         if (got < 8 || c < 0) continue;
         memcpy(t->params[c], v, sizeof t->params[c]);
         clrun_gemm_backend b;
-        if (got == 9 && clrun_gemm_backend_parse(be, &b) == CLRUN_OK &&
-            (b == CLRUN_GEMM_GPU_KERNEL || b == CLRUN_GEMM_CPU_KERNEL || b == CLRUN_GEMM_MMA_SYNC || b == CLRUN_GEMM_WGMMA ||
-             (b == CLRUN_GEMM_CLBLAST && clrun_have_clblast())))
-            t->backend[c] = b;
+        /* any row of backends.def; whether it runs here is asked when it is chosen */
+        if (got == 9 && clrun_gemm_backend_parse(be, &b) == CLRUN_OK && clrun__gemm_row(b)) t->backend[c] = b;
     }
     fclose(f);
 }

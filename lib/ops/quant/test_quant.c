@@ -210,7 +210,7 @@ static void gemm_s8_exact(void **state) /* every kernel of the op, on any device
         CHECK_OK(ctx, clrun_buf_new(ctx, 64, 0, &b));
         clrun_gemm_desc d = {0};
         d.m = d.n = d.k = 4, d.alpha = 1, d.type = CLRUN_I8, d.a = d.b = d.c = b, d.lda = d.ldb = d.ldc = 4, d.backend = CLRUN_GEMM_TENSOR;
-        CHECK_FAIL(ctx, clrun_gemm_s8(ctx, &d, NULL), CLRUN_UNSUPPORTED, "no tensor-core kernel for INT8");
+        CHECK_FAIL(ctx, clrun_gemm_s8(ctx, &d, NULL), CLRUN_UNSUPPORTED, "no matrix-unit kernel for INT8");
         d.backend = CLRUN_GEMM_WGMMA;
         CHECK_FAIL(ctx, clrun_gemm_s8(ctx, &d, NULL), CLRUN_UNSUPPORTED, "the wgmma backend does not run on");
         clrun_buf_free(b);

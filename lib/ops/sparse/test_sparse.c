@@ -242,7 +242,7 @@ static void gemm_sp_every_kernel(void **state)
         CHECK_OK(ctx, clrun_buf_new(ctx, 256, 0, &b));
         clrun_gemm_desc d = {0};
         d.m = d.n = d.k = 8, d.alpha = 1, d.type = CLRUN_F16, d.a = d.b = d.c = b, d.lda = d.ldb = d.ldc = 8, d.backend = CLRUN_GEMM_TENSOR;
-        CHECK_FAIL(ctx, clrun_gemm_sp(ctx, &d, b, 0), CLRUN_UNSUPPORTED, "no tensor-core kernel for 2:4");
+        CHECK_FAIL(ctx, clrun_gemm_sp(ctx, &d, b, 0), CLRUN_UNSUPPORTED, "no matrix-unit kernel for 2:4");
         clrun_buf_free(b);
     }
     { /* backends without a sparse kernel, or not for f32 */

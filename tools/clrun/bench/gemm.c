@@ -89,8 +89,9 @@ static int group_resident(const struct bench_opts *o, clrun_group *grp, size_t m
     int rc = st ? cli_fail("bench", NULL, st) : 0;
     for (unsigned i = 0; !rc && i < nd; i++) {
         clrun_ctx *ctx = clrun_group_ctx(grp, i);
-        clrun_gemm_desc d = {0};
-        d.m = rows[i], d.n = n, d.k = k, d.alpha = 1, d.lda = k, d.ldb = n, d.ldc = n, d.whole_m = m, d.type = type;
+        clrun_gemm_desc d;
+        clrun_gemm_desc_init(&d, type, 1, rows[i], n, k, 0, 0);
+        d.whole_m = m;
         if (rows[i] && ((st = clrun_buf_new(ctx, rows[i] * k * es, 0, &d.a)) || (st = clrun_buf_new(ctx, k * n * es, 0, &d.b)) ||
                         (st = clrun_buf_new(ctx, rows[i] * n * 4, 0, &d.c)) ||
                         (st = clrun_buf_fill(d.a, &(uint16_t){0x3c00}, 2, 0, rows[i] * k * es)) ||
@@ -133,9 +134,9 @@ static int group_rows(const struct bench_opts *o, clrun_group *grp, size_t shape
         const size_t m = shapes[si][0], n = shapes[si][1], k = shapes[si][2];
         double *w = calloc(nd, sizeof *w), *alone = calloc(nd, sizeof *alone), t1[64], t2[64];
         float *ha = malloc(m * k * 4), *hb = malloc(k * n * 4), *hc = malloc(m * n * 4), *hc2 = malloc(m * n * 4);
-        clrun_gemm_desc e = {0};
+        clrun_gemm_desc e;
         clrun_status st = CLRUN_OK;
-        e.m = m, e.n = n, e.k = k, e.alpha = 1, e.lda = k, e.ldb = n, e.ldc = n;
+        clrun_gemm_desc_init(&e, CLRUN_F32, 1, m, n, k, 0, 0);
         uint64_t seed = 7 + si;
         if (!w || !alone || !ha || !hb || !hc || !hc2 || clrun_group_weights(grp, w))
             rc = (fprintf(stderr, "clrun bench: out of host memory\n"), EXIT_RUNTIME);
@@ -209,7 +210,8 @@ int bench_gemm(const struct bench_opts *o)
     for (size_t si = 0; si < ns && rc == 0; si++) {
         size_t m = shapes[si][0], n = shapes[si][1], k = shapes[si][2];
         float *ha = malloc(m * k * 4), *hb = malloc(k * n * 4), *hc = malloc(m * n * 4);
-        clrun_gemm_desc d = {0, 0, m, n, k, 1.0f, 0.0f, NULL, 0, k, 0, NULL, 0, n, 0, NULL, 0, n, 0, 1, CLRUN_GEMM_AUTO, 0, CLRUN_F32, 0};
+        clrun_gemm_desc d;
+        clrun_gemm_desc_init(&d, CLRUN_F32, 1, m, n, k, 0, 0);
         clrun_status st = CLRUN_OK;
         uint64_t seed = 7 + si;
         if (!ha || !hb || !hc) rc = (fprintf(stderr, "clrun bench: out of host memory\n"), EXIT_RUNTIME);
@@ -233,8 +235,8 @@ int bench_gemm(const struct bench_opts *o)
             d.fast = 0;
         }
         if (rc == 0) { /* INT8: s8 x s8 -> s32 (clrun_gemm_s8), ops counted as FLOPs are */
-            clrun_gemm_desc e = {0};
-            e.m = m, e.n = n, e.k = k, e.alpha = 1, e.type = CLRUN_I8, e.lda = k, e.ldb = n, e.ldc = n;
+            clrun_gemm_desc e;
+            clrun_gemm_desc_init(&e, CLRUN_I8, 1, m, n, k, 0, 0);
             double t8[64];
             if (!(st = clrun_buf_new(ctx, m * k, 0, &e.a)) && !(st = clrun_buf_new(ctx, k * n, 0, &e.b)) &&
                 !(st = clrun_buf_new(ctx, m * n * 4, 0, &e.c)) && !(st = clrun_buf_fill(e.a, &(char){3}, 1, 0, m * k)) &&

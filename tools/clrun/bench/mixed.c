@@ -77,7 +77,8 @@ int bench_mixed(const struct bench_opts *o)
             const clrun_dtype t = rows[r].t;
             const size_t es = t == CLRUN_F32 ? 4 : 2;
             void *ha = fill_matrix(t, m * k, 7 + si), *hb = fill_matrix(t, k * n, 99 + si);
-            clrun_gemm_desc d = {.m = m, .n = n, .k = k, .alpha = 1, .lda = k, .ldb = n, .ldc = n, .type = t};
+            clrun_gemm_desc d;
+            clrun_gemm_desc_init(&d, t, 1, m, n, k, 0, 0);
             clrun_status st = CLRUN_OK;
             double ms = 0;
             if (!ha || !hb) rc = (fprintf(stderr, "clrun bench: out of host memory\n"), EXIT_RUNTIME);

@@ -27,8 +27,9 @@ static clrun_status run(struct job *j, clrun_queue *const *streams, double *ms)
     const double t0 = cli_now();
     for (int i = 0; i < CHUNKS && !st; i++) {
         const int s = i % 2;
-        clrun_gemm_desc d = {0};
-        d.m = d.n = d.k = j->n, d.alpha = 1, d.a = j->dev[s], d.lda = j->n, d.b = j->b, d.ldb = j->n, d.c = j->c[s], d.ldc = j->n;
+        clrun_gemm_desc d;
+        clrun_gemm_desc_init(&d, CLRUN_F32, 1, j->n, j->n, j->n, 0, 0);
+        d.a = j->dev[s], d.b = j->b, d.c = j->c[s];
         if ((st = clrun_queue_use(j->ctx, streams ? streams[s] : NULL)) ||
             (st = clrun_upload_async(j->dev[s], 0, j->host[s], j->bytes, NULL)) || (st = clrun_gemm(j->ctx, &d)) ||
             (st = clrun_queue_flush(clrun_queue_current(j->ctx))))
@@ -66,8 +67,8 @@ int bench_overlap(const struct bench_opts *o)
     {
         size_t n0 = in->type == CLRUN_DEVICE_GPU ? 2048 : 256;
         clrun_buf *a0 = NULL, *c0 = NULL;
-        clrun_gemm_desc d = {0};
-        d.m = d.n = d.k = n0, d.alpha = 1, d.lda = d.ldb = d.ldc = n0;
+        clrun_gemm_desc d;
+        clrun_gemm_desc_init(&d, CLRUN_F32, 1, n0, n0, n0, 0, 0);
         if ((st = clrun_buf_new(ctx, n0 * n0 * 4, 0, &a0)) || (st = clrun_buf_new(ctx, n0 * n0 * 4, 0, &c0)) ||
             (st = clrun_buf_fill(a0, &one, 4, 0, n0 * n0 * 4))) {
             clrun_buf_free(a0), clrun_buf_free(c0);
@@ -94,8 +95,9 @@ int bench_overlap(const struct bench_opts *o)
     for (int s = 0; s < 2; s++)
         if ((st = clrun_queue_new(ctx, &streams[s]))) goto fail;
     {
-        clrun_gemm_desc d = {0};
-        d.m = d.n = d.k = j.n, d.alpha = 1, d.a = j.dev[0], d.lda = j.n, d.b = j.b, d.ldb = j.n, d.c = j.c[0], d.ldc = j.n;
+        clrun_gemm_desc d;
+        clrun_gemm_desc_init(&d, CLRUN_F32, 1, j.n, j.n, j.n, 0, 0);
+        d.a = j.dev[0], d.b = j.b, d.c = j.c[0];
         if ((st = time_gemm(ctx, &d, CLRUN_GEMM_AUTO, 3, &gemm))) goto fail;
     }
     for (int i = -1; i < reps; i++) { /* alternately, after a warm-up of each */

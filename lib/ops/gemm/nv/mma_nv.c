@@ -3,7 +3,7 @@
  * 3xTF32 (each operand split into a tf32 high part and residual, three products summed in f32), s8
  * with int32 sums and the fused epilogue, and 2:4 sparse A through mma.sp. Three tiles in flight
  * through cp.async, so rows must start on 16 bytes (front.c stages others). */
-#include "../gemm.h"
+#include "nv.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +18,13 @@
 struct mma_params {
     unsigned bm, bn, bk, wtm, wtn, stages, tfacc;
 };
+
+int clrun__gemm_nv_candidate(clrun_ctx *ctx)
+{
+    const clrun_device_info *in = clrun_ctx_device(ctx);
+    return (strstr(in->platform_vendor, "NVIDIA") != NULL || strstr(in->vendor, "NVIDIA") != NULL) && in->type == CLRUN_DEVICE_GPU &&
+           !clrun__setting_on(CLRUN__SET_NO_TENSOR);
+}
 
 static int mma_ok(const clrun_device_info *in, const struct mma_params *p, size_t esize)
 {

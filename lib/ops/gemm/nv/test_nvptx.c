@@ -5,7 +5,7 @@
  * mbarrier protocol. CPU-only CI never builds these kernels otherwise (the NVIDIA driver does, at run
  * time); running them stays with the GPU tests. Skipped (exit 77) where clang has no NVPTX target. */
 #include "helpers.h"
-#include "internal.h" /* clrun__ptx_rewrite (the static library) */
+#include "opkit.h" /* clrun__ptx_rewrite (the static library) */
 
 #include <stdio.h>
 #include <unistd.h>

@@ -17,7 +17,7 @@
  *
  * Any failure — no libcuda.so.1, no matching device, an error from the driver — makes the module
  * say no (the reason under $CLRUN_VERBOSE), and the kernels that would have used TMA are not used. */
-#include "../gemm.h"
+#include "nv.h"
 
 #include <dlfcn.h>
 #include <pthread.h>

@@ -7,7 +7,7 @@
  * (tmap_nv.c: the CUDA driver, loaded on first use) and the TMA kernel's probe passed; s8 products
  * and smaller ones with cp.async, unless tuned tiles say WS 1; the 2:4 kernel through TMA only (where
  * there is none, 2:4 products run on mma.sync's mma.sp). */
-#include "../gemm.h"
+#include "nv.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -661,7 +661,7 @@ CLRUN_API void clrun_file_abort_writes(void);
 CLRUN_API clrun_status clrun_npy_write(const char *path, const clrun_array *a);
 
 /* ------------------------------------------------------------------------------------------------
- * Vector ops (lib/ops/vector.c, cl/vector.cl)
+ * Vector ops (lib/ops/vector/vector.c, lib/ops/vector/vector.cl)
  *
  * Element-wise over n elements (n may be 0) of f32 or f16 buffers (t = CLRUN_F32 or CLRUN_F16;
  * f16 is stored as IEEE binary16 and computed in f32, rounded to nearest even on store). Offsets are
@@ -697,7 +697,7 @@ CLRUN_API clrun_status clrun_axpy(clrun_ctx *ctx, clrun_dtype t, size_t n, float
 /** @} */
 
 /* ------------------------------------------------------------------------------------------------
- * Reductions (lib/ops/reduce.c, cl/reduce.cl)
+ * Reductions (lib/ops/reduce/reduce.c, lib/ops/reduce/reduce.cl)
  *
  * Over n elements of an f32 or f16 buffer from element offset off; blocking (the result is on the
  * host when the call returns).
@@ -727,7 +727,7 @@ CLRUN_API clrun_status clrun_min(clrun_ctx *ctx, clrun_dtype t, clrun_buf *x, si
 CLRUN_API clrun_status clrun_argmax(clrun_ctx *ctx, clrun_dtype t, clrun_buf *x, size_t off, size_t n, size_t *index);
 
 /* ------------------------------------------------------------------------------------------------
- * Conversions (lib/io/half.c on the host, lib/ops/convert.c and cl/convert.cl on the device)
+ * Conversions (lib/io/half.c on the host, lib/ops/convert/convert.c and lib/ops/convert/convert.cl on the device)
  *
  * f32 -> f16: IEEE binary16, round to nearest even, subnormals kept, |x| >= 65520 -> inf, NaN stays
  * NaN. f32 -> bf16: the top 16 bits of the f32 pattern rounded to nearest even, any NaN -> 0x7FC0
@@ -884,7 +884,7 @@ CLRUN_API clrun_status clrun_gemm_backend_parse(const char *name, clrun_gemm_bac
 CLRUN_API clrun_gemm_backend clrun_gemm_resolve(clrun_ctx *ctx, const clrun_gemm_desc *d);
 
 /* ------------------------------------------------------------------------------------------------
- * Dynamic loss scaling (lib/ops/amp.c, cl/amp.cl), with the semantics of PyTorch's GradScaler
+ * Dynamic loss scaling (lib/ops/amp/amp.c, lib/ops/amp/amp.cl), with the semantics of PyTorch's GradScaler
  *
  * A training step: multiply the loss (or the gradient it seeds backpropagation with) by
  * scaler.scale; backpropagate; clrun_scaler_unscale the gradients (one launch per 8 buffers checks
@@ -934,7 +934,7 @@ CLRUN_API clrun_status clrun_scaler_unscale(clrun_ctx *ctx, clrun_scaler *s, con
 CLRUN_API clrun_status clrun_scaler_update(clrun_ctx *ctx, clrun_scaler *s, int *found_inf);
 
 /* ------------------------------------------------------------------------------------------------
- * INT8 quantization (lib/ops/quant.c, cl/quant.cl)
+ * INT8 quantization (lib/ops/quant/quant.c, lib/ops/quant/quant.cl)
  *
  * f32 -> s8 with PyTorch's arithmetic for qint8 (torch.quantize_per_tensor / quantize_per_channel):
  *     inv = 1.0f / scale (f32),  q = clamp(zero_point + rint(x · inv), -128, 127)
@@ -989,7 +989,7 @@ typedef struct clrun_s8_epilogue {
 CLRUN_API clrun_status clrun_gemm_s8(clrun_ctx *ctx, const clrun_gemm_desc *d, const clrun_s8_epilogue *e);
 
 /* ------------------------------------------------------------------------------------------------
- * 2:4 structured sparsity (lib/ops/sparse.c, cl/sparse.cl; the GEMM in lib/ops/gemm/)
+ * 2:4 structured sparsity (lib/ops/sparse/sparse.c, lib/ops/sparse/sparse.cl; the GEMM in lib/ops/gemm/)
  *
  * A matrix of R rows × K columns is 2:4 sparse along K when every group of 4 consecutive elements
  * of a row (columns 4g .. 4g+3; a last, partial group counts as padded with zeros) holds at most 2
@@ -1052,7 +1052,7 @@ CLRUN_API clrun_status clrun_sp24_decompress(clrun_ctx *ctx, clrun_dtype t, clru
 CLRUN_API clrun_status clrun_gemm_sp(clrun_ctx *ctx, const clrun_gemm_desc *d, clrun_buf *meta, size_t meta_off);
 
 /* ------------------------------------------------------------------------------------------------
- * Images and Canny edge detection (lib/io/image.c, lib/ops/canny.c, cl/canny.cl)
+ * Images and Canny edge detection (lib/io/image.c, lib/ops/canny/)
  * ----------------------------------------------------------------------------------------------*/
 
 /** An 8-bit image in host memory: rows of width·channels bytes, stride bytes apart; channels 1

@@ -81,7 +81,7 @@ struct clrun_buf {
     clrun_ctx *ctx;
     cl_mem mem;
     size_t bytes;
-    uint64_t devaddr; /* the device address, once read for a tensor map (lib/ops/gemm/tmap_nv.c); 0 before */
+    uint64_t devaddr; /* the device address, once read for a tensor map (lib/ops/gemm/nv/tmap_nv.c); 0 before */
 };
 
 struct clrun_prog {

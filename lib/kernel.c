@@ -486,7 +486,7 @@ clrun_status clrun_launch(clrun_kernel *k, unsigned dims, const size_t *global, 
     return launch(k, dims, global, local, NULL, 0);
 }
 
-/* ---- typed bind and launch (lib/ops/op.h) ---------------------------------------------------- */
+/* ---- typed bind and launch (lib/opkit.h) ---------------------------------------------------- */
 
 clrun_status clrun__bind(clrun_kernel *k, const clrun__arg *args, size_t n)
 {

@@ -61,7 +61,7 @@ void clrun__group_fail(clrun_group *g, int dev);
 void clrun__pipe_adopt(clrun_pipe *pp, void *mem);
 
 /* A buffer's device address as an op found it (0 until one stores it): kept in the buffer, for
- * the tensor maps of lib/ops/gemm/tmap_nv.c. */
+ * the tensor maps of lib/ops/gemm/nv/tmap_nv.c. */
 uint64_t *clrun__buf_devaddr(clrun_buf *b);
 
 /* Per-op state hanging off the context: the first call with `key` (the address of an object of the

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 static const char *tune_help = "usage: clrun tune gemm [-d SPEC] [--size N] [--quick] [--dry-run] [--json]\n\n"
-                               "Times the GPU-shaped GEMM kernel (cl/gemm.cl) over a space of tile parameters on the device, for\n"
+                               "Times the GPU-shaped GEMM kernel (gemm.cl) over a space of tile parameters on the device, for\n"
                                "a large square product (N, default 4096 on GPUs, 256 otherwise) and a small one (N/4), each in\n"
                                "the default and the fast mode (clrun_gemm_desc.fast), checking each candidate's result against\n"
                                "the first one's; then times the CPU-shaped kernel, CLBlast (when built with it) and, where there\n"
@@ -171,7 +171,7 @@ static int tune_class(clrun_ctx *ctx, int cls, size_t n, const struct cand *cand
     return rc;
 }
 
-/* Tiles of Hopper's wgmma kernel (BM,BN,WG,WN,STAGES,WAIT,KB,WS; cl/gemm_wgmma_nv.cl) per kind
+/* Tiles of Hopper's wgmma kernel (BM,BN,WG,WN,STAGES,WAIT,KB,WS; lib/ops/gemm/nv/gemm_wgmma_nv.cl) per kind
  * (f16, s8, 2:4 f16), the shapes measured on the H200 (docs/BENCHMARKS.md), the built-in default
  * first; --quick takes the first three. */
 static const unsigned wg_cands[3][9][8] = {

@@ -1,5 +1,5 @@
 /* amp.c — dynamic loss scaling with PyTorch GradScaler's semantics: unscale (one launch per 8
- * gradient buffers, cl/amp.cl) and the scale's update on the host. */
+ * gradient buffers, lib/ops/amp/amp.cl) and the scale's update on the host. */
 #include "opkit.h"
 
 #include <math.h>

@@ -1,4 +1,4 @@
-/* canny.c — Canny edges on the device (cl/canny.cl): thresholds as OpenCV converts them, launches. */
+/* canny.c — Canny edges on the device (the .cl files beside it): thresholds as OpenCV converts them, launches. */
 #include "opkit.h"
 
 #include <math.h>
@@ -159,7 +159,7 @@ static clrun_status run(clrun_ctx *ctx, struct job j)
     const size_t width = (size_t)W, height = (size_t)H, tw = (size_t)sh.bx, th = (size_t)sh.by * (size_t)sh.py;
     const size_t ntx = (width + tw - 1) / tw, nty = (height + th - 1) / th;
     /* scratch: W·H + 1 labels (the CPU shape uses only its border pixels'), on GPUs then the nodes
-     * of the tiles' borders and a flag per tile (cl/canny_gpu.cl). Then, from `base`, the blurred
+     * of the tiles' borders and a flag per tile (lib/ops/canny/canny_gpu.cl). Then, from `base`, the blurred
      * image, or a copy of an image that overlaps its edges: edges are written while neighbouring
      * tiles still read the image. */
     const size_t base = (width * height + 1 + (cpu ? 0 : 2 * ntx * height + 2 * nty * width + ntx * nty)) * sizeof(int);

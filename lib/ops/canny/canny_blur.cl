@@ -1,4 +1,4 @@
-/* canny_blur.cl — Canny's optional Gaussian pre-blur, GPU and CPU shapes (cl/canny_common.h has the
+/* canny_blur.cl — Canny's optional Gaussian pre-blur, GPU and CPU shapes (lib/ops/canny/canny_common.h has the
  * shared parameters). */
 
 #include "canny_common.h"

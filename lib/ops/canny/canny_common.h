@@ -1,4 +1,4 @@
-/* canny_common.h — shared by the Canny kernels (cl/canny_gpu.cl, cl/canny_cpu.cl, cl/canny_blur.cl):
+/* canny_common.h — shared by the Canny kernels (lib/ops/canny/canny_gpu.cl, lib/ops/canny/canny_cpu.cl, lib/ops/canny/canny_blur.cl):
  * the parameters every shape takes, OpenCV's Sobel taps and sector-test arithmetic, and the global
  * union-find both shapes join their tiles' or blocks' borders with.
  *

@@ -1,4 +1,4 @@
-/* canny_cpu.cl — the CPU shape of Canny (cl/canny_common.h has what the shapes share). */
+/* canny_cpu.cl — the CPU shape of Canny (lib/ops/canny/canny_common.h has what the shapes share). */
 
 #include "canny_common.h"
 

@@ -1,4 +1,4 @@
-/* canny_gpu.cl — the GPU shape of Canny (cl/canny_common.h has what the shapes share).
+/* canny_gpu.cl — the GPU shape of Canny (lib/ops/canny/canny_common.h has what the shapes share).
  *
  * GPUs: clrun_canny_tile — a work-group takes a tile of TW × TH pixels: it stages the tile plus its
  * border (replicated at the image edges) in local memory, computes the Sobel dx, dy and the

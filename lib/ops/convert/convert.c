@@ -1,4 +1,4 @@
-/* convert.c — clrun_cast: f32 <-> f16 and f32 <-> bf16 on the device (cl/convert.cl). */
+/* convert.c — clrun_cast: f32 <-> f16 and f32 <-> bf16 on the device (lib/ops/convert/convert.cl). */
 #include "opkit.h"
 
 clrun_status clrun_cast(clrun_ctx *ctx, clrun_buf *src, size_t src_off, clrun_dtype from, clrun_buf *dst, size_t dst_off, clrun_dtype to,

@@ -131,7 +131,7 @@ static int rows_ok(size_t ld, size_t off, size_t stride, size_t batch, size_t ep
 
 /* Copy rows × cols 16-bit elements of each batch from src (element off, rows ld apart, batches
  * stride apart) into dst from element dst_off, rows ldd apart, batches rows·ldd apart
- * (cl/convert.cl). Wider elements are copied as pairs of them. */
+ * (lib/ops/convert/convert.cl). Wider elements are copied as pairs of them. */
 static clrun_status copy_rows16(clrun_ctx *ctx, clrun_buf *src, size_t off, size_t ld, size_t stride, size_t rows, size_t cols,
                                 size_t batch, clrun_buf *dst, size_t dst_off, size_t ldd)
 {
@@ -145,7 +145,7 @@ static clrun_status copy_rows16(clrun_ctx *ctx, clrun_buf *src, size_t off, size
 }
 
 /* Copy op(S) (rows × cols, TR: S stored transposed) of every batch into dst from byte d_off, rows
- * of ldd bytes, zeros past cols (cl/gemm_s8.cl). */
+ * of ldd bytes, zeros past cols (lib/ops/gemm/portable/gemm_s8.cl). */
 static clrun_status pack_s8(clrun_ctx *ctx, clrun_buf *src, size_t off, size_t ld, size_t stride, int tr, size_t rows, size_t cols,
                             size_t ldd, size_t batch, clrun_buf *dst, size_t d_off)
 {

@@ -95,12 +95,12 @@ int clrun__tmap_available(clrun_ctx *ctx);
 clrun_status clrun__tmap(clrun_ctx *ctx, clrun_buf *b, size_t byte_off, int dtype, unsigned rank, const uint64_t *dims,
                          const uint64_t *strides, const uint32_t *box, int swizzle, clrun_buf **slots, size_t *index);
 
-/* The GPU-shaped kernels' shared argument list (cl/gemm.cl, cl/gemm_mma_nv.cl, cl/gemm_wgmma_nv.cl):
+/* The GPU-shaped kernels' shared argument list (lib/ops/gemm/portable/gemm.cl, lib/ops/gemm/nv/gemm_mma_nv.cl, lib/ops/gemm/nv/gemm_wgmma_nv.cl):
  * (M, N, K, alpha, beta, A, a_off, lda, stride_a, B, b_off, ldb, stride_b, C, c_off, ldc, stride_c),
  * bound and launched. An operand that is never read (NULL) is C, with leading dimension ld0. */
 clrun_status clrun__gemm_launch_shaped(clrun_kernel *k, clrun__grid g, const clrun_gemm_desc *d, size_t ld0);
 /* The INT8 kernels' list: clrun__gemm_launch_shaped's with alpha 1 and beta 0 (unused), then the
- * epilogue's buffers and flags (cl/s8_epilogue.h); e may be NULL. */
+ * epilogue's buffers and flags (lib/ops/gemm/s8_epilogue.h); e may be NULL. */
 clrun_status clrun__gemm_launch_s8(clrun_kernel *k, clrun__grid g, const clrun_gemm_desc *d, size_t ld0, const clrun_s8_epilogue *e);
 
 /* C's rows, offset and batch stride on 8 bytes (the tensor kernels then store two floats at once). */
@@ -113,7 +113,7 @@ static inline int clrun__gemm_c2(const clrun_gemm_desc *d)
 
 /* What `clrun tune gemm` measured on this device, read once per context. */
 typedef struct clrun__gemm_tuning {
-    unsigned params[4][7];         /* cl/gemm.cl's tiles per class; [c][0] == 0: none */
+    unsigned params[4][7];         /* lib/ops/gemm/portable/gemm.cl's tiles per class; [c][0] == 0: none */
     clrun_gemm_backend backend[4]; /* the fastest backend per class; CLRUN_GEMM_AUTO: none */
     /* the wgmma kernel's tiles (wgmma_nv.c's order) per kind (0 f16/bf16, 1 s8, 2 2:4 f16/bf16) and
      * band (0 products under 2^39 flops, 1 the rest); [0] == 0: none */

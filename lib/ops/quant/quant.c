@@ -1,4 +1,4 @@
-/* quant.c — INT8 quantization (cl/quant.cl): f32 -> s8 and back with PyTorch's arithmetic
+/* quant.c — INT8 quantization (lib/ops/quant/quant.cl): f32 -> s8 and back with PyTorch's arithmetic
  * (quantize_per_tensor / quantize_per_channel to qint8, dequantize), and the observers' scale and
  * zero point from a tensor's range. */
 #include "opkit.h"

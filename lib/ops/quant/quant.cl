@@ -1,4 +1,4 @@
-/* quant.cl — f32 <-> s8 quantization with PyTorch's arithmetic (lib/ops/quant.c).
+/* quant.cl — f32 <-> s8 quantization with PyTorch's arithmetic (lib/ops/quant/quant.c).
  * Element i belongs to channel (i / inner) % channels (1 channel: per tensor); inv[c] = 1.0f / scale[c]
  * computed on the host in f32, as PyTorch does. Quantize: q = clamp(zp + rint(x·inv), -128, 127), the
  * sum done in f32 as PyTorch's int64 + float is; NaN gives the zero point. Dequantize: (q - zp)·scale

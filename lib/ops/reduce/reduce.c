@@ -1,4 +1,4 @@
-/* reduce.c — reductions (cl/reduce.cl): one kernel pass writes a partial result per work-group (GPU
+/* reduce.c — reductions (lib/ops/reduce/reduce.cl): one kernel pass writes a partial result per work-group (GPU
  * shape) or per chunk (CPU shape); the host combines the partials. */
 #include "opkit.h"
 

@@ -1,6 +1,6 @@
-/* sparse.c — 2:4 structured sparsity (cl/sparse.cl): prune, compress, decompress, and the sparse
- * GEMM with A compressed: NVIDIA's sparse tensor cores (mma.sp in cl/gemm_mma_nv.cl, chosen by a
- * probe), CPUs (cl/gemm_cpu.cl: half the FMAs of the dense kernel), other GPUs (cl/sparse.cl). The
+/* sparse.c — 2:4 structured sparsity (lib/ops/sparse/sparse.cl): prune, compress, decompress, and the sparse
+ * GEMM with A compressed: NVIDIA's sparse tensor cores (mma.sp in lib/ops/gemm/nv/gemm_mma_nv.cl, chosen by a
+ * probe), CPUs (lib/ops/gemm/cpu/gemm_cpu.cl: half the FMAs of the dense kernel), other GPUs (lib/ops/sparse/sparse.cl). The
  * layout is in clrun.h. */
 #include "opkit.h"
 

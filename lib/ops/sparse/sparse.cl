@@ -1,5 +1,5 @@
-/* sparse.cl — 2:4 structured sparsity (lib/ops/sparse.c; the layout is in clrun.h): prune, compress,
- * decompress, and the portable sparse GEMM for GPUs (CPUs: cl/gemm_cpu.cl, NVIDIA: cl/gemm_mma_nv.cl with SP=1).
+/* sparse.cl — 2:4 structured sparsity (lib/ops/sparse/sparse.c; the layout is in clrun.h): prune, compress,
+ * decompress, and the portable sparse GEMM for GPUs (CPUs: lib/ops/gemm/cpu/gemm_cpu.cl, NVIDIA: lib/ops/gemm/nv/gemm_mma_nv.cl with SP=1).
  * ABT (common.h): the element type. Elements are moved as their bit patterns (RAW) and compared by
  * magnitude in f32 (MAG), NaN as infinite. */
 #include "common.h"

@@ -1,4 +1,4 @@
-/* vector.c — element-wise vector ops (cl/vector.cl). */
+/* vector.c — element-wise vector ops (lib/ops/vector/vector.cl). */
 #include "opkit.h"
 
 #include <string.h>

@@ -1,4 +1,4 @@
-/* cpu.c — the backend "cpu-kernel" (cl/gemm_cpu.cl): no local memory, wide vectors, large register
+/* cpu.c — the backend "cpu-kernel" (lib/ops/gemm/cpu/gemm_cpu.cl): no local memory, wide vectors, large register
  * blocks, operands packed into panels in the context's scratch buffer first. Float products, INT8
  * (s8 widened to f32 exactly, summed in exact f32 blocks, added in int32) and 2:4 sparse A (half the
  * FMAs of the dense kernel). */
@@ -8,7 +8,7 @@
 
 static const char vw_key = 0; /* the device's float vector width, asked once per context */
 
-/* Steps of K each work-item of the CPU packing kernels copies (PK in cl/gemm_cpu.cl). */
+/* Steps of K each work-item of the CPU packing kernels copies (PK in lib/ops/gemm/cpu/gemm_cpu.cl). */
 #define CPU_PACK_STEPS 16
 
 /* The CPU kernel's vector width (the device's native float width: 16 with AVX-512, 8 with AVX2)
@@ -96,7 +96,7 @@ static clrun_status run_dense(clrun_ctx *ctx, const clrun_gemm_desc *d, const cl
                       ARG_U32(d->ldc), ARG_U64(d->stride_c));
 }
 
-/* The sparse CPU kernel (cl/gemm_cpu.cl, SP): B packed as for the dense kernel, A's values (as f32)
+/* The sparse CPU kernel (lib/ops/gemm/cpu/gemm_cpu.cl, SP): B packed as for the dense kernel, A's values (as f32)
  * and metadata packed in panels of RM rows after it, then the multiply. */
 static clrun_status run_sp(clrun_ctx *ctx, const clrun__gemm_plan *p)
 {

@@ -1,6 +1,6 @@
 /* gemm_mma_nv.cl — C = alpha·op(A)·op(B) + beta·C on NVIDIA tensor cores through inline PTX.
  * NVIDIA's OpenCL only (sm_80 and later: mma.sync, ldmatrix, cp.async); the host builds it after a
- * probe says the compiler takes it (lib/ops/gemm/mma_nv.c).
+ * probe says the compiler takes it (lib/ops/gemm/nv/mma_nv.c).
  *
  * ABT 1 (f16) or 2 (bf16): mma.sync.m16n8k16 with f32 accumulators. ABT 0 (f32): 3xTF32 on
  * mma.sync.m16n8k8.tf32: each operand x splits into big = tf32(x) and small = tf32(x - big), and

@@ -4,7 +4,7 @@
  * in inline asm behind "//@@" — a PTX comment, into which the compiler still substitutes the asm
  * operands' registers — and the library uncomments those lines in the compiled PTX, retargets it to
  * sm_90a and builds it again as a program binary. The host picks this kernel after a probe (an exact
- * small product) and falls back to cl/gemm_mma_nv.cl where it fails.
+ * small product) and falls back to lib/ops/gemm/nv/gemm_mma_nv.cl where it fails.
  *
  * ABT 1 (f16) or 2 (bf16): wgmma.mma_async.m64nWNk16, f32 accumulators; ABT 3 (s8, clrun_gemm_s8):
  * m64nWNk32, exact int32 sums, stored through s8_epilogue.h.
@@ -35,7 +35,7 @@
  *
  * TMA 1 (with WS 1; f16, bf16 and s8): the producer is one thread that loads each stage with the Tensor
  * Memory Accelerator (cp.async.bulk.tensor) from tensor maps the host encoded with the CUDA driver
- * (lib/ops/gemm/tmap_nv.c) — 64-byte (KB 64) or 32-byte (KB 32) swizzled boxes of BK × rows for a
+ * (lib/ops/gemm/nv/tmap_nv.c) — 64-byte (KB 64) or 32-byte (KB 32) swizzled boxes of BK × rows for a
  * K-major operand, 128-byte swizzled boxes of 64 × BK per block for an MN-major one, the layouts
  * above exactly, out-of-bounds elements zero — and arms the stage's full mbarrier with the bytes to
  * expect (mbarrier.arrive.expect_tx); the copies complete it. The maps (128 bytes each) are in

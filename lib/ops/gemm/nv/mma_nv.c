@@ -1,4 +1,4 @@
-/* mma_nv.c — the backend "mma.sync": NVIDIA's tensor cores through inline PTX (cl/gemm_mma_nv.cl),
+/* mma_nv.c — the backend "mma.sync": NVIDIA's tensor cores through inline PTX (lib/ops/gemm/nv/gemm_mma_nv.cl),
  * on any NVIDIA GPU whose OpenCL compiler takes it (sm_80 and later). f16/bf16 with f32 sums, f32 as
  * 3xTF32 (each operand split into a tf32 high part and residual, three products summed in f32), s8
  * with int32 sums and the fused epilogue, and 2:4 sparse A through mma.sp. Three tiles in flight
@@ -47,8 +47,9 @@ static clrun_status mma_params(clrun_ctx *ctx, const clrun_gemm_desc *d, struct 
     if ((st = clrun__setting_uints(ctx, CLRUN__SET_GEMM_MMA_PARAMS, v, &n)) || !n) return st;
     const struct mma_params e = {v[0], v[1], v[2], v[3], v[4], v[5], n == 7 ? v[6] : 1};
     if ((e.tfacc != 1 && e.tfacc != 2) || !mma_ok(clrun_ctx_device(ctx), &e, es))
-        return clrun__setting_refuse(ctx, CLRUN__SET_GEMM_MMA_PARAMS,
-                                     "tiles this device cannot run for this element type (see cl/gemm_mma_nv.cl; TFACC is 1 or 2)");
+        return clrun__setting_refuse(
+            ctx, CLRUN__SET_GEMM_MMA_PARAMS,
+            "tiles this device cannot run for this element type (see lib/ops/gemm/nv/gemm_mma_nv.cl; TFACC is 1 or 2)");
     *p = e;
     return CLRUN_OK;
 }

@@ -1,5 +1,5 @@
-/* nv_common.h — what NVIDIA's tensor-core GEMM kernels share (cl/gemm_mma_nv.cl,
- * cl/gemm_wgmma_nv.cl): local addresses, the 16-byte cp.async, and C's store of an accumulator
+/* nv_common.h — what NVIDIA's tensor-core GEMM kernels share (lib/ops/gemm/nv/gemm_mma_nv.cl,
+ * lib/ops/gemm/nv/gemm_wgmma_nv.cl): local addresses, the 16-byte cp.async, and C's store of an accumulator
  * pair. Included after ABT, C2 (and, for ABT 3, s8_epilogue.h) are set. */
 #ifndef CLRUN_NV_COMMON_H
 #define CLRUN_NV_COMMON_H

@@ -9,7 +9,7 @@
  * clrun_close. What that costs is measured under $CLRUN_VERBOSE and in docs/BENCHMARKS.md.
  *
  * A map names its tensor by device address: the address NVIDIA's OpenCL gives a buffer is read
- * once per buffer by a one-line kernel (cl/tmap_nv.cl) and kept in the buffer. Maps are 128 bytes,
+ * once per buffer by a one-line kernel (lib/ops/gemm/nv/tmap_nv.cl) and kept in the buffer. Maps are 128 bytes,
  * written into slots of a per-context device buffer with clEnqueueFillBuffer (whose pattern is
  * copied at the call, so nothing on the host must outlive it) and kept per content: the same
  * operands, shapes and boxes reuse their slot. When the slots run out, the context's queues are

@@ -1,4 +1,4 @@
-/* wgmma_nv.c — the backend "wgmma": Hopper's asynchronous warpgroup MMA (cl/gemm_wgmma_nv.cl). NVIDIA's
+/* wgmma_nv.c — the backend "wgmma": Hopper's asynchronous warpgroup MMA (lib/ops/gemm/nv/gemm_wgmma_nv.cl). NVIDIA's
  * OpenCL compiles for sm_90, where wgmma does not assemble; the kernel is built with
  * -clrun-ptx-rewrite (lib/program.c), which retargets the compiled PTX to sm_90a and loads it as a
  * program binary. f16/bf16 with f32 sums in all four layouts; s8 with int32 sums and the fused
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Tiles of the wgmma kernel (cl/gemm_wgmma_nv.cl): BM BN WG WN STAGES WAIT KB WS. The built-in ones
+/* Tiles of the wgmma kernel (lib/ops/gemm/nv/gemm_wgmma_nv.cl): BM BN WG WN STAGES WAIT KB WS. The built-in ones
  * measured best on the H200 (docs/BENCHMARKS.md); the tuning file's (`clrun tune gemm`) over them,
  * $CLRUN_GEMM_WGMMA_PARAMS over both. */
 struct wg_params {
@@ -78,7 +78,7 @@ static clrun_status wg_params(clrun_ctx *ctx, int large, int tma, int s8, int sp
     if (!wg_ok(clrun_ctx_device(ctx), &e, sp))
         return clrun__setting_refuse(
             ctx, CLRUN__SET_GEMM_WGMMA_PARAMS,
-            "tiles this device cannot run (see cl/gemm_wgmma_nv.cl: BM a multiple of 64·WG, WN 64, 128 or 256 "
+            "tiles this device cannot run (see lib/ops/gemm/nv/gemm_wgmma_nv.cl: BM a multiple of 64·WG, WN 64, 128 or 256 "
             "dividing BN, WAIT 0 or 1, STAGES ≥ 2 + WAIT, KB 64 or 32, WS 0, 1 or 2, STAGES·((BM+BN)·KB + 16·(WS > 0)) bytes of "
             "local memory, A's half of it for 2:4 products, which take KB 64 and WS 1)");
     *p = e;

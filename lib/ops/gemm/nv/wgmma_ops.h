@@ -1,4 +1,4 @@
-/* wgmma_ops.h — operand lists of wgmma's inline asm for cl/gemm_wgmma_nv.cl: WG_REGSn the accumulator
+/* wgmma_ops.h — operand lists of wgmma's inline asm for lib/ops/gemm/nv/gemm_wgmma_nv.cl: WG_REGSn the accumulator
  * registers of an m64nN instruction (N/2 per thread), WG_OPSnF/I(a) their operands (f32, s32), WG_DAn,
  * WG_DBn, WG_Pn, WG_En the descriptors', the scale predicate's and the 2:4 metadata's operand numbers. Generated; regular. */
 #define WG_REGS64 "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}"

@@ -1,4 +1,4 @@
-/* gemm_s8.cl — C = op(A)·op(B) over int8, accumulated in int32 exactly (lib/ops/gemm/portable.c): a
+/* gemm_s8.cl — C = op(A)·op(B) over int8, accumulated in int32 exactly (lib/ops/gemm/portable/portable.c): a
  * work-item per element of C, tiles of A and B staged in local memory (GPUs without tensor cores).
  * TA, TB: transposes; EPI: C's epilogue (s8_epilogue.h). Also clrun_s8_pack, which copies op(A)
  * or op(B) into the row layout the tensor-core kernel reads. */

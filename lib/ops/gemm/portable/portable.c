@@ -1,11 +1,11 @@
 /* portable.c — the backend "gpu-kernel": OpenCL C that any GPU runs, tiles in local memory.
- * Float products on cl/gemm.cl (register blocks, tiles chosen per shape class), INT8 on
- * cl/gemm_s8.cl (16×16 tiles, int32 sums), 2:4 sparse on cl/sparse.cl (one element per work-item). */
+ * Float products on lib/ops/gemm/portable/gemm.cl (register blocks, tiles chosen per shape class), INT8 on
+ * lib/ops/gemm/portable/gemm_s8.cl (16×16 tiles, int32 sums), 2:4 sparse on lib/ops/sparse/sparse.cl (one element per work-item). */
 #include "../gemm.h"
 
 #include <string.h>
 
-/* Tiles of cl/gemm.cl: TM TN TK WM WN VEC DB. */
+/* Tiles of lib/ops/gemm/portable/gemm.cl: TM TN TK WM WN VEC DB. */
 struct gpu_params {
     unsigned tm, tn, tk, wm, wn, vec, db;
 };
@@ -41,9 +41,9 @@ static clrun_status gpu_params(clrun_ctx *ctx, const clrun_gemm_desc *d, struct 
     if (!tu) return CLRUN_HOST_OUT_OF_MEMORY;
     if ((st = clrun__setting_uints(ctx, CLRUN__SET_GEMM_PARAMS, v, &n))) return st;
     if (n && !params_ok(in, v)) /* VEC and DB, when left out, are 0 */
-        return clrun__setting_refuse(
-            ctx, CLRUN__SET_GEMM_PARAMS,
-            "tiles this device cannot run (they must divide as cl/gemm.cl says and fit its work-group and local memory)");
+        return clrun__setting_refuse(ctx, CLRUN__SET_GEMM_PARAMS,
+                                     "tiles this device cannot run (they must divide as lib/ops/gemm/portable/gemm.cl says and fit its "
+                                     "work-group and local memory)");
     *g = (struct gpu_params){64, 64, 16, 4, 4, 1, 1};
     const unsigned *t = in->type != CLRUN_DEVICE_CPU && params_ok(in, builtin[cls]) ? builtin[cls] : NULL;
     if (tu->params[cls][0] && params_ok(in, tu->params[cls])) t = tu->params[cls];
@@ -71,7 +71,7 @@ static clrun_status run_float(clrun_ctx *ctx, const clrun_gemm_desc *d)
     return clrun__gemm_launch_shaped(k, grid, d, 1);
 }
 
-/* INT8: tiles of C in local memory, exact int32 sums (cl/gemm_s8.cl). */
+/* INT8: tiles of C in local memory, exact int32 sums (lib/ops/gemm/portable/gemm_s8.cl). */
 static clrun_status run_s8(clrun_ctx *ctx, const clrun__gemm_plan *p)
 {
     const clrun_gemm_desc *d = &p->d;

@@ -1477,7 +1477,8 @@ static void json_everywhere(void **state)
     assert_non_null(strstr(out_text, "\"exit\": 0}"));
     assert_non_null(strstr(err_text, "matches the CPU")); /* the lines for people, on stderr */
     EXPECT(3, "\"exit\": 3}", "demo", "--json", "-d", "nosuch:");
-    assert_int_equal(json_records(out_text), 1);
+    assert_int_equal(json_records(out_text), 2); /* the demo's record, then the error record */
+    assert_non_null(strstr(out_text, "\n{\"error\": {\"exit\": 3, \"meaning\": \"no OpenCL platform or device\", \"message\": \"clrun"));
     /* no device: the parts that never ran are null, never records of zeros, and "error" says why */
     assert_non_null(strstr(out_text, "\"multiply\": null, \"matmul\": null, \"canny\": null, \"mlp\": null"));
     assert_non_null(strstr(out_text, "\"error\": \""));
@@ -1502,16 +1503,43 @@ static void json_everywhere(void **state)
     fclose(f);
     EXPECT(2, NULL, "op", "canny", TEST_DATA_DIR "/canny/shapes.png", path("junk.png"), TEST_DATA_DIR "/canny/text.png", "-o", path("cj"),
            "--json");
-    assert_int_equal(json_records(out_text), 3);
+    assert_int_equal(json_records(out_text), 4); /* one per input, then the error record of the command */
     const char *first = strstr(out_text, "shapes.png"), *bad = strstr(out_text, "\"error\": "), *last = strstr(out_text, "text.png");
     assert_true(first && bad && last && first < bad && bad < last);
     assert_non_null(strstr(out_text, "\"exit\": 2}"));
+    assert_non_null(strstr(last, "\n{\"error\": {\"exit\": 2, \"meaning\": \"usage error\""));
     EXPECT(0, NULL, "op", "canny", TEST_DATA_DIR "/canny/shapes.png", "-o", path("cj1.png"), "--json");
     assert_int_equal(json_records(out_text), 1);
     assert_null(strstr(out_text, "wrote"));
     EXPECT(0, NULL, "op", "canny", TEST_DATA_DIR "/canny/shapes.png", "-o", "-", "--json"); /* the PNG on stdout, the record on stderr */
     assert_memory_equal(out_text, "\x89PNG", 4);
     assert_int_equal(json_records(err_text), 1);
+    /* the ops that write arrays: {"op", "output", "dtype", "shape"} (and what each adds) */
+    const size_t shp[2] = {3, 8};
+    clrun_array x;
+    CHECK_OK(NULL, clrun_array_new(&x, CLRUN_F32, 2, shp));
+    for (size_t i = 0; i < x.count; i++) ((float *)x.data)[i] = (float)i * 0.25f - 2.0f;
+    CHECK_OK(NULL, clrun_npy_write(path("jx.npy"), &x));
+    clrun_array_free(&x);
+    EXPECT(0, "{\"op\": \"cast\", \"output\": \"", "op", "cast", path("jx.npy"), "--to", "f16", "-o", path("jh.npy"), "--json");
+    assert_int_equal(json_records(out_text), 1);
+    assert_non_null(strstr(out_text, "\"dtype\": \"f16\", \"shape\": [3, 8]}"));
+    EXPECT(0, "\"zero_point\": [-3], \"axis\": null}", "op", "quantize", path("jx.npy"), "-o", path("jq.npy"), "--scale", "0.25",
+           "--zero-point", "-3", "--json");
+    assert_int_equal(json_records(out_text), 1);
+    assert_non_null(strstr(out_text, "\"scale\": [0.25]"));
+    EXPECT(0, "\"what\": ", "op", "sparsify", path("jx.npy"), "-o", path("jv.npy"), "--json");
+    assert_int_equal(json_records(out_text), 2); /* the values and the metadata */
+    /* a failure of any command under --json ends in the error record, on standard output */
+    EXPECT(2, "{\"error\": {\"exit\": 2, \"meaning\": \"usage error\", \"message\": \"clrun op cast: --to wants", "op", "cast",
+           path("jx.npy"), "--to", "f8", "-o", path("jh.npy"), "--json");
+    assert_int_equal(json_records(out_text), 1);
+    EXPECT(2, "{\"error\": {\"exit\": 2", "op", "sum", path("nosuch.npy"), "--json");
+    assert_int_equal(json_records(out_text), 1);
+    EXPECT(3, "{\"error\": {\"exit\": 3", "info", "-d", "nosuch:", "--json");
+    assert_int_equal(json_records(out_text), 1);
+    EXPECT(2, "{\"error\": {\"exit\": 2", "run", "--json", KDIR "/cli.cl", "-k", "nosuch", "-g", "4");
+    assert_int_equal(json_records(out_text), 1);
 }
 
 int main(void)

@@ -5,6 +5,7 @@
 #include <clrun.h>
 
 #include <getopt.h>
+#include <jansson.h>
 #include <stdio.h>
 
 /* Exit codes: each means one thing. */
@@ -68,8 +69,28 @@ double cli_median(double *v, int n);
 double cli_now(void);
 /* 1 when a and b name one file: the same path, or existing files of the same device and inode. */
 int cli_same_file(const char *a, const char *b);
-/* JSON string escape into out. */
-void cli_json_str(FILE *f, const char *s);
+/* ---- JSON (json.c, through jansson) ------------------------------------------------------- */
+
+/* 1 when the command was given --json (main sets it before the command runs). */
+extern int cli_json_mode;
+/* Print rec on f as one line (", " and ": " between members) and release it; rec NULL: nothing. */
+void cli_json_emit(FILE *f, json_t *rec);
+/* As cli_json_emit, with reals to 17 digits (a double exactly) rather than 10. */
+void cli_json_emit_exact(FILE *f, json_t *rec);
+/* A number: a real, or the strings "nan", "inf", "-inf" (JSON has none of them). New reference. */
+json_t *cli_json_num(double v);
+/* A string, or null for NULL. New reference. */
+json_t *cli_json_text(const char *s);
+/* An array's shape as a JSON array. New reference. */
+json_t *cli_json_shape(const clrun_array *a);
+/* {"op", "output", "dtype", "shape"}: the record of a command that wrote an array. New reference. */
+json_t *cli_json_wrote(const char *op, const char *out, const clrun_array *a);
+/* Under --json: standard error is kept as it is written (it still goes to standard error), so
+ * that a failure's record can carry its message. */
+void cli_json_capture_stderr(void);
+/* The error record of a failure with exit status rc: {"error": {"exit", "meaning", "message"}},
+ * on the stream the records went to (standard output unless the command's output is there). */
+void cli_json_error(int rc);
 const char *cli_type_name(clrun_device_type t);
 
 /* ---- commands and verbs --------------------------------------------------------------------- */

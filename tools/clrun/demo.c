@@ -247,7 +247,18 @@ static int demo_group(const char *devices)
     return rc;
 }
 
-static void json_ok(int ok) { printf("\"ok\": %s", ok < 0 ? "null" : ok ? "true" : "false"); }
+/* A part's record, {"ok": true|false|null, ...more}; null when the part never ran (no device, or an
+ * earlier failure), never a record of zeros. */
+static json_t *part(int ran, int ok, json_t *more)
+{
+    if (!ran) {
+        json_decref(more);
+        return json_null();
+    }
+    json_t *o = json_pack("{s:o}", "ok", ok < 0 ? json_null() : json_boolean(ok));
+    if (more) json_object_update_new(o, more);
+    return o;
+}
 
 /* --json: standard output back, then the record. No-op without --json (out_fd < 0). Returns rc. */
 static int json_done(int out_fd, const char *device, const char *edges, int rc)
@@ -256,55 +267,28 @@ static int json_done(int out_fd, const char *device, const char *edges, int rc)
     fflush(stdout);
     dup2(out_fd, STDOUT_FILENO);
     close(out_fd);
-    printf("{\"demo\": \"seed examples\", \"device\": ");
-    if (device) cli_json_str(stdout, device);
-    else printf("null");
-    /* a section that never ran (no device, or an earlier failure) is null, never a record of zeros */
-    printf(", \"multiply\": ");
-    if (rec.multiply_ok >= 0) {
-        printf("{");
-        json_ok(rec.multiply_ok);
-        printf(", \"kernel_ms\": %.4f, \"total_ms\": %.2f}", rec.multiply_kernel_ms, rec.multiply_total_ms);
-    } else printf("null");
-    printf(", \"matmul\": ");
-    if (rec.matmul_ok >= 0) {
-        printf("{");
-        json_ok(rec.matmul_ok);
-        printf(", \"n\": %zu, \"max_rel_error\": %.3g, \"ms\": %.3f, \"gflops\": %.1f, \"backend\": ", rec.matmul_n, rec.matmul_err,
-               rec.matmul_ms, rec.matmul_gflops);
-        if (rec.matmul_backend) cli_json_str(stdout, rec.matmul_backend);
-        else printf("null");
-        printf("}");
-    } else printf("null");
-    printf(", \"canny\": ");
-    if (rec.canny_ok >= 0) {
-        printf("{");
-        json_ok(rec.canny_ok);
-        printf(", \"edge_pixels\": %zu, \"ms\": %.2f, \"output\": ", rec.canny_edges, rec.canny_ms);
-        if (rec.canny_ok > 0) cli_json_str(stdout, edges);
-        else printf("null");
-        printf("}");
-    } else printf("null");
-    printf(", \"mlp\": ");
-    if (rec.mlp_ok >= 0) {
-        printf("{");
-        json_ok(rec.mlp_ok);
-        printf("}");
-    } else printf("null");
-    printf(", \"group\": ");
-    if (rec.group_devices) {
-        printf("{");
-        json_ok(rec.group_ok);
-        printf(", \"devices\": %u, \"alone_ms\": %.2f, \"group_ms\": %.2f, \"loss_diff\": %.3g}", rec.group_devices, rec.group_alone_ms,
-               rec.group_ms, rec.group_loss_diff);
-    } else {
-        printf("null");
-    }
-    if (!device && rc) { /* why nothing ran: no platform, no device, a refused selection */
-        printf(", \"error\": ");
-        cli_json_str(stdout, clrun_last_error(NULL));
-    }
-    printf(", \"exit\": %d}\n", rc);
+    json_t *o = json_pack("{s:s, s:o}", "demo", "seed examples", "device", cli_json_text(device));
+    json_object_set_new(o, "multiply",
+                        part(rec.multiply_ok >= 0, rec.multiply_ok,
+                             json_pack("{s:f, s:f}", "kernel_ms", rec.multiply_kernel_ms, "total_ms", rec.multiply_total_ms)));
+    json_object_set_new(
+        o, "matmul",
+        part(rec.matmul_ok >= 0, rec.matmul_ok,
+             json_pack("{s:I, s:o, s:f, s:f, s:o}", "n", (json_int_t)rec.matmul_n, "max_rel_error", cli_json_num(rec.matmul_err), "ms",
+                       rec.matmul_ms, "gflops", rec.matmul_gflops, "backend", cli_json_text(rec.matmul_backend))));
+    json_object_set_new(o, "canny",
+                        part(rec.canny_ok >= 0, rec.canny_ok,
+                             json_pack("{s:I, s:f, s:o}", "edge_pixels", (json_int_t)rec.canny_edges, "ms", rec.canny_ms, "output",
+                                       cli_json_text(rec.canny_ok > 0 ? edges : NULL))));
+    json_object_set_new(o, "mlp", part(rec.mlp_ok >= 0, rec.mlp_ok, NULL));
+    json_object_set_new(o, "group",
+                        part(rec.group_devices != 0, rec.group_ok,
+                             json_pack("{s:I, s:f, s:f, s:o}", "devices", (json_int_t)rec.group_devices, "alone_ms", rec.group_alone_ms,
+                                       "group_ms", rec.group_ms, "loss_diff", cli_json_num(rec.group_loss_diff))));
+    if (!device && rc) /* why nothing ran: no platform, no device, a refused selection */
+        json_object_set_new(o, "error", json_string(clrun_last_error(NULL)));
+    json_object_set_new(o, "exit", json_integer(rc));
+    cli_json_emit(stdout, o);
     return rc;
 }
 

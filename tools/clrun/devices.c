@@ -12,37 +12,27 @@ static void mem(char *out, size_t size, uint64_t bytes)
     else snprintf(out, size, "%.1f KiB", bytes / 1024.0);
 }
 
-static void json_info(FILE *f, const clrun_device_info *in, int is_default, const char *why)
+/* The device as the records of `devices --json` and `info --json` give it (docs/CLI.md). */
+static json_t *json_info(const clrun_device_info *in, int is_default, const char *why)
 {
-    fprintf(f, "{\"index\": %u, \"platform_index\": %u, \"device_index\": %u, \"spec\": \"%u:%u\", \"type\": \"%s\", \"name\": ", in->index,
-            in->platform_index, in->device_index, in->platform_index, in->device_index, cli_type_name(in->type));
-    cli_json_str(f, in->name);
-    fprintf(f, ", \"vendor\": ");
-    cli_json_str(f, in->vendor);
-    fprintf(f, ", \"platform\": ");
-    cli_json_str(f, in->platform_name);
-    fprintf(f, ", \"platform_vendor\": ");
-    cli_json_str(f, in->platform_vendor);
-    fprintf(f, ", \"version\": ");
-    cli_json_str(f, in->version);
-    fprintf(f, ", \"driver_version\": ");
-    cli_json_str(f, in->driver_version);
-    fprintf(f, ", \"opencl_c_version\": ");
-    cli_json_str(f, in->c_version);
-    fprintf(f,
-            ", \"global_mem\": %llu, \"max_alloc\": %llu, \"local_mem\": %llu, \"compute_units\": %u, "
-            "\"max_work_group\": %zu, \"max_work_item\": [%zu, %zu, %zu], \"preferred_multiple\": %zu, "
-            "\"mem_base_align\": %u, \"fp16\": %s, \"fp64\": %s, \"subgroups\": %s, \"host_unified\": %s, "
-            "\"fp32_denorms\": %s, \"default\": %s",
-            (unsigned long long)in->global_mem, (unsigned long long)in->max_alloc, (unsigned long long)in->local_mem, in->compute_units,
-            in->max_work_group, in->max_work_item[0], in->max_work_item[1], in->max_work_item[2], in->preferred_multiple,
-            in->mem_base_align, in->fp16 ? "true" : "false", in->fp64 ? "true" : "false", in->subgroups ? "true" : "false",
-            in->host_unified ? "true" : "false", in->fp32_denorms ? "true" : "false", is_default ? "true" : "false");
-    if (is_default) {
-        fprintf(f, ", \"default_reason\": ");
-        cli_json_str(f, why);
-    }
-    fprintf(f, "}");
+    char spec[32];
+    snprintf(spec, sizeof spec, "%u:%u", in->platform_index, in->device_index);
+    json_t *o =
+        json_pack("{s:I, s:I, s:I, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s}", "index", (json_int_t)in->index, "platform_index",
+                  (json_int_t)in->platform_index, "device_index", (json_int_t)in->device_index, "spec", spec, "type",
+                  cli_type_name(in->type), "name", in->name, "vendor", in->vendor, "platform", in->platform_name, "platform_vendor",
+                  in->platform_vendor, "version", in->version, "driver_version", in->driver_version, "opencl_c_version", in->c_version);
+    json_t *wi =
+        json_pack("[I, I, I]", (json_int_t)in->max_work_item[0], (json_int_t)in->max_work_item[1], (json_int_t)in->max_work_item[2]);
+    json_object_update_new(o, json_pack("{s:I, s:I, s:I, s:I, s:I, s:o, s:I, s:I, s:b, s:b, s:b, s:b, s:b, s:b}", "global_mem",
+                                        (json_int_t)in->global_mem, "max_alloc", (json_int_t)in->max_alloc, "local_mem",
+                                        (json_int_t)in->local_mem, "compute_units", (json_int_t)in->compute_units, "max_work_group",
+                                        (json_int_t)in->max_work_group, "max_work_item", wi, "preferred_multiple",
+                                        (json_int_t)in->preferred_multiple, "mem_base_align", (json_int_t)in->mem_base_align, "fp16",
+                                        in->fp16, "fp64", in->fp64, "subgroups", in->subgroups, "host_unified", in->host_unified,
+                                        "fp32_denorms", in->fp32_denorms, "default", is_default));
+    if (is_default) json_object_set_new(o, "default_reason", json_string(why));
+    return o;
 }
 
 static const char *devices_help = "usage: clrun devices [--json]\n\n"
@@ -74,13 +64,12 @@ int cmd_devices(int argc, char **argv)
         bad_env = getenv("CLRUN_DEVICE");
         def = n;
     }
-    if (json) printf("{\"devices\": [");
+    json_t *list = json ? json_array() : NULL;
     for (unsigned i = 0; i < n; i++) {
         clrun_device_info in;
         clrun_device_get(i, &in);
         if (json) {
-            if (i) printf(", ");
-            json_info(stdout, &in, i == def, why);
+            json_array_append_new(list, json_info(&in, i == def, why));
             continue;
         }
         char gm[32];
@@ -91,13 +80,9 @@ int cmd_devices(int argc, char **argv)
         printf("        %s global memory, %u compute units, work-groups up to %zu, fp16 %s, fp64 %s\n", gm, in.compute_units,
                in.max_work_group, in.fp16 ? "yes" : "no", in.fp64 ? "yes" : "no");
     }
-    if (json) {
-        printf("]");
-        if (bad_env) {
-            printf(", \"error\": ");
-            cli_json_str(stdout, clrun_last_error(NULL));
-        }
-        printf("}\n");
+    if (json) { /* with a $CLRUN_DEVICE that matches nothing the error record follows (exit 3) */
+        cli_json_emit(stdout, json_pack("{s:o}", "devices", list));
+        if (bad_env) fprintf(stderr, "clrun devices: %s\n", clrun_last_error(NULL));
     } else if (bad_env) {
         printf("\nno default: $CLRUN_DEVICE='%s' matches no device\n", bad_env);
     } else {
@@ -135,8 +120,7 @@ int cmd_info(int argc, char **argv)
     char cache[4096];
     const char *cdir = clrun_cache_dir(cache, sizeof cache);
     if (json) {
-        json_info(stdout, in, 0, "");
-        printf("\n");
+        cli_json_emit(stdout, json_info(in, 0, ""));
     } else {
         char gm[32], ma[32], lm[32];
         mem(gm, sizeof gm, in->global_mem);

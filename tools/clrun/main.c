@@ -97,18 +97,6 @@ double cli_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-void cli_json_str(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
-        else if (c < 0x20) fprintf(f, "\\u%04x", c);
-        else fputc(c, f);
-    }
-    fputc('"', f);
-}
-
 const char *cli_type_name(clrun_device_type t)
 {
     switch (t) {
@@ -119,19 +107,16 @@ const char *cli_type_name(clrun_device_type t)
     }
 }
 
-static const struct {
-    const char *name;
-    int (*fn)(int, char **);
-    const char *what;
-    double limit; /* default --timeout in seconds, where a hang is a bug (0: none) */
-} commands[] = {
-    {"devices", cmd_devices, "list every platform and device, and the default", 0},
-    {"info", cmd_info, "every capability of one device", 0},
-    {"run", cmd_run, "run any kernel file with arguments from .npy files, generated data or scalars", 0},
-    {"op", cmd_op, "the kernel library's ops on .npy files and images (mul, sum, gemm, canny, cast, quantize, ...)", 600},
-    {"bench", cmd_bench, "benchmarks against their peers (" BENCH_NAMES ")", 3600},
-    {"tune", cmd_tune, "search kernel parameters on this device and store the best (gemm)", 0},
-    {"demo", cmd_demo, "the seed examples on the default device, checked and timed", 600},
+/* The commands; limit: the default --timeout in seconds, where a hang is a bug (0: none). */
+static const struct cli_cmd commands[] = {
+    {"devices", "list every platform and device, and the default", cmd_devices, 0, 0, 0, 0, NULL, NULL},
+    {"info", "every capability of one device", cmd_info, 0, 0, 0, 0, NULL, NULL},
+    {"run", "run any kernel file with arguments from .npy files, generated data or scalars", cmd_run, 0, 0, 0, 0, NULL, NULL},
+    {"op", "the kernel library's ops on .npy files and images (mul, sum, gemm, canny, cast, quantize, ...)", cmd_op, 600, 0, 0, 0, NULL,
+     NULL},
+    {"bench", "benchmarks against their peers (" BENCH_NAMES ")", cmd_bench, 3600, 0, 0, 0, NULL, NULL},
+    {"tune", "search kernel parameters on this device and store the best (gemm)", cmd_tune, 0, 0, 0, 0, NULL, NULL},
+    {"demo", "the seed examples on the default device, checked and timed", cmd_demo, 600, 0, 0, 0, NULL, NULL},
 };
 
 static void usage(FILE *f)
@@ -276,8 +261,12 @@ int main(int argc, char **argv)
         if (strcmp(argv[1], commands[i].name) != 0) continue;
         int sub_argc = argc - 1, rc;
         if (commands[i].limit > 0 && (rc = watchdog(commands[i].name, commands[i].limit, &sub_argc, argv + 1))) return rc;
-        if (strcmp(argv[1], "op") == 0) cli_mpi_init(); /* a rank of mpirun: op canny and op gemm split over the ranks */
-        if (!(rc = cli_mpi_agree(sub_argc + 1, argv))) rc = commands[i].fn(sub_argc, argv + 1);
+        if (strcmp(argv[1], "op") == 0) cli_mpi_init();                   /* a rank of mpirun: op canny and op gemm split over the ranks */
+        for (int a = 2; a <= sub_argc && strcmp(argv[a], "--") != 0; a++) /* --json: failures end in an error record too */
+            if (strcmp(argv[a], "--json") == 0) cli_json_mode = 1;
+        if (cli_json_mode) cli_json_capture_stderr();
+        if (!(rc = cli_mpi_agree(sub_argc + 1, argv))) rc = commands[i].run(sub_argc, argv + 1);
+        if (rc && cli_json_mode && cli_mpi_rank() == 0) cli_json_error(rc);
         cli_mpi_finalize();
         return rc;
     }

@@ -34,17 +34,8 @@ static const struct cli_cmd *find_verb(const char *name)
 void cli_op_wrote(const struct cli_npy *c, const char *op, const clrun_array *r, const char *note)
 {
     FILE *f = cli_notes(c->out);
-    if (!c->json) {
-        fprintf(f, "wrote %s (%s)\n", c->out, note);
-        return;
-    }
-    fputs("{\"op\": ", f);
-    cli_json_str(f, op);
-    fputs(", \"output\": ", f);
-    cli_json_str(f, c->out);
-    fprintf(f, ", \"dtype\": \"%s\", \"shape\": [", clrun_dtype_name(r->dtype));
-    for (unsigned i = 0; i < r->ndim; i++) fprintf(f, "%s%zu", i ? ", " : "", r->shape[i]);
-    fputs("]}\n", f);
+    if (c->json) cli_json_emit(f, cli_json_wrote(op, c->out, r));
+    else fprintf(f, "wrote %s (%s)\n", c->out, note);
 }
 
 int cli_op_fail(const char *name, clrun_ctx *ctx, clrun_status st)

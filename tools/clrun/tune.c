@@ -303,27 +303,20 @@ static int store(clrun_ctx *ctx, char line[10][96], char path[4200])
  * tuning file or null (--dry-run)}. */
 static void print_json(const clrun_device_info *in, char line[10][96], const char *path)
 {
-    printf("{\"tune\": \"gemm\", \"device\": ");
-    cli_json_str(stdout, in->name);
-    printf(", \"classes\": [");
+    json_t *classes = json_array(), *wg = json_array();
     for (int cls = 0; cls < 4; cls++) {
         char name[32] = "", tiles[64] = "", backend[32] = "";
         sscanf(line[cls], "%31s %63s %31s", name, tiles, backend);
-        printf("%s{\"class\": \"%s\", \"tiles\": \"%s\", \"backend\": \"%s\", \"gflops\": %.1f}", cls ? ", " : "", name, tiles, backend,
-               best_gf[cls]);
+        json_array_append_new(classes, json_pack("{s:s, s:s, s:s, s:o}", "class", name, "tiles", tiles, "backend", backend, "gflops",
+                                                 cli_json_num(best_gf[cls])));
     }
-    printf("], \"wgmma\": [");
-    for (int w = 4, first = 1; w < 10; w++) {
+    for (int w = 4; w < 10; w++) {
         char kind[32] = "", tiles[64] = "";
         if (!*line[w] || sscanf(line[w], "%31s %63s", kind, tiles) != 2) continue;
-        printf("%s{\"kind\": \"%s\", \"tiles\": \"%s\", \"gflops\": %.1f}", first ? "" : ", ", kind, tiles, best_gf[w]);
-        first = 0;
+        json_array_append_new(wg, json_pack("{s:s, s:s, s:o}", "kind", kind, "tiles", tiles, "gflops", cli_json_num(best_gf[w])));
     }
-    printf("]");
-    printf(", \"stored\": ");
-    if (path) cli_json_str(stdout, path);
-    else printf("null");
-    printf("}\n");
+    cli_json_emit(stdout, json_pack("{s:s, s:s, s:o, s:o, s:o}", "tune", "gemm", "device", in->name, "classes", classes, "wgmma", wg,
+                                    "stored", cli_json_text(path)));
 }
 
 int cmd_tune(int argc, char **argv)

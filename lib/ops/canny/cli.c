@@ -296,17 +296,9 @@ static void poll_all(struct batch *b)
  * exit status) too. */
 static void json_record(const char *in, const char *out, const char *err, int rc)
 {
-    FILE *f = cli_notes(out);
-    fputs("{\"op\": \"canny\", \"input\": ", f);
-    cli_json_str(f, in);
-    fputs(", \"output\": ", f);
-    cli_json_str(f, out);
-    if (err) {
-        fputs(", \"error\": ", f);
-        cli_json_str(f, err);
-        fprintf(f, ", \"exit\": %d", rc);
-    }
-    fputs("}\n", f);
+    json_t *rec = json_pack("{s:s, s:s, s:s}", "op", "canny", "input", in, "output", out);
+    if (err) json_object_update_new(rec, json_pack("{s:s, s:i}", "error", err, "exit", rc));
+    cli_json_emit(cli_notes(out), rec);
 }
 
 int canny_batch(clrun_ctx *const *ctx, const double *w, int nctx, const clrun_canny_params *p, char **in, char (*dst)[4400], int n,

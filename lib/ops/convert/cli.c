@@ -5,22 +5,22 @@
 #include <string.h>
 
 static const char *cast_help =
-    "usage: clrun op cast IN.npy --to f16|bf16|f32 -o OUT.npy [-d SPEC]\n\n"
+    "usage: clrun op cast IN.npy --to f16|bf16|f32 -o OUT.npy [--json] [-d SPEC]\n\n"
     "Converts on the device, rounding to nearest even: float32 to float16 (IEEE binary16; |x| >= 65520\n"
     "becomes inf, NaN stays NaN) or to bfloat16 (any NaN becomes 0x7FC0, as PyTorch), and back to\n"
     "float32. NumPy has no bfloat16: bf16 data is stored as uint16 .npy (the top half of each float32\n"
     "pattern), and a uint16 input to --to f32 is read as bf16. The shape is kept.\n\n"
+    "  --json    the record {\"op\", \"output\", \"dtype\", \"shape\"} instead of the \"wrote\" line (a failure:\n"
+    "            {\"error\": {\"exit\", \"meaning\", \"message\"}})\n\n"
     "Exit codes: 0; 1 runtime failure; 2 bad command line or input file; 3 no device; 4 kernel build failure; 6 timeout.\n";
 
 /* `clrun op cast`: argv[1] is "cast". */
 static int cmd_op_cast(int argc, char **argv)
 {
     const char *spec = NULL, *out = NULL, *to = NULL;
-    static const struct option opts[] = {{"output", required_argument, NULL, 'o'},
-                                         {"device", required_argument, NULL, 'd'},
-                                         {"to", required_argument, NULL, 't'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {0}};
+    static const struct option opts[] = {{"output", required_argument, NULL, 'o'}, {"device", required_argument, NULL, 'd'},
+                                         {"to", required_argument, NULL, 't'},     {"json", no_argument, NULL, 'j'},
+                                         {"help", no_argument, NULL, 'h'},         {0}};
     int c;
     struct cli_opts opt = {.sub = "op cast", .help = cast_help, .first = 2};
     while ((c = cli_next_opt(&opt, argc, argv, "o:d:h", opts)) != CLI_OPTS_END) {
@@ -60,7 +60,8 @@ static int cmd_op_cast(int argc, char **argv)
          (st = clrun_download(b, 0, res.data, res.bytes))))
         rc = cli_fail("op cast", ctx, st);
     if (!rc && (st = clrun_npy_write(out, &res))) rc = (fprintf(stderr, "clrun op cast: %s\n", clrun_last_error(NULL)), cli_exit_code(st));
-    if (!rc) fprintf(cli_notes(out), "wrote %s\n", out);
+    if (!rc && cli_json_mode) cli_json_emit(cli_notes(out), cli_json_wrote("cast", out, &res));
+    else if (!rc) fprintf(cli_notes(out), "wrote %s\n", out);
     clrun_buf_free(a), clrun_buf_free(b);
     clrun_array_free(&in), clrun_array_free(&res);
     clrun_close(ctx);

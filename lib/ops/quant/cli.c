@@ -24,6 +24,8 @@ static const char *quant_help =
     "  --symmetric           with --calibrate: symmetric (zero point 0)\n"
     "  --percentile P        with --calibrate: clip the range to the P-th percentile (0 < P <= 100)\n"
     "  -d, --device SPEC     device (default: $CLRUN_DEVICE, else the best)\n"
+    "  --json                the record {\"op\", \"output\", \"dtype\", \"shape\"} (quantize: and \"scale\",\n"
+    "                        \"zero_point\", \"axis\") instead of the \"wrote\" line (a failure: {\"error\": ...})\n"
     "  --help                this text\n\n"
     "Exit codes: 0; 1 runtime failure; 2 bad command line or input file; 3 no device.\n";
 
@@ -46,11 +48,17 @@ static int cmd_op_quant(int argc, char **argv, int quantize)
     int calibrate = 0, symmetric = 0, axis = -1;
     double percentile = 100;
     int percentile_given = 0;
-    static const struct option opts[] = {{"output", required_argument, NULL, 'o'}, {"device", required_argument, NULL, 'd'},
-                                         {"scale", required_argument, NULL, 's'},  {"zero-point", required_argument, NULL, 'z'},
-                                         {"axis", required_argument, NULL, 'a'},   {"calibrate", no_argument, NULL, 'c'},
-                                         {"symmetric", no_argument, NULL, 'S'},    {"percentile", required_argument, NULL, 'p'},
-                                         {"help", no_argument, NULL, 'h'},         {0}};
+    static const struct option opts[] = {{"output", required_argument, NULL, 'o'},
+                                         {"device", required_argument, NULL, 'd'},
+                                         {"scale", required_argument, NULL, 's'},
+                                         {"zero-point", required_argument, NULL, 'z'},
+                                         {"axis", required_argument, NULL, 'a'},
+                                         {"calibrate", no_argument, NULL, 'c'},
+                                         {"symmetric", no_argument, NULL, 'S'},
+                                         {"percentile", required_argument, NULL, 'p'},
+                                         {"json", no_argument, NULL, 'j'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {0}};
     struct cli_opts opt = {.sub = sub, .help = quant_help, .first = 2};
     int c;
     while ((c = cli_next_opt(&opt, argc, argv, "o:d:h", opts)) != CLI_OPTS_END) {
@@ -133,7 +141,16 @@ static int cmd_op_quant(int argc, char **argv, int quantize)
                                          : cli_fail(sub, ctx, st);
     }
     if (!rc && clrun_npy_write(out, &res)) rc = cli_fail(sub, NULL, CLRUN_IO_ERROR);
-    if (!rc) {
+    if (!rc && cli_json_mode) { /* {"op", "output", "dtype", "shape"}, and for quantize "scale", "zero_point", "axis" */
+        json_t *rec = cli_json_wrote(quantize ? "quantize" : "dequantize", out, &res);
+        if (quantize) {
+            json_t *js = json_array(), *jz = json_array();
+            for (size_t i = 0; i < ch; i++) json_array_append_new(js, json_real(s[i])), json_array_append_new(jz, json_integer(z[i]));
+            json_object_update_new(
+                rec, json_pack("{s:o, s:o, s:o}", "scale", js, "zero_point", jz, "axis", axis >= 0 ? json_integer(axis) : json_null()));
+        }
+        cli_json_emit(cli_notes(out), rec);
+    } else if (!rc) {
         FILE *f = cli_notes(out);
         fprintf(f, "wrote %s (%s, %zu elements)", out, clrun_dtype_name(res.dtype), res.count);
         if (quantize) { /* the parameters, as dequantize takes them back */

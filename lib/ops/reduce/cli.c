@@ -34,13 +34,13 @@ static int reduction(const struct cli_npy *c)
             }
     }
     if (st) rc = c->grp ? cli_op_fail(name, NULL, st) : cli_op_fail(name, c->ctx, st);
-    else if (c->v->code == ARGMAX) {
-        if (c->json) printf("{\"op\": \"argmax\", \"n\": %zu, \"index\": %zu}\n", n, idx);
-        else printf("%zu\n", idx);
-    } else if (c->json) {
-        printf("{\"op\": \"%s\", \"n\": %zu, \"value\": ", name, n);
-        if (isfinite(d)) printf("%.17g}\n", d);
-        else printf("\"%s\"}\n", isnan(d) ? "nan" : d > 0 ? "inf" : "-inf");
+    else if (c->json) { /* {"op", "n", "index"} or {"op", "n", "value"}: the value's 17 digits, or "nan", "inf", "-inf" */
+        json_t *rec = json_pack("{s:s, s:I}", "op", name, "n", (json_int_t)n);
+        if (c->v->code == ARGMAX) json_object_set_new(rec, "index", json_integer((json_int_t)idx));
+        else json_object_set_new(rec, "value", isfinite(d) ? json_real(d) : cli_json_num(d));
+        cli_json_emit_exact(stdout, rec);
+    } else if (c->v->code == ARGMAX) {
+        printf("%zu\n", idx);
     } else {
         printf("%.17g\n", d);
     }

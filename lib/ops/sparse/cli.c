@@ -23,6 +23,8 @@ static const char *sparse_help =
     "  --k K               densify: the rows' length (default: 2 × the values' columns)\n"
     "  --bf16              the matrices are uint16 arrays of bf16 patterns (as clrun op cast writes)\n"
     "  -d, --device SPEC   device (default: $CLRUN_DEVICE, else the best)\n"
+    "  --json              a record per file written, {\"op\", \"output\", \"dtype\", \"shape\", \"what\"}, instead\n"
+    "                      of the \"wrote\" lines (a failure: {\"error\": {\"exit\", \"meaning\", \"message\"}})\n"
     "  --help              this text\n\n"
     "Exit codes: 0; 1 runtime failure; 2 bad command line or input file; 3 no device.\n";
 
@@ -57,7 +59,13 @@ static int fail(const char *sub, clrun_ctx *ctx, clrun_status st)
 static int write_npy(const char *sub, const char *path, const clrun_array *a, const char *what)
 {
     if (clrun_npy_write(path, a)) return fprintf(stderr, "clrun %s: %s\n", sub, clrun_last_error(NULL)), EXIT_RUNTIME;
-    fprintf(cli_notes(path), "wrote %s (%s)\n", path, what);
+    if (cli_json_mode) { /* a record per file written: {"op", "output", "dtype", "shape", "what"} */
+        json_t *rec = cli_json_wrote(sub + 3, path, a);
+        json_object_set_new(rec, "what", json_string(what));
+        cli_json_emit(cli_notes(path), rec);
+    } else {
+        fprintf(cli_notes(path), "wrote %s (%s)\n", path, what);
+    }
     return 0;
 }
 
@@ -67,10 +75,10 @@ static int cmd_op_sparse(int argc, char **argv)
     const char *sub = densify ? "op densify" : "op sparsify", *out = NULL, *meta = NULL, *pruned = NULL, *spec = NULL;
     int bf16 = 0;
     long long kk = -1;
-    static const struct option opts[] = {{"output", required_argument, NULL, 'o'}, {"meta", required_argument, NULL, 'm'},
-                                         {"pruned", required_argument, NULL, 'p'}, {"k", required_argument, NULL, 'k'},
-                                         {"bf16", no_argument, NULL, 'b'},         {"device", required_argument, NULL, 'd'},
-                                         {"help", no_argument, NULL, 'h'},         {0}};
+    static const struct option opts[] = {
+        {"output", required_argument, NULL, 'o'}, {"meta", required_argument, NULL, 'm'}, {"pruned", required_argument, NULL, 'p'},
+        {"k", required_argument, NULL, 'k'},      {"bf16", no_argument, NULL, 'b'},       {"device", required_argument, NULL, 'd'},
+        {"json", no_argument, NULL, 'j'},         {"help", no_argument, NULL, 'h'},       {0}};
     struct cli_opts opt = {.sub = sub, .help = sparse_help, .first = 2};
     int c;
     while ((c = cli_next_opt(&opt, argc, argv, "o:d:h", opts)) != CLI_OPTS_END) {

@@ -72,8 +72,8 @@ static int opencv_canny(const char *png, const char *edges_path, int reps, doubl
 static void canny_record(const struct bench_opts *o, const char *impl, size_t w, size_t h, double ms)
 {
     if (o->json)
-        printf("{\"op\": \"canny\", \"impl\": \"%s\", \"width\": %zu, \"height\": %zu, \"median_ms\": %.6f, \"mpix_s\": %.1f}\n", impl, w,
-               h, ms, (double)w * h / ms / 1e3);
+        cli_json_emit(stdout, json_pack("{s:s, s:s, s:I, s:I, s:o, s:o}", "op", "canny", "impl", impl, "width", (json_int_t)w, "height",
+                                        (json_int_t)h, "median_ms", cli_json_num(ms), "mpix_s", cli_json_num((double)w * h / ms / 1e3)));
     else printf("%-44s %5zux%-5zu %10.4f %10.1f\n", impl, w, h, ms, (double)w * h / ms / 1e3);
 }
 

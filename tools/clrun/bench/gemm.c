@@ -15,8 +15,8 @@ void gemm_record(const struct bench_opts *o, const char *impl, size_t m, size_t 
 {
     double gf = 2.0 * m * n * k / ms / 1e6;
     if (o->json)
-        printf("{\"op\": \"gemm\", \"impl\": \"%s\", \"m\": %zu, \"n\": %zu, \"k\": %zu, \"median_ms\": %.6f, \"gflops\": %.3f}\n", impl, m,
-               n, k, ms, gf);
+        cli_json_emit(stdout, json_pack("{s:s, s:s, s:I, s:I, s:I, s:o, s:o}", "op", "gemm", "impl", impl, "m", (json_int_t)m, "n",
+                                        (json_int_t)n, "k", (json_int_t)k, "median_ms", cli_json_num(ms), "gflops", cli_json_num(gf)));
     else printf("%-30s %6zu %6zu %6zu %12.4f %10.1f\n", impl, m, n, k, ms, gf);
 }
 

@@ -11,10 +11,19 @@
 
 void record(const struct bench_opts *o, const char *op, const char *impl, size_t size, double ms, double gbps, const char *extra)
 {
-    if (o->json)
-        printf("{\"op\": \"%s\", \"impl\": \"%s\", \"size\": %zu, \"median_ms\": %.6f, \"gbps\": %.3f%s%s}\n", op, impl, size, ms, gbps,
-               extra ? ", " : "", extra ? extra : "");
-    else printf("%-10s %-28s %12zu %12.4f %10.2f\n", op, impl, size, ms, gbps);
+    if (o->json) { /* {"op", "impl", "size", "median_ms", "gbps", ...the benchmark's extra members} */
+        json_t *rec = json_pack("{s:s, s:s, s:I, s:o, s:o}", "op", op, "impl", impl, "size", (json_int_t)size, "median_ms",
+                                cli_json_num(ms), "gbps", cli_json_num(gbps));
+        if (extra) { /* "name": value, ... as the benchmark wrote them */
+            char *text = malloc(strlen(extra) + 3);
+            json_t *more = NULL;
+            if (text) sprintf(text, "{%s}", extra), more = json_loads(text, 0, NULL);
+            free(text);
+            if (more) json_object_update_new(rec, more);
+            else json_object_set_new(rec, "extra", json_string(extra)); /* never seen: a benchmark's malformed members, kept */
+        }
+        cli_json_emit(stdout, rec);
+    } else printf("%-10s %-28s %12zu %12.4f %10.2f\n", op, impl, size, ms, gbps);
 }
 
 /* The peer script's path: the source tree's tools/peers (a build tree's clrun), else the installed

@@ -72,10 +72,10 @@ static int rm_entry(const char *path, const struct stat *st, int flag, struct FT
 static void pipe_record(const struct bench_opts *o, const char *impl, const char *ext, int n, double s, double loop)
 {
     if (o->json)
-        printf(
-            "{\"op\": \"pipeline\", \"impl\": \"%s\", \"input\": \"%s\", \"frames\": %d, \"width\": %d, \"height\": %d, \"seconds\": %.4f, "
-            "\"ms_per_frame\": %.3f, \"frames_s\": %.2f, \"vs_cv2_loop\": %.3f}\n",
-            impl, ext, n, W, H, s, s * 1e3 / n, n / s, loop > 0 ? loop / s : 0.0);
+        cli_json_emit(stdout,
+                      json_pack("{s:s, s:s, s:s, s:i, s:i, s:i, s:o, s:o, s:o, s:o}", "op", "pipeline", "impl", impl, "input", ext,
+                                "frames", n, "width", W, "height", H, "seconds", cli_json_num(s), "ms_per_frame", cli_json_num(s * 1e3 / n),
+                                "frames_s", cli_json_num(n / s), "vs_cv2_loop", cli_json_num(loop > 0 ? loop / s : 0.0)));
     else if (loop > 0) printf("%-44s %4s %9.2f %10.1f %9.2f %7.2fx\n", impl, ext, s, s * 1e3 / n, n / s, loop / s);
     else printf("%-44s %4s %9.2f %10.1f %9.2f %8s\n", impl, ext, s, s * 1e3 / n, n / s, "-");
 }

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int run_check(const struct run_opts *o, const struct check *c, const struct rarg *r, int index, FILE *js)
+int run_check(const struct run_opts *o, const struct check *c, const struct rarg *r, int index, json_t *js)
 {
     clrun_array e;
     if (clrun_npy_read(c->path, &e) != CLRUN_OK) return run_usage_error("--check %s: %s", c->target, clrun_last_error(NULL));
@@ -49,13 +49,12 @@ int run_check(const struct run_opts *o, const struct check *c, const struct rarg
         printf("check %s: all %zu elements match %s (rtol %g, atol %g)\n", c->target, e.count, c->path, rtol, atol);
     }
     if (js) {
-        fprintf(js, "{\"arg\": ");
-        cli_json_str(js, c->target);
-        fprintf(js, ", \"expected\": ");
-        cli_json_str(js, c->path);
-        fprintf(js, ", \"mismatches\": %zu, \"count\": %zu", bad, e.count);
-        if (bad) fprintf(js, ", \"worst_index\": %zu, \"got\": %.9g, \"want\": %.9g", worst, g, x);
-        fprintf(js, "}");
+        json_t *r = json_pack("{s:s, s:s, s:I, s:I}", "arg", c->target, "expected", c->path, "mismatches", (json_int_t)bad, "count",
+                              (json_int_t)e.count);
+        if (bad)
+            json_object_update_new(
+                r, json_pack("{s:I, s:o, s:o}", "worst_index", (json_int_t)worst, "got", cli_json_num(g), "want", cli_json_num(x)));
+        json_array_append_new(js, r);
     }
     clrun_array_free(&e);
     return rc;

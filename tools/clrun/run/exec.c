@@ -44,6 +44,28 @@ static int check_geometry(const struct run_opts *o, clrun_ctx *ctx, clrun_kernel
     return 0;
 }
 
+/* One element as JSON: integers exactly (a u64 past 2^63 - 1 as its decimal string), floats as
+ * reals, or "nan", "inf", "-inf". */
+static json_t *value_json(clrun_dtype t, const void *p)
+{
+    if (t == CLRUN_I64) {
+        int64_t v;
+        memcpy(&v, p, 8);
+        return json_integer((json_int_t)v);
+    }
+    if (t == CLRUN_U64) {
+        uint64_t v;
+        memcpy(&v, p, 8);
+        if (v <= (uint64_t)INT64_MAX) return json_integer((json_int_t)v);
+        char text[24];
+        snprintf(text, sizeof text, "%llu", (unsigned long long)v);
+        return json_string(text);
+    }
+    const double d = value_as_double(t, p);
+    if (t == CLRUN_F16 || t == CLRUN_BF16 || t == CLRUN_F32 || t == CLRUN_F64) return cli_json_num(d);
+    return json_integer((json_int_t)d);
+}
+
 /* One dumped argument as oclgrind-kernel prints it: a blank line, "Argument 'NAME': N bytes", one
  * "  NAME[i] = VALUE" line per element (integers in decimal, or with `hex` as 0x and twice the
  * element's bytes in digits, negative ones as their promoted two's complement; floats as C++ streams
@@ -126,43 +148,31 @@ int run_execute(struct run_opts *o, clrun_ctx *ctx, clrun_kernel *k, struct rarg
         if (r->save && clrun_npy_write(r->save, &r->a) != CLRUN_OK)
             return fprintf(stderr, "clrun run: %s\n", clrun_last_error(NULL)), EXIT_RUNTIME;
     }
-    FILE *js = o->json ? stdout : NULL;
-    if (js) {
-        fprintf(js, "{\"kernel\": ");
-        cli_json_str(js, clrun_kernel_name(k));
-        fprintf(js, ", \"device\": ");
-        cli_json_str(js, clrun_ctx_device(ctx)->name);
-        fprintf(js, ", \"global\": [%zu, %zu, %zu], \"dims\": %u, \"runs\": %d, \"min_ms\": %.6f, \"median_ms\": %.6f, \"max_ms\": %.6f",
-                o->global[0], o->global[1], o->global[2], o->dims, cnt, tmin, tmed, tmax);
-        if (o->bytes > 0) fprintf(js, ", \"gbps\": %.3f", o->bytes / tmed / 1e6);
-        fprintf(js, ", \"outputs\": [");
-        int first_out = 1;
+    json_t *rec = NULL, *checks = NULL;
+    if (o->json) { /* {"kernel", "device", "global", "dims", "runs", "min_ms", "median_ms", "max_ms", ["gbps"], "outputs",
+                    * "dumps", "checks"} */
+        rec = json_pack("{s:s, s:s, s:[I, I, I], s:I, s:i, s:f, s:f, s:f}", "kernel", clrun_kernel_name(k), "device",
+                        clrun_ctx_device(ctx)->name, "global", (json_int_t)o->global[0], (json_int_t)o->global[1], (json_int_t)o->global[2],
+                        "dims", (json_int_t)o->dims, "runs", cnt, "min_ms", tmin, "median_ms", tmed, "max_ms", tmax);
+        if (o->bytes > 0) json_object_set_new(rec, "gbps", json_real(o->bytes / tmed / 1e6));
+        json_t *outs = json_array(), *dumps = json_array();
         for (int i = 0; i < nargs; i++)
-            if (args[i].save) {
-                fprintf(js, "%s", first_out ? "" : ", ");
-                cli_json_str(js, args[i].save);
-                first_out = 0;
-            }
-        fprintf(js, "], \"dumps\": ["); /* the .sim's dump arguments, as the text form prints them */
-        int first_dump = 1;
-        for (int i = 0; i < nargs; i++) {
+            if (args[i].save) json_array_append_new(outs, json_string(args[i].save));
+        for (int i = 0; i < nargs; i++) { /* the .sim's dump arguments, as the text form prints them */
             if (!args[i].dump) continue;
             clrun_arg_info info;
             clrun_kernel_arg_info(k, (unsigned)i, &info);
-            fprintf(js, "%s{\"arg\": ", first_dump ? "" : ", ");
-            cli_json_str(js, info.name);
-            fprintf(js, ", \"type\": \"%s\", \"values\": [", clrun_dtype_name(args[i].a.dtype));
+            json_t *values = json_array();
             const size_t es = clrun_dtype_size(args[i].a.dtype);
-            for (size_t j = 0; j < args[i].a.count; j++) {
-                const double v = value_as_double(args[i].a.dtype, (const char *)args[i].a.data + j * es);
-                if (j) fputs(", ", js);
-                if (isfinite(v)) value_print(js, args[i].a.dtype, (const char *)args[i].a.data + j * es);
-                else fprintf(js, "\"%s\"", isnan(v) ? "nan" : v > 0 ? "inf" : "-inf"); /* JSON has no inf or NaN */
-            }
-            fputs("]}", js);
-            first_dump = 0;
+            for (size_t j = 0; j < args[i].a.count; j++)
+                json_array_append_new(values, value_json(args[i].a.dtype, (const char *)args[i].a.data + j * es));
+            json_array_append_new(
+                dumps, json_pack("{s:s, s:s, s:o}", "arg", info.name, "type", clrun_dtype_name(args[i].a.dtype), "values", values));
         }
-        fprintf(js, "], \"checks\": [");
+        checks = json_array();
+        json_object_set_new(rec, "outputs", outs);
+        json_object_set_new(rec, "dumps", dumps);
+        json_object_set_new(rec, "checks", checks); /* borrowed below */
     } else if (!o->sim || o->timing) {
         printf("%s on %s: global %zu", clrun_kernel_name(k), clrun_ctx_device(ctx)->name, o->global[0]);
         for (unsigned d = 1; d < o->dims; d++) printf(",%zu", o->global[d]);
@@ -181,7 +191,7 @@ int run_execute(struct run_opts *o, clrun_ctx *ctx, clrun_kernel *k, struct rarg
                 printf(")\n");
             }
     }
-    for (int i = 0; i < nargs && !js; i++) { /* .sim dumps, exactly as oclgrind-kernel prints them */
+    for (int i = 0; i < nargs && !rec; i++) { /* .sim dumps, exactly as oclgrind-kernel prints them */
         if (!args[i].dump) continue;
         clrun_arg_info info;
         clrun_kernel_arg_info(k, (unsigned)i, &info);
@@ -189,10 +199,9 @@ int run_execute(struct run_opts *o, clrun_ctx *ctx, clrun_kernel *k, struct rarg
     }
     int worst = 0;
     for (int c = 0; c < o->nchecks; c++) {
-        if (js && c) fprintf(js, ", ");
-        int crc = run_check(o, &o->checks[c], &args[check_idx[c]], check_idx[c], js);
+        int crc = run_check(o, &o->checks[c], &args[check_idx[c]], check_idx[c], checks);
         if (crc > worst) worst = crc;
     }
-    if (js) fprintf(js, "]}\n");
+    if (rec) cli_json_emit_exact(stdout, rec); /* the dumped values to 17 digits */
     return worst;
 }

@@ -52,7 +52,8 @@ int run_parse_sizes(const char *s, size_t out[3], unsigned *dims, const char *wh
 int run_parse_arg(const char *spec, struct rarg *r);
 int run_bind_arg(clrun_ctx *ctx, clrun_kernel *k, struct rarg *args, int nargs, int i);
 void run_free_args(struct rarg *args, int n);
-int run_check(const struct run_opts *o, const struct check *c, const struct rarg *r, int index, FILE *js);
+/* --check of argument r (index) against c; with js (--json), its record appended there. */
+int run_check(const struct run_opts *o, const struct check *c, const struct rarg *r, int index, json_t *js);
 int run_find_arg(clrun_kernel *k, int nargs, const char *target);
 void run_dump(FILE *f, const char *name, const clrun_array *a, int hex);
 int run_execute(struct run_opts *o, clrun_ctx *ctx, clrun_kernel *k, struct rarg *args, int nargs);

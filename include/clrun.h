@@ -1300,6 +1300,49 @@ CLRUN_API unsigned clrun_pipe_cancel(clrun_pipe *pp);
  *  the pipeline's own deliver callback: done when the callback returns (see Threading above). */
 CLRUN_API void clrun_pipe_free(clrun_pipe *pp);
 
+/* ------------------------------------------------------------------------------------------------
+ * Canny over files on several devices (lib/ops/canny/batch.c)
+ * ----------------------------------------------------------------------------------------------*/
+
+/** What clrun_canny_files reports besides its status: three callbacks, all called in the calling
+ *  thread, and figures it fills in. Zero it, then set what you want. */
+typedef struct clrun_canny_report {
+    /** Once per image, in input order, after the batch: st CLRUN_OK when its edges were written;
+     *  else its failure, text the failure's words (naming the file), and bad_input 1 when the image
+     *  could not be read or decoded. NULL: not called. */
+    void (*image)(void *arg, size_t index, clrun_status st, int bad_input, const char *text);
+    /** When context k fails as a device (not one image's own failure): it takes no more images and
+     *  its images go to the other contexts. NULL: not called. */
+    void (*device)(void *arg, unsigned k, const char *text);
+    /** Each time an image is handed to a device: sent of n (for a progress line, a watchdog). NULL:
+     *  not called. */
+    void (*progress)(void *arg, size_t sent, size_t n);
+    void *arg;       /**< passed to the callbacks */
+    double read_s;   /**< out: seconds summed over the threads that read and decode */
+    double device_s; /**< out: seconds in the calling thread handing images to the devices and waiting for them */
+    double write_s;  /**< out: seconds summed over the threads that encode and write */
+    size_t written;  /**< out: images whose edges were written */
+    size_t *sent;    /**< NULL, or nctx entries: out, the images handed to each context */
+} clrun_canny_report;
+
+/** Canny edges of n image files (PNG, JPEG, PGM/PPM, as clrun_image_read reads them) into
+ *  outputs[i] (written as clrun_image_write writes them), on nctx contexts at once: `jobs` host
+ *  threads (0 means 4) read and decode inputs and encode and write edges while a pipeline
+ *  (clrun_pipe_canny) on each context computes. Each image goes to the context that would finish
+ *  it first by the weights (NULL: equal; a weight 0 takes none), so a slow device takes few images;
+ *  a context that fails takes no more and its images go to the others. Decoded images held at once
+ *  stay under 1 GiB. The edges are those of clrun_canny_image with p on any device. Returns
+ *  CLRUN_OK when every image was written; else the first failure's status (an image's own, or the
+ *  devices' when none is left), with the count and the first failure in clrun_last_error(NULL);
+ *  report (may be NULL) says per image. */
+CLRUN_API clrun_status clrun_canny_files(clrun_ctx *const *ctx, const double *weights, unsigned nctx, const clrun_canny_params *p,
+                                         const char *const *inputs, const char *const *outputs, size_t n, unsigned jobs,
+                                         clrun_canny_report *report);
+
+/** clrun_canny_files on the group's contexts with the group's weights. */
+CLRUN_API clrun_status clrun_group_canny_files(clrun_group *g, const clrun_canny_params *p, const char *const *inputs,
+                                               const char *const *outputs, size_t n, unsigned jobs, clrun_canny_report *report);
+
 #ifdef __cplusplus
 }
 #endif

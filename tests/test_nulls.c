@@ -816,6 +816,16 @@ static int one(int which)
         clrun_gemm_desc_init(NULL, CLRUN_F32, 1, 2, 2, 2, 0, 0);
         return 0;
     }
+    case 201: {
+        const char *names[1] = {"x.png"};
+        st = clrun_canny_files(NULL, NULL, 1, &cp, names, names, 1, 1, NULL);
+        return st == CLRUN_INVALID_ARG ? 0 : 10 + (int)st;
+    }
+    case 202: {
+        const char *names[1] = {"x.png"};
+        st = clrun_group_canny_files(NULL, &cp, names, names, 1, 1, NULL);
+        return st == CLRUN_INVALID_ARG ? 0 : 10 + (int)st;
+    }
     }
     return 0;
 }
@@ -1025,6 +1035,8 @@ static const struct {
     {"clrun_pipe_cancel(NULL)", 0},
     {"clrun_pipe_free(NULL)", 0},
     {"clrun_gemm_desc_init(NULL, ...)", 0},
+    {"clrun_canny_files(NULL, ...)", 1},
+    {"clrun_group_canny_files(NULL, ...)", 1},
 };
 
 static void null_handles_are_refused(void **state)

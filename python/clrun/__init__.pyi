@@ -1,5 +1,6 @@
 # Type information for the clrun package (PEP 561: py.typed beside it). Functions whose result is a
 # clrun.Array when their array inputs are Arrays, and a NumPy array otherwise, say so by overloads.
+import os
 from types import TracebackType
 from typing import Any, Callable, Dict, Iterable, List, Literal, Optional, Sequence, Tuple, Type, TypeVar, Union, overload
 
@@ -345,6 +346,9 @@ class Group:
     def vec(self, op: str, a: _Host, b: Optional[_Host] = ..., c: Optional[_Host] = ..., alpha: float = ...) -> _NDArray: ...
     def reduce(self, op: str, x: _Host, y: Optional[_Host] = ...) -> Any: ...
     def gemm(self, a: _Host, b: _Host, alpha: float = ..., ta: bool = ..., tb: bool = ..., bf16: bool = ...) -> _NDArray: ...
+    def canny_files(self, inputs: Sequence[Union[str, os.PathLike[str]]], outputs: Sequence[Union[str, os.PathLike[str]]], low: float,
+                    high: float, l2: bool = ..., aperture: int = ..., blur: int = ..., blur_sigma: float = ...,
+                    jobs: int = ...) -> List[Optional[Error]]: ...
 
 class CannyPipeline:
     def __init__(self, ctx: Context, deliver: Callable[[Any, Optional[_NDArray], Optional[Error]], None], low: float, high: float,

@@ -93,10 +93,21 @@ class ImageC(Structure):
     _fields_ = [("width", c_size_t), ("height", c_size_t), ("stride", c_size_t), ("channels", c_uint), ("data", c_void_p)]
 
 
+CANNY_IMAGE = ctypes.CFUNCTYPE(None, c_void_p, c_size_t, c_int, c_int, c_char_p)
+CANNY_DEVICE = ctypes.CFUNCTYPE(None, c_void_p, c_uint, c_char_p)
+CANNY_PROGRESS = ctypes.CFUNCTYPE(None, c_void_p, c_size_t, c_size_t)
+
+
+class CannyReportC(Structure):
+    _fields_ = [("image", CANNY_IMAGE), ("device", CANNY_DEVICE), ("progress", CANNY_PROGRESS), ("arg", c_void_p), ("read_s", c_double),
+                ("device_s", c_double), ("write_s", c_double), ("written", c_size_t), ("sent", POINTER(c_size_t))]
+
+
 # the structs by their names in clrun.h (tests/python/test_layout.py checks each against the compiler)
 STRUCTS = {"clrun_device_info": DeviceInfoC, "clrun_arg_info": ArgInfoC, "clrun_profile_entry": ProfileEntryC,
            "clrun_gemm_desc": GemmDescC, "clrun_scaler": ScalerC, "clrun_grad": GradC, "clrun_qparams": QParamsC,
-           "clrun_s8_epilogue": S8EpilogueC, "clrun_canny_params": CannyParamsC, "clrun_image": ImageC}
+           "clrun_s8_epilogue": S8EpilogueC, "clrun_canny_params": CannyParamsC, "clrun_image": ImageC,
+           "clrun_canny_report": CannyReportC}
 PIPE_DELIVER = ctypes.CFUNCTYPE(None, c_void_p, c_void_p, c_int, POINTER(ImageC))
 CALLBACKS = {"clrun_pipe_deliver": PIPE_DELIVER}
 _SCALARS = {"void": None, "int": c_int, "unsigned": c_uint, "size_t": c_size_t, "float": c_float, "double": c_double, "char": c_char,
@@ -270,6 +281,7 @@ group_vec = _proto("clrun_group_vec")
 group_reduce = _proto("clrun_group_reduce")
 group_gemm = _proto("clrun_group_gemm")
 pipe_canny = _proto("clrun_pipe_canny")
+group_canny_files = _proto("clrun_group_canny_files")
 pipe_send = _proto("clrun_pipe_send")
 pipe_poll = _proto("clrun_pipe_poll")
 pipe_flush = _proto("clrun_pipe_flush")

@@ -101,6 +101,34 @@ class Group(_Closing):
                               byref(v), byref(i)))
         return i.value if op == "argmax" else v.value
 
+    def canny_files(self, inputs, outputs, low, high, l2=False, aperture=3, blur=0, blur_sigma=0.0, jobs=0):
+        """Canny edges of image files (PNG, JPEG, PGM/PPM) into outputs[i] (PNG, PGM), on every device
+        of the group at once (clrun_group_canny_files): host threads read, decode, encode and write
+        while each device computes; each image goes to the device that would finish it first by the
+        weights, and a device that fails gives its images to the others. Returns a list with one entry
+        per input: None when its edges were written, else the clrun.Error that stopped it (a
+        FormatError or NotFound for an input that cannot be read). Raises only when nothing could run
+        (no device, bad arguments)."""
+        inputs, outputs = [str(i) for i in inputs], [str(o) for o in outputs]
+        if len(inputs) != len(outputs):
+            raise InvalidArgument(1, f"canny_files: {len(inputs)} inputs but {len(outputs)} outputs")
+        n = len(inputs)
+        results = [None] * n
+
+        def on_image(arg, i, st, bad_input, text):
+            if st:
+                results[i] = _by_status.get(st, Error)(st, text.decode(errors="replace"))
+
+        rep = L.CannyReportC()
+        rep.image = L.CANNY_IMAGE(on_image)
+        p = L.CannyParamsC(low, high, int(l2), aperture, blur, blur_sigma)
+        ins = (ctypes.c_char_p * max(n, 1))(*[s.encode() for s in inputs])
+        outs = (ctypes.c_char_p * max(n, 1))(*[s.encode() for s in outputs])
+        st = L.group_canny_files(self.handle, byref(p), ins, outs, n, int(jobs), byref(rep))
+        if st and all(r is None for r in results):
+            _raise(st)
+        return results
+
     def gemm(self, a, b, alpha=1.0, ta=False, tb=False, bf16=False):
         """alpha·op(A)·op(B) in float32 over the group's devices (2-D host arrays)."""
         a, b = np.ascontiguousarray(a), np.ascontiguousarray(b)

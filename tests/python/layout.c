@@ -56,6 +56,11 @@ int main(void)
     S(clrun_image);
     F(clrun_image, width), F(clrun_image, height), F(clrun_image, stride), F(clrun_image, channels), F(clrun_image, data);
     E();
+    S(clrun_canny_report);
+    F(clrun_canny_report, image), F(clrun_canny_report, device), F(clrun_canny_report, progress), F(clrun_canny_report, arg);
+    F(clrun_canny_report, read_s), F(clrun_canny_report, device_s), F(clrun_canny_report, write_s), F(clrun_canny_report, written);
+    F(clrun_canny_report, sent);
+    E();
     printf("}\n");
     return 0;
 }

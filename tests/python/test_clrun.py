@@ -322,6 +322,31 @@ def test_group_equals_one_device(ctx, rng):
         assert g.reduce("argmax", x) == int(np.argmax(x))
 
 
+def test_group_canny_files(ctx, rng, tmp_path):
+    """Canny over files on every device of a group: each output equals clrun.canny of its input; a
+    bad input fails alone, as a FormatError, in its place."""
+    imgs = [(rng.integers(0, 256, (31 + 7 * i, 45 + 3 * i), dtype=np.uint8) // 64 * 64).astype(np.uint8) for i in range(5)]
+    ins, outs = [], []
+    for i, img in enumerate(imgs):
+        clrun.imwrite(tmp_path / f"in{i}.png", img)
+        ins.append(tmp_path / f"in{i}.png")
+        outs.append(tmp_path / f"out{i}.png")
+    (tmp_path / "junk.png").write_bytes(b"not an image")
+    ins.insert(2, tmp_path / "junk.png")
+    outs.insert(2, tmp_path / "junk-out.png")
+    with clrun.Group("all") as g:
+        got = g.canny_files(ins, outs, 40, 110, l2=True, jobs=2)
+        assert len(got) == len(ins)
+        assert isinstance(got[2], clrun.FormatError) and "junk.png" in got[2].message
+        assert not (tmp_path / "junk-out.png").exists()
+        for i, (r, o) in enumerate(zip(got[:2] + got[3:], outs[:2] + outs[3:])):
+            assert r is None
+            assert np.array_equal(clrun.imread(o), clrun.canny(ctx, imgs[i], 40, 110, l2=True))
+        with pytest.raises(clrun.InvalidArgument):
+            g.canny_files(ins, outs[:1], 40, 110)
+        assert g.canny_files([], [], 40, 110) == []
+
+
 def test_canny_pipeline_in_order(ctx, rng):
     frames = [(rng.integers(0, 256, (30 + 7 * i, 40 + 5 * i), dtype=np.uint8) // 50 * 50).astype(np.uint8) for i in range(7)]
     got = []

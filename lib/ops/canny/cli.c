@@ -1,4 +1,5 @@
-/* cli.c — `clrun op canny`: Canny edges of PNG, JPEG and PGM/PPM images, one file or many into a folder. */
+/* cli.c — `clrun op canny`: Canny edges of PNG, JPEG and PGM/PPM images, one file or many into a folder,
+ * on one device, a group (both through clrun_canny_files, batch.c) or the ranks of mpirun. */
 #include "cli.h"
 
 #include <errno.h>
@@ -80,217 +81,6 @@ static int check_outputs(char (*dst)[4400], int nin, char **in, int overwrite)
     return 0;
 }
 
-/* ---- the batch: host threads around device pipelines ----
- *
- * Frame i goes READ (a worker reads and decodes it) -> DECODED -> the main thread sends it, in order,
- * into the pipeline (clrun_pipe_canny) of one of the devices -> SENT (its decoded image kept until
- * the edges come back) -> the pipeline delivers its edges (in the main thread) -> ENCODE (a worker
- * encodes and writes them) -> DONE. With several devices, each frame goes to the device that would
- * finish it first by the devices' weights ((frames waiting + 1) / weight, ties to the lower index),
- * so a slow device takes few frames or none. A device that fails (not one image's own failure)
- * takes no more frames, and its frames go to the others. Workers take encodes first (they free
- * memory), and read at most `ahead` frames past the last one sent, so memory stays bounded. Errors
- * are kept per frame and printed in order at the end. */
-enum frame_state { F_WAIT, F_READING, F_DECODED, F_SENT, F_ENCODE, F_WRITING, F_DONE, F_FAILED };
-
-struct frame {
-    enum frame_state state;
-    clrun_image img; /* decoded input, then the edges */
-    int rc;          /* exit code of a failure */
-    int retry;       /* its device failed: send it again */
-    char err[1400];
-    double t_read, t_write;
-    size_t hold; /* bytes of decoded input reserved for it (batch.held) */
-};
-
-struct batch;
-struct dev {
-    struct batch *b;
-    clrun_ctx *ctx;
-    clrun_pipe *pp;
-    double w;
-    int dead, frames; /* frames: sent to it */
-    char err[600];
-};
-
-struct batch {
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    struct frame *f;
-    char **in;
-    char (*dst)[4400];
-    struct dev *dev;
-    int ndev;
-    int n, next_read, sent, ahead, quit;
-    size_t held; /* decoded input bytes reserved by frames being read or kept until their edges return */
-};
-
-/* Decoded input a batch keeps at once: frames past the next one to send wait to be read while
- * more would pass this, whatever their files claim (each image's size from its header). */
-#define BATCH_BYTES ((size_t)1 << 30)
-
-/* Frame f's decoded input is gone (b->mu held): its reservation goes back. */
-static void release(struct batch *b, struct frame *f)
-{
-    b->held -= f->hold;
-    f->hold = 0;
-    pthread_cond_broadcast(&b->cv);
-}
-
-static void *batch_worker(void *arg)
-{
-    struct batch *b = arg;
-    pthread_mutex_lock(&b->mu);
-    for (;;) {
-        int i = -1, enc = 0;
-        for (int j = 0; j < b->sent && i < 0; j++)
-            if (b->f[j].state == F_ENCODE) i = j, enc = 1;
-        if (i < 0 && b->next_read < b->n && b->next_read < b->sent + b->ahead) i = b->next_read++;
-        if (i < 0) {
-            if (b->quit) break;
-            pthread_cond_wait(&b->cv, &b->mu);
-            continue;
-        }
-        struct frame *f = &b->f[i];
-        f->state = enc ? F_WRITING : F_READING;
-        pthread_mutex_unlock(&b->mu);
-        const double t0 = cli_now();
-        clrun_status st = CLRUN_OK;
-        if (!enc) { /* reserve the decoded bytes first: frames past the next to send wait for memory */
-            clrun_image shape;
-            st = clrun_image_info(b->in[i], &shape);
-            pthread_mutex_lock(&b->mu);
-            if (!st) {
-                const size_t need = shape.stride * shape.height;
-                while (b->held && b->held + need > BATCH_BYTES && i != b->sent && !b->quit) pthread_cond_wait(&b->cv, &b->mu);
-                b->held += need, f->hold = need;
-            }
-            pthread_mutex_unlock(&b->mu);
-        }
-        if (!st) st = enc ? clrun_image_write(b->dst[i], &f->img) : clrun_image_read(b->in[i], &f->img);
-        if (st) {
-            snprintf(f->err, sizeof f->err, "%s", clrun_last_error(NULL));
-            f->rc = !enc && (st == CLRUN_NOT_FOUND || st == CLRUN_FORMAT_ERROR) ? EXIT_USAGE : cli_exit_code(st);
-        }
-        if (enc) clrun_image_free(&f->img);
-        pthread_mutex_lock(&b->mu);
-        if (!enc && st) release(b, f);
-        *(enc ? &f->t_write : &f->t_read) = cli_now() - t0;
-        f->state = st ? F_FAILED : enc ? F_DONE : F_DECODED;
-        pthread_cond_broadcast(&b->cv);
-    }
-    pthread_mutex_unlock(&b->mu);
-    return NULL;
-}
-
-/* A device failed: it takes no more frames (the main thread; its text kept for the report). */
-static void device_failed(struct dev *d, const char *text)
-{
-    if (!d->dead) snprintf(d->err, sizeof d->err, "%s: %s", clrun_ctx_device(d->ctx)->name, text);
-    d->dead = 1;
-}
-
-/* A pipeline's callback (in the main thread): keep a copy of the edges for a worker to encode. */
-static void batch_deliver(void *arg, void *tag, clrun_status st, const clrun_image *edges)
-{
-    struct dev *d = arg;
-    struct batch *b = d->b;
-    struct frame *f = &b->f[(intptr_t)tag];
-    clrun_image copy = {0};
-    const clrun_ctx *text_of = d->ctx; /* the pipeline's failures are the context's; clrun_image_new's the thread's */
-    const int own = st == CLRUN_INVALID_ARG || st == CLRUN_FORMAT_ERROR; /* the image's own failure, else the device's */
-    if (!st && (st = clrun_image_new(&copy, edges->width, edges->height, 1)) != CLRUN_OK) text_of = NULL;
-    for (size_t y = 0; !st && y < edges->height; y++) memcpy(copy.data + y * copy.stride, edges->data + y * edges->stride, edges->width);
-    if (st && !own && text_of) device_failed(d, clrun_last_error(text_of));
-    pthread_mutex_lock(&b->mu);
-    if (st && !own && text_of) {
-        f->retry = 1; /* the main thread sends it to another device */
-        snprintf(f->err, sizeof f->err, "%s: %s", b->in[(intptr_t)tag], d->err);
-        f->rc = cli_exit_code(st);
-    } else if (st) {
-        clrun_image_free(&f->img);
-        release(b, f);
-        snprintf(f->err, sizeof f->err, "%s: %s", b->in[(intptr_t)tag], clrun_last_error(text_of));
-        f->rc = cli_exit_code(st), f->state = F_FAILED;
-    } else {
-        clrun_image_free(&f->img);
-        release(b, f);
-        f->img = copy, f->state = F_ENCODE;
-    }
-    pthread_cond_broadcast(&b->cv);
-    pthread_mutex_unlock(&b->mu);
-}
-
-/* Frames a device pipeline holds at once: enough to overlap one frame's upload, Canny and download
- * with the next's. */
-enum { PIPE_DEPTH = 3 };
-
-/* Send frame i (decoded, image kept) to the device that would finish it first; a device whose
- * pipeline refuses it is dead and the next one is tried. Returns 0, or the exit code when every
- * device is dead (the frame then failed). */
-static int send_frame(struct batch *b, int i)
-{
-    struct frame *f = &b->f[i];
-    for (;;) {
-        int best = -1;
-        double cost = 0;
-        for (int k = 0; k < b->ndev; k++) {
-            const struct dev *d = &b->dev[k];
-            const double c = (clrun_pipe_pending(d->pp) + 1) / d->w;
-            if (!d->dead && d->w > 0 && (best < 0 || c < cost)) best = k, cost = c;
-        }
-        pthread_mutex_lock(&b->mu);
-        f->retry = 0;
-        if (best < 0) { /* no device left */
-            if (!f->err[0]) snprintf(f->err, sizeof f->err, "%s: no device is left to run it", b->in[i]);
-            if (!f->rc) f->rc = EXIT_RUNTIME;
-            clrun_image_free(&f->img);
-            release(b, f);
-            f->state = F_FAILED;
-            const int rc = f->rc;
-            pthread_cond_broadcast(&b->cv);
-            pthread_mutex_unlock(&b->mu);
-            return rc;
-        }
-        f->state = F_SENT;
-        pthread_mutex_unlock(&b->mu);
-        struct dev *d = &b->dev[best];
-        clrun_status st = clrun_pipe_send(d->pp, &f->img, (void *)(intptr_t)i);
-        if (!st) return d->frames++, 0;
-        device_failed(d, clrun_last_error(d->ctx)); /* the pipeline can go on no more */
-        pthread_mutex_lock(&b->mu);
-        snprintf(f->err, sizeof f->err, "%s: %s", b->in[i], d->err);
-        f->rc = cli_exit_code(st);
-        pthread_mutex_unlock(&b->mu);
-    }
-}
-
-/* Send the frames their failed devices gave back; returns 0 or the exit code of a frame no device
- * could take. */
-static int resend(struct batch *b)
-{
-    int rc = 0;
-    for (int again = 1; again;) {
-        again = 0;
-        for (int i = 0; i < b->sent; i++) {
-            pthread_mutex_lock(&b->mu);
-            const int r = b->f[i].retry;
-            pthread_mutex_unlock(&b->mu);
-            if (r) {
-                const int e = send_frame(b, i);
-                if (e && !rc) rc = e;
-                again = 1;
-            }
-        }
-    }
-    return rc;
-}
-
-static void poll_all(struct batch *b)
-{
-    for (int k = 0; k < b->ndev; k++) clrun_pipe_poll(b->dev[k].pp);
-}
-
 /* --json: one record per input, in order, on standard output (standard error when the edges go
  * there): {"op": "canny", "input", "output"}, and for a failure "error" (the text) and "exit" (its
  * exit status) too. */
@@ -301,110 +91,74 @@ static void json_record(const char *in, const char *out, const char *err, int rc
     cli_json_emit(cli_notes(out), rec);
 }
 
+/* What canny_batch prints as clrun_canny_files reports. */
+struct say {
+    char **in;
+    char (*dst)[4400];
+    int n, quiet, progress, rc, failed, *done;
+    double start, shown;
+    char dead[8][700]; /* the first contexts' failures, said at the end */
+};
+
+static void say_image(void *arg, size_t i, clrun_status st, int bad_input, const char *text)
+{
+    struct say *s = arg;
+    if (s->shown > 0) fprintf(stderr, "\r%*s\r", 60, ""), s->shown = 0; /* the progress line away */
+    if (!st) {
+        ++*s->done;
+        if (s->quiet == CANNY_JSON) json_record(s->in[i], s->dst[i], NULL, 0);
+        else if (!s->quiet && s->n > 1) printf("%s -> %s\n", s->in[i], s->dst[i]);
+        return;
+    }
+    const int rc = bad_input && (st == CLRUN_NOT_FOUND || st == CLRUN_FORMAT_ERROR) ? EXIT_USAGE : cli_exit_code(st);
+    fprintf(stderr, "clrun op canny: %s\n", text), s->failed++; /* the text names the file */
+    if (s->quiet == CANNY_JSON) json_record(s->in[i], s->dst[i], text, rc);
+    if (rc > s->rc) s->rc = rc;
+}
+
+static void say_device(void *arg, unsigned k, const char *text)
+{
+    struct say *s = arg;
+    if (k < sizeof s->dead / sizeof *s->dead) snprintf(s->dead[k], sizeof s->dead[k], "%s", text);
+}
+
+static void say_progress(void *arg, size_t sent, size_t n)
+{
+    struct say *s = arg;
+    cli_progress(); /* the time limit counts per image */
+    const double el = cli_now() - s->start;
+    if (s->progress && el >= 1 && el - s->shown >= 0.25) { /* a progress line on a terminal, once the batch has run a second */
+        s->shown = el;
+        fprintf(stderr, "\r%zu/%zu images, %.1f/s, %.0f s left   ", sent, n, (double)sent / el, (double)(n - sent) * el / (double)sent);
+    }
+}
+
 int canny_batch(clrun_ctx *const *ctx, const double *w, int nctx, const clrun_canny_params *p, char **in, char (*dst)[4400], int n,
                 int jobs, int quiet, double t[5], int *done)
 {
-    const double start = cli_now();
-    double shown = 0;
-    const int progress = !quiet && isatty(STDERR_FILENO); /* a progress line on a terminal, once the batch has run a second */
-    struct batch b = {.in = in, .dst = dst, .n = n, .ahead = jobs + PIPE_DEPTH * nctx, .ndev = nctx};
-    pthread_t *th = calloc((size_t)jobs, sizeof *th);
-    b.dev = calloc((size_t)nctx, sizeof *b.dev);
-    if (!th || !b.dev || !(b.f = calloc((size_t)n, sizeof *b.f))) {
-        free(th), free(b.dev);
+    struct say s = {
+        .in = in, .dst = dst, .n = n, .quiet = quiet, .progress = !quiet && isatty(STDERR_FILENO), .done = done, .start = cli_now()};
+    const char **outs = malloc((size_t)n * sizeof *outs + 1);
+    size_t *sent = calloc((size_t)nctx, sizeof *sent);
+    if (!outs || !sent) {
+        free(outs), free(sent);
         return fprintf(stderr, "clrun op canny: out of memory\n"), EXIT_RUNTIME;
     }
-    pthread_mutex_init(&b.mu, NULL);
-    pthread_cond_init(&b.cv, NULL);
-    int started = 0, rc = 0, failed = 0;
-    for (int k = 0; k < nctx && !rc; k++) {
-        b.dev[k] = (struct dev){&b, ctx[k], NULL, w ? w[k] : 1.0, 0, 0, {0}};
-        if (clrun_pipe_canny(ctx[k], p, PIPE_DEPTH, batch_deliver, &b.dev[k], &b.dev[k].pp))
-            device_failed(&b.dev[k], clrun_last_error(ctx[k]));
-    }
-    int alive = 0;
-    for (int k = 0; k < nctx; k++) alive += !b.dev[k].dead;
-    if (!alive) rc = (fprintf(stderr, "clrun op canny: %s\n", b.dev[0].err), EXIT_RUNTIME);
-    while (!rc && started < jobs && pthread_create(&th[started], NULL, batch_worker, &b) == 0) started++;
-    if (!rc && !started) rc = (fprintf(stderr, "clrun op canny: cannot start a thread\n"), EXIT_RUNTIME);
-    for (int i = 0; i < n && !rc; i++) {
-        struct frame *f = &b.f[i];
-        pthread_mutex_lock(&b.mu);
-        while (f->state != F_DECODED && f->state != F_FAILED) {
-            int pending = 0;
-            for (int k = 0; k < nctx; k++) pending += (int)clrun_pipe_pending(b.dev[k].pp);
-            if (!pending) {
-                pthread_cond_wait(&b.cv, &b.mu);
-                continue;
-            }
-            /* results may come back while the frame decodes: hand them to the encoders meanwhile */
-            struct timespec ts;
-            clock_gettime(CLOCK_REALTIME, &ts);
-            ts.tv_nsec += 2000000;
-            if (ts.tv_nsec >= 1000000000) ts.tv_sec++, ts.tv_nsec -= 1000000000;
-            pthread_cond_timedwait(&b.cv, &b.mu, &ts);
-            pthread_mutex_unlock(&b.mu);
-            poll_all(&b);
-            pthread_mutex_lock(&b.mu);
-        }
-        const int decoded = f->state == F_DECODED;
-        b.sent = i + 1;
-        pthread_cond_broadcast(&b.cv);
-        pthread_mutex_unlock(&b.mu);
-        cli_progress(); /* the time limit counts per image */
-        const double t0 = cli_now();
-        rc = resend(&b);
-        if (!rc && decoded) rc = send_frame(&b, i);
-        t[3] += cli_now() - t0;
-        const double el = cli_now() - start;
-        if (progress && el >= 1 && el - shown >= 0.25) {
-            shown = el;
-            fprintf(stderr, "\r%d/%d images, %.1f/s, %.0f s left   ", i + 1, n, (i + 1) / el, (n - i - 1) * el / (i + 1));
-        }
-    }
-    const double t0 = cli_now();
-    for (int more = 1; more;) { /* flush every pipeline; a device failing now gives its frames to the others */
-        for (int k = 0; k < nctx; k++)
-            if (b.dev[k].pp) clrun_pipe_flush(b.dev[k].pp); /* a failure was delivered with its frame */
-        more = 0;
-        for (int i = 0; i < b.sent; i++) more |= b.f[i].retry;
-        if (more) {
-            const int e = resend(&b);
-            if (e && !rc) rc = e;
-        }
-    }
-    t[3] += cli_now() - t0;
-    for (int k = 0; k < nctx; k++) clrun_pipe_free(b.dev[k].pp);
-    if (shown > 0) fprintf(stderr, "\r%*s\r", 60, "");
-    pthread_mutex_lock(&b.mu);
-    b.sent = n, b.quit = 1;
-    if (rc) b.next_read = n; /* no more reads after every device failed */
-    pthread_cond_broadcast(&b.cv);
-    pthread_mutex_unlock(&b.mu);
-    for (int i = 0; i < started; i++) pthread_join(th[i], NULL);
-    for (int k = 0; k < nctx; k++) /* a device that failed while others took its frames: said once */
-        if (b.dev[k].dead && nctx > 1) fprintf(stderr, "clrun op canny: device %d failed and took no more images: %s\n", k, b.dev[k].err);
+    for (int i = 0; i < n; i++) outs[i] = dst[i];
+    clrun_canny_report rep = {say_image, say_device, say_progress, &s, 0, 0, 0, 0, sent};
+    const clrun_status st = clrun_canny_files(ctx, w, (unsigned)nctx, p, (const char *const *)in, outs, (size_t)n, (unsigned)jobs, &rep);
+    if (s.shown > 0) fprintf(stderr, "\r%*s\r", 60, "");
+    t[2] += rep.read_s, t[3] += rep.device_s, t[4] += rep.write_s;
+    int rc = s.rc;
+    if (st && !s.failed) rc = cli_fail("op canny", NULL, st); /* nothing ran: no device could, or no thread started */
+    else if (st && !rc) rc = cli_exit_code(st);
+    for (int k = 0; k < nctx && nctx > 1 && k < (int)(sizeof s.dead / sizeof *s.dead); k++) /* a device that failed: said once */
+        if (s.dead[k][0]) fprintf(stderr, "clrun op canny: device %d failed and took no more images: %s\n", k, s.dead[k]);
     for (int k = 0; k < nctx && nctx > 1 && !quiet; k++) /* how the frames were dealt */
-        fprintf(stderr, "device %d, %s: %d image%s sent\n", k, clrun_ctx_device(b.dev[k].ctx)->name, b.dev[k].frames,
-                b.dev[k].frames == 1 ? "" : "s");
-    for (int i = 0; i < n; i++) { /* in order: what happened to each frame */
-        struct frame *f = &b.f[i];
-        t[2] += f->t_read, t[4] += f->t_write;
-        if (f->state == F_DONE && ++*done && quiet == CANNY_JSON) json_record(in[i], dst[i], NULL, 0);
-        else if (f->state == F_DONE && !quiet && n > 1) printf("%s -> %s\n", in[i], dst[i]);
-        else if (f->state == F_FAILED) {
-            fprintf(stderr, "clrun op canny: %s\n", f->err), failed++; /* the text names the file */
-            if (quiet == CANNY_JSON) json_record(in[i], dst[i], f->err, f->rc);
-        }
-        if (f->state == F_FAILED && f->rc > rc) rc = f->rc;
-        if (f->state != F_DONE) clrun_image_free(&f->img);
-    }
-    if (n > 1 && (failed || *done < n))
-        fprintf(stderr, "clrun op canny: %d of %d images failed%s\n", n - *done, n, *done + failed < n ? " or were not done" : "");
-    pthread_mutex_destroy(&b.mu);
-    pthread_cond_destroy(&b.cv);
-    free(b.f), free(b.dev);
-    free(th);
+        fprintf(stderr, "device %d, %s: %zu image%s sent\n", k, clrun_ctx_device(ctx[k])->name, sent[k], sent[k] == 1 ? "" : "s");
+    if (n > 1 && (s.failed || *done < n))
+        fprintf(stderr, "clrun op canny: %d of %d images failed%s\n", n - *done, n, *done + s.failed < n ? " or were not done" : "");
+    free(outs), free(sent);
     return rc;
 }
 

@@ -365,9 +365,121 @@ static void image_files(void **state)
     rmdir(dir);
 }
 
+/* What clrun_canny_files reported. */
+struct seen {
+    size_t images, next, bad_inputs, device_calls, progress;
+    clrun_status st[16];
+    int in_order;
+};
+
+static void seen_image(void *arg, size_t i, clrun_status st, int bad_input, const char *text)
+{
+    struct seen *s = arg;
+    s->in_order &= i == s->next++;
+    if (i < 16) s->st[i] = st;
+    s->images++, s->bad_inputs += bad_input != 0;
+    if (st) assert_non_null(strstr(text, "junk")); /* the failure names its file */
+}
+static void seen_device(void *arg, unsigned k, const char *text)
+{
+    (void)k, (void)text;
+    ((struct seen *)arg)->device_calls++;
+}
+static void seen_progress(void *arg, size_t sent, size_t n)
+{
+    struct seen *s = arg;
+    assert_true(sent >= 1 && sent <= n);
+    s->progress++;
+}
+
+/* Canny over files on two contexts of the device (and on a group), unequal weights: every output
+ * equals clrun_canny_image's edges of its input; a bad input fails alone, reported in order, named;
+ * the images dealt add up; hostile arguments refused. */
+static void files_on_several_devices(void **state)
+{
+    clrun_ctx *ctx = *state, *two[2] = {ctx, NULL};
+    CHECK_OK(NULL, clrun_open(&two[1], test_device()));
+    char dir[] = "/tmp/clrun-canny-files-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    static const char *names[] = {"shapes.png", "text.png", "pgm.pgm", "color.png", "junk", "one.png", "noise-odd.png", "gradient.png"};
+    enum { N = sizeof names / sizeof *names };
+    char in[N][4200], out[N][4200];
+    const char *ins[N], *outs[N];
+    for (int i = 0; i < N; i++) {
+        if (strcmp(names[i], "junk") == 0) {
+            snprintf(in[i], sizeof in[i], "%s/junk.png", dir);
+            FILE *f = fopen(in[i], "w");
+            assert_non_null(f);
+            fputs("not an image", f);
+            fclose(f);
+        } else {
+            snprintf(in[i], sizeof in[i], "%s/%s", CANNY_DIR, names[i]);
+        }
+        snprintf(out[i], sizeof out[i], "%s/e%d.png", dir, i);
+        ins[i] = in[i], outs[i] = out[i];
+    }
+    const clrun_canny_params p = {40, 120, 1, 3, 5, 0};
+    const double w[2] = {3, 1};
+    size_t sent[2] = {7, 7};
+    struct seen s = {.in_order = 1};
+    clrun_canny_report rep = {seen_image, seen_device, seen_progress, &s, 0, 0, 0, 0, sent};
+    CHECK_FAIL(NULL, clrun_canny_files(two, w, 2, &p, ins, outs, N, 3, &rep), CLRUN_FORMAT_ERROR, "1 of 8 images failed");
+    assert_int_equal(s.images, N);
+    assert_true(s.in_order);
+    assert_int_equal(s.bad_inputs, 1);
+    assert_int_equal(s.device_calls, 0);
+    assert_int_equal(rep.written, N - 1);
+    assert_int_equal(sent[0] + sent[1], N - 1);
+    assert_true(s.progress >= N - 1);
+    for (int i = 0; i < N; i++) {
+        if (strcmp(names[i], "junk") == 0) {
+            assert_int_equal(s.st[i], CLRUN_FORMAT_ERROR);
+            assert_int_equal(access(out[i], F_OK), -1); /* nothing written for it */
+            continue;
+        }
+        assert_int_equal(s.st[i], CLRUN_OK);
+        clrun_image src, got, want = {0};
+        CHECK_OK(NULL, clrun_image_read(in[i], &src));
+        CHECK_OK(NULL, clrun_image_read(out[i], &got));
+        CHECK_OK(ctx, clrun_canny_image(ctx, &src, &p, &want));
+        assert_int_equal(got.width, want.width);
+        assert_int_equal(got.height, want.height);
+        for (size_t y = 0; y < want.height; y++)
+            if (memcmp(got.data + y * got.stride, want.data + y * want.stride, want.width))
+                fail_msg("%s: row %zu of the written edges differs from clrun_canny_image's", names[i], y);
+        clrun_image_free(&src), clrun_image_free(&got), clrun_image_free(&want);
+        unlink(out[i]);
+    }
+    /* a weight 0 takes nothing; the group's form; no report at all */
+    const double w0[2] = {0, 1};
+    CHECK_OK(NULL, clrun_canny_files(two, w0, 2, &p, ins, outs, 4, 0, &rep));
+    assert_int_equal(sent[0], 0);
+    assert_int_equal(sent[1], 4);
+    clrun_group *g = NULL;
+    CHECK_OK(NULL, clrun_group_open(&g, "all"));
+    CHECK_OK(NULL, clrun_group_canny_files(g, &p, ins, outs, 4, 2, NULL));
+    for (int i = 0; i < 4; i++) assert_int_equal(access(out[i], F_OK), 0), unlink(out[i]);
+    clrun_group_close(g);
+    /* hostile arguments */
+    const double bad_w[2] = {1, NAN};
+    CHECK_FAIL(NULL, clrun_canny_files(two, bad_w, 2, &p, ins, outs, 1, 1, NULL), CLRUN_INVALID_ARG, "weight 1");
+    clrun_ctx *none[2] = {ctx, NULL};
+    CHECK_FAIL(NULL, clrun_canny_files(none, NULL, 2, &p, ins, outs, 1, 1, NULL), CLRUN_INVALID_ARG, "context 1 is NULL");
+    CHECK_FAIL(NULL, clrun_canny_files(two, NULL, 0, &p, ins, outs, 1, 1, NULL), CLRUN_INVALID_ARG, "no context");
+    CHECK_FAIL(NULL, clrun_canny_files(two, NULL, 2, NULL, ins, outs, 1, 1, NULL), CLRUN_INVALID_ARG, "NULL");
+    const char *holes[1] = {NULL};
+    CHECK_FAIL(NULL, clrun_canny_files(two, NULL, 2, &p, holes, outs, 1, 1, NULL), CLRUN_INVALID_ARG, "input or output 0 is NULL");
+    CHECK_OK(NULL, clrun_canny_files(two, NULL, 2, &p, NULL, NULL, 0, 1, NULL)); /* nothing to do */
+    CHECK_FAIL(NULL, clrun_group_canny_files(NULL, &p, ins, outs, 1, 1, NULL), CLRUN_INVALID_ARG, "g is NULL");
+    unlink(in[4]);
+    rmdir(dir);
+    clrun_close(two[1]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(files_on_several_devices),
         cmocka_unit_test(goldens),
         cmocka_unit_test(strides_and_offsets),
         cmocka_unit_test(in_place),

@@ -14,8 +14,9 @@ and the library's message.
 from ._core import (ArgMismatch, Buffer, BuildFailed, CLError, Context, DeviceInfo, DeviceOutOfMemory, Error, Event, FileError,  # noqa: F401
                     FormatError, HostOutOfMemory, In, InOut, InvalidArgument, Kernel, Local, NoDevice, NoPlatform, NotFound, Out, OutOfRange, Program,
                     Unsupported, devices, open, select, version)
-from ._ops import (add, argmax, axpy, calibrate, canny, cast, dequantize, div, dot, fma, gemm, gemm_s8, gemm_sp, imread, imwrite,  # noqa: F401
-                   max, min, mul, norm2, quantize, scale, sp24_compress, sp24_decompress, sp24_prune, sub, sum, tensor_cores, tensor_kernel)
+from ._lowp import calibrate, dequantize, gemm_s8, gemm_sp, quantize, sp24_compress, sp24_decompress, sp24_prune  # noqa: F401
+from ._ops import (add, argmax, axpy, canny, cast, div, dot, fma, gemm, imread, imwrite, max, min, mul, norm2, scale, sub,  # noqa: F401
+                   sum, tensor_cores, tensor_kernel)
 from ._array import Array, ElementwiseKernel, ReductionKernel, Stream, elementwise, matmul, reduction  # noqa: F401
 from .amp import GradScaler  # noqa: F401
 from .group import CannyPipeline, Group  # noqa: F401

@@ -152,6 +152,9 @@ int clrun__cache_load_begin(const unsigned char key[16]);
 void clrun__cache_load_end(const unsigned char key[16], int begun);
 int clrun__verbose(void);
 
+/* "argument I (TYPE NAME) of kernel K" into buf, for messages (kernel.c). */
+const char *clrun__arg_desc(clrun_kernel *k, unsigned i, char *buf, size_t size);
+
 /* Profiling (profile.c): record a launch's event under the kernel's name; start from $CLRUN_PROFILE
  * at clrun_open; print (when started from the environment) and free at clrun_close. */
 clrun_status clrun__profile_add(clrun_ctx *ctx, const char *kernel, cl_event e);
@@ -167,6 +170,29 @@ struct clrun__embedded {
 extern const struct clrun__embedded clrun__embedded_files[];
 extern const size_t clrun__embedded_count;
 extern const char *const clrun__embedded_names[]; /* NULL-terminated */
+
+/* ---- kernel sources (source.c) ----------------------------------------------------------------- */
+
+/* A growing string; oom set (and the text kept as it was) when memory ran out. */
+struct clrun__sbuf {
+    char *p;
+    size_t n, cap;
+    int oom;
+};
+void clrun__sb_add(struct clrun__sbuf *b, const char *s, size_t n);
+void clrun__sb_printf(struct clrun__sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The embedded source of that base name, or NULL. */
+const struct clrun__embedded *clrun__find_embedded(const char *name);
+/* How deep CLRUN_KERNEL_DIR's subfolders are searched: lib/ops/gemm/nv/ from lib/ops is 2. */
+#define CLRUN__KERNEL_TREE_DEPTH 3
+/* The file `name` in folder root, else in its subfolders (depth levels deep, the first found); 1
+ * with its path in out when found. */
+int clrun__find_in_tree(const char *root, const char *name, int depth, char *out, size_t size);
+/* Append text (from label, in folder dir; dir NULL: the embedded set) to out with each #include "x"
+ * replaced by the resolved file; with root (CLRUN_KERNEL_DIR), a name not beside the including file
+ * is looked for in root's tree. depth: 0 at the top. */
+clrun_status clrun__resolve(clrun_ctx *ctx, const char *text, size_t len, const char *label, const char *dir, const char *root, int depth,
+                            struct clrun__sbuf *out);
 
 /* Wrap a cl_event into *ev (ev NULL: release it). */
 clrun_status clrun__event_wrap(clrun_ctx *ctx, cl_event e, clrun_event **ev);

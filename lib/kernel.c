@@ -1,4 +1,5 @@
-/* kernel.c — kernels, argument setting with signature checks, launches, events and timing. */
+/* kernel.c — kernels and argument setting with signature checks (launch.c launches them, event.c
+ * times them). */
 #include "internal.h"
 
 #include <ctype.h>
@@ -143,7 +144,7 @@ clrun_status clrun_kernel_arg_info(clrun_kernel *k, unsigned i, clrun_arg_info *
 }
 
 /* Describe argument i as "argument 2 ('float *b')" into buf. */
-static const char *arg_desc(clrun_kernel *k, unsigned i, char *buf, size_t size)
+const char *clrun__arg_desc(clrun_kernel *k, unsigned i, char *buf, size_t size)
 {
     if (k->args && i < k->nargs && (k->args[i].type[0] || k->args[i].name[0]))
         snprintf(buf, size, "argument %u (%s %s) of kernel %s", i, k->args[i].type, k->args[i].name, k->name);
@@ -187,14 +188,14 @@ static clrun_status check_arg(clrun_kernel *k, unsigned i, enum kind kind, const
                                                                                                   : K_VALUE;
     static const char *const kinds[] = {"a __global or __constant buffer", "__local memory", "a value"};
     if (have != kind)
-        return clrun__fail(ctx, CLRUN_ARG_MISMATCH, "%s: %s expects %s, not %s", setter, arg_desc(k, i, desc, sizeof desc), kinds[have],
-                           kinds[kind]);
+        return clrun__fail(ctx, CLRUN_ARG_MISMATCH, "%s: %s expects %s, not %s", setter, clrun__arg_desc(k, i, desc, sizeof desc),
+                           kinds[have], kinds[kind]);
     if (kind == K_VALUE && want) {
         char norm[128];
         const char *type = k->args[i].type;
         if (scalar_name(type, norm, sizeof norm) && strcmp(norm, want) != 0)
-            return clrun__fail(ctx, CLRUN_ARG_MISMATCH, "%s: %s is of type %s, not %s", setter, arg_desc(k, i, desc, sizeof desc), type,
-                               want);
+            return clrun__fail(ctx, CLRUN_ARG_MISMATCH, "%s: %s is of type %s, not %s", setter, clrun__arg_desc(k, i, desc, sizeof desc),
+                               type, want);
     }
     return CLRUN_OK;
 }
@@ -204,7 +205,7 @@ static clrun_status set(clrun_kernel *k, unsigned i, size_t size, const void *va
     char desc[400];
     cl_int err = clSetKernelArg(k->kernel, i, size, value);
     if (err != CL_SUCCESS)
-        return clrun__fail_cl(k->prog->ctx, err, "clSetKernelArg", "%s: setting %s", setter, arg_desc(k, i, desc, sizeof desc));
+        return clrun__fail_cl(k->prog->ctx, err, "clSetKernelArg", "%s: setting %s", setter, clrun__arg_desc(k, i, desc, sizeof desc));
     k->set[i] = 1;
     return CLRUN_OK;
 }
@@ -220,7 +221,7 @@ clrun_status clrun_arg_buf(clrun_kernel *k, unsigned i, clrun_buf *b)
         return clrun__fail(k->prog->ctx, CLRUN_INVALID_ARG,
                            "clrun_arg_buf: %s: the buffer belongs to another context (%s); a kernel takes "
                            "buffers of its own program's context only",
-                           arg_desc(k, i, desc, sizeof desc), b->ctx->info.name);
+                           clrun__arg_desc(k, i, desc, sizeof desc), b->ctx->info.name);
     }
     return set(k, i, sizeof(cl_mem), &b->mem, "clrun_arg_buf");
 }
@@ -327,255 +328,6 @@ clrun_status clrun_arg_bytes(clrun_kernel *k, unsigned i, const void *value, siz
     const size_t want = value_size(k, i); /* some drivers (PoCL) take any size and the kernel reads past the value */
     if (want && size != want)
         return clrun__fail(k->prog->ctx, CLRUN_ARG_MISMATCH, "clrun_arg_bytes: %s is %zu bytes; %zu given",
-                           arg_desc(k, i, desc, sizeof desc), want, size);
+                           clrun__arg_desc(k, i, desc, sizeof desc), want, size);
     return set(k, i, size, value, "clrun_arg_bytes");
 }
-
-/* Local size when the caller gives none. The library's own kernels guard their tails, so for them
- * (round != 0) it is a multiple of the preferred multiple, about 256 items, and the global size is
- * rounded up to it. For a caller's kernel it divides the global size in every dimension, so no
- * work-item runs that the caller did not ask for (one rule for C, Python and the CLI): the largest
- * divisor within the work-group budget, a multiple of the preferred multiple where one exists. */
-static void choose_local(clrun_kernel *k, unsigned dims, const size_t *global, size_t *local, int round)
-{
-    clrun_ctx *ctx = k->prog->ctx;
-    size_t pref = 0, maxwg = 0;
-    if (clGetKernelWorkGroupInfo(k->kernel, ctx->device, CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE, sizeof pref, &pref, NULL) !=
-            CL_SUCCESS ||
-        pref == 0)
-        pref = ctx->info.preferred_multiple ? ctx->info.preferred_multiple : 1;
-    if (clGetKernelWorkGroupInfo(k->kernel, ctx->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof maxwg, &maxwg, NULL) != CL_SUCCESS || maxwg == 0)
-        maxwg = ctx->info.max_work_group ? ctx->info.max_work_group : 1;
-    size_t target = maxwg < 256 ? maxwg : 256;
-    if (pref > target) pref = target;
-    const size_t *mi = ctx->info.max_work_item;
-    for (unsigned d = 0; d < 3; d++) local[d] = 1;
-    if (!round) {
-        size_t budget = target;
-        for (unsigned d = 0; d < dims; d++) {
-            size_t cap = budget < global[d] ? budget : global[d], best = 1, best_pref = 0;
-            if (mi[d] && cap > mi[d]) cap = mi[d];
-            for (size_t l = cap; l >= 1; l--)
-                if (global[d] % l == 0) {
-                    if (best == 1) best = l;
-                    if (l % pref == 0) {
-                        best_pref = l;
-                        break;
-                    }
-                }
-            /* a multiple of the preferred multiple unless that costs more than half the group */
-            local[d] = best_pref && best_pref * 2 >= best ? best_pref : best;
-            budget /= local[d];
-            if (budget == 0) budget = 1;
-        }
-        return;
-    }
-    if (dims == 1) {
-        size_t l = target / pref * pref;
-        size_t need = (global[0] + pref - 1) / pref * pref; /* no bigger than the rounded-up global */
-        local[0] = l < need ? l : need;
-    } else {
-        local[0] = pref;
-        size_t rest = target / pref;
-        size_t need = global[1] < rest ? global[1] : rest;
-        local[1] = need ? need : 1;
-    }
-    for (unsigned d = 0; d < dims; d++)
-        if (mi[d] && local[d] > mi[d]) local[d] = mi[d];
-}
-
-/* The NDRange against the device, before the driver sees it (drivers abort the process, trap or
- * spin on sizes they cannot schedule): every size at least 1; the work-items in all within the
- * device's address space; each local size within the device's work-item sizes and their product
- * within the device's work-group size; the __local arguments within the device's local memory;
- * fewer than 2^32 work-groups in each dimension (drivers count them in 32 bits). g gets the global
- * size the driver is given (the caller's; rounded up to l only for the library's own kernels, which
- * guard their tails, when no local size was given), l the local one. */
-static clrun_status check_range(clrun_kernel *k, unsigned dims, const size_t *global, const size_t *local, size_t *g, size_t *l, int round)
-{
-    clrun_ctx *ctx = k->prog->ctx;
-    const clrun_device_info *in = &ctx->info;
-    cl_uint bits = 64;
-    size_t kwg = 0, items = 1, wg = 1, lbytes = 0;
-    if (dims < 1 || dims > 3 || !global)
-        return clrun__fail(ctx, CLRUN_INVALID_ARG, "launching %s: dims must be 1, 2 or 3 (got %u) with a global size", k->name, dims);
-    clGetDeviceInfo(ctx->device, CL_DEVICE_ADDRESS_BITS, sizeof bits, &bits, NULL);
-    /* the device's limit, not CL_KERNEL_WORK_GROUP_SIZE: NVIDIA reports 256 for a kernel loaded as
-     * PTX text (-clrun-ptx-rewrite) that runs 384 and 512 wide; a kernel's own smaller limit is the
-     * driver's to refuse (CL_INVALID_WORK_GROUP_SIZE, a clean error) */
-    kwg = in->max_work_group;
-    for (unsigned d = 0; d < dims; d++) {
-        if (global[d] == 0) return clrun__fail(ctx, CLRUN_INVALID_ARG, "launching %s: global size %u is 0", k->name, d);
-        if (__builtin_mul_overflow(items, global[d], &items) || (bits < 64 && (items >> bits)) || (items >> 62))
-            return clrun__fail(ctx, CLRUN_INVALID_ARG,
-                               "launching %s: a range of %zu%s work-items does not fit the %u-bit address space of %s", k->name, global[0],
-                               dims > 1 ? " × …" : "", bits, in->name);
-    }
-    if (local) {
-        for (unsigned d = 0; d < dims; d++) {
-            if (local[d] == 0) return clrun__fail(ctx, CLRUN_INVALID_ARG, "launching %s: local size %u is 0", k->name, d);
-            if (in->max_work_item[d] && local[d] > in->max_work_item[d])
-                return clrun__fail(ctx, CLRUN_INVALID_ARG, "launching %s: local size %zu in dimension %u; %s allows at most %zu", k->name,
-                                   local[d], d, in->name, in->max_work_item[d]);
-            wg *= local[d];
-            l[d] = local[d], g[d] = global[d];
-        }
-        if (kwg && wg > kwg)
-            return clrun__fail(ctx, CLRUN_INVALID_ARG, "launching %s: a work-group of %zu work-items; %s allows at most %zu", k->name, wg,
-                               in->name, kwg);
-    } else {
-        choose_local(k, dims, global, l, round);
-        for (unsigned d = 0; d < dims; d++) g[d] = (global[d] + l[d] - 1) / l[d] * l[d]; /* global[d] < 2^62: no overflow */
-    }
-    for (unsigned d = 0; d < dims; d++)
-        if (((g[d] + l[d] - 1) / l[d]) >> 32)
-            return clrun__fail(ctx, CLRUN_INVALID_ARG,
-                               "launching %s: %zu work-groups in dimension %u; at most 2^32 - 1 (a larger local size, "
-                               "or split the work)",
-                               k->name, (g[d] + l[d] - 1) / l[d], d);
-    for (unsigned i = 0; i < k->nargs; i++) lbytes += k->local[i];
-    if (in->local_mem && lbytes > in->local_mem)
-        return clrun__fail(ctx, CLRUN_INVALID_ARG, "launching %s: its __local arguments ask for %zu bytes; %s has %llu", k->name, lbytes,
-                           in->name, (unsigned long long)in->local_mem);
-    return CLRUN_OK;
-}
-
-static clrun_status launch(clrun_kernel *k, unsigned dims, const size_t *global, const size_t *local, clrun_event **ev, int round)
-{
-    if (!k) return clrun__fail(NULL, CLRUN_INVALID_ARG, "launching: the kernel is NULL");
-    clrun_ctx *ctx = k->prog->ctx;
-    CLRUN__SERIAL(ctx);
-    size_t g[3] = {1, 1, 1}, l[3] = {1, 1, 1};
-    cl_event e = NULL;
-    char desc[400];
-    clrun_status st;
-    if (ev) *ev = NULL;
-    if ((st = check_range(k, dims, global, local, g, l, round))) return st;
-    for (unsigned i = 0; i < k->nargs; i++)
-        if (!k->set[i])
-            return clrun__fail(ctx, CLRUN_ARG_MISMATCH, "launching %s: %s was never set (the kernel takes %u arguments)", k->name,
-                               arg_desc(k, i, desc, sizeof desc), k->nargs);
-    cl_int err = clEnqueueNDRangeKernel(clrun__queue(ctx), k->kernel, dims, NULL, g, l, 0, NULL, ev || ctx->profile ? &e : NULL);
-    if (err != CL_SUCCESS) {
-        if (err == CL_INVALID_WORK_GROUP_SIZE && local)
-            return clrun__fail(ctx, CLRUN_INVALID_ARG,
-                               "launching %s: local size %zu,%zu,%zu does not divide global size %zu,%zu,%zu or exceeds the "
-                               "device's limit (CL_INVALID_WORK_GROUP_SIZE)",
-                               k->name, l[0], l[1], l[2], g[0], g[1], g[2]);
-        return clrun__fail_cl(ctx, err, "clEnqueueNDRangeKernel", "launching %s", k->name);
-    }
-    if (ctx->profile) {
-        clrun_status st = clrun__profile_add(ctx, k->name, e);
-        if (st) {
-            clReleaseEvent(e);
-            return st;
-        }
-    }
-    return clrun__event_wrap(ctx, e, ev);
-}
-
-clrun_status clrun_launch_ev(clrun_kernel *k, unsigned dims, const size_t *global, const size_t *local, clrun_event **ev)
-{
-    if (!k) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_launch_ev: k is NULL");
-    return launch(k, dims, global, local, ev, 0);
-}
-
-clrun_status clrun_launch(clrun_kernel *k, unsigned dims, const size_t *global, const size_t *local)
-{
-    if (!k) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_launch: k is NULL");
-    return launch(k, dims, global, local, NULL, 0);
-}
-
-/* ---- typed bind and launch (lib/opkit.h) ---------------------------------------------------- */
-
-clrun_status clrun__bind(clrun_kernel *k, const clrun__arg *args, size_t n)
-{
-    clrun_status st = CLRUN_OK;
-    if (n != k->nargs)
-        return clrun__fail(k->prog->ctx, CLRUN_ARG_MISMATCH, "kernel %s takes %u arguments; its argument list has %zu", k->name, k->nargs,
-                           n);
-    for (unsigned i = 0; i < n && st == CLRUN_OK; i++) {
-        const clrun__arg *a = &args[i];
-        switch (a->kind) {
-        case CLRUN__A_BUF: st = clrun_arg_buf(k, i, a->v.buf); break;
-        case CLRUN__A_LOCAL: st = clrun_arg_local(k, i, a->v.local); break;
-        case CLRUN__A_I32: st = clrun_arg_i32(k, i, a->v.i32); break;
-        case CLRUN__A_U32: st = clrun_arg_u32(k, i, a->v.u32); break;
-        case CLRUN__A_U64: st = clrun_arg_u64(k, i, a->v.u64); break;
-        case CLRUN__A_F32: st = clrun_arg_f32(k, i, a->v.f32); break;
-        default: st = clrun__fail(k->prog->ctx, CLRUN_INVALID_ARG, "kernel %s: argument %u has an unknown kind", k->name, i);
-        }
-    }
-    return st;
-}
-
-clrun_status clrun__launch(clrun_kernel *k, clrun__grid g, const clrun__arg *args, size_t n)
-{
-    CLRUN__SERIAL(k->prog->ctx); /* bind and launch as one: a library kernel is shared by the context's callers */
-    clrun_status st = clrun__bind(k, args, n);
-    if (st != CLRUN_OK) return st;
-    return launch(k, g.dims, g.global, g.local[0] ? g.local : NULL, NULL, 1); /* library kernels guard their tails */
-}
-
-/* ---- events -------------------------------------------------------------------------------- */
-
-clrun_status clrun__event_wrap(clrun_ctx *ctx, cl_event e, clrun_event **ev)
-{
-    if (!ev) {
-        if (e) clReleaseEvent(e);
-        return CLRUN_OK;
-    }
-    *ev = malloc(sizeof **ev);
-    if (!*ev) {
-        clWaitForEvents(1, &e);
-        clReleaseEvent(e);
-        return clrun__fail(ctx, CLRUN_HOST_OUT_OF_MEMORY, "out of host memory for an event");
-    }
-    (*ev)->ctx = ctx;
-    (*ev)->event = e;
-    return CLRUN_OK;
-}
-
-clrun_status clrun_event_wait(clrun_event *ev)
-{
-    if (!ev) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_event_wait: ev is NULL");
-    cl_int status = CL_COMPLETE;
-    cl_int err = clWaitForEvents(1, &ev->event);
-    if (err == CL_SUCCESS || err == CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST) {
-        clGetEventInfo(ev->event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, NULL);
-        if (status < 0) return clrun__fail_cl(ev->ctx, status, "the command", "waiting for an event");
-        if (err == CL_SUCCESS) return CLRUN_OK;
-    }
-    return clrun__fail_cl(ev->ctx, err, "clWaitForEvents", "waiting for an event");
-}
-
-clrun_status clrun_event_times(clrun_event *ev, uint64_t *start_ns, uint64_t *end_ns)
-{
-    if (!ev) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_event_times: ev is NULL");
-    cl_ulong s = 0, e = 0;
-    clrun_status st = clrun_event_wait(ev);
-    if (st != CLRUN_OK) return st;
-    cl_int err = clGetEventProfilingInfo(ev->event, CL_PROFILING_COMMAND_START, sizeof s, &s, NULL);
-    if (err == CL_SUCCESS) err = clGetEventProfilingInfo(ev->event, CL_PROFILING_COMMAND_END, sizeof e, &e, NULL);
-    if (err != CL_SUCCESS) return clrun__fail_cl(ev->ctx, err, "clGetEventProfilingInfo", "reading an event's times");
-    if (start_ns) *start_ns = s;
-    if (end_ns) *end_ns = e;
-    return CLRUN_OK;
-}
-
-double clrun_event_ms(clrun_event *ev)
-{
-    if (!ev) return -1.0;
-    uint64_t s, e;
-    if (clrun_event_times(ev, &s, &e) != CLRUN_OK) return -1.0;
-    return (double)(e - s) / 1e6;
-}
-
-void clrun_event_free(clrun_event *ev)
-{
-    if (!ev) return;
-    if (ev->event) clReleaseEvent(ev->event);
-    free(ev);
-}
-
-cl_event clrun_event_cl(const clrun_event *ev) { return ev ? ev->event : NULL; }

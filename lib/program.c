@@ -1,5 +1,5 @@
-/* program.c — programs from files, strings or the embedded kernel set; include resolution; builds
- * through the binary cache; build logs. */
+/* program.c — programs from files, strings or the embedded kernel set (their includes resolved by
+ * source.c); builds through the binary cache; build hooks; build logs. */
 #include "internal.h"
 
 #include <dirent.h>
@@ -8,152 +8,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#define MAX_INCLUDE_DEPTH 16
-/* How deep CLRUN_KERNEL_DIR's subfolders are searched: lib/ops/gemm/nv/ from lib/ops is 2. */
-#define KERNEL_TREE_DEPTH 3
-
-/* A growing string. */
-struct sbuf {
-    char *p;
-    size_t n, cap;
-    int oom;
-};
-
-static void sb_add(struct sbuf *b, const char *s, size_t n)
-{
-    if (b->oom) return;
-    if (b->n + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 4096;
-        while (cap < b->n + n + 1) cap *= 2;
-        char *p = realloc(b->p, cap);
-        if (!p) {
-            b->oom = 1;
-            return;
-        }
-        b->p = p;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->n, s, n);
-    b->n += n;
-    b->p[b->n] = 0;
-}
-
-static void sb_printf(struct sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void sb_printf(struct sbuf *b, const char *fmt, ...)
-{
-    char tmp[4400];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
-    va_end(ap);
-    if (n > 0) sb_add(b, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
-}
-
-static const struct clrun__embedded *find_embedded(const char *name)
-{
-    for (size_t i = 0; i < clrun__embedded_count; i++)
-        if (strcmp(clrun__embedded_files[i].name, name) == 0) return &clrun__embedded_files[i];
-    return NULL;
-}
-
-/* Is this line `#include "name"`? Copies the name into out. */
-static int include_line(const char *line, size_t len, char *out, size_t size)
-{
-    size_t i = 0;
-    while (i < len && (line[i] == ' ' || line[i] == '\t')) i++;
-    if (i >= len || line[i] != '#') return 0;
-    i++;
-    while (i < len && (line[i] == ' ' || line[i] == '\t')) i++;
-    if (len - i < 7 || strncmp(line + i, "include", 7) != 0) return 0;
-    i += 7;
-    while (i < len && (line[i] == ' ' || line[i] == '\t')) i++;
-    if (i >= len || line[i] != '"') return 0;
-    size_t s = ++i;
-    while (i < len && line[i] != '"') i++;
-    if (i >= len || i - s == 0 || i - s >= size) return 0;
-    memcpy(out, line + s, i - s);
-    out[i - s] = 0;
-    return 1;
-}
-
-/* The file `name` in folder root, else in its subfolders (depth levels deep, the first found): the
- * kernel library's sources live in one folder per op (lib/ops/NAME/), and include each other by base
- * name. 1 with the path in out when found. */
-static int find_in_tree(const char *root, const char *name, int depth, char *out, size_t size)
-{
-    int n = snprintf(out, size, "%s/%s", root, name);
-    if (n > 0 && (size_t)n < size && access(out, R_OK) == 0) return 1;
-    DIR *d = depth > 0 ? opendir(root) : NULL;
-    if (!d) return 0;
-    struct dirent *e;
-    int found = 0;
-    while (!found && (e = readdir(d)) != NULL) {
-        if (e->d_name[0] == '.') continue;
-        char sub[4096];
-        struct stat sb;
-        int n = snprintf(sub, sizeof sub, "%s/%s", root, e->d_name);
-        if (n > 0 && (size_t)n < sizeof sub && stat(sub, &sb) == 0 && S_ISDIR(sb.st_mode))
-            found = find_in_tree(sub, name, depth - 1, out, size);
-    }
-    closedir(d);
-    return found;
-}
-
-/* Append `text` (from `label`, in folder `dir`; dir NULL means the embedded set) to out, replacing
- * each #include "x" line by the resolved file; with root (CLRUN_KERNEL_DIR), a name not beside the
- * including file is looked for in root's tree. */
-static clrun_status resolve(clrun_ctx *ctx, const char *text, size_t len, const char *label, const char *dir, const char *root, int depth,
-                            struct sbuf *out)
-{
-    if (depth > MAX_INCLUDE_DEPTH)
-        return clrun__fail(ctx, CLRUN_INVALID_ARG, "%s: includes nest deeper than %d levels (an include cycle?)", label, MAX_INCLUDE_DEPTH);
-    size_t pos = 0;
-    unsigned lineno = 0;
-    while (pos < len) {
-        const char *line = text + pos;
-        const char *nl = memchr(line, '\n', len - pos);
-        size_t ll = nl ? (size_t)(nl - line) : len - pos;
-        char name[1024];
-        lineno++;
-        if (include_line(line, ll, name, sizeof name)) {
-            char path[4096];
-            char *data = NULL;
-            size_t dlen = 0;
-            clrun_status st;
-            if (!dir) {
-                const struct clrun__embedded *e = find_embedded(name);
-                if (!e)
-                    return clrun__fail(ctx, CLRUN_IO_ERROR, "%s:%u: included file \"%s\" is not among the embedded kernel sources", label,
-                                       lineno, name);
-                sb_printf(out, "#line 1 \"%s\"\n", name);
-                st = resolve(ctx, e->data, e->len, name, NULL, NULL, depth + 1, out);
-            } else {
-                if (name[0] == '/') snprintf(path, sizeof path, "%s", name);
-                else snprintf(path, sizeof path, "%s/%s", dir, name);
-                if (root && name[0] != '/' && access(path, R_OK) != 0) find_in_tree(root, name, KERNEL_TREE_DEPTH, path, sizeof path);
-                int rc = clrun__read_file(path, &data, &dlen, CLRUN__SOURCE_MAX);
-                if (rc)
-                    return clrun__fail(ctx, CLRUN_IO_ERROR, "%s:%u: cannot open included file %s: %s", label, lineno, path, strerror(rc));
-                char sub[4096];
-                snprintf(sub, sizeof sub, "%s", path);
-                char *slash = strrchr(sub, '/');
-                if (slash) *slash = 0;
-                sb_printf(out, "#line 1 \"%s\"\n", path);
-                st = resolve(ctx, data, dlen, path, slash ? sub : ".", root, depth + 1, out);
-                free(data);
-            }
-            if (st != CLRUN_OK) return st;
-            sb_printf(out, "\n#line %u \"%s\"\n", lineno + 1, label);
-        } else {
-            sb_add(out, line, ll);
-            sb_add(out, "\n", 1);
-        }
-        pos += ll + (nl ? 1 : 0);
-    }
-    if (out->oom) return clrun__fail(ctx, CLRUN_HOST_OUT_OF_MEMORY, "%s: out of memory resolving includes", label);
-    return CLRUN_OK;
-}
 
 void clrun__build_log(clrun_ctx *ctx, cl_program program)
 {
@@ -207,7 +61,7 @@ static int strip_option(char *opts, const char *option)
  * "ADDRESS_QUALIFIER TYPE_QUALIFIER TYPE\tNAME". Names and types have no tab or newline. */
 
 /* The info text of every kernel of a program built from source, appended to out. */
-static void arg_info_text(cl_program program, struct sbuf *out)
+static void arg_info_text(cl_program program, struct clrun__sbuf *out)
 {
     cl_uint n = 0;
     if (clCreateKernelsInProgram(program, 0, NULL, &n) != CL_SUCCESS || n == 0) return;
@@ -222,7 +76,7 @@ static void arg_info_text(cl_program program, struct sbuf *out)
         cl_uint nargs = 0;
         clGetKernelInfo(ks[i], CL_KERNEL_FUNCTION_NAME, sizeof kname - 1, kname, NULL);
         clGetKernelInfo(ks[i], CL_KERNEL_NUM_ARGS, sizeof nargs, &nargs, NULL);
-        sb_printf(out, "k %s %u\n", kname, nargs);
+        clrun__sb_printf(out, "k %s %u\n", kname, nargs);
         for (cl_uint a = 0; a < nargs; a++) {
             cl_kernel_arg_address_qualifier aq = 0;
             cl_kernel_arg_type_qualifier tq = 0;
@@ -231,7 +85,7 @@ static void arg_info_text(cl_program program, struct sbuf *out)
             clGetKernelArgInfo(ks[i], a, CL_KERNEL_ARG_TYPE_QUALIFIER, sizeof tq, &tq, NULL);
             clGetKernelArgInfo(ks[i], a, CL_KERNEL_ARG_TYPE_NAME, sizeof type - 1, type, NULL);
             clGetKernelArgInfo(ks[i], a, CL_KERNEL_ARG_NAME, sizeof name - 1, name, NULL);
-            sb_printf(out, "%u %llu %s\t%s\n", (unsigned)aq, (unsigned long long)tq, type, name);
+            clrun__sb_printf(out, "%u %llu %s\t%s\n", (unsigned)aq, (unsigned long long)tq, type, name);
         }
         clReleaseKernel(ks[i]);
     }
@@ -240,7 +94,7 @@ static void arg_info_text(cl_program program, struct sbuf *out)
 }
 
 /* A cache entry's payload: the binary's length (8 bytes, little-endian), the binary, the info text. */
-static unsigned char *pack_entry(const unsigned char *bin, size_t blen, const struct sbuf *info, size_t *len)
+static unsigned char *pack_entry(const unsigned char *bin, size_t blen, const struct clrun__sbuf *info, size_t *len)
 {
     const size_t ilen = info->oom ? 0 : info->n;
     unsigned char *e = malloc(8 + blen + ilen);
@@ -292,10 +146,10 @@ static clrun_status build(clrun_ctx *ctx, const char *label, const char *source,
     char *arginfo = NULL;
     int cached = 0, use_cache;
     char dirbuf[4096];
-    struct sbuf opts = {0}, marked = {0};
+    struct clrun__sbuf opts = {0}, marked = {0};
     clrun_prog *p = NULL;
 
-    sb_printf(&opts, "-cl-kernel-arg-info%s%s", user_options && *user_options ? " " : "", user_options ? user_options : "");
+    clrun__sb_printf(&opts, "-cl-kernel-arg-info%s%s", user_options && *user_options ? " " : "", user_options ? user_options : "");
     if (opts.oom) return clrun__fail(ctx, CLRUN_HOST_OUT_OF_MEMORY, "out of memory");
     /* the key sees the PTX option; the driver does not */
     use_cache = clrun_cache_dir(dirbuf, sizeof dirbuf) != NULL && clrun__cache_key(ctx, source, len, opts.p, key) == CLRUN_OK;
@@ -317,9 +171,9 @@ static clrun_status build(clrun_ctx *ctx, const char *label, const char *source,
     if (use_cache) {
         size_t m = (size_t)snprintf(marker, sizeof marker, "%s", CLRUN__KEY_KERNEL);
         for (int i = 0; i < 16; i++) m += (size_t)snprintf(marker + m, sizeof marker - m, "%02x", key[i]);
-        sb_add(&marked, source, len); /* sb_printf holds 4 KiB: the source goes in whole */
+        clrun__sb_add(&marked, source, len); /* sb_printf holds 4 KiB: the source goes in whole */
         /* never launched; not empty: NVIDIA's compiler emits PTX that ptxas refuses for an empty kernel */
-        sb_printf(&marked, "\n__kernel void %s(__global int *clrun_p) { clrun_p[0] = 0; }\n", marker);
+        clrun__sb_printf(&marked, "\n__kernel void %s(__global int *clrun_p) { clrun_p[0] = 0; }\n", marker);
         if (marked.oom) {
             st = clrun__fail(ctx, CLRUN_HOST_OUT_OF_MEMORY, "out of memory");
             goto done;
@@ -377,7 +231,7 @@ static clrun_status build(clrun_ctx *ctx, const char *label, const char *source,
         for (size_t h = 0; h < nhooks; h++)
             if ((st = hooks[h]->after_build(ctx, label, dopts, &program))) goto done;
         if (use_cache && (bin = clrun__program_binary(ctx, program, &blen)) != NULL) {
-            struct sbuf info = {0};
+            struct clrun__sbuf info = {0};
             arg_info_text(program, &info);
             if ((entry = pack_entry(bin, blen, &info, &elen)) != NULL) clrun__cache_store(key, entry, elen);
             free(info.p);
@@ -415,8 +269,8 @@ static clrun_status load(clrun_ctx *ctx, const char *text, size_t len, const cha
 {
     if (!out) return clrun__fail(ctx, CLRUN_INVALID_ARG, "%s: out is NULL", label);
     *out = NULL;
-    struct sbuf src = {0};
-    clrun_status st = resolve(ctx, text, len, label, dir, root, 0, &src);
+    struct clrun__sbuf src = {0};
+    clrun_status st = clrun__resolve(ctx, text, len, label, dir, root, 0, &src);
     if (st == CLRUN_OK) st = build(ctx, label, src.p ? src.p : "", src.n, options, out);
     if (st == CLRUN_OK) { /* kept for clrun_arg_bytes's size probe; without them the probe is skipped */
         (*out)->source = src.p, src.p = NULL;
@@ -473,7 +327,7 @@ const char *clrun_builtin_source(const char *name, size_t *len)
 {
     if (!name) return NULL;
     char file[256];
-    const struct clrun__embedded *e = find_embedded(builtin_file(name, file, sizeof file));
+    const struct clrun__embedded *e = clrun__find_embedded(builtin_file(name, file, sizeof file));
     if (!e) return NULL;
     if (len) *len = e->len;
     return e->data;
@@ -492,13 +346,13 @@ clrun_status clrun_prog_builtin(clrun_ctx *ctx, const char *name, const char *op
     if (kdir) {
         char path[4096];
         if (!out) return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_prog_builtin: out is NULL");
-        if (!find_in_tree(kdir, file, KERNEL_TREE_DEPTH, path, sizeof path)) snprintf(path, sizeof path, "%s/%s", kdir, file);
+        if (!clrun__find_in_tree(kdir, file, CLRUN__KERNEL_TREE_DEPTH, path, sizeof path)) snprintf(path, sizeof path, "%s/%s", kdir, file);
         return load_file(ctx, path, kdir, options, out);
     }
-    const struct clrun__embedded *e = find_embedded(file);
+    const struct clrun__embedded *e = clrun__find_embedded(file);
     if (!e) {
-        struct sbuf names = {0};
-        for (size_t i = 0; i < clrun__embedded_count; i++) sb_printf(&names, " %s", clrun__embedded_files[i].name);
+        struct clrun__sbuf names = {0};
+        for (size_t i = 0; i < clrun__embedded_count; i++) clrun__sb_printf(&names, " %s", clrun__embedded_files[i].name);
         clrun__fail(ctx, CLRUN_NOT_FOUND, "no embedded kernel source named \"%s\"; embedded:%s", name, names.p ? names.p : " (none)");
         free(names.p);
         if (out) *out = NULL;

@@ -1,5 +1,4 @@
-/* image.c — 8-bit images: PNG through libpng, JPEG through libjpeg-turbo (read), binary PGM/PPM;
- * 1 (gray) or 3 (RGB) channels. */
+/* image.c — 8-bit images, 1 (gray) or 3 (RGB) channels: PNG through libpng, JPEG through libjpeg-turbo (read), binary PGM/PPM. */
 #include "../internal.h"
 
 #include <errno.h>

@@ -105,6 +105,22 @@ void clrun_file_abort_writes(void)
     }
 }
 
+/* fd as a stream for writing, with the mode and (where we may) the owner of the file it replaces
+ * (was: NULL when none); NULL, fd closed and *e set, when it cannot be. */
+static FILE *stream_for(int fd, const struct stat *was, int *e)
+{
+    if (was) {
+        (void)fchmod(fd, was->st_mode & 07777);
+        if (geteuid() == 0) (void)!fchown(fd, was->st_uid, was->st_gid);
+    }
+    FILE *f = fdopen(fd, "wb");
+    if (!f) {
+        *e = errno;
+        close(fd);
+    }
+    return f;
+}
+
 /* The unnamed file fd, complete, becomes target: linked in directly when no file is there, else
  * linked under a temporary name in the folder and renamed over it. Returns 0 or the errno; an abort
  * seen before the first link gives the file no name (ECANCELED). */
@@ -153,12 +169,8 @@ int clrun__save(const char *path, int (*write)(FILE *f, void *arg), void *arg, i
     if (have && S_ISDIR(sb.st_mode)) return (*err = EISDIR), -1;
     if (have && !S_ISREG(sb.st_mode)) { /* a FIFO, a device: write into it */
         if ((fd = open(target, O_WRONLY | O_CLOEXEC)) < 0) return (*err = errno), -1;
-        FILE *f = fdopen(fd, "wb");
-        if (!f) {
-            e = errno;
-            close(fd);
-            return (*err = e), -1;
-        }
+        FILE *f = stream_for(fd, NULL, &e);
+        if (!f) return (*err = e), -1;
         e = run_writer(f, write, arg);
         if (fclose(f) != 0 && !e) e = errno;
         return (*err = e) ? -1 : 0;
@@ -173,16 +185,8 @@ int clrun__save(const char *path, int (*write)(FILE *f, void *arg), void *arg, i
     snprintf(dirpath, sizeof dirpath, "%.*s", slash == target ? 1 : slash ? dlen : 1, slash ? dir : ".");
     fd = open(dirpath, O_TMPFILE | O_WRONLY | O_CLOEXEC, have ? 0600 : 0666);
     if (fd >= 0) {
-        if (have) { /* the replaced file's mode, and its owner where we may */
-            (void)fchmod(fd, sb.st_mode & 07777);
-            if (geteuid() == 0) (void)!fchown(fd, sb.st_uid, sb.st_gid);
-        }
-        FILE *f = fdopen(fd, "wb");
-        if (!f) {
-            e = errno;
-            close(fd);
-            return (*err = e), -1;
-        }
+        FILE *f = stream_for(fd, have ? &sb : NULL, &e);
+        if (!f) return (*err = e), -1;
         e = run_writer(f, write, arg);
         if (!e && fflush(f) != 0) e = errno ? errno : EIO;
         if (!e) e = link_in(fileno(f), target, dir, dlen, base, slash == target, gen);
@@ -207,15 +211,8 @@ int clrun__save(const char *path, int (*write)(FILE *f, void *arg), void *arg, i
         }
     }
     if (fd < 0) return (*err = EEXIST), -1;
-    if (have) { /* the replaced file's mode, and its owner where we may */
-        (void)fchmod(fd, sb.st_mode & 07777);
-        if (geteuid() == 0) (void)!fchown(fd, sb.st_uid, sb.st_gid);
-    }
-    FILE *f = fdopen(fd, "wb");
-    if (!f) {
-        e = errno;
-        close(fd);
-    } else {
+    FILE *f = stream_for(fd, have ? &sb : NULL, &e);
+    if (f) {
         e = run_writer(f, write, arg);
         if (fclose(f) != 0 && !e) e = errno ? errno : EIO;
         if (!e && rename(tmp, target) != 0) e = errno;

@@ -68,7 +68,14 @@ typedef struct clrun__gemm_backend {
  * unknown values. */
 const clrun__gemm_backend *clrun__gemm_row(clrun_gemm_backend id);
 
-/* ---- front.c: services for the backends ------------------------------------------------------- */
+/* 1 when p's operands are already in the layout `need` asks for (CLRUN__GEMM_ROWS16, NT) (stage.c). */
+int clrun__gemm_in_layout(const clrun__gemm_plan *p, unsigned need);
+/* Copy rows × cols 16-bit elements of each batch from src (element off, rows ld apart, batches
+ * stride apart) into dst from element dst_off, rows ldd apart, batches rows·ldd apart (stage.c). */
+clrun_status clrun__gemm_copy_rows16(clrun_ctx *ctx, clrun_buf *src, size_t off, size_t ld, size_t stride, size_t rows, size_t cols,
+                                     size_t batch, clrun_buf *dst, size_t dst_off, size_t ldd);
+
+/* ---- front.c and stage.c: services for the backends ------------------------------------------------------- */
 
 /* Run p on backend b as clrun_gemm would once b is chosen: stage the operands into b's layout,
  * slice K, launch. For probes. */

@@ -14,37 +14,29 @@
 
 /* Kinds: TEXT any string; FLAG 1/0 (also yes/no, true/false, on/off); CHOICE one word of the form's
  * `a`, `b` list; UINTS unsigned decimals separated by the form's separator (',' or 'x'), between
- * `lo` and `hi` of them. X(ID, kind, lo, hi, form, effect); form and effect are README markdown. */
-#define CLRUN__SETTINGS(X)                                                                                                               \
-    X(DEVICE, TEXT, 0, 0, "a selection string", "default device: `PLATFORM:DEVICE`, an index, a name, `gpu`, `cpu` or `accelerator`")    \
-    X(DEVICES, TEXT, 0, 0, "a group",                                                                                                    \
-      "default device group (`clrun_group_open`, `--devices`): `all`, `gpu`, `cpu` or selection strings `0,2`")                          \
-    X(GROUP_WEIGHTS, UINTS, 1, 8, "`W,W,...`",                                                                                           \
-      "device groups: the devices' relative speeds, one integer per device in group order (0: give it nothing), instead of measuring "   \
-      "them")                                                                                                                            \
-    X(CACHE_DIR, TEXT, 0, 0, "a folder", "binary cache folder (else `$XDG_CACHE_HOME/clrun`, else `~/.cache/clrun`)")                    \
-    X(NO_CACHE, FLAG, 0, 0, "`1` or `0`", "`1`: no binary cache")                                                                        \
-    X(KERNEL_DIR, TEXT, 0, 0, "a folder", "load the kernel library's sources from this folder instead of the embedded copy")             \
-    X(VERBOSE, FLAG, 0, 0, "`1` or `0`", "`1`: say on stderr when the cache misses, is corrupt or cannot be written")                    \
-    X(STAGING, CHOICE, 0, 0, "`1`, `0` or `force`",                                                                                      \
-      "transfers from ordinary memory: `1` staged when it pays (default), `0` straight to the driver, `force` always staged")            \
-    X(PROFILE, FLAG, 0, 0, "`1` or `0`",                                                                                                 \
-      "`1`: every context records each kernel's device time and prints the table to stderr at `clrun_close`")                            \
-    X(GEMM_PARAMS, UINTS, 5, 7, "`TM,TN,TK,WM,WN[,VEC[,DB]]`",                                                                           \
-      "GPU GEMM tiles, over the tuning file and the built-in ones (experiments, `clrun tune`); refused when the device cannot run them") \
-    X(GEMM_CPU_PARAMS, UINTS, 2, 2, "`VW,RM`", "CPU GEMM kernel: vector width (4, 8 or 16), rows per work-item (1 to 32)")               \
-    X(GEMM_MMA_PARAMS, UINTS, 6, 7, "`BM,BN,BK,WTM,WTN,STAGES[,TFACC]`",                                                                 \
-      "tensor-core GEMM tiles (experiments); refused when the device cannot run them")                                                   \
-    X(NO_TENSOR, FLAG, 0, 0, "`1` or `0`", "`1`: never use the tensor-core kernel (`auto` takes the portable ones)")                     \
-    X(GEMM_WGMMA_PARAMS, UINTS, 6, 8, "`BM,BN,WG,WN,STAGES,WAIT[,KB[,WS]]`",                                                             \
-      "Hopper wgmma GEMM tiles (experiments); refused when the device cannot run them")                                                  \
-    X(NO_WGMMA, FLAG, 0, 0, "`1` or `0`", "`1`: never use the Hopper wgmma kernel (the `mma.sync` one takes its products)")              \
-    X(NO_TMA, FLAG, 0, 0, "`1` or `0`", "`1`: never load the CUDA driver for tensor maps (the wgmma kernel then loads with `cp.async`)") \
-    X(REDUCE_SHAPE, CHOICE, 0, 0, "`gpu` or `cpu`", "run that shape of the reduction kernels on any device (tests)")                     \
-    X(REDUCE_GROUPS, UINTS, 1, 1, "`N` (1 or more)", "GPU reductions: work-groups per compute unit (default 8), for tuning")             \
-    X(CANNY_SHAPE, CHOICE, 0, 0, "`gpu` or `cpu`", "run that shape of the Canny kernels on any device (tests)")                          \
-    X(CANNY_TILE, UINTS, 3, 3, "`BXxBYxPY`",                                                                                             \
-      "the GPU shape's Canny tile: work-group BX × BY (BX·BY at most 1024), PY rows per work-item (at most 16); default `32x8x4`")
+ * `lo` and `hi` of them. X(ID, kind, lo, hi, form, effect); form and effect are docs/CLI.md markdown. */
+/* The core's variables; each op folder with variables of its own keeps them in its settings.h as
+ * the rows of a macro CLRUN__SETTINGS_<FOLDER>(X), named in its meson.build (op_settings), and the
+ * build chains them into CLRUN__OP_SETTINGS (op_settings.h, generated). */
+#define CLRUN__CORE_SETTINGS(X)                                                                                                        \
+    X(DEVICE, TEXT, 0, 0, "a selection string", "default device: `PLATFORM:DEVICE`, an index, a name, `gpu`, `cpu` or `accelerator`")  \
+    X(DEVICES, TEXT, 0, 0, "a group",                                                                                                  \
+      "default device group (`clrun_group_open`, `--devices`): `all`, `gpu`, `cpu` or selection strings `0,2`")                        \
+    X(GROUP_WEIGHTS, UINTS, 1, 8, "`W,W,...`",                                                                                         \
+      "device groups: the devices' relative speeds, one integer per device in group order (0: give it nothing), instead of measuring " \
+      "them")                                                                                                                          \
+    X(CACHE_DIR, TEXT, 0, 0, "a folder", "binary cache folder (else `$XDG_CACHE_HOME/clrun`, else `~/.cache/clrun`)")                  \
+    X(NO_CACHE, FLAG, 0, 0, "`1` or `0`", "`1`: no binary cache")                                                                      \
+    X(KERNEL_DIR, TEXT, 0, 0, "a folder", "load the kernel library's sources from this folder instead of the embedded copy")           \
+    X(VERBOSE, FLAG, 0, 0, "`1` or `0`", "`1`: say on stderr when the cache misses, is corrupt or cannot be written")                  \
+    X(STAGING, CHOICE, 0, 0, "`1`, `0` or `force`",                                                                                    \
+      "transfers from ordinary memory: `1` staged when it pays (default), `0` straight to the driver, `force` always staged")          \
+    X(PROFILE, FLAG, 0, 0, "`1` or `0`",                                                                                               \
+      "`1`: every context records each kernel's device time and prints the table to stderr at `clrun_close`")
+
+#include "op_settings.h"
+
+#define CLRUN__SETTINGS(X) CLRUN__CORE_SETTINGS(X) CLRUN__OP_SETTINGS(X)
 
 typedef enum clrun__setting {
 #define CLRUN__SETTING_ENUM(id, kind, lo, hi, form, effect) CLRUN__SET_##id,

@@ -96,6 +96,7 @@ const char *cli_type_name(clrun_device_type t);
 /* ---- commands and verbs --------------------------------------------------------------------- */
 
 struct cli_cmd;
+struct bench_opts; /* bench/bench.h */
 /* What `clrun op` parsed for a verb on .npy files (cli_op_npy reads the options every such verb
  * shares, the inputs, and opens the device or the group). */
 struct cli_npy {
@@ -128,6 +129,8 @@ struct cli_cmd {
     int (*npy)(const struct cli_npy *call);
     /* under mpirun: what the ranks but 0 do while rank 0 runs npy (NULL: the verb runs on one rank) */
     int (*follow)(clrun_ctx *ctx);
+    /* a benchmark of `clrun bench`: runs with the options its command parsed */
+    int (*bench)(const struct bench_opts *o);
 };
 
 /* After OUT is written: "wrote OUT (note)" for people, or with --json one record

@@ -109,14 +109,16 @@ const char *cli_type_name(clrun_device_type t)
 
 /* The commands; limit: the default --timeout in seconds, where a hang is a bug (0: none). */
 static const struct cli_cmd commands[] = {
-    {"devices", "list every platform and device, and the default", cmd_devices, 0, 0, 0, 0, NULL, NULL},
-    {"info", "every capability of one device", cmd_info, 0, 0, 0, 0, NULL, NULL},
-    {"run", "run any kernel file with arguments from .npy files, generated data or scalars", cmd_run, 0, 0, 0, 0, NULL, NULL},
-    {"op", "the kernel library's ops on .npy files and images (mul, sum, gemm, canny, cast, quantize, ...)", cmd_op, 600, 0, 0, 0, NULL,
-     NULL},
-    {"bench", "benchmarks against their peers (" BENCH_NAMES ")", cmd_bench, 3600, 0, 0, 0, NULL, NULL},
-    {"tune", "search kernel parameters on this device and store the best (gemm)", cmd_tune, 0, 0, 0, 0, NULL, NULL},
-    {"demo", "the seed examples on the default device, checked and timed", cmd_demo, 600, 0, 0, 0, NULL, NULL},
+    {.name = "devices", .what = "list every platform and device, and the default", .run = cmd_devices},
+    {.name = "info", .what = "every capability of one device", .run = cmd_info},
+    {.name = "run", .what = "run any kernel file with arguments from .npy files, generated data or scalars", .run = cmd_run},
+    {.name = "op",
+     .what = "the kernel library's ops on .npy files and images (mul, sum, gemm, canny, cast, quantize, ...)",
+     .run = cmd_op,
+     .limit = 600},
+    {.name = "bench", .what = "benchmarks against their peers (" BENCH_NAMES ")", .run = cmd_bench, .limit = 3600},
+    {.name = "tune", .what = "search kernel parameters on this device and store the best (gemm)", .run = cmd_tune},
+    {.name = "demo", .what = "the seed examples on the default device, checked and timed", .run = cmd_demo, .limit = 600},
 };
 
 static void usage(FILE *f)

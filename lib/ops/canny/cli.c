@@ -320,7 +320,8 @@ static int cmd_op_canny(int argc, char **argv)
 }
 
 const struct cli_cmd cli_verbs_canny[] = {
-    {"canny", "Canny edges of PNG, JPEG and PGM/PPM images, as cv2.Canny (clrun op canny --help; name it first)", cmd_op_canny, 0, 0, 0, 0,
-     NULL, NULL},
+    {.name = "canny",
+     .what = "Canny edges of PNG, JPEG and PGM/PPM images, as cv2.Canny (clrun op canny --help; name it first)",
+     .run = cmd_op_canny},
     {0},
 };

@@ -69,6 +69,6 @@ static int cmd_op_cast(int argc, char **argv)
 }
 
 const struct cli_cmd cli_verbs_convert[] = {
-    {"cast", "float32 <-> float16 / bfloat16 (--to; clrun op cast --help; name it first)", cmd_op_cast, 0, 0, 0, 0, NULL, NULL},
+    {.name = "cast", .what = "float32 <-> float16 / bfloat16 (--to; clrun op cast --help; name it first)", .run = cmd_op_cast},
     {0},
 };

@@ -232,9 +232,11 @@ static int follow(clrun_ctx *ctx)
 }
 
 const struct cli_cmd cli_verbs_gemm[] = {
-    {"gemm",
-     "alpha * op(A) @ op(B) + beta * C0 in float32, A and B float32 or float16 (or bf16 with --bf16);\n"
-     "             3-D inputs are batches (--ta --tb --beta -c)",
-     NULL, 0, 2, 0, 0, op_gemm, follow},
+    {.name = "gemm",
+     .what = "alpha * op(A) @ op(B) + beta * C0 in float32, A and B float32 or float16 (or bf16 with --bf16);\n"
+             "             3-D inputs are batches (--ta --tb --beta -c)",
+     .nin = 2,
+     .npy = op_gemm,
+     .follow = follow},
     {0},
 };

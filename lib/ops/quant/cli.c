@@ -173,7 +173,7 @@ static int quantize(int argc, char **argv) { return cmd_op_quant(argc, argv, 1);
 static int dequantize(int argc, char **argv) { return cmd_op_quant(argc, argv, 0); }
 
 const struct cli_cmd cli_verbs_quant[] = {
-    {"quantize", "float32 -> int8, PyTorch's qint8 (clrun op quantize --help)", quantize, 0, 0, 0, 0, NULL, NULL},
-    {"dequantize", "int8 -> float32 (clrun op dequantize --help)", dequantize, 0, 0, 0, 0, NULL, NULL},
+    {.name = "quantize", .what = "float32 -> int8, PyTorch's qint8 (clrun op quantize --help)", .run = quantize},
+    {.name = "dequantize", .what = "int8 -> float32 (clrun op dequantize --help)", .run = dequantize},
     {0},
 };

@@ -49,11 +49,16 @@ static int reduction(const struct cli_npy *c)
 }
 
 const struct cli_cmd cli_verbs_reduce[] = {
-    {"sum", "sum of the elements (printed)", NULL, 0, 1, SUM, 1, reduction, NULL},
-    {"dot", "sum of a * b (printed)", NULL, 0, 2, DOT, 1, reduction, NULL},
-    {"norm2", "Euclidean norm (printed)", NULL, 0, 1, NORM2, 1, reduction, NULL},
-    {"max", "largest element; NaN if any is NaN (printed)", NULL, 0, 1, MAX, 1, reduction, NULL},
-    {"min", "smallest element; NaN if any is NaN (printed)", NULL, 0, 1, MIN, 1, reduction, NULL},
-    {"argmax", "index of the first largest element, or of the first NaN (printed)", NULL, 0, 1, ARGMAX, 1, reduction, NULL},
+    {.name = "sum", .what = "sum of the elements (printed)", .nin = 1, .code = SUM, .prints = 1, .npy = reduction},
+    {.name = "dot", .what = "sum of a * b (printed)", .nin = 2, .code = DOT, .prints = 1, .npy = reduction},
+    {.name = "norm2", .what = "Euclidean norm (printed)", .nin = 1, .code = NORM2, .prints = 1, .npy = reduction},
+    {.name = "max", .what = "largest element; NaN if any is NaN (printed)", .nin = 1, .code = MAX, .prints = 1, .npy = reduction},
+    {.name = "min", .what = "smallest element; NaN if any is NaN (printed)", .nin = 1, .code = MIN, .prints = 1, .npy = reduction},
+    {.name = "argmax",
+     .what = "index of the first largest element, or of the first NaN (printed)",
+     .nin = 1,
+     .code = ARGMAX,
+     .prints = 1,
+     .npy = reduction},
     {0},
 };

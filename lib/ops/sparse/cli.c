@@ -270,7 +270,7 @@ done:
 }
 
 const struct cli_cmd cli_verbs_sparse[] = {
-    {"sparsify", "prune to 2:4 and compress: values + metadata (clrun op sparsify --help)", cmd_op_sparse, 0, 0, 0, 0, NULL, NULL},
-    {"densify", "2:4 values + metadata back to the dense matrix (clrun op sparsify --help)", cmd_op_sparse, 0, 0, 0, 0, NULL, NULL},
+    {.name = "sparsify", .what = "prune to 2:4 and compress: values + metadata (clrun op sparsify --help)", .run = cmd_op_sparse},
+    {.name = "densify", .what = "2:4 values + metadata back to the dense matrix (clrun op sparsify --help)", .run = cmd_op_sparse},
     {0},
 };

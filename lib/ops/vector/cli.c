@@ -41,12 +41,12 @@ static int elementwise(const struct cli_npy *c)
 }
 
 const struct cli_cmd cli_verbs_vector[] = {
-    {"mul", "a * b, element-wise", NULL, 0, 2, CLRUN_MUL, 0, elementwise, NULL},
-    {"add", "a + b", NULL, 0, 2, CLRUN_ADD, 0, elementwise, NULL},
-    {"sub", "a - b", NULL, 0, 2, CLRUN_SUB, 0, elementwise, NULL},
-    {"div", "a / b", NULL, 0, 2, CLRUN_DIV, 0, elementwise, NULL},
-    {"axpy", "alpha * x + y (--alpha)", NULL, 0, 2, CLRUN_AXPY, 0, elementwise, NULL},
-    {"scale", "alpha * x (--alpha)", NULL, 0, 1, CLRUN_SCALE, 0, elementwise, NULL},
-    {"fma", "a * b + c, one rounding", NULL, 0, 3, CLRUN_FMA, 0, elementwise, NULL},
+    {.name = "mul", .what = "a * b, element-wise", .nin = 2, .code = CLRUN_MUL, .npy = elementwise},
+    {.name = "add", .what = "a + b", .nin = 2, .code = CLRUN_ADD, .npy = elementwise},
+    {.name = "sub", .what = "a - b", .nin = 2, .code = CLRUN_SUB, .npy = elementwise},
+    {.name = "div", .what = "a / b", .nin = 2, .code = CLRUN_DIV, .npy = elementwise},
+    {.name = "axpy", .what = "alpha * x + y (--alpha)", .nin = 2, .code = CLRUN_AXPY, .npy = elementwise},
+    {.name = "scale", .what = "alpha * x (--alpha)", .nin = 1, .code = CLRUN_SCALE, .npy = elementwise},
+    {.name = "fma", .what = "a * b + c, one rounding", .nin = 3, .code = CLRUN_FMA, .npy = elementwise},
     {0},
 };

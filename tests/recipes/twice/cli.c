@@ -22,6 +22,6 @@ static int twice(const struct cli_npy *c)
 }
 
 const struct cli_cmd cli_verbs_twice[] = {
-    {"twice", "2 * x (the recipe's example op)", NULL, 0, 1, 0, 0, twice, NULL},
+    {.name = "twice", .what = "2 * x (the recipe's example op)", .nin = 1, .npy = twice},
     {0},
 };

@@ -185,15 +185,13 @@ int cmd_bench(int argc, char **argv)
     if (optind >= argc) return cli_usage_error("bench", "which benchmark? " BENCH_NAMES);
     const char *name = argv[optind];
     if (optind + 1 < argc) return cli_usage_error("bench", "unexpected argument '%s'", argv[optind + 1]);
-    if (strcmp(name, "transfer") == 0) return bench_transfer(&o);
-    if (strcmp(name, "launch") == 0) return bench_launch(&o);
-    if (strcmp(name, "vector") == 0) return bench_vector(&o);
-    if (strcmp(name, "gemm") == 0) return bench_gemm(&o);
-    if (strcmp(name, "canny") == 0) return bench_canny(&o);
-    if (strcmp(name, "mixed") == 0) return bench_mixed(&o);
-    if (strcmp(name, "pipeline") == 0) return bench_pipeline(&o);
-    if (strcmp(name, "int8") == 0) return bench_int8(&o);
-    if (strcmp(name, "sparse") == 0) return bench_sparse(&o);
-    if (strcmp(name, "overlap") == 0) return bench_overlap(&o);
+    static const struct cli_cmd benches[] = {
+        {.name = "transfer", .bench = bench_transfer}, {.name = "launch", .bench = bench_launch}, {.name = "vector", .bench = bench_vector},
+        {.name = "gemm", .bench = bench_gemm},         {.name = "mixed", .bench = bench_mixed},   {.name = "canny", .bench = bench_canny},
+        {.name = "pipeline", .bench = bench_pipeline}, {.name = "int8", .bench = bench_int8},     {.name = "sparse", .bench = bench_sparse},
+        {.name = "overlap", .bench = bench_overlap},
+    };
+    for (size_t i = 0; i < sizeof benches / sizeof *benches; i++)
+        if (strcmp(name, benches[i].name) == 0) return benches[i].bench(&o);
     return cli_usage_error("bench", "unknown benchmark '%s'; there are: " BENCH_NAMES, name);
 }

@@ -16,6 +16,21 @@ what=${1:-}
 
 # apt-get, with the package lists fetched first when they are missing or stale (a fresh machine)
 with_lists() { "$@" >&2 || { apt-get update -q >&2 && "$@" >&2; }; }
+# the Debian packages named, installed where they are not yet
+need() {
+    missing=""
+    for p in "$@"; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"; done
+    # shellcheck disable=SC2086
+    if [ -n "$missing" ]; then with_lists apt-get install -y -q --no-install-recommends $missing; fi
+}
+# unpack PACKAGE's .deb into DIR (downloaded, never installed)
+unpack() {
+    tmp=$(mktemp -d)
+    (cd "$tmp" && with_lists apt-get download "$1")
+    mkdir -p "$2"
+    dpkg-deb -x "$tmp"/"$1"_*.deb "$2"
+    rm -rf "$tmp"
+}
 prefix=${2:-/opt/clrun-vendors}
 case "$what" in
 intel)
@@ -37,35 +52,15 @@ intel)
     ;;
 rusticl)
     lib="$prefix/rusticl/usr/lib/x86_64-linux-gnu/libRusticlOpenCL.so.1"
-    deps="libllvmspirvlib15 libclc-15 libclang-cpp15 libllvm15 libsensors5 libdrm-amdgpu1 libdrm-nouveau2 libdrm-radeon1 libelf1 libexpat1 libzstd1"
-    missing=""
-    for p in $deps; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"; done
-    # shellcheck disable=SC2086
-    if [ -n "$missing" ]; then with_lists apt-get install -y -q --no-install-recommends $missing; fi
-    if [ ! -f "$lib" ]; then
-        tmp=$(mktemp -d)
-        (cd "$tmp" && with_lists apt-get download mesa-opencl-icd)
-        mkdir -p "$prefix/rusticl"
-        dpkg-deb -x "$tmp"/mesa-opencl-icd_*.deb "$prefix/rusticl"
-        rm -rf "$tmp"
-    fi
+    need libllvmspirvlib15 libclc-15 libclang-cpp15 libllvm15 libsensors5 libdrm-amdgpu1 libdrm-nouveau2 libdrm-radeon1 libelf1 libexpat1 libzstd1
+    [ -f "$lib" ] || unpack mesa-opencl-icd "$prefix/rusticl"
     [ -f "$lib" ] || { echo "vendors.sh: $lib is missing after unpacking mesa-opencl-icd" >&2; exit 1; }
     echo "$lib"
     ;;
 ocloc)
     bin="$prefix/ocloc/usr/bin/ocloc"
-    deps="libigc1 libigdfcl1 libigdgmm12"
-    missing=""
-    for p in $deps; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"; done
-    # shellcheck disable=SC2086
-    if [ -n "$missing" ]; then with_lists apt-get install -y -q --no-install-recommends $missing; fi
-    if [ ! -x "$bin" ]; then
-        tmp=$(mktemp -d)
-        (cd "$tmp" && with_lists apt-get download intel-opencl-icd)
-        mkdir -p "$prefix/ocloc"
-        dpkg-deb -x "$tmp"/intel-opencl-icd_*.deb "$prefix/ocloc"
-        rm -rf "$tmp"
-    fi
+    need libigc1 libigdfcl1 libigdgmm12
+    [ -x "$bin" ] || unpack intel-opencl-icd "$prefix/ocloc"
     [ -x "$bin" ] || { echo "vendors.sh: $bin is missing after unpacking intel-opencl-icd" >&2; exit 1; }
     echo "$bin"
     ;;

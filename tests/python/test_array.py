@@ -6,21 +6,6 @@ import pytest
 
 import clrun
 
-SEED = int.from_bytes(os.urandom(4), "little")
-
-
-@pytest.fixture(scope="module")
-def ctx():
-    with clrun.open(os.environ.get("CLRUN_TEST_DEVICE") or None) as c:
-        yield c
-
-
-@pytest.fixture
-def rng():
-    print(f"seed {SEED}")  # shown on failure
-    return np.random.default_rng(SEED)
-
-
 SIZES = [1, 7, 255, 1001, 4099]
 
 

@@ -15,17 +15,6 @@ MUL = """__kernel void multiply_them(__global float *dest, __global const float 
 { const int i = get_global_id(0); dest[i] = a[i] * b[i]; }"""
 
 
-@pytest.fixture(scope="module")
-def ctx():
-    with clrun.open(SPEC) as c:
-        yield c
-
-
-@pytest.fixture
-def rng():
-    seed = int(os.environ.get("CLRUN_TEST_SEED", "0")) or np.random.SeedSequence().entropy % (2**32)
-    print("seed", seed)
-    return np.random.default_rng(seed)
 
 
 def test_devices_and_info(ctx):

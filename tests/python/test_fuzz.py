@@ -26,11 +26,6 @@ REDUCTIONS = ["sum", "prod", "max", "min", "argmax", "argmin", "mean", "any", "a
 TOL = {np.dtype(np.float16): 2e-3, np.dtype(np.float32): 2e-6, np.dtype(np.float64): 1e-12}
 
 
-@pytest.fixture(scope="module")
-def ctx():
-    with clrun.open(os.environ.get("CLRUN_TEST_DEVICE") or None) as c:
-        yield c
-
 
 def _host(draw, dt, shape):
     n = int(np.prod(shape))

@@ -2,7 +2,6 @@
 dtype against NumPy, closed and freed objects, the extents of every launch path, per-thread streams,
 silent conversions, interop handles, NumPy's dot."""
 import inspect
-import os
 import threading
 import warnings
 
@@ -11,20 +10,9 @@ import pytest
 
 import clrun
 
-SEED = int.from_bytes(os.urandom(4), "little")
-DEVICE = os.environ.get("CLRUN_TEST_DEVICE") or None
+from conftest import DEVICE, SEED  # noqa: E402 - the seed the rng fixture prints
 
 
-@pytest.fixture(scope="module")
-def ctx():
-    with clrun.open(DEVICE) as c:
-        yield c
-
-
-@pytest.fixture
-def rng():
-    print(f"seed {SEED}")  # shown on failure
-    return np.random.default_rng(SEED)
 
 
 # ---- 1. every reduction of every dtype ---------------------------------------------------------------------

@@ -103,6 +103,7 @@ static const char *op_help =
     "                      reductions in ranges of 4096 elements (element-wise: bit-identical; sums:\n"
     "                      combined in double, the same error bound)\n"
     "  --timeout S         end the command (exit 6) when it runs past S seconds (default 600, 0: none)\n"
+    "  --verbs             the ops' names, one per line (shell completion asks it), as the list below\n"
     "  --help              this text\n\n"
     "Exit codes: 0; 1 runtime failure; 2 bad command line or input file; 3 no device; 4 kernel build failure; 6 timeout.\n\n";
 

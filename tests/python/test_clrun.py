@@ -333,7 +333,33 @@ def test_group_canny_files(ctx, rng, tmp_path):
             assert np.array_equal(clrun.imread(o), clrun.canny(ctx, imgs[i], 40, 110, l2=True))
         with pytest.raises(clrun.InvalidArgument):
             g.canny_files(ins, outs[:1], 40, 110)
+        with pytest.raises(clrun.InvalidArgument):  # NaN thresholds, an even aperture: the parameters refused
+            g.canny_files(ins[:1], outs[:1], float("nan"), 110)
+        with pytest.raises(clrun.InvalidArgument):
+            g.canny_files(ins[:1], outs[:1], 40, 110, aperture=4)
         assert g.canny_files([], [], 40, 110) == []
+    with pytest.raises(clrun.InvalidArgument):  # closed
+        g.canny_files(ins, outs, 40, 110)
+    # two threads at once, a group each, into outputs of their own: both right
+    errs = []
+
+    def batch(tag):
+        try:
+            with clrun.Group("all") as gt:
+                o = [tmp_path / f"t{tag}-{i}.png" for i in range(len(ins))]
+                got = gt.canny_files(ins, o, 40, 110, l2=True, jobs=2)
+                assert got[2] is not None and all(r is None for j, r in enumerate(got) if j != 2)
+                for i, img in enumerate(imgs):
+                    assert np.array_equal(clrun.imread(o[i if i < 2 else i + 1]), clrun.canny(ctx, img, 40, 110, l2=True))
+        except BaseException as e:  # noqa: B902 - raised in the main thread below
+            errs.append(e)
+
+    threads = [threading.Thread(target=batch, args=(t,)) for t in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errs, errs
 
 
 def test_canny_pipeline_in_order(ctx, rng):

@@ -267,14 +267,16 @@ clrun_status clrun_canny_files(clrun_ctx *const *ctx, const double *w, unsigned 
     pthread_cond_init(&b.cv, NULL);
     int started = 0;
     clrun_status rc = CLRUN_OK;
+    clrun_status first = CLRUN_OK; /* the first pipeline refused: bad parameters refuse them all */
     for (int k = 0; k < nctx && !rc; k++) {
         b.dev[k] = (struct dev){&b, ctx[k], NULL, w ? w[k] : 1.0, 0, 0, {0}};
-        if (clrun_pipe_canny(ctx[k], p, PIPE_DEPTH, batch_deliver, &b.dev[k], &b.dev[k].pp))
-            device_failed(&b.dev[k], clrun_last_error(ctx[k]));
+        clrun_status st = clrun_pipe_canny(ctx[k], p, PIPE_DEPTH, batch_deliver, &b.dev[k], &b.dev[k].pp);
+        if (st) device_failed(&b.dev[k], clrun_last_error(ctx[k]));
+        if (st && !first) first = st;
     }
     int alive = 0;
     for (int k = 0; k < nctx; k++) alive += !b.dev[k].dead;
-    if (!alive) rc = clrun__fail(NULL, CLRUN_CL_ERROR, "canny files: no device can run Canny: %s", b.dev[0].err);
+    if (!alive) rc = clrun__fail(NULL, first, "canny files: no device can run Canny: %s", b.dev[0].err);
     while (!rc && started < jobs && pthread_create(&th[started], NULL, batch_worker, &b) == 0) started++;
     if (!rc && !started) rc = clrun__fail(NULL, CLRUN_HOST_OUT_OF_MEMORY, "canny files: cannot start a thread");
     const int setup_failed = rc != CLRUN_OK; /* then no image is reported: the status says it all */

@@ -470,7 +470,7 @@ static void files_on_several_devices(void **state)
     const char *holes[1] = {NULL};
     CHECK_FAIL(NULL, clrun_canny_files(two, NULL, 2, &p, holes, outs, 1, 1, NULL), CLRUN_INVALID_ARG, "input or output 0 is NULL");
     CHECK_OK(NULL, clrun_canny_files(two, NULL, 2, &p, NULL, NULL, 0, 1, NULL)); /* nothing to do */
-    const clrun_canny_params bad_p = {40, 120, 0, 4, 0, 0}; /* an even aperture: refused as the parameters' fault */
+    const clrun_canny_params bad_p = {40, 120, 0, 4, 0, 0};                      /* an even aperture: refused as the parameters' fault */
     CHECK_FAIL(NULL, clrun_canny_files(two, NULL, 2, &bad_p, ins, outs, 1, 1, NULL), CLRUN_INVALID_ARG, "aperture");
     assert_int_equal(access(out[0], F_OK), -1);
     CHECK_FAIL(NULL, clrun_group_canny_files(NULL, &p, ins, outs, 1, 1, NULL), CLRUN_INVALID_ARG, "g is NULL");

@@ -28,6 +28,45 @@ try:
 except (OSError, AttributeError):  # no C library to ask: only the range checks below
     _libc_write = None
 
+_DISPATCH = None
+
+
+def _dispatch_tables():
+    """The ICD dispatch tables of the drivers the ICD loader lists: the first word of each platform's
+    and device's handle. Every object a driver makes starts with its one table, so a handle whose
+    first word is none of these is no OpenCL object, even where its memory happens to be readable
+    (an address inside some library) and a driver would jump through garbage. Empty when the loader
+    cannot be asked: then only the other checks apply."""
+    global _DISPATCH
+    if _DISPATCH is not None:
+        return _DISPATCH
+    found = set()
+    try:
+        cl = ctypes.CDLL("libOpenCL.so.1")
+        u32p = ctypes.POINTER(ctypes.c_uint32)
+        cl.clGetPlatformIDs.argtypes = [ctypes.c_uint32, c_void_p, u32p]
+        cl.clGetDeviceIDs.argtypes = [c_void_p, ctypes.c_uint64, ctypes.c_uint32, c_void_p, u32p]
+        cl.clGetPlatformIDs.restype = cl.clGetDeviceIDs.restype = ctypes.c_int32
+        n = ctypes.c_uint32()
+        if cl.clGetPlatformIDs(0, None, byref(n)) == 0 and n.value:
+            plats = (c_void_p * n.value)()
+            if cl.clGetPlatformIDs(n.value, plats, None) == 0:
+                for p in plats:
+                    if not p or not _readable(p):
+                        continue
+                    found.add(ctypes.c_uint64.from_address(p).value)
+                    nd = ctypes.c_uint32()
+                    if cl.clGetDeviceIDs(p, 0xFFFFFFFF, 0, None, byref(nd)) != 0 or not nd.value:
+                        continue
+                    devs = (c_void_p * nd.value)()
+                    if cl.clGetDeviceIDs(p, 0xFFFFFFFF, nd.value, devs, None) == 0:
+                        found.update(ctypes.c_uint64.from_address(d).value for d in devs if d and _readable(d))
+    except (OSError, AttributeError):
+        pass
+    found.discard(0)
+    _DISPATCH = frozenset(found)
+    return _DISPATCH
+
 
 def _int_ptr(x):
     """An OpenCL handle as a c_void_p: an int, or an object with .int_ptr (PyOpenCL's). Values that
@@ -47,6 +86,8 @@ def _int_ptr(x):
         if ok:
             d = ctypes.c_uint64.from_address(v).value
             ok = d != 0 and d % 8 == 0 and _readable(d)
+            known = _dispatch_tables()
+            ok = ok and (not known or d in known)
         if not ok:
             raise InvalidArgument(1, f"{v:#x} is not an OpenCL object (its memory cannot be read, or holds no ICD dispatch table): "
                                      "a released or made-up handle")

@@ -326,3 +326,24 @@ def test_values_that_cannot_be_handles_are_refused(ctx):
             clrun.Buffer.from_int_ptr(ctx, bad, (4,))
     with pytest.raises(clrun.InvalidArgument, match="not a memory object|queue"):
         clrun.Buffer.from_int_ptr(ctx, ctx.queue_int_ptr, (4,))
+
+
+def test_readable_memory_that_is_no_opencl_object_is_refused(ctx):
+    # memory that passes every range and readability check, whose first word even points at
+    # readable memory, as an address inside a library would: a driver would jump through it
+    import ctypes
+
+    target = (ctypes.c_uint64 * 64)(*range(1, 65))
+    fake = (ctypes.c_uint64 * 4)(ctypes.addressof(target), ctypes.addressof(target), 0, 0)
+    fake_heap = np.zeros(16, np.uint64)
+    fake_heap[:] = fake_heap.ctypes.data
+    for bad in (ctypes.addressof(fake), fake_heap.ctypes.data, id(ctx), id(np.float32)):
+        with pytest.raises(clrun.InvalidArgument, match="not an OpenCL object"):
+            clrun.Context.from_int_ptr(bad, bad)
+        with pytest.raises(clrun.InvalidArgument, match="not an OpenCL object"):
+            clrun.Context.from_int_ptr(ctx.int_ptr, bad)
+        with pytest.raises(clrun.InvalidArgument, match="not an OpenCL object"):
+            clrun.Buffer.from_int_ptr(ctx, bad, (4,))
+    # the real handles still pass
+    with clrun.Context.from_int_ptr(ctx.int_ptr, ctx.device_int_ptr, ctx.queue_int_ptr) as c2:
+        assert c2.device.name == ctx.device.name

@@ -18,7 +18,10 @@ from ._lowp import calibrate, dequantize, gemm_s8, gemm_sp, quantize, sp24_compr
 from ._ops import (add, argmax, axpy, canny, cast, div, dot, fma, gemm, imread, imwrite, max, min, mul, norm2, scale, sub,  # noqa: F401
                    sum, tensor_cores, tensor_kernel)
 from ._array import Array, ElementwiseKernel, ReductionKernel, Stream, elementwise, matmul, reduction  # noqa: F401
+from ._numpy import (FUNCS as _FUNCS, concatenate, empty_like, full_like, ones_like, stack,  # noqa: F401
+                     zeros_like)
 from .amp import GradScaler  # noqa: F401
 from .group import CannyPipeline, Group  # noqa: F401
 
+globals().update(_FUNCS)  # clrun.sqrt, clrun.where, clrun.clip, clrun.maximum, … (clrun.Array's element-wise functions)
 __version__ = version()

@@ -13,31 +13,36 @@ import numpy as np
 
 from . import _lib as L
 from ._core import BF16, F16, F32, Buffer, InvalidArgument, Unsupported, _check, _is_dead, _kill, _nbytes
-from ._dtypes import _CL, _CMP, _FLOATS, _VEC, _dt_name, _shape
-from ._operands import _same, _scalar_of
+from ._dtypes import _CL, _FLOATS, _VEC, _shape
 from ._pool import _pool
-from ._gen import _cast, _convert_kernel, _ew_kernel, _vec
+from ._gen import _cast, _convert_kernel, _vec
 from ._reduce import _reduce, dot, matmul
+from ._views import _Views
+from ._axes import _Axes
+from ._numpy import _Numpy
+from . import _nd as N
+from . import _ufuncs as U
 
 
 # ---- Array ------------------------------------------------------------------------------------------
 
 
-class Array(Buffer):
-    """A device array: shape, dtype, C-contiguous; made by ctx.asarray(ndarray), ctx.empty, ctx.zeros,
+class Array(_Views, _Axes, _Numpy, Buffer):
+    """A device array: shape, dtype and strides (views of one allocation); made by ctx.asarray(ndarray), ctx.empty, ctx.zeros,
     ctx.full, and returned by the ops when their inputs are Arrays. .get() (or np.asarray) brings it
     to the host; nothing else does. bf16 data is an Array of uint16 bit patterns with .bf16 True
     (from .astype("bfloat16") or ctx.asarray(u16, bf16=True)).
 
-    Operators: + - * / (Arrays of one shape and dtype, or an Array and a scalar), in place too,
-    unary -, comparisons (to bool Arrays), @ (the GEMM: float32, float16 and bfloat16 to float32,
-    int8 to int32; 2-D or batches of 3-D). Reductions: sum, max, min, argmax, dot, norm (NumPy
-    scalars on the host). Basic slicing of contiguous ranges gives views of the same memory.
-    Broadcasting, mixed dtypes and strided views are refused (clrun.Unsupported), never computed on
-    the host."""
+    Operators: + - * / // % ** & | ^ << >> and comparisons (to bool Arrays), unary - + ~ abs, in
+    place too, with NumPy's broadcasting and NumPy 2's promotion (NEP 50); @ (the GEMM: float32,
+    float16 and bfloat16 to float32, int8 to int32; 2-D or batches of 3-D). Reductions with axis=
+    and keepdims= (sum, prod, mean, var, std, max, min, argmax, argmin, any, all). Basic indexing
+    gives views at any strides; integer-array and boolean-mask indexing gathers and scatters. NumPy's
+    functions on Arrays (np.sqrt(a), np.sum(a), np.where) run on the device (__array_ufunc__,
+    __array_function__). The library's ops (GEMM, Canny, casts, the whole-array reductions) take
+    contiguous memory: strided views are copied first. Nothing is computed on the host."""
 
     __array_priority__ = 1000
-    __array_ufunc__ = None  # ndarray (op) Array comes to Array's reflected operator, which refuses it in words
 
     def __init__(self, ctx, shape, dtype=np.float32, bf16=False, _base=None, _off=0):
         self.ctx = ctx
@@ -50,7 +55,7 @@ class Array(Buffer):
             raise InvalidArgument(1, "a bfloat16 Array holds uint16 bit patterns")
         if self.dtype not in _CL:
             raise Unsupported(11, f"clrun.Array has no dtype {self.dtype} (it has {', '.join(sorted({str(d) for d in _CL}))})")
-        self._base, self._off, self._sub = _base, _off, None
+        self._base, self._off, self._sub, self._st = _base, _off, None, None
         if _base is None:
             self._cap = max(self.nbytes, 1)
             self._h = _pool(ctx).take(self._cap)
@@ -66,7 +71,7 @@ class Array(Buffer):
     def from_int_ptr(cls, ctx, mem, shape, dtype=np.float32, offset=0):
         """An Array over a cl_mem another library owns (as Buffer.from_int_ptr; clrun_buf_wrap)."""
         self = Buffer.from_int_ptr.__func__(cls, ctx, mem, shape, dtype, offset)
-        self.bf16, self._base, self._off, self._sub, self._wrapped = False, None, 0, None, True
+        self.bf16, self._base, self._off, self._sub, self._wrapped, self._st = False, None, 0, None, True, None
         if self.dtype not in _CL:
             self._release()
             raise Unsupported(11, f"clrun.Array has no dtype {self.dtype}")
@@ -96,12 +101,22 @@ class Array(Buffer):
         _kill(self, "the array is freed" if self.__dict__.get("_base") is None else "the array this view shares memory with is freed")
 
     def _mem(self):
-        """(the cl handle of the memory, byte offset of element 0)."""
+        """(the cl handle of the memory, byte offset of element 0) of a contiguous Array."""
+        if self._st is not None:
+            raise Unsupported(11, f"a strided view ({self.shape}, strides {self.strides}) where contiguous memory is needed: "
+                                  ".copy() it first (Array's own methods do)")
+        return self._raw()
+
+    def _raw(self):
+        """(the cl handle of the root memory, byte offset of element 0), at any strides."""
         if self._base is not None:
             return self._base.handle, self._off
         if not self._h:
             raise InvalidArgument(1, "the array is freed")
         return self._h, 0
+
+    def _root(self):
+        return self._base if self._base is not None else self
 
     @property
     def base(self):
@@ -116,6 +131,8 @@ class Array(Buffer):
             if not self._h:
                 raise InvalidArgument(1, "the array is freed")
             return self._h
+        if self._st is not None:
+            raise Unsupported(11, "a strided view has no clrun_buf of its own: .copy() it first")
         if self._sub is None:
             align = self.ctx.device.mem_base_align or 1
             if self._off % align:
@@ -136,14 +153,11 @@ class Array(Buffer):
     def itemsize(self):
         return self.dtype.itemsize
 
-    def __repr__(self):
-        return f"<clrun.Array {self.shape} {_dt_name(self.dtype, self.bf16)} on {self.ctx.device.name!r}>"
-
     def _like(self, shape=None, dtype=None, bf16=None):
         if shape is None and dtype is None and bf16 is None:  # the operators' path: nothing to check again
             a = Array.__new__(Array)
             a.ctx, a.dtype, a.shape, a.size, a.nbytes, a.bf16 = self.ctx, self.dtype, self.shape, self.size, self.nbytes, self.bf16
-            a._base, a._off, a._sub, a._cap = None, 0, None, max(self.nbytes, 1)
+            a._base, a._off, a._sub, a._cap, a._st = None, 0, None, max(self.nbytes, 1), None
             ctx = self.ctx
             a._h = (ctx.__dict__.get("_pool") or _pool(ctx)).take(a._cap)
             ctx._children.add(a)
@@ -160,6 +174,13 @@ class Array(Buffer):
         views.add(v)
         return v
 
+    def _strided(self, shape, st, elem_off):
+        """A view of shape at element strides st, elem_off elements past this Array's first."""
+        v = self._view(shape, elem_off * self.itemsize)
+        if not N.contiguous_strides(v.shape, st):
+            v._st = tuple(st)
+        return v
+
     # transfers -------------------------------------------------------------------------------------
 
     def get(self, stream=None, out=None):
@@ -171,6 +192,8 @@ class Array(Buffer):
             raise InvalidArgument(1, f"get: out must be a C-contiguous {self.dtype} array of {self.nbytes} bytes")
         if not self.nbytes:
             return out
+        if self._st is not None:
+            return N.contiguous(self).get(stream=stream, out=out)
         h, off = self._mem()
         if stream is None:
             _check(L.download(h, off, out.ctypes.data, self.nbytes), self.ctx._h)
@@ -187,6 +210,12 @@ class Array(Buffer):
         if a.shape != self.shape:
             raise InvalidArgument(1, f"set: an array of shape {a.shape} into an Array of shape {self.shape}")
         if not a.nbytes:
+            return self
+        if self._st is not None:
+            tmp = Array(self.ctx, self.shape, self.dtype, bf16=self.bf16).set(a)
+            if stream is not None:
+                stream.synchronize()
+            N.assign(self, tmp)
             return self
         h, off = self._mem()
         if stream is None:
@@ -231,7 +260,9 @@ class Array(Buffer):
         raise Unsupported(11, "iterating over an Array would move it to the host element by element: .get() it first")
 
     def copy(self):
-        """A new Array with the same contents (copied on the device)."""
+        """A new C-contiguous Array with the same contents (copied on the device)."""
+        if self._st is not None:
+            return N.contiguous(self, copy=True)
         out = self._like()
         if self.nbytes:
             h, off = self._mem()
@@ -240,79 +271,9 @@ class Array(Buffer):
         return out
 
     def fill(self, value):
-        """Set every element to value (on the device)."""
-        v = _scalar_of(value, self.dtype, "fill")
-        if self.nbytes:
-            h, off = self._mem()
-            _check(L.buf_fill(h, v.ctypes.data, v.itemsize, off, self.nbytes), self.ctx._h)
+        """Set every element to value (on the device), converted as ndarray.fill converts it."""
+        N.assign(self, value, "fill")
         return self
-
-    # shape -----------------------------------------------------------------------------------------
-
-    def reshape(self, *shape):
-        """The same memory under another shape (one dimension may be -1)."""
-        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
-            shape = tuple(shape[0])
-        shape = [int(s) for s in shape]
-        if shape.count(-1) > 1:
-            raise InvalidArgument(1, "reshape: at most one dimension is -1")
-        if -1 in shape:
-            rest = math.prod(s for s in shape if s != -1)
-            if rest == 0 or self.size % rest:
-                raise InvalidArgument(1, f"reshape: {self.size} elements cannot take shape {tuple(shape)}")
-            shape[shape.index(-1)] = self.size // rest
-        if math.prod(shape) != self.size:
-            raise InvalidArgument(1, f"reshape: {self.size} elements cannot take shape {tuple(shape)}")
-        return self._view(tuple(shape), 0)
-
-    def ravel(self):
-        return self.reshape(-1)
-
-    def __getitem__(self, key):
-        if not isinstance(key, tuple):
-            key = (key,)
-        if any(k is Ellipsis or k is None for k in key):
-            raise Unsupported(11, "Array indexing takes ints and slices (no Ellipsis or newaxis)")
-        if len(key) > self.ndim:
-            raise IndexError(f"too many indices for an Array of {self.ndim} dimensions")
-        dims = list(self.shape)
-        inner = [math.prod(dims[i + 1:]) for i in range(len(dims))]
-        off, i = 0, 0
-        while i < len(key) and isinstance(key[i], (int, np.integer)) and not isinstance(key[i], bool):
-            k, n = int(key[i]), dims[i]
-            if k < 0:
-                k += n
-            if not 0 <= k < n:
-                raise IndexError(f"index {int(key[i])} is out of bounds for axis {i} of size {n}")
-            off += k * inner[i]
-            i += 1
-        shape = dims[i:]
-        if i < len(key):
-            k = key[i]
-            if not isinstance(k, slice):
-                raise Unsupported(11, f"Array indexing takes ints and slices, not {type(k).__name__} (no fancy or boolean indexing)")
-            start, stop, step = k.indices(dims[i])
-            if step != 1 or any(not (isinstance(kk, slice) and kk == slice(None)) for kk in key[i + 1:]):
-                raise Unsupported(11, "an Array view is a contiguous range: slices with step 1, then only ':' (a strided view would "
-                                      "need a copy; .get() and slice on the host)")
-            off += start * inner[i]
-            shape = [max(0, stop - start)] + dims[i + 1:]
-        return self._view(tuple(shape), off * self.itemsize)
-
-    def __setitem__(self, key, value):
-        v = self[key]
-        if isinstance(value, Array):
-            if value.shape != v.shape or value.dtype != v.dtype:
-                raise Unsupported(11, f"assigning an Array of {value.shape} {value.dtype} to a view of {v.shape} {v.dtype}: "
-                                      "shapes and dtypes must match (no broadcasting or casting)")
-            if v.nbytes:
-                h, off = value._mem()
-                oh, ooff = v._mem()
-                _check(L.buf_copy(oh, ooff, h, off, v.nbytes), self.ctx._h)
-        elif isinstance(value, np.ndarray):
-            v.set(value)
-        else:
-            v.fill(value)
 
     # conversion ------------------------------------------------------------------------------------
 
@@ -321,6 +282,8 @@ class Array(Buffer):
         float32 <-> bfloat16 ("bfloat16" or "bf16") with the library's cast kernels (round to nearest
         even); float to integer rounds toward zero and saturates at the type's range (NumPy leaves
         out-of-range values undefined); integer to integer wraps as NumPy does; bool is 0 or 1."""
+        if self._st is not None:
+            return N.contiguous(self).astype(dtype)
         to_bf16 = isinstance(dtype, str) and dtype in ("bfloat16", "bf16")
         dt = np.dtype(np.uint16) if to_bf16 else np.dtype(dtype)
         if to_bf16 == self.bf16 and dt == self.dtype:
@@ -346,55 +309,37 @@ class Array(Buffer):
     # arithmetic ------------------------------------------------------------------------------------
 
     def _binary(self, other, op, reflected=False, inplace=False):
-        if isinstance(other, np.ndarray) and other.ndim > 0:
-            raise InvalidArgument(1, f"{op}: an Array with a NumPy array: move it to the device first (ctx.asarray(x)); clrun never "
-                                     "computes on the host")
-        if self.bf16 or (isinstance(other, Array) and other.bf16):
-            raise Unsupported(11, f"{op} on bfloat16 Arrays: the library has no bf16 arithmetic; .astype(np.float32) first")
         if type(other) is Array and other.ctx is self.ctx and other.shape == self.shape and other.dtype == self.dtype \
-                and self.dtype in _FLOATS and op in _VEC and not self.bf16 and not other.bf16:  # the common case, checked once
+                and self.dtype in _FLOATS and op in _VEC and not self.bf16 and not other.bf16 \
+                and self._st is None and other._st is None and (not inplace or other._root() is not self._root()
+                                                                or other._off == self._off):  # the common case, checked once
             a, b = (other, self) if reflected else (self, other)
             out = self if inplace else self._like()
             _vec(op, out, a, b)
             return out
-        if isinstance(other, Array):
-            _same(self, other, op)
-            a, b = (other, self) if reflected else (self, other)
-            out = self if inplace else (self._like(dtype=np.bool_) if op in _CMP else self._like())
-            if op in _CMP:
-                _ew_kernel(op, self.dtype, "array")(a, b, out)
-            elif self.dtype in _FLOATS:
-                _vec(op, out, a, b)
-            else:
-                if op == "div":
-                    raise Unsupported(11, f"/ on {self.dtype} Arrays: true division gives float64 in NumPy, which clrun does not do "
-                                          "on integers; .astype(np.float32) first")
-                _ew_kernel(op, self.dtype, "array")(a, b, out)
+        if op == "mul" and self.dtype == np.float32 and not reflected and self._st is None and not self.bf16 \
+                and isinstance(other, (float, int)) and not isinstance(other, bool):  # alpha·a: the library's op, one rounding
+            out = self if inplace else self._like()
+            _vec("scale", out, self, alpha=float(np.float32(other)))
             return out
-        s = _scalar_of(other, self.dtype, op)
-        out = self if inplace else (self._like(dtype=np.bool_) if op in _CMP else self._like())
-        if op == "div" and self.dtype.kind in "iub":
-            raise Unsupported(11, f"/ on {self.dtype} Arrays: true division gives float64 in NumPy, which clrun does not do on "
-                                  "integers; .astype(np.float32) first")
-        if op == "mul" and self.dtype == np.float32 and not reflected:  # alpha·a through the library's op, one rounding
-            _vec("scale", out, self, alpha=float(s))
-            return out
-        _ew_kernel(op, self.dtype, "rscalar" if reflected else "scalar")(self, s, out)
-        return out
+        a, b = (other, self) if reflected else (self, other)
+        return U.apply(op, a, b, out=self if inplace else None)
 
     # the arithmetic and comparison operators come from one table (_OPERATORS, below the class)
 
     __hash__ = Buffer.__hash__
 
     def __neg__(self):
-        if self.bf16 or self.dtype == np.bool_:
-            raise Unsupported(11, f"unary - on {_dt_name(self.dtype, self.bf16)} Arrays")
-        out = self._like()
-        _ew_kernel("neg", self.dtype, "unary")(self, out)
-        return out
+        return U.apply("neg", self)
 
     def __pos__(self):
-        return self
+        return U.apply("pos", self)
+
+    def __abs__(self):
+        return U.apply("abs", self)
+
+    def __invert__(self):
+        return U.apply("invert", self)
 
     def __matmul__(self, other):
         return matmul(self, other)
@@ -402,43 +347,7 @@ class Array(Buffer):
     def __rmatmul__(self, other):
         return matmul(other, self)
 
-    # reductions ------------------------------------------------------------------------------------
-
-    def sum(self):
-        """The sum of the elements as NumPy's sum gives it (its type too: int64/uint64 for integers
-        and bools); float32/float16 compensated in the library (error about 5e-7 of the sum of
-        magnitudes), float64 accumulated in double."""
-        return _reduce(self, "sum")
-
-    def prod(self):
-        """The product of the elements (NumPy's type: int64/uint64 for integers, wrapping as NumPy's)."""
-        return _reduce(self, "prod")
-
-    def max(self):
-        """The largest element (NaN if any is NaN); an empty Array is refused."""
-        return _reduce(self, "max")
-
-    def min(self):
-        """The smallest element (NaN if any is NaN); an empty Array is refused."""
-        return _reduce(self, "min")
-
-    def argmax(self):
-        """The flat index of the first largest element (of the first NaN if any), as np.int64."""
-        return _reduce(self, "argmax")
-
-    def argmin(self):
-        """The flat index of the first smallest element (of the first NaN if any), as np.int64."""
-        return _reduce(self, "argmin")
-
-    def mean(self):
-        """The mean (float64 for integers and bools, the dtype for floats); NaN with a warning when empty."""
-        return _reduce(self, "mean")
-
-    def any(self):
-        return _reduce(self, "any")
-
-    def all(self):
-        return _reduce(self, "all")
+    # reductions (sum, prod, mean, var, std, max, min, argmax, argmin, any, all: _axes) -------------
 
     def dot(self, other):
         """NumPy's dot: the inner product of 1-D Arrays, the matrix product of 2-D ones (see clrun.dot)."""
@@ -447,7 +356,7 @@ class Array(Buffer):
     def norm(self):
         """The Euclidean norm of the elements (np.linalg.norm: the dtype for floats, float64 for integers);
         float16 squares are summed in float32, so a norm NumPy's float16 sum overflows to inf is finite here."""
-        return _reduce(self, "norm2")
+        return _reduce(N.contiguous(self), "norm2")
 
     def canny(self, low, high, l2=False, aperture=3, blur=0, blur_sigma=0.0):
         """Canny edges of this uint8 image (H×W or H×W×3, R, G, B) as a new uint8 Array, equal byte for
@@ -462,6 +371,10 @@ class Array(Buffer):
 # (None: Python has none for it)
 _OPERATORS = (("add", "__add__", "__radd__", "__iadd__"), ("sub", "__sub__", "__rsub__", "__isub__"),
               ("mul", "__mul__", "__rmul__", "__imul__"), ("div", "__truediv__", "__rtruediv__", "__itruediv__"),
+              ("floordiv", "__floordiv__", "__rfloordiv__", "__ifloordiv__"), ("mod", "__mod__", "__rmod__", "__imod__"),
+              ("pow", "__pow__", "__rpow__", "__ipow__"), ("and", "__and__", "__rand__", "__iand__"),
+              ("or", "__or__", "__ror__", "__ior__"), ("xor", "__xor__", "__rxor__", "__ixor__"),
+              ("lshift", "__lshift__", "__rlshift__", "__ilshift__"), ("rshift", "__rshift__", "__rrshift__", "__irshift__"),
               ("lt", "__lt__", None, None), ("le", "__le__", None, None), ("gt", "__gt__", None, None), ("ge", "__ge__", None, None),
               ("eq", "__eq__", None, None), ("ne", "__ne__", None, None))
 

@@ -133,6 +133,25 @@ class Context(_Closing):
         """A clrun.Array with every element value (filled on the device)."""
         return self.empty(shape, dtype).fill(value)
 
+    def ones(self, shape, dtype=np.float32):
+        """A clrun.Array of ones."""
+        return self.empty(shape, dtype).fill(1)
+
+    def arange(self, start, stop=None, step=None, dtype=None):
+        """np.arange's values on the device (NumPy's, bit for bit: made on the host and uploaded)."""
+        from ._numpy import arange
+        return arange(self, start, stop, step, dtype)
+
+    def linspace(self, start, stop, num=50, endpoint=True, dtype=None):
+        """np.linspace's values on the device (NumPy's, made on the host and uploaded)."""
+        from ._numpy import linspace
+        return linspace(self, start, stop, num, endpoint, dtype)
+
+    def eye(self, n, m=None, k=0, dtype=np.float32):
+        """np.eye on the device: ones on the k-th diagonal of an n×m Array of zeros."""
+        from ._numpy import eye
+        return eye(self, n, m, k, dtype)
+
     def asarray(self, arr, dtype=None, bf16=False, stream=None):
         """A clrun.Array holding a copy of arr (any array-like, C order on the device); an Array of
         this context is returned as it is. bf16=True: arr holds bfloat16 bit patterns (uint16).

@@ -70,9 +70,8 @@ def test_views_share_memory(ctx, rng):
     assert np.array_equal(a.get(), x)
     w = a[4, 3:]  # a view of a view
     assert np.array_equal(w[2:9].get(), x[4, 5:12])
-    for bad in (lambda: a[:, 3], lambda: a[::2], lambda: a[[0, 1]], lambda: a[..., 1]):
-        with pytest.raises(clrun.Unsupported):
-            bad()
+    for key in ((slice(None), 3), slice(None, None, 2), [0, 1], (Ellipsis, 1)):  # strided views and gathers
+        assert np.array_equal(a[key].get(), x[key])
     with pytest.raises(IndexError):
         a[6]
 
@@ -112,10 +111,11 @@ def test_integer_ops(ctx, rng, dt):
         assert np.array_equal((a + 3).get(), x + dt(3))
         assert np.array_equal((a > b).get(), x > y)
     assert a.sum() == x.sum() and a.max() == x.max() and a.min() == x.min()
-    with pytest.raises(clrun.Unsupported, match="true division"):
-        a / b
-    with pytest.raises(clrun.Unsupported, match="float"):
-        a + 1.5
+    b_nz = ctx.asarray(np.where(y == 0, 1, y).astype(dt))
+    with np.errstate(all="ignore"):
+        assert np.array_equal((a / b_nz).get(), x / np.where(y == 0, 1, y).astype(dt))  # true division: float64, as NumPy
+        assert (a / b_nz).dtype == np.float64
+        assert np.array_equal((a + 1.5).get(), x + 1.5) and (a + 1.5).dtype == np.float64  # NEP 50: a Python float promotes
 
 
 def test_astype(ctx, rng):
@@ -145,10 +145,11 @@ def test_astype(ctx, rng):
 
 def test_errors_name_what_is_missing(ctx, rng):
     a, b = ctx.asarray(f32(rng, (4, 5))), ctx.asarray(f32(rng, 5))
-    with pytest.raises(clrun.Unsupported, match="broadcasting"):
-        a + b
-    with pytest.raises(clrun.Unsupported, match="mix dtypes"):
-        a[0] + ctx.asarray(np.zeros(5, np.float16))
+    with pytest.raises(ValueError, match="broadcast"):
+        a + ctx.asarray(f32(rng, 4))
+    with pytest.raises(TypeError, match="same_kind"):
+        ai = ctx.asarray(np.ones(5, np.int32))
+        ai += b
     with pytest.raises(clrun.InvalidArgument, match="asarray"):
         a + np.ones((4, 5), np.float32)
     with pytest.raises(clrun.Unsupported, match="bf16"):

@@ -1,0 +1,233 @@
+"""Reductions of clrun.Array along axes (axis=, keepdims=, dtype=), with NumPy's result types.
+
+Over the whole Array (axis=None, no keepdims) the library's reductions run and a NumPy scalar comes
+back, as before. Along axes a generated kernel runs one work-item per output element, walking the
+reduced dimensions at any strides: float32 sums and products accumulate in double where the device
+has fp64 (compensated float where not), float16 in float, float64 compensated, integers in 64 bits
+wrapping as NumPy's; max/min/argmax/argmin propagate NaN (argmax/argmin: the first NaN's index, ties
+to the first), any/all are truth values. mean divides the sum; var and std are two passes (the mean,
+then the squared deviations), with ddof=.
+"""
+import math
+import warnings
+
+import numpy as np
+
+from ._core import Unsupported
+from . import _array as A
+from . import _nd as N
+from . import _ufuncs as U
+
+_I64, _U64, _F64, _B = np.dtype(np.int64), np.dtype(np.uint64), np.dtype(np.float64), np.dtype(np.bool_)
+
+
+def _sum_type(dt, dtype):
+    if dtype is not None:
+        return np.dtype(dtype)
+    if dt.kind in "bi":
+        return _I64
+    if dt.kind == "u":
+        return _U64
+    return dt
+
+
+def _acc(ctx, rt, op):
+    """(accumulator type, compensated) of a sum or product computed for result type rt."""
+    if rt.kind == "f":
+        if rt == _F64:
+            return "double", op == "sum"
+        if ctx.device.fp64 and rt == np.float32:
+            return "double", False
+        return "float", op == "sum"
+    return ("ulong", False)
+
+
+def _source(op, dt, rt, acc, comp, nk, nr):
+    x = N.load(dt, "a", "q")
+    ct = N.ctype(dt)
+    ps = ["ulong n", f"__global {N._storage(rt)} *z", f"__global const {N._storage(dt)} *a", "long ao"]
+    ps += [f"long n{d}, long s{d}" for d in range(nk)] + [f"long m{e}, long t{e}" for e in range(nr)]
+    b = ["ulong r = get_global_id(0);", "if (r >= n) return;", "const ulong o = r;", "long p = ao;"]
+    for d in reversed(range(nk)):
+        c = f"(long)(r % (ulong)n{d})" if d else "(long)r"
+        b.append(f"{{ const long c = {c};" + (f" r /= (ulong)n{d};" if d else "") + f" p += c * s{d}; }}")
+    if op in ("sum", "prod"):
+        one = "0" if op == "sum" else "1"
+        b.append(f"{acc} s = {one}; {acc} e = 0;")
+        if comp:  # Kahan–Babuška: the lost low part kept in e
+            upd = f"{{ const {acc} v = ({acc})x; const {acc} t = s + v; e += (fabs(s) >= fabs(v)) ? ((s - t) + v) : ((v - t) + s); s = t; }}"
+            fin = "(isfinite(s) ? s + e : s)"
+        else:
+            upd = f"s = s {'+' if op == 'sum' else '*'} ({acc})x;"
+            fin = "s"
+    elif op in ("max", "min", "argmax", "argmin"):
+        cmp = ">" if op in ("max", "argmax") else "<"
+        nan = "isnan(x) ||" if dt.kind == "f" else ""
+        keep = "!isnan(s) &&" if dt.kind == "f" else ""
+        b.append(f"{ct} s = ({ct}){N.load(dt, 'a', 'p')}; long bi = 0, k = 0;")
+        upd = f"if ({keep} ({nan} x {cmp} s)) {{ s = x; bi = k; }} k++;"
+        fin = "bi" if op.startswith("arg") else "s"
+    else:  # any, all
+        b.append("uchar s = " + ("0" if op == "any" else "1") + ";")
+        upd = "s = s " + ("| (x != 0)" if op == "any" else "& (x != 0)") + ";"
+        fin = "s"
+    loops, close = [], []
+    prev = "p"
+    for e in range(nr):
+        loops.append(f"for (long i{e} = 0; i{e} < m{e}; i{e}++) {{ const long q{e} = {prev} + i{e} * t{e};")
+        close.append("}")
+        prev = f"q{e}"
+    body = " ".join(loops) + f" const long q = {prev}; const {ct} x = ({ct}){x}; {upd} " + " ".join(close)
+    b.append(body)
+    b.append(N.store(rt, "z", "o", fin, _I64 if op.startswith("arg") else np.dtype(np.float64) if acc == "double"
+                     else np.dtype(np.float32) if acc == "float" else _U64 if acc == "ulong" else rt) + ";")
+    fp64 = "double" in (acc, N.cl(dt), N.cl(rt))
+    return (("#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n" if fp64 else "")
+            + "__kernel void __NAME__(" + ", ".join(ps) + ")\n{\n    " + "\n    ".join(b) + "\n}\n")
+
+
+def _along(x, op, axes, rt, keepdims):
+    """op over the dimensions axes of x, as a new Array of type rt."""
+    ctx = x.ctx
+    kept = [d for d in range(x.ndim) if d not in axes]
+    oshape = tuple(1 if d in axes else x.shape[d] for d in range(x.ndim)) if keepdims else tuple(x.shape[d] for d in kept)
+    m = math.prod(x.shape[d] for d in axes)
+    if m == 0 and op in ("max", "min", "argmax", "argmin"):
+        raise ValueError(f"zero-size array to reduction operation {op.replace('arg', '')} which has no identity"
+                         if not op.startswith("arg") else f"attempt to get {op} of an empty sequence")
+    out = A.Array(ctx, oshape, rt)
+    n = out.size
+    if not n:
+        return out
+    acc, comp = _acc(ctx, rt, op) if op in ("sum", "prod") else (None, False)
+    N.need_fp64(ctx, [x.dtype, rt] + ([_F64] if acc == "double" else []), op)
+    st = N.strides(x)
+    kshp, (kst,) = N.coalesce([x.shape[d] for d in kept], [[st[d] for d in kept]])
+    rshp, (rst,) = N.coalesce([x.shape[d] for d in axes], [[st[d] for d in axes]]) if m else ([0], [[0]])
+    if op.startswith("arg") and len(rshp) > 1:
+        rshp, rst = [m], [1]  # not reached: one axis, merged
+    c = N.program(ctx, _source(op, x.dtype, rt, acc, comp, len(kshp), len(rshp)), f"clrun_{op}_axis")
+    h, o = x._raw()
+    args = [("u64", n), ("buf", out._raw()[0]), ("buf", h), ("i64", o // x.itemsize)]
+    args += [a for d in range(len(kshp)) for a in (("i64", kshp[d]), ("i64", kst[d]))]
+    args += [a for e in range(len(rshp)) for a in (("i64", rshp[e]), ("i64", rst[e]))]
+    N.run(ctx, c, n, args)
+    return out
+
+
+def reduce(x, op, axis=None, dtype=None, keepdims=False, out=None):
+    if out is not None:
+        raise Unsupported(11, f"{op}: out= is not supported (assign the result: a[...] = x.{op}(...))")
+    if x.bf16:
+        raise Unsupported(11, f"{op} on bfloat16 Arrays: .astype(np.float32) first")
+    arg = op.startswith("arg")
+    if arg and axis is not None and not isinstance(axis, (int, np.integer)):
+        raise TypeError(f"{op}: axis is None or an int")
+    axes = N.norm_axes(axis, x.ndim)
+    if axis is None and not keepdims and (dtype is None or (op in ("sum", "prod") and np.dtype(dtype) == _sum_type(x.dtype, None))):
+        return A._reduce(N.contiguous(x), op)
+    if op in ("sum", "prod"):
+        rt = _sum_type(x.dtype, dtype)
+    elif arg:
+        rt = _I64
+        if axis is None:  # the flat index
+            r = _along(N.contiguous(x).reshape(-1), op, (0,), rt, False)
+            return r.reshape((1,) * x.ndim) if keepdims else r
+    elif op in ("any", "all"):
+        rt = _B
+    else:
+        rt = x.dtype
+    src = x
+    if dtype is not None and op not in ("sum", "prod") and np.dtype(dtype) != x.dtype:
+        src, rt = x.astype(dtype), np.dtype(dtype)
+    r = _along(src, op, axes, rt, keepdims)
+    return r.get()[()] if (not keepdims and not r.shape) else r
+
+
+def mean(x, axis=None, dtype=None, keepdims=False, out=None):
+    if out is not None:
+        raise Unsupported(11, "mean: out= is not supported")
+    if axis is None and not keepdims and dtype is None:
+        return A._reduce(N.contiguous(x), "mean")
+    axes = N.norm_axes(axis, x.ndim)
+    n = math.prod(x.shape[d] for d in axes)
+    rt = np.dtype(dtype) if dtype is not None else _F64 if x.dtype.kind in "biu" else x.dtype
+    ct = np.dtype(np.float32) if rt == np.float16 else rt
+    s = reduce(x, "sum", axes, ct, keepdims=True)
+    if n == 0:
+        warnings.warn("Mean of empty slice.", RuntimeWarning, stacklevel=3)
+    with np.errstate(all="ignore"):
+        r = s / float(n) if n else s * float("nan")
+    if rt != ct:
+        r = r.astype(rt)
+    if not keepdims:
+        r = r.reshape(tuple(x.shape[d] for d in range(x.ndim) if d not in axes))
+    return r.get()[()] if (not keepdims and not r.shape) else r
+
+
+def var(x, axis=None, dtype=None, ddof=0, keepdims=False, out=None, sqrt=False):
+    if out is not None:
+        raise Unsupported(11, "var: out= is not supported")
+    axes = N.norm_axes(axis, x.ndim)
+    n = math.prod(x.shape[d] for d in axes)
+    rt = np.dtype(dtype) if dtype is not None else _F64 if x.dtype.kind in "biu" else x.dtype
+    ct = np.dtype(np.float32) if rt == np.float16 else rt
+    src = x if x.dtype == ct else x.astype(ct)
+    m = mean(src, axes, keepdims=True)
+    d = src - m
+    s = reduce(d * d, "sum", axes, ct, keepdims=True)
+    k = n - ddof
+    if k <= 0:
+        warnings.warn("Degrees of freedom <= 0 for slice", RuntimeWarning, stacklevel=3)
+    with np.errstate(all="ignore"):
+        r = s / float(k) if k > 0 else s * float("inf")
+    if sqrt:
+        r = U.apply("sqrt", r)
+    if rt != ct:
+        r = r.astype(rt)
+    if not keepdims:
+        r = r.reshape(tuple(x.shape[d] for d in range(x.ndim) if d not in axes))
+    return r.get()[()] if (not keepdims and not r.shape) else r
+
+
+class _Axes:
+    """The reductions' methods (mixed into clrun.Array); NumPy's signatures."""
+
+    def sum(self, axis=None, dtype=None, out=None, keepdims=False):
+        """The sum (NumPy's type: int64/uint64 for integers and bools); a NumPy scalar over the whole
+        Array (float32/float16 compensated in the library), an Array along axes."""
+        return reduce(self, "sum", axis, dtype, keepdims, out)
+
+    def prod(self, axis=None, dtype=None, out=None, keepdims=False):
+        return reduce(self, "prod", axis, dtype, keepdims, out)
+
+    def max(self, axis=None, out=None, keepdims=False):
+        """The largest element (NaN if any is NaN); an empty reduction raises ValueError."""
+        return reduce(self, "max", axis, None, keepdims, out)
+
+    def min(self, axis=None, out=None, keepdims=False):
+        return reduce(self, "min", axis, None, keepdims, out)
+
+    def argmax(self, axis=None, out=None, keepdims=False):
+        """The index of the first largest element (of the first NaN), int64: flat when axis is None."""
+        return reduce(self, "argmax", axis, None, keepdims, out)
+
+    def argmin(self, axis=None, out=None, keepdims=False):
+        return reduce(self, "argmin", axis, None, keepdims, out)
+
+    def any(self, axis=None, out=None, keepdims=False):
+        return reduce(self, "any", axis, None, keepdims, out)
+
+    def all(self, axis=None, out=None, keepdims=False):
+        return reduce(self, "all", axis, None, keepdims, out)
+
+    def mean(self, axis=None, dtype=None, out=None, keepdims=False):
+        """The mean (float64 for integers and bools, the dtype for floats); NaN with a warning when empty."""
+        return mean(self, axis, dtype, keepdims, out)
+
+    def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+        """The variance, two passes (the mean, then the squared deviations), divided by n - ddof."""
+        return var(self, axis, dtype, ddof, keepdims, out)
+
+    def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+        return var(self, axis, dtype, ddof, keepdims, out, sqrt=True)

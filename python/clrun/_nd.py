@@ -1,0 +1,362 @@
+"""N-dimensional element-wise work on clrun.Array: strides, broadcasting, NumPy 2's type promotion
+(NEP 50), and the generated kernels that walk strided operands.
+
+Every Array is a root allocation, a byte offset and element strides (None: C-contiguous). The
+element-wise ops here take any strides (negative and zero included) and broadcast their operands as
+NumPy does; one kernel per (expression, dtypes, dimensions after coalescing) is generated and built
+once per context through the library's binary cache (the kernel's name is a hash of its source, so
+another process finds it in the cache). Ops of the library (clrun_vec, the reductions, GEMM, Canny,
+casts) take contiguous memory: Array's methods give them contiguous copies of strided views.
+"""
+import hashlib
+import math
+import threading
+from ctypes import c_size_t
+
+import numpy as np
+
+from . import _lib as L
+from ._core import InvalidArgument, Unsupported, _check, _raise
+from ._dtypes import _CL
+from . import _array as A  # Array, at call time
+from ._gen import _Compiled, _wg
+
+_LOCK = threading.Lock()
+_MAXDIM = 16  # dimensions a generated kernel walks after coalescing (NumPy allows 32; few survive coalescing)
+_B = np.dtype(np.bool_)
+_F64 = np.dtype(np.float64)
+_I64 = np.dtype(np.int64)
+
+# ---- shapes and strides ---------------------------------------------------------------------------
+
+
+def cstrides(shape):
+    st, acc = [], 1
+    for s in reversed(shape):
+        st.append(acc)
+        acc *= max(s, 1)
+    return tuple(reversed(st))
+
+
+def strides(a):
+    """Element strides of an Array (C order when it has none of its own)."""
+    st = a.__dict__.get("_st")
+    return st if st is not None else cstrides(a.shape)
+
+
+def contiguous_strides(shape, st):
+    """Whether strides st walk shape in C order without gaps (dimensions of one element ignored)."""
+    acc = 1
+    for s, t in zip(reversed(shape), reversed(st)):
+        if s == 0:
+            return True
+        if s != 1 and t != acc:
+            return False
+        acc *= s
+    return True
+
+
+def broadcast_shapes(*shapes):
+    nd = max((len(s) for s in shapes), default=0)
+    out = []
+    for d in range(nd):
+        sizes = {s[len(s) - nd + d] for s in shapes if len(s) - nd + d >= 0}
+        sizes.discard(1)
+        if len(sizes) > 1:
+            raise ValueError("operands could not be broadcast together with shapes " + " ".join(str(tuple(s)) for s in shapes))
+        out.append(sizes.pop() if sizes else 1)
+    return tuple(out)
+
+
+def bstrides(shape, st, to):
+    """Strides that read an operand of shape/st as broadcast to shape `to` (0 where it repeats)."""
+    lead = len(to) - len(shape)
+    return tuple(0 if d < lead or shape[d - lead] == 1 else st[d - lead] for d in range(len(to)))
+
+
+def coalesce(shape, stlist):
+    """Drop dimensions of one element and merge neighbours every operand walks as one; returns the
+    shorter (shape, [strides per operand])."""
+    dims = [d for d in range(len(shape)) if shape[d] != 1]
+    shp = [shape[d] for d in dims]
+    sts = [[st[d] for d in dims] for st in stlist]
+    i = len(shp) - 1
+    while i > 0:
+        if all(st[i - 1] == st[i] * shp[i] for st in sts):
+            shp[i - 1] *= shp[i]
+            del shp[i]
+            for st in sts:
+                st[i - 1] = st[i]
+                del st[i]
+        i -= 1
+    return shp, sts
+
+
+def norm_axes(axis, ndim):
+    """axis (None, int or tuple) as a sorted tuple of dimensions; AxisError as NumPy's."""
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, (list,)):
+        axis = tuple(axis)
+    return tuple(sorted(np.core.numeric.normalize_axis_tuple(axis, ndim)))
+
+
+# ---- NumPy 2's promotion (NEP 50) ---------------------------------------------------------------------
+
+_KIND = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
+
+
+def operand_dtype(v, other_dtypes, where):
+    """The dtype NEP 50 gives operand v: an Array's or a NumPy value's own (strong); a Python bool,
+    int or float is weak: it takes the type of the Arrays beside it when that is of its kind or
+    higher (an int that does not fit raises OverflowError, as NumPy 2), else NumPy's default."""
+    if isinstance(v, A.Array):
+        return v.dtype
+    if isinstance(v, (np.ndarray, np.generic)):
+        return v.dtype
+    if isinstance(v, (bool, int, float)):
+        kind = 0 if isinstance(v, bool) else 1 if isinstance(v, int) else 2
+        strong = np.result_type(*other_dtypes) if other_dtypes else None
+        if strong is not None and _KIND.get(strong.kind, 3) >= kind:
+            if kind == 1 and strong.kind in "iu":
+                info = np.iinfo(strong)
+                if not info.min <= v <= info.max:
+                    raise OverflowError(f"{where}: Python integer {v} out of bounds for {strong}")
+            return strong
+        return np.dtype(np.bool_ if kind == 0 else np.int64 if kind == 1 else np.float64)
+    if isinstance(v, complex):
+        raise Unsupported(11, f"{where}: clrun.Array has no complex dtypes")
+    raise InvalidArgument(1, f"{where}: an Array or a number, not {type(v).__name__}")
+
+
+_RESOLVED = {}
+
+
+def ufunc_types(uf, dts):
+    """(the type the loop computes in, its output type) of NumPy's ufunc for these operand dtypes:
+    the output's, except for ufuncs that give bool (comparisons, logical ops, isnan), which compare
+    in the operands' common type."""
+    key = (uf, tuple(dts))
+    r = _RESOLVED.get(key)
+    if r is None:
+        with np.errstate(all="ignore"):
+            out = uf(*[np.zeros(1, d) for d in dts])
+        out_dt = (out[0] if isinstance(out, tuple) else out).dtype
+        r = _RESOLVED[key] = (np.result_type(*dts) if out_dt == _B else out_dt, out_dt)
+    return r
+
+
+def host_scalar(v, dt):
+    """A Python or NumPy scalar converted once to dt on the host, as NumPy converts it (a float to
+    float16 rounds once, not through float32); a finite value that overflows warns as NumPy's
+    (RuntimeWarning: overflow encountered in cast)."""
+    with np.errstate(over="warn", invalid="ignore"):
+        return np.array(v).astype(dt)[()]
+
+
+# ---- generated strided kernels --------------------------------------------------------------------------
+
+
+def cl(dt):
+    return _CL[np.dtype(dt)]
+
+
+def ctype(dt):
+    """The OpenCL C type a value of dt computes in (half in float: no half arithmetic without cl_khr_fp16)."""
+    return "float" if dt == np.float16 else "uchar" if dt == _B else cl(dt)
+
+
+def load(dt, ptr, idx):
+    return f"vload_half({idx}, {ptr})" if dt == np.float16 else f"{ptr}[{idx}]"
+
+
+def store(dt, ptr, idx, value, from_dt):
+    """Store value (computed in from_dt's type) as dt: half rounded to nearest even, bool as 0/1,
+    float to integer toward zero saturated (NumPy leaves it undefined), integers wrapped."""
+    if dt == np.float16:
+        return f"vstore_half_rte(({ctype(from_dt) if from_dt.kind == 'f' else 'float'})({value}), {idx}, {ptr})"
+    if dt == _B:
+        return f"{ptr}[{idx}] = (({value}) != 0) ? 1 : 0"
+    if dt.kind in "iu" and from_dt.kind == "f":
+        return f"{ptr}[{idx}] = convert_{cl(dt)}_sat_rtz({value})"
+    return f"{ptr}[{idx}] = ({cl(dt)})({value})"
+
+
+def _storage(dt):
+    return "half" if dt == np.float16 else "uchar" if dt == _B else cl(dt)
+
+
+def walk_source(out_dt, res_dt, ins, nd, expr, name, pre=""):
+    """A kernel writing z at a strided position for each of n elements: ins are (kind, dtype, ctype)
+    with kind "a" (a strided array, loaded as x<j>) or "s" (a scalar argument x<j>); expr computes
+    in res_dt's type from x0, x1, …"""
+    ps = ["ulong n", f"__global {_storage(out_dt)} *z", "long zo"]
+    arrays = [j for j, (k, _, _) in enumerate(ins) if k == "a"]
+    for j, (k, dt, ct) in enumerate(ins):
+        ps += [f"__global const {_storage(dt)} *a{j}", f"long a{j}o"] if k == "a" else [f"{ct} x{j}"]
+    for d in range(nd):
+        ps += [f"long n{d}", f"long zs{d}"] + [f"long a{j}s{d}" for j in arrays]
+    body = ["ulong r = get_global_id(0);", "if (r >= n) return;", "long pz = zo;"]
+    body += [f"long p{j} = a{j}o;" for j in arrays]
+    for d in reversed(range(nd)):
+        c = f"(long)(r % (ulong)n{d})" if d else "(long)r"
+        body.append(f"{{ const long c = {c};" + (f" r /= (ulong)n{d};" if d else "") + f" pz += c * zs{d};"
+                    + "".join(f" p{j} += c * a{j}s{d};" for j in arrays) + " }")
+    for j in arrays:
+        body.append(f"const {ins[j][2]} x{j} = ({ins[j][2]}){load(ins[j][1], f'a{j}', f'p{j}')};")
+    body.append(store(out_dt, "z", "pz", expr, res_dt) + ";")
+    fp64 = any(t == "double" for t in [cl(out_dt)] + [c for _, _, c in ins]) or "double" in expr
+    return (("#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n" if fp64 else "") + pre
+            + f"__kernel void {name}({', '.join(ps)})\n{{\n    " + "\n    ".join(body) + "\n}\n")
+
+
+def program(ctx, source, stem):
+    """The kernel of a generated source on ctx (built once; the name is the source's hash, so the
+    binary cache finds it from any process)."""
+    progs = ctx.__dict__.get("_ndprogs")
+    if progs is None:
+        progs = ctx._ndprogs = {}
+    c = progs.get(source)
+    if c is None or not c._h:
+        with _LOCK:
+            c = progs.get(source)
+            if c is None or not c._h:
+                name = f"{stem}_{hashlib.sha1(source.encode()).hexdigest()[:12]}"
+                c = progs[source] = _Compiled(ctx, source.replace("__NAME__", name), name,
+                                              "-cl-fp32-correctly-rounded-divide-sqrt", [name])
+    return c
+
+
+def setter(dt):
+    dt = np.dtype(dt)
+    return {"f": "f64" if dt == _F64 else "f32", "b": "u8"}.get(dt.kind) or f"{'i' if dt.kind == 'i' else 'u'}{dt.itemsize * 8}"
+
+
+def run(ctx, c, n, args, stream=None):
+    """Set a generated kernel's arguments (("buf", handle) | ("i64"|"u64"|"f32"|…, value)) and launch
+    it over n work-items."""
+    with c.lock:
+        kh = c.k[0]
+        for i, (kind, v) in enumerate(args):
+            st = L.arg_buf(kh, i, v) if kind == "buf" else L.arg_setters[kind][0](kh, i, v)
+            if st:
+                _raise(st, ctx._h)
+        if n:
+            wg = _wg(ctx)
+            g, lo = (c_size_t * 1)(-(-n // wg) * wg), (c_size_t * 1)(wg)
+            if stream is None:
+                _check(L.launch(kh, 1, g, lo), ctx._h)
+            else:
+                with stream:
+                    _check(L.launch(kh, 1, g, lo), ctx._h)
+
+
+def need_fp64(ctx, dts, where):
+    if any(np.dtype(d) == _F64 for d in dts) and not ctx.device.fp64:
+        raise Unsupported(11, f"{where}: float64 on {ctx.device.name!r}, which has no fp64 (cl_khr_fp64)")
+
+
+def overlaps(a, b):
+    """Whether b's memory may overlap a's in another layout (NumPy copies such an input first)."""
+    if not isinstance(b, A.Array) or a._root() is not b._root():
+        return False
+    return (a._off, strides(a), a.shape) != (b._off, strides(b), b.shape) and a.size and b.size
+
+
+def walk(ctx, out, expr, res_dt, operands, stem="clrun_nd", pre=""):
+    """out[...] = expr(x0, x1, …) element by element, operands broadcast to out.shape: each operand
+    is (Array | None, dtype, scalar value); Arrays at any strides."""
+    n = out.size
+    if not n:
+        return out
+    need_fp64(ctx, [out.dtype, res_dt] + [d for _, d, _ in operands], stem)
+    shape = out.shape
+    arrs = []
+    for i, (a, dt, v) in enumerate(operands):
+        if a is not None and overlaps(out, a):
+            a = contiguous(a, copy=True)
+            operands[i] = (a, dt, v)
+        if a is not None:
+            arrs.append(bstrides(a.shape, strides(a), shape))
+    shp, sts = coalesce(shape, [strides(out)] + arrs)
+    if len(shp) > _MAXDIM:
+        raise Unsupported(11, f"{stem}: {len(shp)} dimensions that do not merge; at most {_MAXDIM}")
+    ins = [("a" if a is not None else "s", dt, ctype(dt)) for a, dt, _ in operands]
+    c = program(ctx, walk_source(out.dtype, res_dt, ins, len(shp), expr, "__NAME__", pre), stem)
+    zh, zo = out._raw()
+    args = [("u64", n), ("buf", zh), ("i64", zo // out.itemsize)]
+    for a, dt, v in operands:
+        if a is not None:
+            h, o = a._raw()
+            args += [("buf", h), ("i64", o // a.itemsize)]
+        else:
+            args.append((setter(np.float32 if dt == np.float16 else dt), float(v) if dt.kind == "f" else int(v)))
+    for d in range(len(shp)):
+        args += [("i64", shp[d]), ("i64", sts[0][d])] + [("i64", st[d]) for st in sts[1:]]
+    run(ctx, c, n, args)
+    return out
+
+
+def broadcast_to(a, shape):
+    """A read-only-in-spirit view of a repeated along new or one-element dimensions (strides 0)."""
+    shape = tuple(shape)
+    if broadcast_shapes(a.shape, shape) != shape:
+        raise ValueError(f"operands could not be broadcast together with remapped shapes {a.shape} and requested shape {shape}")
+    return a._strided(shape, bstrides(a.shape, strides(a), shape), 0)
+
+
+def contiguous(a, copy=False):
+    """a itself when C-contiguous (unless copy), else a C-contiguous copy made on the device."""
+    if a.__dict__.get("_st") is None and not copy:
+        return a
+    out = A.Array(a.ctx, a.shape, a.dtype, bf16=a.bf16)
+    return walk(a.ctx, out, "x0", a.dtype, [(a, a.dtype, None)], stem="clrun_copy")
+
+
+def assign(dst, value, where="assignment"):
+    """dst[...] = value with NumPy's broadcasting and its unsafe cast (as ndarray.__setitem__)."""
+    ctx = dst.ctx
+    if isinstance(value, A.Array):
+        if value.ctx is not ctx:
+            raise InvalidArgument(1, f"{where}: the Arrays are on different contexts")
+        if value.bf16 != dst.bf16:
+            raise Unsupported(11, f"{where}: bfloat16 and {value.dtype} mixed; astype first")
+        broadcast_shapes(value.shape, dst.shape)
+        if broadcast_shapes(value.shape, dst.shape) != dst.shape:
+            raise ValueError(f"could not broadcast input array from shape {value.shape} into shape {dst.shape}")
+        return walk(ctx, dst, "x0", value.dtype, [(value, value.dtype, None)], stem="clrun_assign")
+    if isinstance(value, np.ndarray) and value.ndim:
+        return assign(dst, ctx.asarray(np.ascontiguousarray(value)), where)
+    v = checked_scalar(dst.dtype, value, where)
+    if dst.__dict__.get("_st") is None:
+        fill_bytes(dst, v)
+        return dst
+    return walk(ctx, dst, "x0", dst.dtype, [(None, dst.dtype, v)], stem="clrun_fill")
+
+
+def checked_scalar(dt, value, where):
+    """value as a NumPy scalar of dt, converted as ndarray.__setitem__ converts: floats to integers
+    toward zero (NaN and inf refused), integers out of range refused (OverflowError, as NumPy 2)."""
+    if isinstance(value, (np.ndarray, np.generic)):
+        value = value.item()
+    if not isinstance(value, (bool, int, float)):
+        raise InvalidArgument(1, f"{where}: an Array, a NumPy array or a number, not {type(value).__name__}")
+    if dt.kind in "iu" and isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError(f"cannot convert float {value} to integer")
+        value = int(value)
+    if dt.kind in "iu" and not isinstance(value, bool):
+        info = np.iinfo(dt)
+        if not info.min <= value <= info.max:
+            raise OverflowError(f"Python integer {value} out of bounds for {dt}")
+    if dt == _B:
+        value = bool(value)
+    return host_scalar(value, dt)
+
+
+def fill_bytes(dst, v):
+    """Every element of a contiguous Array set to the NumPy scalar v (of its dtype)."""
+    if dst.nbytes:
+        v = np.array(v, dst.dtype)
+        h, off = dst._mem()
+        _check(L.buf_fill(h, v.ctypes.data, v.itemsize, off, dst.nbytes), dst.ctx._h)

@@ -1,0 +1,271 @@
+"""NumPy's element-wise functions on clrun.Array: each one a row of OpenCL C (one expression per
+kind of type), its NumPy ufunc (for the result's type and for __array_ufunc__), run by _nd.walk over
+operands of any strides, broadcast, promoted as NumPy 2 promotes (NEP 50).
+
+Integer arithmetic wraps as NumPy's (computed unsigned, so no C overflow is undefined); integer
+division and remainder by zero give 0 (NumPy gives 0 and warns), INT_MIN // -1 wraps; floor division
+and remainder of floats follow NumPy's divmod; shifts past the width give 0 (or -1 for a negative
+number shifted right), as NumPy's. Float functions are the device's OpenCL built-ins: sqrt and
+division correctly rounded, the others within OpenCL's ulp bounds (NumPy's own vary by CPU).
+"""
+import numpy as np
+
+from ._core import InvalidArgument, Unsupported
+from . import _array as A
+from . import _nd as N
+
+_B = np.dtype(np.bool_)
+_UNS = {"char": "uchar", "short": "ushort", "int": "uint", "long": "ulong"}
+
+
+def _wrap(op):
+    """x OP y on integers in the unsigned type of the same width (wraps; no undefined overflow)."""
+    def f(t, k):
+        if k in "iu":
+            u = _UNS.get(t, t)
+            return f"({t})(({u})X {op} ({u})Y)"
+        if k == "b":
+            return {"+": "(X | Y)", "*": "(X & Y)"}.get(op) or _no_bool(op)
+        return f"(X {op} Y)"
+    return f
+
+
+def _no_bool(op):
+    raise TypeError(f"numpy boolean {op} is not supported, use the bitwise_xor, the `^` operator, or the logical_xor function instead")
+
+
+def _floordiv(t, k):
+    if k in "iu":
+        if k == "u":
+            return "(Y == 0 ? 0 : X / Y)"
+        u = _UNS[t]
+        return (f"(Y == 0 ? ({t})0 : Y == -1 ? ({t})(({u})0 - ({u})X) : "
+                f"(({t})(X / Y) - ((X % Y != 0 && ((X < 0) != (Y < 0))) ? 1 : 0)))")
+    return "npy_floordiv(X, Y)"
+
+
+def _mod(t, k):
+    if k in "iu":
+        if k == "u":
+            return "(Y == 0 ? 0 : X % Y)"
+        return f"(Y == 0 || Y == -1 ? ({t})0 : ((X % Y != 0 && ((X % Y < 0) != (Y < 0))) ? X % Y + Y : X % Y))"
+    return "npy_mod(X, Y)"
+
+
+def _pow(t, k):
+    if k in "iu":
+        return f"ipow_{t}(X, Y)"
+    return "pow(X, Y)"
+
+
+def _shift(d):
+    def f(t, k):
+        if k not in "iu":
+            raise TypeError(f"ufunc '{'left_shift' if d == '<<' else 'right_shift'}' not supported for the input types")
+        bits = {"char": 8, "uchar": 8, "short": 16, "ushort": 16, "int": 32, "uint": 32, "long": 64, "ulong": 64}[t]
+        if d == "<<":
+            return f"((Y < 0 || Y >= {bits}) ? ({t})0 : ({t})(({_UNS.get(t, t)})X << Y))"
+        return f"((Y < 0 || Y >= {bits}) ? (X < 0 ? ({t})-1 : ({t})0) : ({t})(X >> Y))"
+    return f
+
+
+def _bitwise(op):
+    def f(t, k):
+        if k == "f":
+            raise TypeError("ufunc 'bitwise' not supported for the input types, and the inputs could not be safely coerced")
+        return f"(X {op} Y)"
+    return f
+
+
+def _maxmin(cmp):
+    def f(t, k):
+        if k == "f":
+            return f"((X {cmp} Y || isnan(X)) ? X : Y)"
+        return f"(X {cmp} Y ? X : Y)"
+    return f
+
+
+def _ff(fn):  # float-only binary functions
+    def f(t, k):
+        return f"{fn}(X, Y)"
+    return f
+
+
+# op: (NumPy ufunc, expression maker (compute type, kind) -> expression in X and Y)
+BINARY = {
+    "add": (np.add, _wrap("+")), "sub": (np.subtract, _wrap("-")), "mul": (np.multiply, _wrap("*")),
+    "div": (np.true_divide, lambda t, k: "(X / Y)"), "floordiv": (np.floor_divide, _floordiv), "mod": (np.remainder, _mod),
+    "pow": (np.power, _pow), "maximum": (np.maximum, _maxmin(">=")), "minimum": (np.minimum, _maxmin("<=")),
+    "lt": (np.less, lambda t, k: "(X < Y)"), "le": (np.less_equal, lambda t, k: "(X <= Y)"), "gt": (np.greater, lambda t, k: "(X > Y)"),
+    "ge": (np.greater_equal, lambda t, k: "(X >= Y)"), "eq": (np.equal, lambda t, k: "(X == Y)"),
+    "ne": (np.not_equal, lambda t, k: "(X != Y)"),
+    "and": (np.bitwise_and, _bitwise("&")), "or": (np.bitwise_or, _bitwise("|")), "xor": (np.bitwise_xor, _bitwise("^")),
+    "lshift": (np.left_shift, _shift("<<")), "rshift": (np.right_shift, _shift(">>")),
+    "logical_and": (np.logical_and, lambda t, k: "(X != 0 && Y != 0)"), "logical_or": (np.logical_or, lambda t, k: "(X != 0 || Y != 0)"),
+    "logical_xor": (np.logical_xor, lambda t, k: "((X != 0) != (Y != 0))"),
+    "arctan2": (np.arctan2, _ff("atan2")), "hypot": (np.hypot, _ff("hypot")), "copysign": (np.copysign, _ff("copysign")),
+    "fmod": (np.fmod, lambda t, k: "fmod(X, Y)" if k == "f" else _mod(t, k).replace("X % Y + Y", "X % Y")),
+}
+
+
+def _fl(fn):
+    return lambda t, k: f"{fn}(X)"
+
+
+def _neg(t, k):
+    if k == "b":
+        raise TypeError("The numpy boolean negative, the `-` operator, is not supported, use the `~` operator or the "
+                        "logical_not function instead.")
+    return f"({t})(({_UNS.get(t, t)})0 - ({_UNS.get(t, t)})X)" if k in "iu" else "(-X)"
+
+
+def _abs(t, k):
+    return "fabs(X)" if k == "f" else f"({t})abs(X)" if k == "i" else "X"
+
+
+def _sign(t, k):
+    if k == "f":
+        return "(isnan(X) ? X : X > 0 ? 1 : X < 0 ? -1 : 0)"
+    if k == "b":
+        raise TypeError("ufunc 'sign' did not contain a loop with signature matching types bool")
+    return "(X > 0 ? 1 : X < 0 ? -1 : 0)" if k == "i" else "(X > 0 ? 1 : 0)"
+
+
+def _invert(t, k):
+    if k == "f":
+        raise TypeError("ufunc 'invert' not supported for the input types, and the inputs could not be safely coerced")
+    return "(X == 0)" if k == "b" else f"({t})(~X)"
+
+
+# op: (NumPy ufunc or a stand-in for the result type, expression maker)
+UNARY = {
+    "neg": (np.negative, _neg), "pos": (np.positive, lambda t, k: "X"), "abs": (np.absolute, _abs), "invert": (np.invert, _invert),
+    "sign": (np.sign, _sign), "square": (np.square, lambda t, k: _wrap("*")(t, k) if k != "b" else "(X & X)"),
+    "sqrt": (np.sqrt, _fl("sqrt")), "cbrt": (np.cbrt, _fl("cbrt")), "exp": (np.exp, _fl("exp")), "exp2": (np.exp2, _fl("exp2")),
+    "expm1": (np.expm1, _fl("expm1")), "log": (np.log, _fl("log")), "log2": (np.log2, _fl("log2")), "log10": (np.log10, _fl("log10")),
+    "log1p": (np.log1p, _fl("log1p")), "sin": (np.sin, _fl("sin")), "cos": (np.cos, _fl("cos")), "tan": (np.tan, _fl("tan")),
+    "arcsin": (np.arcsin, _fl("asin")), "arccos": (np.arccos, _fl("acos")), "arctan": (np.arctan, _fl("atan")),
+    "sinh": (np.sinh, _fl("sinh")), "cosh": (np.cosh, _fl("cosh")), "tanh": (np.tanh, _fl("tanh")),
+    "arcsinh": (np.arcsinh, _fl("asinh")), "arccosh": (np.arccosh, _fl("acosh")), "arctanh": (np.arctanh, _fl("atanh")),
+    "floor": (np.floor, _fl("floor")), "ceil": (np.ceil, _fl("ceil")), "trunc": (np.trunc, _fl("trunc")), "rint": (np.rint, _fl("rint")),
+    "erf": (np.sqrt, _fl("erf")), "sigmoid": (np.sqrt, lambda t, k: "(1 / (1 + exp(-X)))"),
+    "reciprocal": (np.reciprocal, lambda t, k: "(1 / X)" if k == "f" else f"(X == 0 ? ({t})0 : ({t})(1 / X))"),
+    "isnan": (np.isnan, lambda t, k: "isnan(X)" if k == "f" else "0"), "isinf": (np.isinf, lambda t, k: "isinf(X)" if k == "f" else "0"),
+    "isfinite": (np.isfinite, lambda t, k: "isfinite(X)" if k == "f" else "1"),
+    "signbit": (np.signbit, lambda t, k: "signbit(X)" if k == "f" else "(X < 0)" if k == "i" else "0"),
+    "logical_not": (np.logical_not, lambda t, k: "(X == 0)"),
+}
+
+# helpers some expressions call: NumPy's divmod for floats (npy_divmod), integer powers by squaring
+_PRE = {
+    "npy_": ("#define NPY_DIVMOD(T) \\\n"
+             "T npy_mod_##T(T a, T b) { if (b == 0) return fmod(a, b); T m = fmod(a, b);"
+             " if (m != 0) { if ((b < 0) != (m < 0)) m += b; } else m = copysign((T)0, b); return m; } \\\n"
+             "T npy_floordiv_##T(T a, T b) { if (b == 0) return a / b; T m = fmod(a, b); T d = (a - m) / b;"
+             " if (m != 0 && ((b < 0) != (m < 0))) d -= 1; T f; if (d != 0) { f = floor(d); if (d - f > (T)0.5) f += 1; }"
+             " else f = copysign((T)0, a / b); return f; }\n"),
+}
+
+
+def _preamble(expr, t):
+    pre = ""
+    if "npy_" in expr:
+        pre += _PRE["npy_"] + f"NPY_DIVMOD({t})\n"
+        expr = expr.replace("npy_mod(", f"npy_mod_{t}(").replace("npy_floordiv(", f"npy_floordiv_{t}(")
+    if "ipow_" in expr:
+        u = _UNS.get(t, t)
+        pre += (f"{t} ipow_{t}({t} b, {t} e) {{ if (e < 0) return b == 1 ? 1 : (b == ({t})-1 ? ((e & 1) ? ({t})-1 : 1) : 0);"
+                f" {u} r = 1, x = ({u})b; while (e) {{ if (e & 1) r *= x; x *= x; e >>= 1; }} return ({t})r; }}\n")
+    return expr, pre
+
+
+_CMP = ("lt", "le", "gt", "ge", "eq", "ne")
+
+
+def _dt_of(v, others, where, op):
+    """NEP 50's dtype of an operand; a Python int out of an integer Array's range compares exactly
+    (NumPy 2 compares such ints by value) in the widest integer type that holds it, or float64."""
+    try:
+        return N.operand_dtype(v, others, where)
+    except OverflowError:
+        if op not in _CMP:
+            raise
+        for d in (np.int64, np.uint64):
+            if np.iinfo(d).min <= v <= np.iinfo(d).max:
+                return np.dtype(d)
+        return np.dtype(np.float64)
+
+
+def apply(op, *operands, out=None):
+    """NumPy's op over operands (Arrays, NumPy or Python scalars), broadcast, promoted as NEP 50;
+    the result in a new Array, or in out (an Array of the broadcast shape; cast unsafely, as NumPy's
+    out= with casting='unsafe' is not: the result type must cast to out's dtype 'same_kind')."""
+    table = BINARY if len(operands) == 2 else UNARY
+    if op not in table:
+        raise InvalidArgument(1, f"no element-wise op {op!r}")
+    uf, make = table[op]
+    arrays = [v for v in operands if isinstance(v, A.Array)]
+    if not arrays:
+        raise InvalidArgument(1, f"{op}: no clrun.Array among the operands")
+    ctx = arrays[0].ctx
+    for v in operands:
+        if isinstance(v, A.Array):
+            if v.ctx is not ctx:
+                raise InvalidArgument(1, f"{op}: the Arrays are on different contexts")
+            if v.bf16:
+                raise Unsupported(11, f"{op} on bfloat16 Arrays: the library has no bf16 arithmetic; .astype(np.float32) first")
+        elif isinstance(v, np.ndarray) and v.ndim:
+            raise InvalidArgument(1, f"{op}: an Array with a NumPy array: move it to the device first (ctx.asarray(x)); clrun never "
+                                     "computes on the host")
+    strong = [v.dtype for v in operands if isinstance(v, (A.Array, np.ndarray, np.generic))]
+    dts = [_dt_of(v, strong, op, op) for v in operands]
+    ct, rt = N.ufunc_types(uf, dts)
+    if rt.kind == "c" or ct.kind == "c":
+        raise Unsupported(11, f"{op}: clrun.Array has no complex dtypes")
+    if rt not in N._CL or ct not in N._CL:
+        raise Unsupported(11, f"{op}: the result type {rt} is not one clrun.Array holds")
+    shape = N.broadcast_shapes(*[np.shape(v) if not isinstance(v, A.Array) else v.shape for v in operands])
+    t = N.ctype(ct)
+    expr = make(t, ct.kind)
+    names = ("X", "Y")
+    ops = []
+    for j, (v, d) in enumerate(zip(operands, dts)):
+        expr = expr.replace(names[j], f"(({t})x{j})")
+        if isinstance(v, A.Array):
+            ops.append((v, d, None))
+        else:
+            ops.append((None, ct, N.host_scalar(v, d)))
+    expr, pre = _preamble(expr, t)
+    if out is None:
+        out = A.Array(ctx, shape, rt)
+    else:
+        if not isinstance(out, A.Array) or out.ctx is not ctx:
+            raise InvalidArgument(1, f"{op}: out is an Array on the operands' context")
+        if N.broadcast_shapes(shape, out.shape) != out.shape:
+            raise ValueError(f"non-broadcastable output operand with shape {out.shape} doesn't match the broadcast shape {shape}")
+        if not np.can_cast(rt, out.dtype, "same_kind"):
+            raise TypeError(f"Cannot cast ufunc '{uf.__name__}' output from {rt} to {out.dtype} with casting rule 'same_kind'")
+    return N.walk(ctx, out, expr, ct, ops, stem=f"clrun_{op}", pre=pre)
+
+
+def where(cond, x, y):
+    """np.where(cond, x, y) on the device: cond an Array (any dtype: nonzero is true), x and y Arrays
+    or scalars, broadcast together; the type NumPy 2 gives x and y."""
+    if not isinstance(cond, A.Array):
+        raise InvalidArgument(1, "where: the condition is a clrun.Array")
+    ctx = cond.ctx
+    for v in (x, y):
+        if isinstance(v, A.Array) and v.ctx is not ctx:
+            raise InvalidArgument(1, "where: the Arrays are on different contexts")
+        if isinstance(v, np.ndarray) and v.ndim:
+            raise InvalidArgument(1, "where: a NumPy array: move it to the device first (ctx.asarray(x))")
+    strong = [v.dtype for v in (x, y) if isinstance(v, (A.Array, np.ndarray, np.generic))]
+    dx, dy = (N.operand_dtype(v, strong, "where") for v in (x, y))
+    rt = np.result_type(dx, dy)
+    shape = N.broadcast_shapes(cond.shape, *[np.shape(v) if not isinstance(v, A.Array) else v.shape for v in (x, y)])
+    t = N.ctype(rt)
+    ops = [(cond, cond.dtype, None)]
+    for v, d in ((x, dx), (y, dy)):
+        ops.append((v, d, None) if isinstance(v, A.Array) else (None, rt, N.host_scalar(v, d)))
+    out = A.Array(ctx, shape, rt)
+    return N.walk(ctx, out, f"(x0 != 0 ? ({t})x1 : ({t})x2)", rt, ops, stem="clrun_where")

@@ -318,7 +318,7 @@ class Array(_Views, _Axes, _Numpy, Buffer):
             _vec(op, out, a, b)
             return out
         if op == "mul" and self.dtype == np.float32 and not reflected and self._st is None and not self.bf16 \
-                and isinstance(other, (float, int)) and not isinstance(other, bool):  # alpha·a: the library's op, one rounding
+                and type(other) in (float, int):  # alpha·a: the library's op, one rounding
             out = self if inplace else self._like()
             _vec("scale", out, self, alpha=float(np.float32(other)))
             return out

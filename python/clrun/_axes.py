@@ -42,15 +42,11 @@ def _acc(ctx, rt, op):
     return ("ulong", False)
 
 
-def _source(op, dt, rt, acc, comp, nk, nr):
+def _branch(op, dt, rt, acc, comp, nr):
+    """The code of one reduction over the reduced dimensions from position p, stored at z[o]."""
     x = N.load(dt, "a", "q")
     ct = N.ctype(dt)
-    ps = ["ulong n", f"__global {N._storage(rt)} *z", f"__global const {N._storage(dt)} *a", "long ao"]
-    ps += [f"long n{d}, long s{d}" for d in range(nk)] + [f"long m{e}, long t{e}" for e in range(nr)]
-    b = ["ulong r = get_global_id(0);", "if (r >= n) return;", "const ulong o = r;", "long p = ao;"]
-    for d in reversed(range(nk)):
-        c = f"(long)(r % (ulong)n{d})" if d else "(long)r"
-        b.append(f"{{ const long c = {c};" + (f" r /= (ulong)n{d};" if d else "") + f" p += c * s{d}; }}")
+    b = []
     if op in ("sum", "prod"):
         one = "0" if op == "sum" else "1"
         b.append(f"{acc} s = {one}; {acc} e = 0;")
@@ -77,11 +73,29 @@ def _source(op, dt, rt, acc, comp, nk, nr):
         loops.append(f"for (long i{e} = 0; i{e} < m{e}; i{e}++) {{ const long q{e} = {prev} + i{e} * t{e};")
         close.append("}")
         prev = f"q{e}"
-    body = " ".join(loops) + f" const long q = {prev}; const {ct} x = ({ct}){x}; {upd} " + " ".join(close)
-    b.append(body)
+    b.append(" ".join(loops) + f" const long q = {prev}; const {ct} x = ({ct}){x}; {upd} " + " ".join(close))
     b.append(N.store(rt, "z", "o", fin, _I64 if op.startswith("arg") else np.dtype(np.float64) if acc == "double"
                      else np.dtype(np.float32) if acc == "float" else _U64 if acc == "ulong" else rt) + ";")
-    fp64 = "double" in (acc, N.cl(dt), N.cl(rt))
+    return " ".join(b)
+
+
+# reductions built as one kernel (a branch on opc): the two of a pair share their result type
+_PAIRS = (("sum", "prod"), ("max", "min"), ("argmax", "argmin"), ("any", "all"))
+_PAIR_OF = {op: p for p in _PAIRS for op in p}
+
+
+def _source(ctx, pair, dt, rt, nk, nr):
+    ps = ["ulong n", "uint opc", f"__global {N._storage(rt)} *z", f"__global const {N._storage(dt)} *a", "long ao"]
+    ps += [f"long n{d}, long s{d}" for d in range(nk)] + [f"long m{e}, long t{e}" for e in range(nr)]
+    b = ["ulong r = get_global_id(0);", "if (r >= n) return;", "const ulong o = r;", "long p = ao;"]
+    for d in reversed(range(nk)):
+        c = f"(long)(r % (ulong)n{d})" if d else "(long)r"
+        b.append(f"{{ const long c = {c};" + (f" r /= (ulong)n{d};" if d else "") + f" p += c * s{d}; }}")
+    fp64 = "double" in (N.cl(dt), N.cl(rt))
+    for i, op in enumerate(pair):
+        acc, comp = _acc(ctx, rt, op) if op in ("sum", "prod") else (None, False)
+        fp64 = fp64 or acc == "double"
+        b.append(f"if (opc == {i}) {{ {_branch(op, dt, rt, acc, comp, nr)} }}")
     return (("#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n" if fp64 else "")
             + "__kernel void __NAME__(" + ", ".join(ps) + ")\n{\n    " + "\n    ".join(b) + "\n}\n")
 
@@ -99,16 +113,19 @@ def _along(x, op, axes, rt, keepdims):
     n = out.size
     if not n:
         return out
-    acc, comp = _acc(ctx, rt, op) if op in ("sum", "prod") else (None, False)
+    acc = _acc(ctx, rt, op)[0] if op in ("sum", "prod") else None
     N.need_fp64(ctx, [x.dtype, rt] + ([_F64] if acc == "double" else []), op)
     st = N.strides(x)
     kshp, (kst,) = N.coalesce([x.shape[d] for d in kept], [[st[d] for d in kept]])
     rshp, (rst,) = N.coalesce([x.shape[d] for d in axes], [[st[d] for d in axes]]) if m else ([0], [[0]])
-    if op.startswith("arg") and len(rshp) > 1:
-        rshp, rst = [m], [1]  # not reached: one axis, merged
-    c = N.program(ctx, _source(op, x.dtype, rt, acc, comp, len(kshp), len(rshp)), f"clrun_{op}_axis")
+    while len(kshp) < 2:  # padded: one build serves every reduction of up to two kept and two reduced dimensions
+        kshp, kst = [1] + kshp, [0] + kst
+    while len(rshp) < 2:
+        rshp, rst = [1] + rshp, [0] + rst
+    pair = _PAIR_OF[op]
+    c = N.program(ctx, _source(ctx, pair, x.dtype, rt, len(kshp), len(rshp)), f"clrun_{pair[0]}_axis")
     h, o = x._raw()
-    args = [("u64", n), ("buf", out._raw()[0]), ("buf", h), ("i64", o // x.itemsize)]
+    args = [("u64", n), ("u32", pair.index(op)), ("buf", out._raw()[0]), ("buf", h), ("i64", o // x.itemsize)]
     args += [a for d in range(len(kshp)) for a in (("i64", kshp[d]), ("i64", kst[d]))]
     args += [a for e in range(len(rshp)) for a in (("i64", rshp[e]), ("i64", rst[e]))]
     N.run(ctx, c, n, args)

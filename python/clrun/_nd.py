@@ -23,6 +23,7 @@ from ._gen import _Compiled, _wg
 
 _LOCK = threading.Lock()
 _MAXDIM = 16  # dimensions a generated kernel walks after coalescing (NumPy allows 32; few survive coalescing)
+_PAD = 3  # walks of fewer dimensions are padded to this many
 _B = np.dtype(np.bool_)
 _F64 = np.dtype(np.float64)
 _I64 = np.dtype(np.int64)
@@ -189,8 +190,9 @@ def _storage(dt):
 def walk_source(out_dt, res_dt, ins, nd, expr, name, pre=""):
     """A kernel writing z at a strided position for each of n elements: ins are (kind, dtype, ctype)
     with kind "a" (a strided array, loaded as x<j>) or "s" (a scalar argument x<j>); expr computes
-    in res_dt's type from x0, x1, …"""
-    ps = ["ulong n", f"__global {_storage(out_dt)} *z", "long zo"]
+    in res_dt's type from x0, x1, …; a list of expressions gives a kernel of several ops, the
+    argument opc choosing one (a branch every work-item takes alike: one build serves a family)."""
+    ps = ["ulong n"] + (["uint opc"] if isinstance(expr, list) else []) + [f"__global {_storage(out_dt)} *z", "long zo"]
     arrays = [j for j, (k, _, _) in enumerate(ins) if k == "a"]
     for j, (k, dt, ct) in enumerate(ins):
         ps += [f"__global const {_storage(dt)} *a{j}", f"long a{j}o"] if k == "a" else [f"{ct} x{j}"]
@@ -200,12 +202,18 @@ def walk_source(out_dt, res_dt, ins, nd, expr, name, pre=""):
     body += [f"long p{j} = a{j}o;" for j in arrays]
     for d in reversed(range(nd)):
         c = f"(long)(r % (ulong)n{d})" if d else "(long)r"
-        body.append(f"{{ const long c = {c};" + (f" r /= (ulong)n{d};" if d else "") + f" pz += c * zs{d};"
-                    + "".join(f" p{j} += c * a{j}s{d};" for j in arrays) + " }")
+        step = (f"{{ const long c = {c};" + (f" r /= (ulong)n{d};" if d else "") + f" pz += c * zs{d};"
+                + "".join(f" p{j} += c * a{j}s{d};" for j in arrays) + " }")
+        body.append(f"if (n{d} != 1) {step}" if d else step)
     for j in arrays:
         body.append(f"const {ins[j][2]} x{j} = ({ins[j][2]}){load(ins[j][1], f'a{j}', f'p{j}')};")
+    fp64 = "double" in repr(expr) + pre + cl(out_dt) + ctype(res_dt) + "".join(c for _, _, c in ins)
+    if isinstance(expr, list):
+        rt = ctype(res_dt)
+        body.append(f"{rt} v; switch (opc) {{ " + " ".join(f"case {i}: v = ({rt})({e}); break;" for i, e in enumerate(expr))
+                    + f" default: v = ({rt})0; }}")
+        expr = "v"
     body.append(store(out_dt, "z", "pz", expr, res_dt) + ";")
-    fp64 = any(t == "double" for t in [cl(out_dt)] + [c for _, _, c in ins]) or "double" in expr
     return (("#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n" if fp64 else "") + pre
             + f"__kernel void {name}({', '.join(ps)})\n{{\n    " + "\n    ".join(body) + "\n}\n")
 
@@ -263,9 +271,10 @@ def overlaps(a, b):
     return (a._off, strides(a), a.shape) != (b._off, strides(b), b.shape) and a.size and b.size
 
 
-def walk(ctx, out, expr, res_dt, operands, stem="clrun_nd", pre=""):
+def walk(ctx, out, expr, res_dt, operands, stem="clrun_nd", pre="", choice=None):
     """out[...] = expr(x0, x1, …) element by element, operands broadcast to out.shape: each operand
-    is (Array | None, dtype, scalar value); Arrays at any strides."""
+    is (Array | None, dtype, scalar value); Arrays at any strides. expr may be a list of
+    expressions, choice the index of the one to run."""
     n = out.size
     if not n:
         return out
@@ -279,12 +288,16 @@ def walk(ctx, out, expr, res_dt, operands, stem="clrun_nd", pre=""):
         if a is not None:
             arrs.append(bstrides(a.shape, strides(a), shape))
     shp, sts = coalesce(shape, [strides(out)] + arrs)
+    while len(shp) < _PAD:  # one kernel serves every walk of up to _PAD dimensions (fewer builds)
+        shp.insert(0, 1)
+        for st in sts:
+            st.insert(0, 0)
     if len(shp) > _MAXDIM:
         raise Unsupported(11, f"{stem}: {len(shp)} dimensions that do not merge; at most {_MAXDIM}")
     ins = [("a" if a is not None else "s", dt, ctype(dt)) for a, dt, _ in operands]
     c = program(ctx, walk_source(out.dtype, res_dt, ins, len(shp), expr, "__NAME__", pre), stem)
     zh, zo = out._raw()
-    args = [("u64", n), ("buf", zh), ("i64", zo // out.itemsize)]
+    args = [("u64", n)] + ([("u32", choice)] if isinstance(expr, list) else []) + [("buf", zh), ("i64", zo // out.itemsize)]
     for a, dt, v in operands:
         if a is not None:
             h, o = a._raw()

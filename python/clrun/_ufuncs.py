@@ -140,7 +140,7 @@ def _invert(t, k):
 # op: (NumPy ufunc or a stand-in for the result type, expression maker)
 UNARY = {
     "neg": (np.negative, _neg), "pos": (np.positive, lambda t, k: "X"), "abs": (np.absolute, _abs), "invert": (np.invert, _invert),
-    "sign": (np.sign, _sign), "square": (np.square, lambda t, k: _wrap("*")(t, k) if k != "b" else "(X & X)"),
+    "sign": (np.sign, _sign), "square": (np.square, lambda t, k: _wrap("*")(t, k).replace("Y", "X")),
     "sqrt": (np.sqrt, _fl("sqrt")), "cbrt": (np.cbrt, _fl("cbrt")), "exp": (np.exp, _fl("exp")), "exp2": (np.exp2, _fl("exp2")),
     "expm1": (np.expm1, _fl("expm1")), "log": (np.log, _fl("log")), "log2": (np.log2, _fl("log2")), "log10": (np.log10, _fl("log10")),
     "log1p": (np.log1p, _fl("log1p")), "sin": (np.sin, _fl("sin")), "cos": (np.cos, _fl("cos")), "tan": (np.tan, _fl("tan")),
@@ -226,16 +226,11 @@ def apply(op, *operands, out=None):
         raise Unsupported(11, f"{op}: the result type {rt} is not one clrun.Array holds")
     shape = N.broadcast_shapes(*[np.shape(v) if not isinstance(v, A.Array) else v.shape for v in operands])
     t = N.ctype(ct)
-    expr = make(t, ct.kind)
-    names = ("X", "Y")
+    make(t, ct.kind)  # the op's own refusal (TypeError, as NumPy's) before its family's
+    exprs, pre, choice = _family(op, tuple(dts), ct, rt)
     ops = []
-    for j, (v, d) in enumerate(zip(operands, dts)):
-        expr = expr.replace(names[j], f"(({t})x{j})")
-        if isinstance(v, A.Array):
-            ops.append((v, d, None))
-        else:
-            ops.append((None, ct, N.host_scalar(v, d)))
-    expr, pre = _preamble(expr, t)
+    for v, d in zip(operands, dts):
+        ops.append((v, d, None) if isinstance(v, A.Array) else (None, ct, N.host_scalar(v, d)))
     if out is None:
         out = A.Array(ctx, shape, rt)
     else:
@@ -245,7 +240,47 @@ def apply(op, *operands, out=None):
             raise ValueError(f"non-broadcastable output operand with shape {out.shape} doesn't match the broadcast shape {shape}")
         if not np.can_cast(rt, out.dtype, "same_kind"):
             raise TypeError(f"Cannot cast ufunc '{uf.__name__}' output from {rt} to {out.dtype} with casting rule 'same_kind'")
-    return N.walk(ctx, out, expr, ct, ops, stem=f"clrun_{op}", pre=pre)
+    return N.walk(ctx, out, exprs, ct, ops, stem="clrun_ew", pre=pre, choice=choice)
+
+
+# families of ops built as one kernel (a switch on the op): one build serves every op of a family
+# that computes in the same types for the same operand dtypes
+_GROUPS = (("add", "sub", "mul", "floordiv", "mod", "pow", "maximum", "minimum", "and", "or", "xor", "lshift", "rshift", "fmod",
+            "arctan2", "hypot", "copysign"),
+           ("lt", "le", "gt", "ge", "eq", "ne", "logical_and", "logical_or", "logical_xor"), ("div",),
+           ("neg", "pos", "abs", "invert", "sign", "square", "reciprocal"),
+           ("sqrt", "cbrt", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin", "cos", "tan", "arcsin", "arccos", "arctan",
+            "sinh", "cosh", "tanh", "arcsinh", "arccosh", "arctanh", "floor", "ceil", "trunc", "rint", "erf", "sigmoid"),
+           ("isnan", "isinf", "isfinite", "signbit", "logical_not"))
+_GROUP_OF = {op: g for g in _GROUPS for op in g}
+_FAMILIES = {}
+
+
+def _family(op, dts, ct, rt):
+    """(the expressions of op's family for these operand dtypes, their helper functions, op's index)."""
+    group = _GROUP_OF.get(op, (op,))
+    key = (group, dts)
+    fam = _FAMILIES.get(key)
+    if fam is None:
+        table = BINARY if len(dts) == 2 else UNARY
+        t = N.ctype(ct)
+        exprs, names, pre = [], [], ""
+        for m in group:
+            try:
+                if N.ufunc_types(table[m][0], list(dts)) != (ct, rt):
+                    continue
+                e = table[m][1](t, ct.kind)
+            except TypeError:
+                continue
+            for j, x in enumerate(("X", "Y")[:len(dts)]):
+                e = e.replace(x, f"(({t})x{j})")
+            e, p = _preamble(e, t)
+            if p and p not in pre:
+                pre += p
+            exprs.append(e)
+            names.append(m)
+        fam = _FAMILIES[key] = (exprs, pre, {m: i for i, m in enumerate(names)})
+    return fam[0], fam[1], fam[2][op]
 
 
 def where(cond, x, y):

@@ -16,7 +16,7 @@ from ctypes import c_size_t
 import numpy as np
 
 from . import _lib as L
-from ._core import InvalidArgument, Unsupported, _check, _raise
+from ._core import InvalidArgument, OutOfRange, Unsupported, _check, _raise
 from ._dtypes import _CL
 from . import _array as A  # Array, at call time
 from ._gen import _Compiled, _wg
@@ -122,7 +122,7 @@ def operand_dtype(v, other_dtypes, where):
             if kind == 1 and strong.kind in "iu":
                 info = np.iinfo(strong)
                 if not info.min <= v <= info.max:
-                    raise OverflowError(f"{where}: Python integer {v} out of bounds for {strong}")
+                    raise OutOfRange(1, f"{where}: Python integer {v} out of bounds for {strong}")
             return strong
         return np.dtype(np.bool_ if kind == 0 else np.int64 if kind == 1 else np.float64)
     if isinstance(v, complex):
@@ -361,7 +361,7 @@ def checked_scalar(dt, value, where):
     if dt.kind in "iu" and not isinstance(value, bool):
         info = np.iinfo(dt)
         if not info.min <= value <= info.max:
-            raise OverflowError(f"Python integer {value} out of bounds for {dt}")
+            raise OutOfRange(1, f"{where}: Python integer {value} out of bounds for {dt}")
     if dt == _B:
         value = bool(value)
     return host_scalar(value, dt)

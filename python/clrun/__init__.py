@@ -20,6 +20,7 @@ from ._ops import (add, argmax, axpy, canny, cast, div, dot, fma, gemm, imread, 
 from ._array import Array, ElementwiseKernel, ReductionKernel, Stream, elementwise, matmul, reduction  # noqa: F401
 from ._numpy import (FUNCS as _FUNCS, concatenate, empty_like, full_like, ones_like, stack,  # noqa: F401
                      zeros_like)
+from ._dlpack import from_dlpack  # noqa: F401
 from .amp import GradScaler  # noqa: F401
 from .group import CannyPipeline, Group  # noqa: F401
 

@@ -6,7 +6,7 @@ from ctypes import byref, c_size_t, c_void_p
 import numpy as np
 
 from . import _lib as L
-from ._core import F16, F32, ArgMismatch, Error, InvalidArgument, Unsupported, _check, _raise
+from ._core import F16, F32, ArgMismatch, Error, Event, InvalidArgument, Unsupported, _check, _raise
 from ._dtypes import _CL, _CMP, _F32, _NP, _SETTER, _VEC
 from . import _array as A  # Array, at call time (the modules import each other)
 
@@ -170,12 +170,23 @@ class ElementwiseKernel(_Generated):
     written with vload_half / vstore_half (devices without cl_khr_fp16 have no half arithmetic);
     preamble= adds helper functions. Built once per context through the binary cache."""
 
-    def __init__(self, arguments, operation, name="elementwise", preamble="", options=None):
+    def __init__(self, *args, **kwargs):
+        ctx = args[0] if args and _is_context(args[0]) else kwargs.pop("context", None)
+        if args and _is_context(args[0]):
+            args = args[1:]
+        self._init(*args, **kwargs)
+        if ctx is not None:  # PyOpenCL's form: ElementwiseKernel(ctx, arguments, operation, name): built at once
+            self._compiled(ctx)
+
+    def _init(self, arguments, operation, name="elementwise", preamble="", options=None):
         super().__init__(name, options)
         self.args = _parse_arguments(arguments)
         if not any(a[2] for a in self.args):
             raise InvalidArgument(1, "elementwise: the arguments need at least one pointer (an Array)")
         self.operation, self.preamble = str(operation), str(preamble)
+        parts = arguments if isinstance(arguments, (list, tuple)) else str(arguments).split(",")
+        written = [a[0] for a, p in zip(self.args, parts) if a[2] and "const" not in str(p).split("*")[0].split()]
+        self.output = written[0] if written else next(a[0] for a in self.args if a[2])
 
     def _kernel_names(self):
         return [self.name]
@@ -186,7 +197,15 @@ class ElementwiseKernel(_Generated):
                 f"__kernel void {self.name}({params}, ulong n__)\n{{\n    const ulong i = get_global_id(0);\n"
                 f"    if (i >= n__) return;\n    {setup}\n    {self.operation};\n}}\n")
 
-    def __call__(self, *args, size=None, stream=None):
+    def __call__(self, *args, size=None, stream=None, range=None, queue=None, wait_for=None, event=False):
+        """Run over i in 0 .. n - 1; returns the Array of the first pointer argument declared without
+        const (the output; the first pointer if all are const), or (that Array, an Event of the
+        launch) with event=True. PyOpenCL's keywords: range= (an int or range(n): the n), queue=
+        (a Stream), wait_for= (Events finished first)."""
+        size = _range(range, size)
+        if queue is not None and stream is None and not _is_context(queue):
+            stream = queue
+        _wait(wait_for)
         if len(args) != len(self.args):
             raise ArgMismatch(9, f"{self.name} takes {len(self.args)} arguments, {len(args)} given")
         ctx = next(a.ctx for a in args if isinstance(a, A.Array)) if any(isinstance(a, A.Array) for a in args) else None
@@ -194,12 +213,15 @@ class ElementwiseKernel(_Generated):
             raise ArgMismatch(9, f"{self.name}: no Array among the arguments")
         n = _extent(self.name, self.args, args, size, ctx)
         c = self._compiled(ctx)
+        ev = None
         with c.lock:
             kh = c.k[0]
             i, _, _ = self._bind(kh, self.args, args)
             _check(L.arg_setters["u64"][0](kh, i, n), ctx._h)
             if n:
-                _launch(ctx, kh, n, stream)
+                ev = _launch(ctx, kh, n, stream, event=event)
+        out = next(v for (nm, _, _, _), v in zip(self.args, args) if nm == self.output)
+        return (out, ev) if event else out
 
 
 def _extent(name, params, args, size, ctx):
@@ -226,15 +248,52 @@ def _extent(name, params, args, size, ctx):
     return n
 
 
-def _launch(ctx, kh, n, stream, groups=None):
+def _launch(ctx, kh, n, stream, groups=None, event=False):
     wg = _wg(ctx)
     g = (c_size_t * 1)(groups * wg if groups else -(-n // wg) * wg)
     lo = (c_size_t * 1)(wg)
+    if event:
+        e = c_void_p()
+        if stream is None:
+            _check(L.launch_ev(kh, 1, g, lo, byref(e)), ctx._h)
+        else:
+            with stream:
+                _check(L.launch_ev(kh, 1, g, lo, byref(e)), ctx._h)
+        return Event(e.value)
     if stream is None:
         _check(L.launch(kh, 1, g, lo), ctx._h)
     else:
         with stream:
             _check(L.launch(kh, 1, g, lo), ctx._h)
+    return None
+
+
+def _range(r, size):
+    """PyOpenCL's range= (an int, or range(n)) as the n of a launch."""
+    if r is None:
+        return size
+    if isinstance(r, range):
+        if r.start != 0 or r.step != 1:
+            raise Unsupported(11, f"range={r}: a range from 0 in steps of 1 (write the offset into the operation)")
+        return r.stop
+    return r
+
+
+def _is_context(v):
+    from ._core import Context
+    return isinstance(v, Context)
+
+
+def _wait(wait_for):
+    """PyOpenCL's wait_for=: the Events (clrun.Event) finish before the launch is queued."""
+    if wait_for is None:
+        return
+    if isinstance(wait_for, Event):
+        wait_for = [wait_for]
+    for e in wait_for:
+        if not isinstance(e, Event):
+            raise InvalidArgument(1, f"wait_for: clrun.Events, not {type(e).__name__}")
+        e.wait()
 
 
 class ReductionKernel(_Generated):
@@ -244,7 +303,15 @@ class ReductionKernel(_Generated):
     (over a and b) from neutral, in a fixed order for a given device (deterministic). Returns a 0-d
     Array of dtype_out on the device (.get(), float(), or use it in later kernels)."""
 
-    def __init__(self, dtype_out, neutral, reduce_expr, map_expr, arguments, name="reduce", preamble="", options=None):
+    def __init__(self, *args, **kwargs):
+        ctx = args[0] if args and _is_context(args[0]) else kwargs.pop("context", None)
+        if args and _is_context(args[0]):
+            args = args[1:]
+        self._init(*args, **kwargs)
+        if ctx is not None:  # PyOpenCL's form: ReductionKernel(ctx, dtype_out, neutral, reduce_expr, map_expr, arguments)
+            self._compiled(ctx)
+
+    def _init(self, dtype_out, neutral, reduce_expr, map_expr, arguments, name="reduce", preamble="", options=None):
         super().__init__(name, options)
         self.out = np.dtype(dtype_out)
         if self.out not in _CL or self.out in (np.dtype(np.float16), np.dtype(np.bool_)):
@@ -278,7 +345,11 @@ class ReductionKernel(_Generated):
                 f"    for (uint j = get_local_id(0); j < m__; j += {wg}) acc__ = REDUCE__(acc__, part__[j]);\n"
                 f"{tree}    if (lid__ == 0) out__[off__] = sh__[0];\n}}\n")
 
-    def __call__(self, *args, size=None, stream=None, out=None):
+    def __call__(self, *args, size=None, stream=None, out=None, range=None, queue=None, wait_for=None):
+        size = _range(range, size)
+        if queue is not None and stream is None and not _is_context(queue):
+            stream = queue
+        _wait(wait_for)
         if len(args) != len(self.args):
             raise ArgMismatch(9, f"{self.name} takes {len(self.args)} arguments, {len(args)} given")
         arrays = [a for a in args if isinstance(a, A.Array)]

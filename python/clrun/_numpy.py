@@ -85,6 +85,16 @@ class _Numpy:
         """Pickled as its values (a host copy); unpickled onto the default device's context."""
         return (_unpickle, (self.get(), self.bf16))
 
+    def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):
+        """A DLPack capsule of the Array's device memory (device type kDLOpenCL, the data pointer the
+        cl_mem); dl_device=(1, 0) (the CPU) gives a host copy's."""
+        from ._dlpack import capsule
+        return capsule(self, stream, max_version, dl_device, copy)
+
+    def __dlpack_device__(self):
+        from ._dlpack import device
+        return device(self)
+
     def __copy__(self):
         return self.copy()
 
@@ -95,11 +105,16 @@ class _Numpy:
 _DEFAULT = []
 
 
-def _unpickle(values, bf16):
+def _default_context():
+    """The context unpickled and DLPack-imported Arrays land on: the default device's, one per process."""
     from ._core import Context
     if not _DEFAULT or not _DEFAULT[0]._h:
         _DEFAULT[:] = [Context()]
-    return _DEFAULT[0].asarray(values, bf16=bf16)
+    return _DEFAULT[0]
+
+
+def _unpickle(values, bf16):
+    return _default_context().asarray(values, bf16=bf16)
 
 
 # ---- the module's functions ------------------------------------------------------------------------------

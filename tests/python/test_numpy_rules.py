@@ -450,3 +450,49 @@ def test_closed_context_and_threads(rng):
         for t in ts:
             t.join()
         assert not errors, errors
+
+
+# ---- generators in PyOpenCL's form, DLPack ---------------------------------------------------------------
+
+
+def test_generators_take_pyopencls_form_and_return_their_output(ctx, rng):
+    x = data(rng, 300, np.float32, hostile=False)
+    k = clrun.ElementwiseKernel(ctx, "const float *x, float *z, float a", "z[i] = a * x[i] + 1", "axpb_rules")
+    a, z = ctx.asarray(x), ctx.empty(300)
+    r = k(a, z, np.float32(2))
+    assert r is z
+    close(z, x * np.float32(2) + np.float32(1), np.float32)  # (the compiler may fuse a * x + 1: OpenCL allows it)
+    r, ev = k(a, z, 3.0, range=range(100), event=True)
+    ev.wait()
+    want = x * np.float32(2) + np.float32(1)
+    want[:100] = x[:100] * np.float32(3) + np.float32(1)
+    close(r, want, np.float32)
+    same(k(a, z, 0.0, wait_for=[ev]), np.ones(300, np.float32))
+    with pytest.raises(clrun.Unsupported):
+        k(a, z, 1.0, range=range(5, 10))
+    with pytest.raises(clrun.InvalidArgument):
+        k(a, z, 1.0, wait_for=["not an event"])
+    with pytest.raises(clrun.BuildFailed):
+        clrun.ElementwiseKernel(ctx, "float *z", "z[i] = undefined_name", "broken_at_once")  # built at construction
+    rk = clrun.ReductionKernel(ctx, np.float32, "0", "a + b", "x[i]", "const float *x", name="sum_rules")
+    assert abs(float(rk(a)) - float(x.astype(np.float64).sum())) <= 1e-4 * np.abs(x).sum()
+    with pytest.raises(clrun.Unsupported, match="strided"):
+        k(a[::2], z[:150], 1.0)
+
+
+def test_dlpack(ctx, rng):
+    x = data(rng, (4, 6), np.float32, hostile=False)
+    a = ctx.asarray(x)
+    assert a.__dlpack_device__()[0] == 4  # kDLOpenCL
+    cap = a[:, ::2].__dlpack__()
+    assert type(cap).__name__ == "PyCapsule"
+    del cap
+    host = np.from_dlpack(type("P", (), {"__dlpack__": lambda s, **k: a.__dlpack__(dl_device=(1, 0)),
+                                         "__dlpack_device__": lambda s: (1, 0)})())
+    same(host, x)
+    same(clrun.from_dlpack(x[::-1], ctx), x[::-1])  # a CPU producer: copied to the device
+    assert clrun.from_dlpack(a) is a
+    with pytest.raises(clrun.InvalidArgument):
+        clrun.from_dlpack([1, 2, 3], ctx)
+    with pytest.raises(clrun.Unsupported, match="host"):
+        clrun.from_dlpack(type("G", (), {"__dlpack_device__": lambda s: (2, 0)})(), ctx)

@@ -21,6 +21,11 @@ from ._dtypes import _CL
 from . import _array as A  # Array, at call time
 from ._gen import _Compiled, _wg
 
+try:  # NumPy 2
+    from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple  # noqa: F401 (used by _views, _numpy)
+except ImportError:  # NumPy 1
+    from numpy.core.numeric import normalize_axis_index, normalize_axis_tuple  # noqa: F401
+
 _LOCK = threading.Lock()
 _MAXDIM = 16  # dimensions a generated kernel walks after coalescing (NumPy allows 32; few survive coalescing)
 _PAD = 3  # walks of fewer dimensions are padded to this many
@@ -99,7 +104,7 @@ def norm_axes(axis, ndim):
         return tuple(range(ndim))
     if isinstance(axis, (list,)):
         axis = tuple(axis)
-    return tuple(sorted(np.core.numeric.normalize_axis_tuple(axis, ndim)))
+    return tuple(sorted(normalize_axis_tuple(axis, ndim)))
 
 
 # ---- NumPy 2's promotion (NEP 50) ---------------------------------------------------------------------

@@ -195,7 +195,7 @@ def concatenate(arrays, axis=0):
     nd = arrays[0].ndim
     if nd == 0:
         raise ValueError("zero-dimensional arrays cannot be concatenated")
-    axis = np.core.numeric.normalize_axis_index(axis, nd)
+    axis = N.normalize_axis_index(axis, nd)
     for a in arrays:
         if a.ctx is not ctx:
             raise InvalidArgument(1, "concatenate: the Arrays are on different contexts")
@@ -222,7 +222,7 @@ def stack(arrays, axis=0):
         raise InvalidArgument(1, "stack: clrun.Arrays (move NumPy arrays to the device first)")
     if len({a.shape for a in arrays}) != 1:
         raise ValueError("all input arrays must have the same shape")
-    axis = np.core.numeric.normalize_axis_index(axis, arrays[0].ndim + 1)
+    axis = N.normalize_axis_index(axis, arrays[0].ndim + 1)
     return concatenate([a.expand_dims(axis) for a in arrays], axis=axis)
 
 

@@ -112,6 +112,10 @@ def _fl(fn):
     return lambda t, k: f"{fn}(X)"
 
 
+def _rounding(fn):  # on integers (NumPy 2 keeps their type) the value itself
+    return lambda t, k: f"{fn}(X)" if k == "f" else "X"
+
+
 def _neg(t, k):
     if k == "b":
         raise TypeError("The numpy boolean negative, the `-` operator, is not supported, use the `~` operator or the "
@@ -147,7 +151,8 @@ UNARY = {
     "arcsin": (np.arcsin, _fl("asin")), "arccos": (np.arccos, _fl("acos")), "arctan": (np.arctan, _fl("atan")),
     "sinh": (np.sinh, _fl("sinh")), "cosh": (np.cosh, _fl("cosh")), "tanh": (np.tanh, _fl("tanh")),
     "arcsinh": (np.arcsinh, _fl("asinh")), "arccosh": (np.arccosh, _fl("acosh")), "arctanh": (np.arctanh, _fl("atanh")),
-    "floor": (np.floor, _fl("floor")), "ceil": (np.ceil, _fl("ceil")), "trunc": (np.trunc, _fl("trunc")), "rint": (np.rint, _fl("rint")),
+    "floor": (np.floor, _rounding("floor")), "ceil": (np.ceil, _rounding("ceil")), "trunc": (np.trunc, _rounding("trunc")),
+    "rint": (np.rint, _rounding("rint")),
     "erf": (np.sqrt, _fl("erf")), "sigmoid": (np.sqrt, lambda t, k: "(1 / (1 + exp(-X)))"),
     "reciprocal": (np.reciprocal, lambda t, k: "(1 / X)" if k == "f" else f"(X == 0 ? ({t})0 : ({t})(1 / X))"),
     "isnan": (np.isnan, lambda t, k: "isnan(X)" if k == "f" else "0"), "isinf": (np.isinf, lambda t, k: "isinf(X)" if k == "f" else "0"),
@@ -259,7 +264,7 @@ _FAMILIES = {}
 def _family(op, dts, ct, rt):
     """(the expressions of op's family for these operand dtypes, their helper functions, op's index)."""
     group = _GROUP_OF.get(op, (op,))
-    key = (group, dts)
+    key = (group, dts, ct, rt)
     fam = _FAMILIES.get(key)
     if fam is None:
         table = BINARY if len(dts) == 2 else UNARY

@@ -91,7 +91,7 @@ class _Views:
             axes = axes[0]
         if not axes:
             axes = tuple(reversed(range(self.ndim)))
-        axes = tuple(np.core.numeric.normalize_axis_index(operator.index(a), self.ndim) for a in axes)
+        axes = tuple(N.normalize_axis_index(operator.index(a), self.ndim) for a in axes)
         if sorted(axes) != list(range(self.ndim)):
             raise ValueError("axes don't match array")
         st = N.strides(self)
@@ -99,7 +99,7 @@ class _Views:
 
     def swapaxes(self, a1, a2):
         p = list(range(self.ndim))
-        a1, a2 = (np.core.numeric.normalize_axis_index(operator.index(a), self.ndim) for a in (a1, a2))
+        a1, a2 = (N.normalize_axis_index(operator.index(a), self.ndim) for a in (a1, a2))
         p[a1], p[a2] = p[a2], p[a1]
         return self.transpose(p)
 

@@ -24,7 +24,7 @@ from ._gen import _Compiled, _wg
 try:  # NumPy 2
     from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple  # noqa: F401 (used by _views, _numpy)
 except ImportError:  # NumPy 1
-    from numpy.core.numeric import normalize_axis_index, normalize_axis_tuple  # noqa: F401
+    from numpy.core.numeric import normalize_axis_index, normalize_axis_tuple  # noqa: F401 (used by _views, _numpy)
 
 _LOCK = threading.Lock()
 _MAXDIM = 16  # dimensions a generated kernel walks after coalescing (NumPy allows 32; few survive coalescing)
@@ -156,6 +156,8 @@ def host_scalar(v, dt):
     """A Python or NumPy scalar converted once to dt on the host, as NumPy converts it (a float to
     float16 rounds once, not through float32); a finite value that overflows warns as NumPy's
     (RuntimeWarning: overflow encountered in cast)."""
+    if type(v) in (float, int, bool) and not (dt.kind in "iu" and type(v) is float):
+        return dt.type(v)  # (NumPy warns on overflow itself)
     with np.errstate(over="warn", invalid="ignore"):
         return np.array(v).astype(dt)[()]
 
@@ -279,19 +281,67 @@ def overlaps(a, b):
 def walk(ctx, out, expr, res_dt, operands, stem="clrun_nd", pre="", choice=None):
     """out[...] = expr(x0, x1, …) element by element, operands broadcast to out.shape: each operand
     is (Array | None, dtype, scalar value); Arrays at any strides. expr may be a list of
-    expressions, choice the index of the one to run."""
+    expressions, choice the index of the one to run.
+
+    A call's plan (its kernel, the merged dimensions and strides) is kept per context for the next
+    call of the same layout, and a kernel's dimension arguments stay set between calls of one plan,
+    so a repeated call sets only its buffers, offsets and scalars."""
     n = out.size
     if not n:
         return out
+    for i, (a, dt, v) in enumerate(operands):
+        if a is not None and a._root() is out._root() and overlaps(out, a):
+            operands[i] = (contiguous(a, copy=True), dt, v)
+    shape = out.shape
+    key = (expr if isinstance(expr, str) else id(expr), res_dt, out.dtype, shape, strides(out), pre,
+           tuple((dt, None) if a is None else (dt, a.shape, strides(a)) for a, dt, _ in operands))
+    plans = ctx.__dict__.get("_ndplans")
+    if plans is None:
+        plans = ctx._ndplans = {}
+    plan = plans.get(key)
+    if plan is None:
+        plan = plans[key] = _plan(ctx, out, expr, res_dt, operands, stem, pre, choice)
+        if len(plans) > 4096:  # layouts seen once do not pile up
+            plans.clear()
+            plans[key] = plan
+    c, static, setters = plan
+    zh, zo = out._raw()
+    dyn = [("buf", zh), ("i64", zo // out.itemsize)]
+    for (a, dt, v), st in zip(operands, setters):
+        if a is not None:
+            h, o = a._raw()
+            dyn += [("buf", h), ("i64", o // a.itemsize)]
+        else:
+            dyn.append((st, float(v) if st[0] == "f" else int(v)))
+    with c.lock:
+        kh = c.k[0]
+        if c.__dict__.get("last") is not static:
+            for i, kind, v in static:
+                st = L.arg_setters[kind][0](kh, i, v)
+                if st:
+                    _raise(st, ctx._h)
+            c.last = static
+        i = 2 if isinstance(expr, list) else 1
+        for kind, v in dyn:
+            st = L.arg_buf(kh, i, v) if kind == "buf" else L.arg_setters[kind][0](kh, i, v)
+            if st:
+                _raise(st, ctx._h)
+            i += 1
+        if choice is not None:
+            st = L.arg_setters["u32"][0](kh, 1, choice)
+            if st:
+                _raise(st, ctx._h)
+        wg = _wg(ctx)
+        _check(L.launch(kh, 1, (c_size_t * 1)(-(-n // wg) * wg), (c_size_t * 1)(wg)), ctx._h)
+    return out
+
+
+def _plan(ctx, out, expr, res_dt, operands, stem, pre, choice):
+    """(the kernel, its arguments that hold for every call of this layout as (index, setter, value),
+    the setter of each scalar operand)."""
     need_fp64(ctx, [out.dtype, res_dt] + [d for _, d, _ in operands], stem)
     shape = out.shape
-    arrs = []
-    for i, (a, dt, v) in enumerate(operands):
-        if a is not None and overlaps(out, a):
-            a = contiguous(a, copy=True)
-            operands[i] = (a, dt, v)
-        if a is not None:
-            arrs.append(bstrides(a.shape, strides(a), shape))
+    arrs = [bstrides(a.shape, strides(a), shape) for a, _, _ in operands if a is not None]
     shp, sts = coalesce(shape, [strides(out)] + arrs)
     while len(shp) < _PAD:  # one kernel serves every walk of up to _PAD dimensions (fewer builds)
         shp.insert(0, 1)
@@ -301,18 +351,14 @@ def walk(ctx, out, expr, res_dt, operands, stem="clrun_nd", pre="", choice=None)
         raise Unsupported(11, f"{stem}: {len(shp)} dimensions that do not merge; at most {_MAXDIM}")
     ins = [("a" if a is not None else "s", dt, ctype(dt)) for a, dt, _ in operands]
     c = program(ctx, walk_source(out.dtype, res_dt, ins, len(shp), expr, "__NAME__", pre), stem)
-    zh, zo = out._raw()
-    args = [("u64", n)] + ([("u32", choice)] if isinstance(expr, list) else []) + [("buf", zh), ("i64", zo // out.itemsize)]
-    for a, dt, v in operands:
-        if a is not None:
-            h, o = a._raw()
-            args += [("buf", h), ("i64", o // a.itemsize)]
-        else:
-            args.append((setter(np.float32 if dt == np.float16 else dt), float(v) if dt.kind == "f" else int(v)))
+    static = [(0, "u64", out.size)]
+    i = (2 if isinstance(expr, list) else 1) + 2 + sum(2 if a is not None else 1 for a, _, _ in operands)
     for d in range(len(shp)):
-        args += [("i64", shp[d]), ("i64", sts[0][d])] + [("i64", st[d]) for st in sts[1:]]
-    run(ctx, c, n, args)
-    return out
+        for v in [shp[d], sts[0][d]] + [st[d] for st in sts[1:]]:
+            static.append((i, "i64", v))
+            i += 1
+    setters = [None if a is not None else setter(np.float32 if dt == np.float16 else dt) for a, dt, _ in operands]
+    return c, static, setters
 
 
 def broadcast_to(a, shape):

@@ -15,6 +15,8 @@ from . import _array as A
 from . import _nd as N
 
 _B = np.dtype(np.bool_)
+# an op NumPy has no loop for (a TypeError there): clrun.Unsupported and TypeError at once
+DTypeError = type("DTypeError", (Unsupported, TypeError), {"__doc__": "An op NumPy refuses for these dtypes (also a TypeError)."})
 _UNS = {"char": "uchar", "short": "ushort", "int": "uint", "long": "ulong"}
 
 
@@ -31,7 +33,7 @@ def _wrap(op):
 
 
 def _no_bool(op):
-    raise TypeError(f"numpy boolean {op} is not supported, use the bitwise_xor, the `^` operator, or the logical_xor function instead")
+    raise DTypeError(11, f"numpy boolean {op} is not supported, use the bitwise_xor, the `^` operator, or the logical_xor function instead")
 
 
 def _floordiv(t, k):
@@ -61,7 +63,7 @@ def _pow(t, k):
 def _shift(d):
     def f(t, k):
         if k not in "iu":
-            raise TypeError(f"ufunc '{'left_shift' if d == '<<' else 'right_shift'}' not supported for the input types")
+            raise DTypeError(11, f"ufunc '{'left_shift' if d == '<<' else 'right_shift'}' not supported for the input types")
         bits = {"char": 8, "uchar": 8, "short": 16, "ushort": 16, "int": 32, "uint": 32, "long": 64, "ulong": 64}[t]
         if d == "<<":
             return f"((Y < 0 || Y >= {bits}) ? ({t})0 : ({t})(({_UNS.get(t, t)})X << Y))"
@@ -72,7 +74,7 @@ def _shift(d):
 def _bitwise(op):
     def f(t, k):
         if k == "f":
-            raise TypeError("ufunc 'bitwise' not supported for the input types, and the inputs could not be safely coerced")
+            raise DTypeError(11, "ufunc 'bitwise' not supported for the input types, and the inputs could not be safely coerced")
         return f"(X {op} Y)"
     return f
 
@@ -118,7 +120,7 @@ def _rounding(fn):  # on integers (NumPy 2 keeps their type) the value itself
 
 def _neg(t, k):
     if k == "b":
-        raise TypeError("The numpy boolean negative, the `-` operator, is not supported, use the `~` operator or the "
+        raise DTypeError(11, "The numpy boolean negative, the `-` operator, is not supported, use the `~` operator or the "
                         "logical_not function instead.")
     return f"({t})(({_UNS.get(t, t)})0 - ({_UNS.get(t, t)})X)" if k in "iu" else "(-X)"
 
@@ -131,13 +133,13 @@ def _sign(t, k):
     if k == "f":
         return "(isnan(X) ? X : X > 0 ? 1 : X < 0 ? -1 : 0)"
     if k == "b":
-        raise TypeError("ufunc 'sign' did not contain a loop with signature matching types bool")
+        raise DTypeError(11, "ufunc 'sign' did not contain a loop with signature matching types bool")
     return "(X > 0 ? 1 : X < 0 ? -1 : 0)" if k == "i" else "(X > 0 ? 1 : 0)"
 
 
 def _invert(t, k):
     if k == "f":
-        raise TypeError("ufunc 'invert' not supported for the input types, and the inputs could not be safely coerced")
+        raise DTypeError(11, "ufunc 'invert' not supported for the input types, and the inputs could not be safely coerced")
     return "(X == 0)" if k == "b" else f"({t})(~X)"
 
 
@@ -224,7 +226,10 @@ def apply(op, *operands, out=None):
                                      "computes on the host")
     strong = [v.dtype for v in operands if isinstance(v, (A.Array, np.ndarray, np.generic))]
     dts = [_dt_of(v, strong, op, op) for v in operands]
-    ct, rt = N.ufunc_types(uf, dts)
+    try:
+        ct, rt = N.ufunc_types(uf, dts)
+    except TypeError as e:  # NumPy has no loop for these dtypes
+        raise DTypeError(11, f"{op}: {e}") from None
     if rt.kind == "c" or ct.kind == "c":
         raise Unsupported(11, f"{op}: clrun.Array has no complex dtypes")
     if rt not in N._CL or ct not in N._CL:
@@ -244,7 +249,7 @@ def apply(op, *operands, out=None):
         if N.broadcast_shapes(shape, out.shape) != out.shape:
             raise ValueError(f"non-broadcastable output operand with shape {out.shape} doesn't match the broadcast shape {shape}")
         if not np.can_cast(rt, out.dtype, "same_kind"):
-            raise TypeError(f"Cannot cast ufunc '{uf.__name__}' output from {rt} to {out.dtype} with casting rule 'same_kind'")
+            raise DTypeError(11, f"Cannot cast ufunc '{uf.__name__}' output from {rt} to {out.dtype} with casting rule 'same_kind'")
     return N.walk(ctx, out, exprs, ct, ops, stem="clrun_ew", pre=pre, choice=choice)
 
 
@@ -275,7 +280,7 @@ def _family(op, dts, ct, rt):
                 if N.ufunc_types(table[m][0], list(dts)) != (ct, rt):
                     continue
                 e = table[m][1](t, ct.kind)
-            except TypeError:
+            except TypeError:  # (DTypeError too) not in the family for these types
                 continue
             for j, x in enumerate(("X", "Y")[:len(dts)]):
                 e = e.replace(x, f"(({t})x{j})")

@@ -765,8 +765,9 @@ typedef enum clrun_gemm_backend {
                                   INT8 and 2:4 products where it has them (rows not on 16 bytes are
                                   staged, for f16/bf16 only in products of 1 GFLOP or more); for f32 the
                                   tuning file's fastest backend for the shape class (clrun tune gemm,
-                                  which times 3xTF32 on the matrix units too); else clrun's kernel for
-                                  the device class (GPU- or CPU-shaped) */
+                                  which times 3xTF32 on the matrix units too); without one, the matrix
+                                  units (3xTF32) for products of 2^32 flops or more where the device
+                                  has them; else clrun's kernel for the device class (GPU- or CPU-shaped) */
     CLRUN_GEMM_GPU_KERNEL = 1, /**< "gpu-kernel": the portable kernels (lib/ops/gemm/portable/); local-memory tiles, any GPU */
     CLRUN_GEMM_CPU_KERNEL = 2, /**< "cpu-kernel": lib/ops/gemm/cpu/; no local memory, wide vectors, large blocks */
     CLRUN_GEMM_CLBLAST = 3,    /**< "clblast": CLBlastSgemm / CLBlastSgemmStridedBatched (f32 only), when built with CLBlast */

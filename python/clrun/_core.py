@@ -133,6 +133,13 @@ class Context(_Closing):
         """A clrun.Array with every element value (filled on the device)."""
         return self.empty(shape, dtype).fill(value)
 
+    def ordered(self, wait_for=None):
+        """A with block whose ops start after the events wait_for, and whose .event completes when
+        they have all run (clrun_queue_wait before, clrun_queue_marker after: the context's queues
+        are in order)."""
+        from ._stream import Ordered
+        return Ordered(self, wait_for)
+
     def ones(self, shape, dtype=np.float32):
         """A clrun.Array of ones."""
         return self.empty(shape, dtype).fill(1)

@@ -103,3 +103,30 @@ class Stream:
             self._release()
         except Exception:
             pass
+
+
+class Ordered:
+    """with ctx.ordered(wait_for=[events]) as o: … — every op, launch and transfer queued in the
+    block (on the thread's current queue) starts after the events, and o.event (after the block)
+    completes when they all have: PyOpenCL's wait_for= and returned event, and CLBlast's cl_event*,
+    for any op without a keyword on each (clrun_queue_wait before, clrun_queue_marker after)."""
+
+    def __init__(self, ctx, wait_for=None):
+        self.ctx, self.event = ctx, None
+        evs = [] if wait_for is None else [wait_for] if isinstance(wait_for, Event) else list(wait_for)
+        for e in evs:
+            if not isinstance(e, Event) or not e._h:
+                raise InvalidArgument(1, f"wait_for: clrun.Events (not freed), not {e!r}")
+        self._events = evs
+
+    def __enter__(self):
+        if self._events:
+            arr = (c_void_p * len(self._events))(*[e._h for e in self._events])
+            _check(L.queue_wait(L.queue_current(self.ctx.handle), arr, len(self._events)), self.ctx._h)
+        return self
+
+    def __exit__(self, *exc):
+        if exc[0] is None:
+            e = c_void_p()
+            _check(L.queue_marker(L.queue_current(self.ctx.handle), byref(e)), self.ctx._h)
+            self.event = Event(e.value)

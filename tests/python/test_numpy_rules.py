@@ -497,3 +497,20 @@ def test_dlpack(ctx, rng):
         clrun.from_dlpack([1, 2, 3], ctx)
     with pytest.raises(clrun.Unsupported, match="host"):
         clrun.from_dlpack(type("G", (), {"__dlpack_device__": lambda s: (2, 0)})(), ctx)
+
+
+def test_ordered_blocks_wait_for_events_and_give_one(ctx, rng):
+    x = data(rng, (64, 64), np.float32, hostile=False)
+    a = ctx.asarray(x)
+    with ctx.ordered() as first:
+        b = a @ a
+        c = b + a.T
+    assert first.event is not None
+    s = ctx.stream()
+    with s, ctx.ordered(wait_for=[first.event]) as second:
+        d = c * 2  # on another queue (the stream, current first): ordered after the first block only through its event
+    second.event.wait()
+    want = (x.astype(np.float64) @ x + x.T) * 2
+    assert np.allclose(d.get(), want, rtol=1e-4, atol=1e-3)
+    with pytest.raises(clrun.InvalidArgument):
+        ctx.ordered(wait_for=[object()])

@@ -126,8 +126,8 @@ static const clrun__gemm_backend *choose(clrun_ctx *ctx, const clrun__gemm_plan 
     const clrun_gemm_backend want = p->d.backend;
     *st = CLRUN_OK;
     if (want == CLRUN_GEMM_AUTO) {
-        /* the tensor cores where they take the product (f32 is opt-in there: 3xTF32 is no faster than
-         * the SIMT kernel on every shape); float rows that must be staged first only when the product
+        /* the tensor cores where they take the product (f32 only on large products, below: 3xTF32 is
+         * no faster than the SIMT kernel on small ones); float rows that must be staged first only when the product
          * is large enough (1 GFLOP) for the copies to pay: on the H200 127×8191×64 ran at 3.9 TFLOP/s
          * staged against 5.7 portable, 8191×127×4096 at 41 against 18. INT8 and 2:4 are staged at any
          * size: their tensor kernels read only A M×K and B N×K (INT8) or rows on 16 bytes, and the
@@ -148,6 +148,14 @@ static const clrun__gemm_backend *choose(clrun_ctx *ctx, const clrun__gemm_plan 
             if (table[i]->id == tuned && here(ctx, table[i], p->kind) && !(table[i]->refuses && table[i]->refuses(ctx, p)) &&
                 (!table[i]->tensor || clrun__gemm_in_layout(p, table[i]->layout[p->kind]) || flops >= 0x1p30))
                 return table[i];
+        /* untuned f32: the matrix units (3xTF32, as accurate as the SIMT kernel: test_mixed) from
+         * 2^32 flops on, where they won every shape measured on the H200: 4096×4096×256 at 38.3
+         * TFLOP/s against 29.4, 8192³ at 53.7 against 43.0 (cuBLAS 50.2); below, at 1024³, they
+         * lost (16.8 against 24.5) */
+        if (tuned == CLRUN_GEMM_AUTO && p->kind == CLRUN__GEMM_FLOAT && p->d.type == CLRUN_F32 && flops >= 0x1p32) {
+            const clrun__gemm_backend *t = first_tensor(ctx, p);
+            if (t) return t;
+        }
         return own;
     }
     if (want == CLRUN_GEMM_KERNEL) return own;

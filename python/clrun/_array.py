@@ -193,7 +193,11 @@ class Array(_Views, _Axes, _Numpy, Buffer):
         if not self.nbytes:
             return out
         if self._st is not None:
-            return N.contiguous(self).get(stream=stream, out=out)
+            if stream is None:
+                return N.contiguous(self).get(out=out)
+            with stream:  # the gathering copy on the stream, ahead of its download
+                c = N.contiguous(self)
+            return c.get(stream=stream, out=out)
         h, off = self._mem()
         if stream is None:
             _check(L.download(h, off, out.ctypes.data, self.nbytes), self.ctx._h)
@@ -212,10 +216,13 @@ class Array(_Views, _Axes, _Numpy, Buffer):
         if not a.nbytes:
             return self
         if self._st is not None:
-            tmp = Array(self.ctx, self.shape, self.dtype, bf16=self.bf16).set(a)
-            if stream is not None:
-                stream.synchronize()
-            N.assign(self, tmp)
+            tmp = Array(self.ctx, self.shape, self.dtype, bf16=self.bf16)
+            if stream is None:
+                N.assign(self, tmp.set(a))
+            else:
+                with stream:  # upload and scatter both queued on the stream, in order
+                    tmp.set(a, stream=stream)
+                    N.assign(self, tmp)
             return self
         h, off = self._mem()
         if stream is None:
@@ -362,7 +369,7 @@ class Array(_Views, _Axes, _Numpy, Buffer):
         """Canny edges of this uint8 image (H×W or H×W×3, R, G, B) as a new uint8 Array, equal byte for
         byte to cv2.Canny (clrun_canny)."""
         from ._ops import canny
-        return canny(self.ctx, self, low, high, l2=l2, aperture=aperture, blur=blur, blur_sigma=blur_sigma)
+        return canny(self.ctx, N.contiguous(self), low, high, l2=l2, aperture=aperture, blur=blur, blur_sigma=blur_sigma)
 
 
 

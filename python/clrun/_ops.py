@@ -213,12 +213,25 @@ def _desc(ba, bb, bc, ta, tb, alpha, beta, t, backend=0, fast=False):
     return d, na, m, n
 
 
+def _stored(x):
+    """(an Array the GEMM reads, whether it holds the operand transposed): a contiguous Array itself,
+    a transposed view of one (a.T, swapaxes(-1, -2)) as its contiguous original with the transpose
+    flag (no copy), any other strided view as a contiguous copy."""
+    if x.is_contiguous:
+        return x, False
+    y = x.swapaxes(-1, -2)
+    if y.is_contiguous:
+        return y, True
+    return x.copy(), False
+
+
 def _gemm_arrays(a, b):
     """a @ b for Arrays (checked by the caller): the product's dtype from the inputs'."""
     ctx = a.ctx
     shape = a.shape[:-1] + (b.shape[-1],)
+    (a, ta), (b, tb) = _stored(a), _stored(b)
     if a.dtype == np.int8:
-        d, _, _, _ = _desc(a, b, None, False, False, 1.0, 0.0, I8)
+        d, _, _, _ = _desc(a, b, None, ta, tb, 1.0, 0.0, I8)
         out = ctx.empty(shape, np.int32)
         d.c = out.handle
         _check(L.gemm_s8(ctx.handle, byref(d), None), ctx._h)
@@ -230,7 +243,7 @@ def _gemm_arrays(a, b):
     else:
         from ._core import Unsupported
         raise Unsupported(11, f"@ on {a.dtype} Arrays: the GEMM takes float32, float16, bfloat16 and int8")
-    d, _, _, _ = _desc(a, b, None, False, False, 1.0, 0.0, t)
+    d, _, _, _ = _desc(a, b, None, ta, tb, 1.0, 0.0, t)
     out = ctx.empty(shape, np.float32)
     d.c = out.handle
     _check(L.gemm(ctx.handle, byref(d)), ctx._h)

@@ -203,7 +203,7 @@ def dot(a, b):
     if a.ndim == 1 and b.ndim == 1:
         if a.shape != b.shape:
             raise InvalidArgument(1, f"dot: shapes {a.shape} and {b.shape} are not aligned")
-        return _dot1(a, b)
+        return _dot1(a.copy() if not a.is_contiguous else a, b.copy() if not b.is_contiguous else b)
     if a.ndim > 2 or b.ndim > 2:
         raise Unsupported(11, f"dot of {a.ndim}-D and {b.ndim}-D Arrays: 1-D and 2-D operands only")
     if a.shape[-1] != b.shape[0]:

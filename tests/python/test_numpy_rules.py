@@ -514,3 +514,25 @@ def test_ordered_blocks_wait_for_events_and_give_one(ctx, rng):
     assert np.allclose(d.get(), want, rtol=1e-4, atol=1e-3)
     with pytest.raises(clrun.InvalidArgument):
         ctx.ordered(wait_for=[object()])
+
+
+def test_library_ops_take_strided_views(ctx, rng):
+    x = data(rng, (48, 32), np.float32, hostile=False)
+    y = data(rng, (48, 40), np.float32, hostile=False)
+    a, b = ctx.asarray(x), ctx.asarray(y)
+    ref = x.T.astype(np.float64) @ y
+    assert np.allclose((a.T @ b).get(), ref, rtol=1e-4, atol=1e-3)  # a transposed view: the GEMM's transpose flag
+    assert np.allclose((b.T @ a).get(), y.T.astype(np.float64) @ x, rtol=1e-4, atol=1e-3)
+    assert np.allclose((a[::2].T @ b[::2]).get(), x[::2].T.astype(np.float64) @ y[::2], rtol=1e-4, atol=1e-3)  # a copy first
+    assert np.allclose(np.dot(a[:, 3], b[:, 5]), np.dot(x[:, 3].astype(np.float64), y[:, 5]), rtol=1e-4, atol=1e-3)
+    same(a.T.astype(np.float16), x.T.astype(np.float16))
+    s = ctx.stream()
+    out = a[::-1, 1::3].get(stream=s)
+    s.synchronize()
+    same(out, x[::-1, 1::3])
+    v = ctx.asarray(np.zeros((48, 32), np.float32))
+    v[:, ::2].set(x[:, ::2], stream=s)
+    s.synchronize()
+    w = np.zeros_like(x)
+    w[:, ::2] = x[:, ::2]
+    same(v, w)

@@ -697,6 +697,60 @@ CLRUN_API clrun_status clrun_axpy(clrun_ctx *ctx, clrun_dtype t, size_t n, float
 /** @} */
 
 /* ------------------------------------------------------------------------------------------------
+ * Random numbers (lib/ops/rand/rand.c, lib/ops/rand/rand.cl)
+ *
+ * A counter-based generator, Philox4x32-10 from Random123, laid out as cuRAND's Philox4_32_10: for
+ * seed s and subsequence u, block q of the stream is philox4x32(counter (q mod 2^32, q >> 32,
+ * u mod 2^32, u >> 32), key (s mod 2^32, s >> 32)), and 32-bit word j of the stream is word j mod 4
+ * of block j / 4. A call draws from word `offset` on and advances it past the words it used, so
+ * calls continue one stream; any offset may be given (streams are random-access). The words, and
+ * every distribution but the normal one, are the same bits on every OpenCL implementation and for
+ * any work-group size (integer arithmetic, exact conversions, one rounding); the normal one uses
+ * the device's log, sin and cos (within OpenCL's ulp bounds of each other across vendors).
+ *
+ * Words a value takes: bits, Bernoulli, and float32/float16/bfloat16 uniform and normal one; float64
+ * and integers two (n values take words in groups of four: n rounded up to a multiple of 4 / 2).
+ * ----------------------------------------------------------------------------------------------*/
+
+/** What clrun_rand draws. */
+typedef enum clrun_rand_dist {
+    CLRUN_RAND_BITS = 0,     /**< the raw 32-bit words (type CLRUN_U32) */
+    CLRUN_RAND_UNIFORM = 1,  /**< uniform in [a, b): a + (b - a)·u in one rounding, u in [0, 1) from the word's top
+                                   24 bits (float16: 11, bfloat16: 8, float64: 53 from two words); f32, f16, bf16, f64 */
+    CLRUN_RAND_NORMAL = 2,   /**< normal with mean a and standard deviation b, Box–Muller as cuRAND's curand_normal4
+                                   (pairs from two words; float64 from four); f32, f16, bf16, f64 */
+    CLRUN_RAND_INTEGERS = 3, /**< integers in [low, high): low + the top 64 bits of (two words)·(high - low), no modulo
+                                   bias (what is left is below (high - low) / 2^64); i32, u32, i64, u64 */
+    CLRUN_RAND_BERNOULLI = 4 /**< 1 with probability a (a word below a·2^32, exact), else 0; u8 or bool */
+} clrun_rand_dist;
+
+/** A draw: the stream (seed, subsequence, offset in words), the distribution, the output type and
+ *  the distribution's parameters. clrun_rand_desc_init fills the defaults. */
+typedef struct clrun_rand_desc {
+    uint64_t seed;        /**< the key */
+    uint64_t subsequence; /**< the counter's high half: independent streams of one seed */
+    uint64_t offset;      /**< the next word of the stream; clrun_rand advances it */
+    clrun_rand_dist dist; /**< the distribution */
+    clrun_dtype type;     /**< the output's element type */
+    double a, b;          /**< uniform: [a, b) (default [0, 1)); normal: mean a, standard deviation b (0, 1);
+                                Bernoulli: probability a (0.5) */
+    int64_t low, high;    /**< integers: [low, high) (default [0, 2^31)); high <= low is refused, except
+                                low = high = 0 with an unsigned 64-bit type: every value (the raw 64 bits) */
+} clrun_rand_desc;
+
+/** Defaults for a draw of dist as type from seed (subsequence 0, offset 0). */
+CLRUN_API void clrun_rand_desc_init(clrun_rand_desc *d, uint64_t seed, clrun_rand_dist dist, clrun_dtype type);
+
+/** The words n values of d's distribution take from the stream. */
+CLRUN_API uint64_t clrun_rand_words(const clrun_rand_desc *d, size_t n);
+
+/** n values of d's distribution into out (from element out_off); d->offset advances by
+ *  clrun_rand_words(d, n). Queued. CLRUN_INVALID_ARG for a type the distribution has not, bad
+ *  parameters (b < a, a NaN, p outside [0, 1], high <= low), a range outside out; CLRUN_UNSUPPORTED
+ *  for float64 on a device without it. */
+CLRUN_API clrun_status clrun_rand(clrun_ctx *ctx, clrun_rand_desc *d, clrun_buf *out, size_t out_off, size_t n);
+
+/* ------------------------------------------------------------------------------------------------
  * Reductions (lib/ops/reduce/reduce.c, lib/ops/reduce/reduce.cl)
  *
  * Over n elements of an f32 or f16 buffer from element offset off; blocking (the result is on the

@@ -133,6 +133,12 @@ class Context(_Closing):
         """A clrun.Array with every element value (filled on the device)."""
         return self.empty(shape, dtype).fill(value)
 
+    def random(self, seed=0, subsequence=0, offset=0):
+        """A random-number stream on the device (clrun.Random: NumPy Generator's names; Philox4x32-10
+        as cuRAND's, the same values on every OpenCL implementation)."""
+        from ._random import Random
+        return Random(self, seed, subsequence, offset)
+
     def ordered(self, wait_for=None):
         """A with block whose ops start after the events wait_for, and whose .event completes when
         they have all run (clrun_queue_wait before, clrun_queue_marker after: the context's queues

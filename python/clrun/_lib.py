@@ -68,6 +68,11 @@ class GemmDescC(Structure):
                 ("stride_c", c_size_t), ("batch", c_size_t), ("backend", c_int), ("fast", c_int), ("type", c_int), ("whole_m", c_size_t)]
 
 
+class RandDescC(Structure):
+    _fields_ = [("seed", c_uint64), ("subsequence", c_uint64), ("offset", c_uint64), ("dist", c_int), ("type", c_int), ("a", c_double),
+                ("b", c_double), ("low", c_int64), ("high", c_int64)]
+
+
 class ScalerC(Structure):
     _fields_ = [("scale", c_float), ("growth_factor", c_double), ("backoff_factor", c_double), ("growth_interval", c_int),
                 ("growth_tracker", c_int), ("found_inf", c_void_p)]
@@ -107,7 +112,7 @@ class CannyReportC(Structure):
 STRUCTS = {"clrun_device_info": DeviceInfoC, "clrun_arg_info": ArgInfoC, "clrun_profile_entry": ProfileEntryC,
            "clrun_gemm_desc": GemmDescC, "clrun_scaler": ScalerC, "clrun_grad": GradC, "clrun_qparams": QParamsC,
            "clrun_s8_epilogue": S8EpilogueC, "clrun_canny_params": CannyParamsC, "clrun_image": ImageC,
-           "clrun_canny_report": CannyReportC}
+           "clrun_canny_report": CannyReportC, "clrun_rand_desc": RandDescC}
 PIPE_DELIVER = ctypes.CFUNCTYPE(None, c_void_p, c_void_p, c_int, POINTER(ImageC))
 CALLBACKS = {"clrun_pipe_deliver": PIPE_DELIVER}
 _SCALARS = {"void": None, "int": c_int, "unsigned": c_uint, "size_t": c_size_t, "float": c_float, "double": c_double, "char": c_char,
@@ -245,6 +250,9 @@ red_f = {n: _proto("clrun_" + n) for n in ("max", "min")}
 argmax = _proto("clrun_argmax")
 cast = _proto("clrun_cast")
 gemm = _proto("clrun_gemm")
+rand = _proto("clrun_rand")
+rand_desc_init = _proto("clrun_rand_desc_init")
+rand_words = _proto("clrun_rand_words")
 gemm_tensor_cores = _proto("clrun_gemm_tensor_cores")
 gemm_tensor_kernel = _proto("clrun_gemm_tensor_kernel")
 gemm_backend_parse = _proto("clrun_gemm_backend_parse")

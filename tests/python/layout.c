@@ -61,6 +61,10 @@ int main(void)
     F(clrun_canny_report, read_s), F(clrun_canny_report, device_s), F(clrun_canny_report, write_s), F(clrun_canny_report, written);
     F(clrun_canny_report, sent);
     E();
+    S(clrun_rand_desc);
+    F(clrun_rand_desc, seed), F(clrun_rand_desc, subsequence), F(clrun_rand_desc, offset), F(clrun_rand_desc, dist);
+    F(clrun_rand_desc, type), F(clrun_rand_desc, a), F(clrun_rand_desc, b), F(clrun_rand_desc, low), F(clrun_rand_desc, high);
+    E();
     printf("}\n");
     return 0;
 }

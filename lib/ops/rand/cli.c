@@ -151,7 +151,9 @@ static int cmd_op_rand(int argc, char **argv)
     if ((mean_s || std_s) && dd != CLRUN_RAND_NORMAL) return cli_usage_error("op rand", "--mean and --std are for --dist normal");
     if (p_s && dd != CLRUN_RAND_BERNOULLI) return cli_usage_error("op rand", "--p is for --dist bernoulli");
     const clrun_dtype store = t == CLRUN_BF16 ? CLRUN_U16 : t; /* .npy carries bf16 as uint16 */
-    clrun_status st = clrun_array_new(&res, store, res.ndim, res.shape);
+    size_t dims[CLRUN_MAX_DIMS];
+    memcpy(dims, res.shape, sizeof dims); /* clrun_array_new clears res first */
+    clrun_status st = clrun_array_new(&res, store, res.ndim, dims);
     if (st) return cli_fail("op rand", NULL, st);
     clrun_ctx *ctx = NULL;
     clrun_buf *b = NULL;

@@ -732,10 +732,11 @@ typedef struct clrun_rand_desc {
     uint64_t offset;      /**< the next word of the stream; clrun_rand advances it */
     clrun_rand_dist dist; /**< the distribution */
     clrun_dtype type;     /**< the output's element type */
-    double a, b;          /**< uniform: [a, b) (default [0, 1)); normal: mean a, standard deviation b (0, 1);
-                                Bernoulli: probability a (0.5) */
-    int64_t low, high;    /**< integers: [low, high) (default [0, 2^31)); high <= low is refused, except
-                                low = high = 0 with an unsigned 64-bit type: every value (the raw 64 bits) */
+    double a;             /**< uniform: the low bound (default 0); normal: the mean (0); Bernoulli: the probability (0.5) */
+    double b;             /**< uniform: the high bound, excluded (default 1); normal: the standard deviation (1) */
+    int64_t low;          /**< integers: the low bound (default 0) */
+    int64_t high;         /**< integers: the high bound, excluded (default 2^31); high <= low is refused, except
+                               low = high = 0 with an unsigned 64-bit type: every value (the raw 64 bits) */
 } clrun_rand_desc;
 
 /** Defaults for a draw of dist as type from seed (subsequence 0, offset 0). */

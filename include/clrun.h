@@ -752,6 +752,35 @@ CLRUN_API uint64_t clrun_rand_words(const clrun_rand_desc *d, size_t n);
 CLRUN_API clrun_status clrun_rand(clrun_ctx *ctx, clrun_rand_desc *d, clrun_buf *out, size_t out_off, size_t n);
 
 /* ------------------------------------------------------------------------------------------------
+ * Scans (lib/ops/scan/scan.c, lib/ops/scan/scan.cl)
+ *
+ * Prefix sums, maxima and minima along rows: reduce-then-scan in tiles (each tile's total, an
+ * exclusive scan of the totals, then each tile with its carry), so no work-group waits on another
+ * and no device needs forward progress between work-groups. Integer sums wrap, as NumPy's cumsum;
+ * max and min propagate NaN, as np.maximum.accumulate. Float sums are added in tiles (a tree within
+ * a tile's 4-element runs, then the carries): the same bits for the same device and size, and an
+ * error within that of pairwise summation (NumPy's cumsum adds left to right).
+ * ----------------------------------------------------------------------------------------------*/
+
+/** The combining op of clrun_scan. */
+typedef enum clrun_scan_op {
+    CLRUN_SCAN_SUM = 0, /**< running sums (np.cumsum) */
+    CLRUN_SCAN_MAX = 1, /**< running maxima (np.maximum.accumulate) */
+    CLRUN_SCAN_MIN = 2  /**< running minima (np.minimum.accumulate) */
+} clrun_scan_op;
+
+/** The scan of each of `rows` rows of n elements (row r at in_off + r·n) into out (the same layout
+ *  from out_off): inclusive (element i combines elements 0..i) or, with exclusive, the elements
+ *  before i (the op's identity first: 0, -inf or the type's minimum, +inf or its maximum). Types
+ *  int32, uint32, int64, uint64, float32, float64. In place when in and out are one buffer at one
+ *  offset. Queued. */
+CLRUN_API clrun_status clrun_scan(clrun_ctx *ctx, clrun_scan_op op, int exclusive, clrun_dtype t, clrun_buf *in, size_t in_off,
+                                  clrun_buf *out, size_t out_off, size_t rows, size_t n);
+
+/** Name of a scan op ("sum", "max", "min"), or NULL. */
+CLRUN_API const char *clrun_scan_op_name(clrun_scan_op op);
+
+/* ------------------------------------------------------------------------------------------------
  * Reductions (lib/ops/reduce/reduce.c, lib/ops/reduce/reduce.cl)
  *
  * Over n elements of an f32 or f16 buffer from element offset off; blocking (the result is on the

@@ -207,6 +207,42 @@ def var(x, axis=None, dtype=None, ddof=0, keepdims=False, out=None, sqrt=False):
     return r.get()[()] if (not keepdims and not r.shape) else r
 
 
+_SCANS = {"sum": 0, "max": 1, "min": 2}
+_SCAN_TYPES = {np.dtype(t): c for t, c in ((np.int32, 6), (np.uint32, 10), (np.int64, 7), (np.uint64, 11), (np.float32, 0),
+                                            (np.float64, 3))}
+
+
+def scan(x, op="sum", axis=None, dtype=None, exclusive=False):
+    """Running sums (np.cumsum), maxima or minima (np.maximum/minimum.accumulate) along axis (None:
+    the flattened Array), through the library's clrun_scan; NumPy's types (cumsum of integers and
+    bools in 64 bits, float16 computed in float32 and rounded once per element)."""
+    from ctypes import c_int
+    from . import _lib as L
+    from ._core import _check
+    if x.bf16:
+        raise Unsupported(11, f"cum{op} on bfloat16 Arrays: .astype(np.float32) first")
+    if axis is None:
+        x, axis = N.contiguous(x).reshape(-1), 0
+    if x.ndim == 0:
+        raise ValueError("cumsum of a 0-d Array: give it a dimension first")
+    axis = N.normalize_axis_index(axis, x.ndim)
+    rt = np.dtype(dtype) if dtype is not None else (_sum_type(x.dtype, None) if op == "sum" else x.dtype)
+    ct = np.dtype(np.float32) if rt == np.float16 else np.dtype(np.int64) if rt.kind in "bi" and rt.itemsize < 4 or rt == np.bool_ \
+        else np.dtype(np.uint64) if rt.kind == "u" and rt.itemsize < 4 else rt
+    if ct not in _SCAN_TYPES:
+        raise Unsupported(11, f"cum{op}: {rt} (int32, uint32, int64, uint64, float32, float64 and those promoting to them)")
+    y = x.swapaxes(axis, -1)
+    work = y.astype(ct) if y.dtype != ct else N.contiguous(y, copy=True)
+    n = work.shape[-1] if work.ndim else 1
+    if work.size:
+        h, off = work._mem()
+        _check(L.scan(work.ctx.handle, c_int(_SCANS[op]), int(exclusive), _SCAN_TYPES[ct], h, off // work.itemsize, h,
+                      off // work.itemsize, work.size // n, n), work.ctx._h)
+    if ct != rt:
+        work = work.astype(rt)
+    return work.swapaxes(axis, -1)
+
+
 class _Axes:
     """The reductions' methods (mixed into clrun.Array); NumPy's signatures."""
 
@@ -237,6 +273,13 @@ class _Axes:
 
     def all(self, axis=None, out=None, keepdims=False):
         return reduce(self, "all", axis, None, keepdims, out)
+
+    def cumsum(self, axis=None, dtype=None, out=None):
+        """Running sums along axis (None: over the flattened Array), as np.cumsum (int64 for
+        integers and bools); integers exact (wrapping), floats added in tiles (clrun_scan)."""
+        if out is not None:
+            raise Unsupported(11, "cumsum: out= is not supported")
+        return scan(self, "sum", axis, dtype)
 
     def mean(self, axis=None, dtype=None, out=None, keepdims=False):
         """The mean (float64 for integers and bools, the dtype for floats); NaN with a warning when empty."""

@@ -54,6 +54,9 @@ class _Numpy:
             if out is not None and not isinstance(out, A.Array):
                 return NotImplemented
             return U.apply(op, *inputs, out=out)
+        if method == "accumulate" and ufunc in (np.add, np.maximum, np.minimum) and len(inputs) == 1 and set(kwargs) <= {"axis", "dtype"}:
+            return X.scan(inputs[0], {np.add: "sum", np.maximum: "max", np.minimum: "min"}[ufunc], kwargs.get("axis", 0),
+                          kwargs.get("dtype"))
         if method == "reduce" and ufunc in _REDUCE and len(inputs) == 1 and set(kwargs) <= {"axis", "keepdims", "dtype"}:
             return X.reduce(inputs[0], _REDUCE[ufunc], kwargs.get("axis", 0), kwargs.get("dtype"), kwargs.get("keepdims", False))
         if "out" in kwargs:
@@ -179,6 +182,9 @@ def round_(a, decimals=0, out=None):
 
 
 FUNCS["clip"] = clip
+FUNCS["cumsum"] = lambda a, axis=None, dtype=None, exclusive=False: X.scan(a, "sum", axis, dtype, exclusive)
+FUNCS["cummax"] = lambda a, axis=None, exclusive=False: X.scan(a, "max", axis, None, exclusive)
+FUNCS["cummin"] = lambda a, axis=None, exclusive=False: X.scan(a, "min", axis, None, exclusive)
 FUNCS["round"] = round_
 
 
@@ -289,6 +295,7 @@ _FUNCTIONS = {
     np.argmin: lambda a, axis=None, out=None, keepdims=False: X.reduce(a, "argmin", axis, None, keepdims, out),
     np.any: lambda a, axis=None, out=None, keepdims=False, **k: X.reduce(a, "any", axis, None, keepdims, out),
     np.all: lambda a, axis=None, out=None, keepdims=False, **k: X.reduce(a, "all", axis, None, keepdims, out),
+    np.cumsum: lambda a, axis=None, dtype=None, out=None: X.scan(a, "sum", axis, dtype) if out is None else _on_host(np.cumsum, (a,), {}),
     np.mean: lambda a, axis=None, dtype=None, out=None, keepdims=False, **k: X.mean(a, axis, dtype, keepdims, out),
     np.var: lambda a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **k: X.var(a, axis, dtype, ddof, keepdims, out),
     np.std: lambda a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **k: X.var(a, axis, dtype, ddof, keepdims, out, True),

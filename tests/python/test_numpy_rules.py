@@ -536,3 +536,34 @@ def test_library_ops_take_strided_views(ctx, rng):
     w = np.zeros_like(x)
     w[:, ::2] = x[:, ::2]
     same(v, w)
+
+
+@pytest.mark.parametrize("dt", (np.int32, np.uint8, np.int64, np.float32, np.float64, np.bool_, np.float16))
+def test_cumsum_and_running_extremes(ctx, rng, dt):
+    for shape, axis in (((1025,), None), ((3, 1031), 1), ((1500, 3), 0), ((4, 5, 6), -2), ((0, 4), 1), ((2, 0), 1)):
+        x = data(rng, shape, dt, hostile=False)
+        a = ctx.asarray(x)
+        with nep50():
+            want = np.cumsum(x, axis=axis)
+        got = np.cumsum(a, axis=axis)
+        assert isinstance(got, clrun.Array)
+        if dt == np.float16:  # computed in float32, rounded once per element (NumPy adds in float16)
+            close(got, np.cumsum(x.astype(np.float32), axis=axis).astype(np.float16), np.float16)
+        elif want.dtype.kind == "f":  # (added in tiles, not left to right: within a few ulps of the running sum of magnitudes)
+            mag = np.cumsum(np.abs(x).astype(np.float64), axis=axis)
+            g = got.get()
+            assert g.dtype == want.dtype and np.all(np.abs(g - want) <= 8 * np.finfo(dt).eps * mag + 1e-30)
+        else:
+            same(got, want)
+        if dt in (np.int32, np.int64):
+            same(a[::-1].cumsum(axis=0), np.cumsum(x[::-1], axis=0))
+        if dt != np.bool_ and dt != np.float16 and x.ndim:
+            ax = -1 if axis is None else axis
+            with nep50():
+                same(np.maximum.accumulate(a, axis=ax), np.maximum.accumulate(x, axis=ax))
+                same(np.minimum.accumulate(a, axis=ax), np.minimum.accumulate(x, axis=ax))
+    i = ctx.asarray(np.array([2**31 - 1, 1, 2**31 - 1], np.int32))
+    same(clrun.cumsum(i, dtype=np.int32), np.cumsum(np.array([2**31 - 1, 1, 2**31 - 1], np.int32), dtype=np.int32))  # wraps
+    same(clrun.cumsum(ctx.asarray(np.arange(5, dtype=np.int64)), exclusive=True), np.array([0, 0, 1, 3, 6]))
+    f = ctx.asarray(np.array([1.0, np.nan, 3.0], np.float32))
+    same(clrun.cummax(f), np.maximum.accumulate(np.array([1.0, np.nan, 3.0], np.float32)))

@@ -209,17 +209,99 @@ class _Views:
         return self._strided(tuple(shape), tuple(st), off), adv
 
     def __getitem__(self, key):
+        if _device_mask(self, key):
+            return _mask_select(self, key)
         view, adv = self._basic(_expand(key, self.ndim))
         if not adv:
             return view
         return _gather(view, adv)
 
     def __setitem__(self, key, value):
+        if _device_mask(self, key):
+            _mask_assign(self, key, value)
+            return
         view, adv = self._basic(_expand(key, self.ndim))
         if not adv:
             N.assign(view, value, "assignment")
             return
         _scatter(view, adv, value)
+
+
+def _device_mask(a, key):
+    """Whether key is a bool Array of a's shape on a's context: selected on the device (a scan of the
+    mask gives each selected element its place), nothing read back but the count."""
+    return isinstance(key, A.Array) and key.dtype == np.bool_ and key.shape == a.shape and key.ctx is a.ctx and a.ndim > 0
+
+
+def _mask_places(mask):
+    """(the exclusive running count of the mask as int64, the number of True)."""
+    from ._axes import scan
+    flags = mask.reshape(-1).astype(np.int64)
+    places = scan(flags, "sum", 0, None, exclusive=True)
+    n = mask.size
+    count = int(places[n - 1].item()) + int(flags[n - 1].item()) if n else 0
+    return flags, places, count
+
+
+_SELECT = """__kernel void __NAME__(ulong n, __global const uchar *m, __global const long *pos, __global const T *x, __global T *out,
+                               uint gather)
+{
+    const ulong i = get_global_id(0);
+    if (i >= n || !m[i]) return;
+    if (gather) out[pos[i]] = x[i];
+    else ((__global T *)x)[i] = out[pos[i]];
+}
+"""
+
+
+def _mask_run(a, mask, places, other, gather):
+    ctx = a.ctx
+    t = N._storage(a.dtype)
+    src = ("#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n" if t == "double" else "") + f"#define T {t}\n" + _SELECT
+    c = N.program(ctx, src, "clrun_mask")
+    mh, mo = mask._mem()
+    ph, _ = places._mem()
+    xh, _ = a._mem()
+    oh, _ = other._mem()
+    if mo:
+        mask = mask.copy()
+        mh, _ = mask._mem()
+    N.run(ctx, c, a.size, [("u64", a.size), ("buf", mh), ("buf", ph), ("buf", xh), ("buf", oh), ("u32", 1 if gather else 0)])
+
+
+def _mask_select(a, mask):
+    """a[mask] for a bool Array mask of a's shape: the selected elements in C order, on the device."""
+    src = N.contiguous(a)
+    if src._off or src._base is not None:
+        src = src.copy()
+    _, places, count = _mask_places(mask)
+    out = A.Array(a.ctx, (count,), a.dtype, bf16=a.bf16)
+    if count:
+        _mask_run(src, N.contiguous(mask), places, out, gather=True)
+    return out
+
+
+def _mask_assign(a, mask, value):
+    """a[mask] = value: a scalar or an Array broadcast to a's shape through where(), or a 1-D Array of
+    one value per True element in C order."""
+    if isinstance(value, A.Array) and value.ndim == 1 and value.shape != a.shape[-1:]:
+        _, places, count = _mask_places(mask)
+        if value.size != count:
+            raise ValueError(f"NumPy boolean array indexing assignment cannot assign {value.size} input values to the {count} output "
+                             "values where the mask is true")
+        target = a if a.is_contiguous and not a._off and a._base is None else a.copy()
+        vals = value.astype(a.dtype) if value.dtype != a.dtype else N.contiguous(value)
+        if vals._off or vals._base is not None:
+            vals = vals.copy()
+        if count:
+            _mask_run(target, N.contiguous(mask), places, vals, gather=False)
+        if target is not a:
+            N.assign(a, target)
+        return
+    from ._ufuncs import where
+    if isinstance(value, np.ndarray) and value.ndim:
+        value = a.ctx.asarray(value)
+    N.assign(a, where(mask, value, a))
 
 
 def _plan(view, adv):

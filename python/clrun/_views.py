@@ -256,8 +256,8 @@ _SELECT = """__kernel void __NAME__(ulong n, __global const uchar *m, __global c
 
 def _mask_run(a, mask, places, other, gather):
     ctx = a.ctx
-    t = N._storage(a.dtype)
-    src = ("#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n" if t == "double" else "") + f"#define T {t}\n" + _SELECT
+    t = {1: "uchar", 2: "ushort", 4: "uint", 8: "ulong"}[a.itemsize]  # elements moved as bits
+    src = f"#define T {t}\n" + _SELECT
     c = N.program(ctx, src, "clrun_mask")
     mh, mo = mask._mem()
     ph, _ = places._mem()

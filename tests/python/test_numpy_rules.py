@@ -567,3 +567,22 @@ def test_cumsum_and_running_extremes(ctx, rng, dt):
     same(clrun.cumsum(ctx.asarray(np.arange(5, dtype=np.int64)), exclusive=True), np.array([0, 0, 1, 3, 6]))
     f = ctx.asarray(np.array([1.0, np.nan, 3.0], np.float32))
     same(clrun.cummax(f), np.maximum.accumulate(np.array([1.0, np.nan, 3.0], np.float32)))
+
+
+@pytest.mark.parametrize("dt", (np.float32, np.int64, np.uint8, np.float16))
+def test_device_masks_select_and_assign(ctx, rng, dt):
+    x = data(rng, (37, 29), dt, hostile=False)
+    a = ctx.asarray(x)
+    for m in (x > x.flat[5], np.zeros_like(x, bool), np.ones_like(x, bool)):
+        same(a[ctx.asarray(m)], x[m])
+        same(a.T[ctx.asarray(m.T)], x.T[m.T])  # strided Array and mask
+        b, y = ctx.asarray(x), x.copy()
+        b[ctx.asarray(m)] = 7
+        y[m] = 7
+        same(b, y)
+        vals = data(rng, (int(m.sum()),), dt, hostile=False)
+        b[ctx.asarray(m)] = ctx.asarray(vals)
+        y[m] = vals
+        same(b, y)
+    with pytest.raises(ValueError, match="cannot assign"):
+        a[ctx.asarray(x > x.flat[5])] = ctx.asarray(np.zeros(3, dt))

@@ -3,8 +3,6 @@
 
 #include <stdio.h>
 
-#define ITEMS 4
-
 static const struct {
     clrun_dtype t;
     const char *cl, *u, *min, *max;
@@ -28,21 +26,25 @@ const char *clrun_scan_op_name(clrun_scan_op op)
     return NULL;
 }
 
-/* the work-group size: 256, or the device's largest power of two below it */
+/* the work-group size: 256, or the device's largest power of two below it (CPUs: 64) */
 static size_t group_size(clrun_ctx *ctx)
 {
-    size_t wg = 256, max = clrun_ctx_device(ctx)->max_work_group;
+    size_t wg = clrun_ctx_device(ctx)->type == CLRUN_DEVICE_CPU ? 64 : 256, max = clrun_ctx_device(ctx)->max_work_group;
     while (wg > 1 && wg > max) wg >>= 1;
     return wg;
 }
 
+/* elements per work-item: a GPU's coalesced 4; a CPU's long runs, since its barriers cost */
+static size_t items(clrun_ctx *ctx) { return clrun_ctx_device(ctx)->type == CLRUN_DEVICE_CPU ? 64 : 4; }
+
 static clrun_status scan_rows(clrun_ctx *ctx, int ti, clrun_scan_op op, int exclusive, clrun_buf *in, size_t in_off, clrun_buf *out,
                               size_t out_off, size_t rows, size_t n, int depth)
 {
-    const size_t wg = group_size(ctx), tile = wg * ITEMS, tiles = (n + tile - 1) / tile;
+    const size_t wg = group_size(ctx), it = items(ctx), tile = wg * it, tiles = (n + tile - 1) / tile;
     char opts[256], *name;
-    snprintf(opts, sizeof opts, "-DCLRUN_T=%s -DCLRUN_U=%s -DCLRUN_MIN=%s -DCLRUN_MAX=%s -DCLRUN_OP=%d -DCLRUN_FLOAT=%d -DCLRUN_WG=%zu",
-             types[ti].cl, types[ti].u, types[ti].min, types[ti].max, (int)op, types[ti].is_float, wg);
+    snprintf(opts, sizeof opts,
+             "-DCLRUN_T=%s -DCLRUN_U=%s -DCLRUN_MIN=%s -DCLRUN_MAX=%s -DCLRUN_OP=%d -DCLRUN_FLOAT=%d -DCLRUN_WG=%zu -DCLRUN_ITEMS=%zu",
+             types[ti].cl, types[ti].u, types[ti].min, types[ti].max, (int)op, types[ti].is_float, wg, it);
     clrun_kernel *kr = NULL, *kt = NULL;
     clrun_status st;
     if ((st = clrun__lib_kernel(ctx, "scan", opts, "clrun_scan_tiles", &kt))) return st;

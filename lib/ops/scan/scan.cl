@@ -2,15 +2,16 @@
  * another, so no device needs forward progress between work-groups.
  *
  * Built per element type and op: -DCLRUN_T (the OpenCL C type), -DCLRUN_OP (0 sum, 1 max, 2 min),
- * -DCLRUN_FLOAT (1 for float and double), -DCLRUN_WG (the work-group size, a power of two). A tile is
- * CLRUN_WG · 4 elements of one row: work-item l scans its 4, the work-group scans the items' totals
+ * -DCLRUN_FLOAT (1 for float and double), -DCLRUN_WG (the work-group size, a power of two),
+ * -DCLRUN_ITEMS (elements per work-item: 4 on GPUs, more on CPUs, where barriers cost). A tile is
+ * CLRUN_WG · CLRUN_ITEMS elements of one row: work-item l scans its run, the work-group scans the items' totals
  * in local memory (Hillis–Steele), and the carry of the tiles before it is added. Sums of integers
  * wrap (computed unsigned); max and min propagate NaN. */
 #if CLRUN_FLOAT && defined(cl_khr_fp64)
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 #endif
 #define T CLRUN_T
-#define ITEMS 4
+#define ITEMS CLRUN_ITEMS
 #define TILE (CLRUN_WG * ITEMS)
 
 #if CLRUN_OP == 0

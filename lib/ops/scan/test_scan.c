@@ -119,7 +119,7 @@ static void every_type_op_and_size(void **state)
         for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++)
             for (int op = 0; op < 3; op++) check(ctx, types[t], (clrun_scan_op)op, (int)(z % 2), z % 3 + 1, sizes[z], z % 4 == 1, &s);
     }
-    check(ctx, CLRUN_I32, CLRUN_SCAN_SUM, 0, 1, (size_t)1 << 21, 0, &s); /* tiles of tiles of tiles */
+    check(ctx, CLRUN_I32, CLRUN_SCAN_SUM, 0, 1, ((size_t)1 << 24) + 5, 0, &s); /* tiles of tiles of tiles (of 4096 on CPUs) */
     check(ctx, CLRUN_F32, CLRUN_SCAN_SUM, 1, 2, (size_t)1 << 20 | 7, 1, &s);
 }
 

@@ -316,21 +316,32 @@ def walk(ctx, out, expr, res_dt, operands, stem="clrun_nd", pre="", choice=None)
     with c.lock:
         kh = c.k[0]
         if c.__dict__.get("last") is not static:
+            c.last_dyn = None  # (a failure below leaves nothing trusted)
             for i, kind, v in static:
                 st = L.arg_setters[kind][0](kh, i, v)
                 if st:
+                    c.last = None
                     _raise(st, ctx._h)
             c.last = static
         i = 2 if isinstance(expr, list) else 1
-        for kind, v in dyn:
-            st = L.arg_buf(kh, i, v) if kind == "buf" else L.arg_setters[kind][0](kh, i, v)
-            if st:
-                _raise(st, ctx._h)
-            i += 1
-        if choice is not None:
+        last = c.__dict__.get("last_dyn")
+        if last is None or len(last) != len(dyn):
+            last = c.last_dyn = [None] * len(dyn)
+            c.last_choice = None
+        for j, (kind, v) in enumerate(dyn):
+            # kernel arguments stay set between launches: numbers are set when they changed; buffers
+            # always (a freed buffer's handle may come back as another buffer's)
+            if kind == "buf" or last[j] != v:
+                st = L.arg_buf(kh, i + j, v) if kind == "buf" else L.arg_setters[kind][0](kh, i + j, v)
+                if st:
+                    last[j] = None
+                    _raise(st, ctx._h)
+                last[j] = v
+        if choice is not None and c.__dict__.get("last_choice") != choice:
             st = L.arg_setters["u32"][0](kh, 1, choice)
             if st:
                 _raise(st, ctx._h)
+            c.last_choice = choice
         wg = _wg(ctx)
         _check(L.launch(kh, 1, (c_size_t * 1)(-(-n // wg) * wg), (c_size_t * 1)(wg)), ctx._h)
     return out

@@ -44,6 +44,10 @@ static ushort clrun__bf16(float f)
 __kernel void clrun_rand_bits(__global uint *out, CLRUN_RAND_ARGS)
 {
     CLRUN_RAND_WORDS;
+    if ((out_off & 3) == 0 && 4 * i + 3 < n) { /* one 16-byte store: coalesced */
+        ((__global uint4 *)(out + out_off))[i] = x;
+        return;
+    }
     const uint v[4] = {x.x, x.y, x.z, x.w};
     for (uint j = 0; j < 4; j++)
         if (4 * i + j < n) out[out_off + 4 * i + j] = v[j];
@@ -62,9 +66,14 @@ __kernel void clrun_rand_bernoulli(__global uchar *out, CLRUN_RAND_ARGS, ulong t
 __kernel void clrun_rand_uniform_f32(__global float *out, CLRUN_RAND_ARGS, float low, float scale)
 {
     CLRUN_RAND_WORDS;
-    const uint v[4] = {x.x, x.y, x.z, x.w};
+    const float4 u = fma(convert_float4(x >> 8) * 0x1.0p-24f, (float4)scale, (float4)low);
+    if ((out_off & 3) == 0 && 4 * i + 3 < n) { /* one 16-byte store: coalesced */
+        ((__global float4 *)(out + out_off))[i] = u;
+        return;
+    }
+    const float v[4] = {u.x, u.y, u.z, u.w};
     for (uint j = 0; j < 4; j++)
-        if (4 * i + j < n) out[out_off + 4 * i + j] = fma((float)(v[j] >> 8) * 0x1.0p-24f, scale, low);
+        if (4 * i + j < n) out[out_off + 4 * i + j] = v[j];
 }
 
 __kernel void clrun_rand_uniform_f16(__global half *out, CLRUN_RAND_ARGS, float low, float scale)
@@ -100,6 +109,10 @@ __kernel void clrun_rand_normal_f32(__global float *out, CLRUN_RAND_ARGS, float 
 {
     CLRUN_RAND_WORDS;
     CLRUN_NORMAL4;
+    if ((out_off & 3) == 0 && 4 * i + 3 < n) { /* one 16-byte store: coalesced */
+        ((__global float4 *)(out + out_off))[i] = fma((float4)(z[0], z[1], z[2], z[3]), (float4)scale, (float4)loc);
+        return;
+    }
     for (uint j = 0; j < 4; j++)
         if (4 * i + j < n) out[out_off + 4 * i + j] = fma(z[j], scale, loc);
 }

@@ -161,37 +161,43 @@ def reduce(x, op, axis=None, dtype=None, keepdims=False, out=None):
     return r.get()[()] if (not keepdims and not r.shape) else r
 
 
-def mean(x, axis=None, dtype=None, keepdims=False, out=None):
-    if out is not None:
-        raise Unsupported(11, "mean: out= is not supported")
-    if axis is None and not keepdims and dtype is None:
-        return A._reduce(N.contiguous(x), "mean")
+def _moments(x, axis, dtype):
+    """(the axes, the elements per output, the result type, the type it is computed in) of mean, var
+    and std: float64 for integers and bools, float16 computed in float32."""
     axes = N.norm_axes(axis, x.ndim)
-    n = math.prod(x.shape[d] for d in axes)
     rt = np.dtype(dtype) if dtype is not None else _F64 if x.dtype.kind in "biu" else x.dtype
-    ct = np.dtype(np.float32) if rt == np.float16 else rt
-    s = reduce(x, "sum", axes, ct, keepdims=True)
-    if n == 0:
-        warnings.warn("Mean of empty slice.", RuntimeWarning, stacklevel=3)
-    with np.errstate(all="ignore"):
-        r = s / float(n) if n else s * float("nan")
-    if rt != ct:
+    return axes, math.prod(x.shape[d] for d in axes), rt, np.dtype(np.float32) if rt == np.float16 else rt
+
+
+def _finish(r, x, axes, rt, keepdims):
+    """r (computed with keepdims) in the result type and shape; a NumPy scalar when no axis is left."""
+    if r.dtype != rt:
         r = r.astype(rt)
     if not keepdims:
         r = r.reshape(tuple(x.shape[d] for d in range(x.ndim) if d not in axes))
     return r.get()[()] if (not keepdims and not r.shape) else r
 
 
+def mean(x, axis=None, dtype=None, keepdims=False, out=None):
+    if out is not None:
+        raise Unsupported(11, "mean: out= is not supported")
+    if axis is None and not keepdims and dtype is None:
+        return A._reduce(N.contiguous(x), "mean")
+    axes, n, rt, ct = _moments(x, axis, dtype)
+    s = reduce(x, "sum", axes, ct, keepdims=True)
+    if n == 0:
+        warnings.warn("Mean of empty slice.", RuntimeWarning, stacklevel=3)
+    with np.errstate(all="ignore"):
+        r = s / float(n) if n else s * float("nan")
+    return _finish(r, x, axes, rt, keepdims)
+
+
 def var(x, axis=None, dtype=None, ddof=0, keepdims=False, out=None, sqrt=False):
     if out is not None:
         raise Unsupported(11, "var: out= is not supported")
-    axes = N.norm_axes(axis, x.ndim)
-    n = math.prod(x.shape[d] for d in axes)
-    rt = np.dtype(dtype) if dtype is not None else _F64 if x.dtype.kind in "biu" else x.dtype
-    ct = np.dtype(np.float32) if rt == np.float16 else rt
+    axes, n, rt, ct = _moments(x, axis, dtype)
     src = x if x.dtype == ct else x.astype(ct)
-    m = mean(src, axes, keepdims=True)
-    d = src - m
+    d = src - mean(src, axes, keepdims=True)
     s = reduce(d * d, "sum", axes, ct, keepdims=True)
     k = n - ddof
     if k <= 0:
@@ -200,11 +206,7 @@ def var(x, axis=None, dtype=None, ddof=0, keepdims=False, out=None, sqrt=False):
         r = s / float(k) if k > 0 else s * float("inf")
     if sqrt:
         r = U.apply("sqrt", r)
-    if rt != ct:
-        r = r.astype(rt)
-    if not keepdims:
-        r = r.reshape(tuple(x.shape[d] for d in range(x.ndim) if d not in axes))
-    return r.get()[()] if (not keepdims and not r.shape) else r
+    return _finish(r, x, axes, rt, keepdims)
 
 
 _SCANS = {"sum": 0, "max": 1, "min": 2}

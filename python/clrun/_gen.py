@@ -7,7 +7,7 @@ import numpy as np
 
 from . import _lib as L
 from ._core import F16, F32, ArgMismatch, Error, Event, InvalidArgument, Unsupported, _check, _raise
-from ._dtypes import _CL, _CMP, _F32, _NP, _SETTER, _VEC
+from ._dtypes import _CL, _F32, _NP, _SETTER, _VEC
 from . import _array as A  # Array, at call time (the modules import each other)
 
 
@@ -393,8 +393,7 @@ def reduction(dtype_out, neutral, reduce_expr, map_expr, arguments, name="reduce
     return ReductionKernel(dtype_out, neutral, reduce_expr, map_expr, arguments, name=name, preamble=preamble, options=options)
 
 
-# the kernels behind the operators, generated once per (op, dtype, form)
-_OPS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}
+# the casts of astype, generated once per (from, to)
 _BUILT = {}
 
 
@@ -407,44 +406,6 @@ def _store(cl, p, value):
     if cl == "half":
         return f"vstore_half_rte({value}, i, {p})"
     return f"{p}[i] = ({cl})({value})"
-
-
-def _ew_kernel(op, dt, form):
-    key = (op, dt, form)
-    k = _BUILT.get(key)
-    if k is None and dt == np.bool_:  # bool Arrays (stored as 0/1 bytes): + is or, * is and, as NumPy's
-        if op not in ("add", "mul") + _CMP or form == "unary":
-            raise Unsupported(11, f"{op} on bool Arrays: NumPy has no boolean {op} either (use ^ or astype)")
-        a = "(x[i] != 0)"
-        b = "(y[i] != 0)" if form == "array" else "(s != 0)"
-        args = "bool *x, " + ("bool *y, " if form == "array" else "uchar s, ") + "bool *z"
-        expr = {"add": f"{a} | {b}", "mul": f"{a} & {b}"}.get(op) or (f"{b} {_OPS[op]} {a}" if form == "rscalar" else f"{a} {_OPS[op]} {b}")
-        k = _BUILT[key] = ElementwiseKernel(args, f"z[i] = ({expr}) ? 1 : 0", name=f"clrun_{op}_{form}_bool")
-    if k is None:
-        cl = _CL[dt]
-        ct = "float" if cl == "half" else cl  # half computes in float
-        x, y = _load(cl, "x"), _load(cl, "y")
-        if form == "unary":
-            args = f"{cl} *x, {cl} *z"
-            body = _store(cl, "z", f"-({ct}){x}")
-        else:
-            sym = _OPS[op]
-            if form == "array":
-                args, a, b = f"{cl} *x, {cl} *y, ", f"({ct}){x}", f"({ct}){y}"
-            else:
-                args, a, b = f"{cl} *x, {cl} s, ", f"({ct}){x}", "s"
-                if form == "rscalar":
-                    a, b = b, a
-            if op in _CMP:
-                args += "bool *z"
-                body = f"z[i] = ({a} {sym} {b}) ? 1 : 0"
-            else:
-                args += f"{cl} *z"
-                body = _store(cl, "z", f"{a} {sym} {b}")
-        # f32 division correctly rounded, as NumPy's (OpenCL allows 2.5 ulp without the option)
-        opts = "-cl-fp32-correctly-rounded-divide-sqrt" if op == "div" else None
-        k = _BUILT[key] = ElementwiseKernel(args, body, name=f"clrun_{op}_{form}_{cl}", options=opts)
-    return k
 
 
 def _convert_kernel(fr, to):

@@ -13,6 +13,7 @@ import numpy as np
 from ._core import InvalidArgument, Unsupported
 from . import _array as A
 from . import _nd as N
+from ._dtypes import _CMP
 
 _B = np.dtype(np.bool_)
 # an op NumPy has no loop for (a TypeError there): clrun.Unsupported and TypeError at once
@@ -184,9 +185,6 @@ def _preamble(expr, t):
         pre += (f"{t} ipow_{t}({t} b, {t} e) {{ if (e < 0) return b == 1 ? 1 : (b == ({t})-1 ? ((e & 1) ? ({t})-1 : 1) : 0);"
                 f" {u} r = 1, x = ({u})b; while (e) {{ if (e & 1) r *= x; x *= x; e >>= 1; }} return ({t})r; }}\n")
     return expr, pre
-
-
-_CMP = ("lt", "le", "gt", "ge", "eq", "ne")
 
 
 def _dt_of(v, others, where, op):

@@ -145,3 +145,45 @@ def test_refusals(ctx):
     with pytest.raises(ValueError):
         r.random((-1, 2))
     assert r.offset == 0  # nothing drawn by a refusal
+
+
+def test_nan_inf_and_a_closed_context(ctx):
+    r = ctx.random(3)
+    for lo, hi in ((float("nan"), 1.0), (0.0, float("inf")), (float("-inf"), 0.0)):
+        with pytest.raises(ValueError):
+            r.uniform(lo, hi, 4)
+    with pytest.raises(ValueError):
+        r.normal(float("nan"), 1.0, 4)
+    with pytest.raises(ValueError):
+        r.bernoulli(float("nan"), 4)
+    assert r.offset == 0
+    with clrun.open() as c2:
+        r2 = c2.random(3)
+        a = r2.random(8)
+    with pytest.raises(clrun.InvalidArgument):
+        r2.random(4)
+    with pytest.raises(clrun.InvalidArgument):
+        a.cumsum()
+
+
+def test_two_threads_draw_their_own_streams(ctx, rng):
+    import threading
+    seeds = [int(s) for s in rng.integers(0, 2**63, 4)]
+    want = {s: words(s, 0, 0, 4096) for s in seeds}
+    errors = []
+
+    def work(s):
+        try:
+            r = ctx.random(s)
+            for _ in range(4):
+                got = np.concatenate([r.bits(1024).get() for _ in range(4)])
+                assert np.array_equal(got, want[s])
+                r.offset = 0
+        except Exception as e:  # noqa: BLE001
+            errors.append(e)
+    ts = [threading.Thread(target=work, args=(s,)) for s in seeds]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert not errors, errors

@@ -348,8 +348,9 @@ CLRUN_API clrun_ctx *clrun_buf_context(const clrun_buf *b);
 /** The raw cl_mem. Borrowed. */
 CLRUN_API cl_mem clrun_buf_cl_mem(const clrun_buf *b);
 
-/** Blocking copy of `bytes` from host `src` into the buffer at byte `offset`. src is only read during
- *  the call. Host memory from clrun_host_alloc moves at DMA speed; ordinary memory on a discrete
+/** Blocking copy of `bytes` from host `src` into the buffer at byte `offset`: it returns once the
+ *  data is in the buffer, so a command queued afterwards on any queue (a stream too) reads it. src is
+ *  only read during the call. Host memory from clrun_host_alloc moves at DMA speed; ordinary memory on a discrete
  *  device goes through a pinned staging area filled by several threads when the transfer is large. */
 CLRUN_API clrun_status clrun_upload(clrun_buf *b, size_t offset, const void *src, size_t bytes);
 

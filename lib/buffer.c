@@ -408,12 +408,19 @@ static clrun_status transfer(clrun_buf *b, size_t offset, void *host, size_t byt
     }
     if (blocking && staging_wanted(ctx, host, bytes))
         return up ? staged_upload(b, offset, host, bytes) : staged_download(b, offset, host, bytes);
-    cl_event *want = ev || ctx->profile ? &e : NULL;
+    /* A blocking write returns once OpenCL has taken the host data, not once it is in the buffer
+     * (the spec allows either; Intel's CPU runtime returns early): it waits for its event, so that a
+     * command later queued on another queue (a stream) reads what was written. */
+    cl_event *want = ev || ctx->profile || (up && blocking) ? &e : NULL;
     if (up) err = clEnqueueWriteBuffer(clrun__queue(ctx), b->mem, blocking ? CL_TRUE : CL_FALSE, offset, bytes, host, 0, NULL, want);
     else err = clEnqueueReadBuffer(clrun__queue(ctx), b->mem, blocking ? CL_TRUE : CL_FALSE, offset, bytes, host, 0, NULL, want);
     if (err != CL_SUCCESS)
         return clrun__fail_cl(ctx, err, up ? "clEnqueueWriteBuffer" : "clEnqueueReadBuffer", "%s of %zu bytes at offset %zu", what, bytes,
                               offset);
+    if (up && blocking && (err = clWaitForEvents(1, &e)) != CL_SUCCESS) {
+        clReleaseEvent(e);
+        return clrun__fail_cl(ctx, err, "clWaitForEvents", "upload of %zu bytes at offset %zu", bytes, offset);
+    }
     if ((st = profiled(ctx, up, e))) {
         clReleaseEvent(e);
         return st;

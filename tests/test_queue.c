@@ -2,7 +2,8 @@
  * only through events, and holds through them: a chain of steps that alternates between queues,
  * each waiting on the step before, gives the sequential result; ops on two queues at once (GEMMs
  * with their packing in scratch memory) do not disturb each other; clrun_finish waits for every
- * queue; what is refused. Run on PoCL and on Oclgrind's simulator (queue-oclgrind). */
+ * queue; a blocking upload is in the buffer when it returns, for every queue; what is refused. Run
+ * on PoCL and on Oclgrind's simulator (queue-oclgrind). */
 #include "helpers.h"
 
 #include <stdlib.h>
@@ -137,11 +138,41 @@ static void refusals(void **state)
     clrun_close(other); /* frees oq */
 }
 
+/* clrun_upload returns once the data is in the buffer, not only once OpenCL has taken the host
+ * copy: a stream's copy queued right after reads it with no event between them. Intel's CPU
+ * runtime returned from a blocking write earlier, and about one copy in 3,000 read the buffer's
+ * old contents. Many small rounds, so that a race shows. */
+static void blocking_upload_is_seen_by_a_stream(void **state)
+{
+    clrun_ctx *ctx = *state;
+    enum { ROUNDS = 3000, WORDS = 20 };
+    clrun_queue *s;
+    CHECK_OK(ctx, clrun_queue_new(ctx, &s));
+    uint32_t src[WORDS], got[WORDS];
+    for (unsigned r = 0; r < ROUNDS; r++) {
+        clrun_buf *a, *b;
+        CHECK_OK(ctx, clrun_buf_new(ctx, sizeof src, 0, &a));
+        CHECK_OK(ctx, clrun_buf_new(ctx, sizeof src, 0, &b));
+        for (unsigned i = 0; i < WORDS; i++) src[i] = r * WORDS + i;
+        CHECK_OK(ctx, clrun_upload(a, 0, src, sizeof src));
+        CHECK_OK(ctx, clrun_queue_use(ctx, s));
+        CHECK_OK(ctx, clrun_buf_copy(b, 0, a, 0, sizeof src));
+        CHECK_OK(ctx, clrun_download(b, 0, got, sizeof got)); /* on the stream, after its copy */
+        CHECK_OK(ctx, clrun_queue_use(ctx, NULL));
+        for (unsigned i = 0; i < WORDS; i++)
+            if (got[i] != src[i]) fail_msg("round %u: word %u copied on the stream is %#x, uploaded %#x", r, i, got[i], src[i]);
+        clrun_buf_free(a);
+        clrun_buf_free(b);
+    }
+    clrun_queue_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(chain_across_queues),
         cmocka_unit_test(ops_on_two_queues_at_once),
+        cmocka_unit_test(blocking_upload_is_seen_by_a_stream),
         cmocka_unit_test(refusals),
     };
     return cmocka_run_group_tests(tests, ctx_setup, ctx_teardown);

@@ -782,6 +782,51 @@ CLRUN_API clrun_status clrun_scan(clrun_ctx *ctx, clrun_scan_op op, int exclusiv
 CLRUN_API const char *clrun_scan_op_name(clrun_scan_op op);
 
 /* ------------------------------------------------------------------------------------------------
+ * Sorts (lib/ops/sort/sort.c, lib/ops/sort/sort.cl)
+ *
+ * Stable radix sorts along rows: 4 bits a pass (a 32-bit key takes 8), each pass a count, an
+ * exclusive scan of the counts (clrun_scan) and a scatter, so no work-group waits on another and no
+ * device needs forward progress between them. The order is NumPy's np.sort / np.argsort(kind=
+ * "stable"): integers by value, floats with -0.0 equal to 0.0 and every NaN last (first with
+ * CLRUN_SORT_DESCENDING), equal keys in their original order. Keys move with their bits unchanged,
+ * so the result is bit for bit NumPy's stable sort. Key types: every integer type, bool, float16,
+ * bfloat16, float32, float64 (read as bits: no fp64 needed). A sort of several rows sorts the row
+ * number's digits last (one more pass per 16 rows' factor). Fewer than 2^32 elements in all.
+ *
+ * Memory: clrun_sort of one row takes one temporary the size of the keys (plus 64 bytes per 4,096
+ * elements on CPUs, per 2,048 on GPUs); with several rows, and clrun_argsort, clrun_sort_pairs and
+ * clrun_topk, also two of 4 bytes per element for the indices (argsort and topk: a second of the
+ * keys' size; pairs and topk: one of the values'). Each call is queued and frees its temporaries
+ * once the queued kernels are done with them.
+ * ----------------------------------------------------------------------------------------------*/
+
+/** Flags of the sorts. */
+#define CLRUN_SORT_DESCENDING 1u /**< largest first (NaN first); equal keys still in their original order */
+
+/** Sort each of `rows` rows of n keys of type t (row r at in_off + r·n) into out (the same layout
+ *  from out_off). In place when in and out are one buffer at one offset. Queued. */
+CLRUN_API clrun_status clrun_sort(clrun_ctx *ctx, clrun_dtype t, unsigned flags, clrun_buf *in, size_t in_off, clrun_buf *out,
+                                  size_t out_off, size_t rows, size_t n);
+
+/** The stable sorting permutation of each row: idx (int64, from element idx_off, rows of n) gets,
+ *  for each place of the sorted row, the position within the row of the key that goes there
+ *  (np.argsort(kind="stable") along the last axis). The keys are not changed. Queued. */
+CLRUN_API clrun_status clrun_argsort(clrun_ctx *ctx, clrun_dtype t, unsigned flags, clrun_buf *in, size_t in_off, clrun_buf *idx,
+                                     size_t idx_off, size_t rows, size_t n);
+
+/** Sort keys (type t) and move vals (type vt, any type, one value per key) with them, both in
+ *  place, rows of n, stable. Queued. */
+CLRUN_API clrun_status clrun_sort_pairs(clrun_ctx *ctx, clrun_dtype t, unsigned flags, clrun_buf *keys, size_t keys_off, clrun_buf *vals,
+                                        size_t vals_off, clrun_dtype vt, size_t rows, size_t n);
+
+/** The k smallest keys of each row (with CLRUN_SORT_DESCENDING the k largest, as torch.topk's
+ *  default), in order, into vals (type t, rows of k from vals_off) and their positions within the
+ *  row into idx (int64, rows of k from idx_off). Ties keep the earlier position first. k ≤ n.
+ *  Queued. */
+CLRUN_API clrun_status clrun_topk(clrun_ctx *ctx, clrun_dtype t, unsigned flags, clrun_buf *in, size_t in_off, size_t rows, size_t n,
+                                  size_t k, clrun_buf *vals, size_t vals_off, clrun_buf *idx, size_t idx_off);
+
+/* ------------------------------------------------------------------------------------------------
  * Reductions (lib/ops/reduce/reduce.c, lib/ops/reduce/reduce.cl)
  *
  * Over n elements of an f32 or f16 buffer from element offset off; blocking (the result is on the

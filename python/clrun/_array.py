@@ -19,6 +19,7 @@ from ._gen import _cast, _convert_kernel, _vec
 from ._reduce import _reduce, dot, matmul
 from ._views import _Views
 from ._axes import _Axes
+from ._sort import _Sorts
 from ._numpy import _Numpy
 from . import _nd as N
 from . import _ufuncs as U
@@ -27,7 +28,7 @@ from . import _ufuncs as U
 # ---- Array ------------------------------------------------------------------------------------------
 
 
-class Array(_Views, _Axes, _Numpy, Buffer):
+class Array(_Views, _Axes, _Sorts, _Numpy, Buffer):
     """A device array: shape, dtype and strides (views of one allocation); made by ctx.asarray(ndarray), ctx.empty, ctx.zeros,
     ctx.full, and returned by the ops when their inputs are Arrays. .get() (or np.asarray) brings it
     to the host; nothing else does. bf16 data is an Array of uint16 bit patterns with .bf16 True

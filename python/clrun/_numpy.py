@@ -13,6 +13,7 @@ from ._core import InvalidArgument, Unsupported, _is_dead
 from . import _array as A
 from . import _axes as X
 from . import _nd as N
+from . import _sort as S
 from . import _ufuncs as U
 
 # NumPy ufunc -> the row of _ufuncs.BINARY / UNARY
@@ -186,6 +187,9 @@ FUNCS["cumsum"] = lambda a, axis=None, dtype=None, exclusive=False: X.scan(a, "s
 FUNCS["cummax"] = lambda a, axis=None, exclusive=False: X.scan(a, "max", axis, None, exclusive)
 FUNCS["cummin"] = lambda a, axis=None, exclusive=False: X.scan(a, "min", axis, None, exclusive)
 FUNCS["round"] = round_
+FUNCS["sort"] = S.sort
+FUNCS["argsort"] = S.argsort
+FUNCS["topk"] = S.topk
 
 
 def concatenate(arrays, axis=0):
@@ -296,6 +300,8 @@ _FUNCTIONS = {
     np.any: lambda a, axis=None, out=None, keepdims=False, **k: X.reduce(a, "any", axis, None, keepdims, out),
     np.all: lambda a, axis=None, out=None, keepdims=False, **k: X.reduce(a, "all", axis, None, keepdims, out),
     np.cumsum: lambda a, axis=None, dtype=None, out=None: X.scan(a, "sum", axis, dtype) if out is None else _on_host(np.cumsum, (a,), {}),
+    np.sort: lambda a, axis=-1, kind=None, order=None, **k: S.sort(a, axis, kind, order),
+    np.argsort: lambda a, axis=-1, kind=None, order=None, **k: S.argsort(a, axis, kind, order),
     np.mean: lambda a, axis=None, dtype=None, out=None, keepdims=False, **k: X.mean(a, axis, dtype, keepdims, out),
     np.var: lambda a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **k: X.var(a, axis, dtype, ddof, keepdims, out),
     np.std: lambda a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **k: X.var(a, axis, dtype, ddof, keepdims, out, True),

@@ -47,12 +47,12 @@ static K order_key(K x, uint mode)
     K k = x;
 #if CLRUN_KT == 1
     k = x ^ SIGN;
-#elif CLRUN_KT == 2
+#elif CLRUN_KT == 2 /* without branches, so that a CPU compiler vectorises it */
     const K mag = x & (SIGN - ONE);
-    if (mag > (K)CLRUN_EXP) k = ALL;          /* NaN: after everything, all NaNs equal */
-    else if (mag == 0) k = SIGN;             /* -0.0 and 0.0: equal */
-    else if (x & SIGN) k = (~x) & ALL;       /* negative: larger magnitude first */
-    else k = x | SIGN;
+    const K neg = (K)0 - (x >> (CLRUN_BITS - 1)); /* all ones when negative */
+    k = (x ^ (neg | SIGN)) & ALL;                /* negative: inverted, larger magnitude first; else the sign set */
+    k = mag == 0 ? SIGN : k;                     /* -0.0 and 0.0: equal */
+    k = mag > (K)CLRUN_EXP ? ALL : k;            /* NaN: after everything, all NaNs equal */
 #endif
     return mode & DESC ? (~k) & ALL : k;
 }

@@ -8,7 +8,7 @@
 
 /* Every benchmark's name, in the order of `clrun bench --help`: the dispatcher, the top-level help and
  * the messages take it from here. */
-#define BENCH_NAMES "transfer, launch, vector, gemm, mixed, canny, pipeline, int8, sparse, overlap"
+#define BENCH_NAMES "transfer, launch, vector, gemm, mixed, canny, pipeline, int8, sparse, overlap, random, scan, sort"
 
 struct bench_opts {
     const char *spec;
@@ -45,5 +45,9 @@ int bench_pipeline(const struct bench_opts *o);
 int bench_int8(const struct bench_opts *o);
 int bench_sparse(const struct bench_opts *o);
 int bench_overlap(const struct bench_opts *o);
+/* blocks.c */
+int bench_random(const struct bench_opts *o);
+int bench_scan(const struct bench_opts *o);
+int bench_sort(const struct bench_opts *o);
 
 #endif

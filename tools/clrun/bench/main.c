@@ -127,7 +127,13 @@ static const char *bench_help = "usage: clrun bench NAME [-d SPEC] [--json] [--r
                                 "             pruned A, the results compared; PyTorch's semi-structured sparse matmul on CUDA\n"
                                 "  overlap    uploads of --size MiB chunks (default 256 on a GPU, 16 otherwise) from pinned memory, each\n"
                                 "             followed by a GEMM of about the upload's time reading it: on one queue against two\n"
-                                "             streams (clrun_queue_new) that overlap one chunk's upload with the other's GEMM\n\n"
+                                "             streams (clrun_queue_new) that overlap one chunk's upload with the other's GEMM\n"
+                                "  random     uniform and normal float32 (clrun_rand), against the copy of the same bytes and\n"
+                                "             torch.rand/randn on CUDA or NumPy's Generator(Philox) on the host\n"
+                                "  scan       inclusive int32 cumsum (clrun_scan), against the copy and torch.cumsum or np.cumsum\n"
+                                "  sort       uint32 keys, uint32 key-value pairs and float32 keys (clrun_sort, clrun_sort_pairs),\n"
+                                "             against the copy and torch.sort (CUB) or np.sort / np.argsort(kind=stable)\n"
+                                "             (random, scan, sort: --size Mi elements, default 256 on a GPU, 16 otherwise)\n\n"
                                 "  -d, --device SPEC   device (default: $CLRUN_DEVICE, else the best)\n"
                                 "  --json              one JSON record per line: op, impl, size, median_ms, gbps\n"
                                 "  --repeat N          timed repetitions after a warm-up (default 5)\n"
@@ -189,7 +195,8 @@ int cmd_bench(int argc, char **argv)
         {.name = "transfer", .bench = bench_transfer}, {.name = "launch", .bench = bench_launch}, {.name = "vector", .bench = bench_vector},
         {.name = "gemm", .bench = bench_gemm},         {.name = "mixed", .bench = bench_mixed},   {.name = "canny", .bench = bench_canny},
         {.name = "pipeline", .bench = bench_pipeline}, {.name = "int8", .bench = bench_int8},     {.name = "sparse", .bench = bench_sparse},
-        {.name = "overlap", .bench = bench_overlap},
+        {.name = "overlap", .bench = bench_overlap},   {.name = "random", .bench = bench_random}, {.name = "scan", .bench = bench_scan},
+        {.name = "sort", .bench = bench_sort},
     };
     for (size_t i = 0; i < sizeof benches / sizeof *benches; i++)
         if (strcmp(name, benches[i].name) == 0) return benches[i].bench(&o);

@@ -782,6 +782,44 @@ CLRUN_API clrun_status clrun_scan(clrun_ctx *ctx, clrun_scan_op op, int exclusiv
 CLRUN_API const char *clrun_scan_op_name(clrun_scan_op op);
 
 /* ------------------------------------------------------------------------------------------------
+ * Histograms (lib/ops/hist/hist.c, lib/ops/hist/hist.cl)
+ *
+ * NumPy's np.bincount and np.histogram with equal-width bins. Counts are exact (local counters per
+ * work-group, then atomics). Weighted sums are NumPy's to the bit: a stable sort of the keys
+ * (clrun_argsort) groups each bin's elements in their original order and one work-item per bin adds
+ * them in that order in float64, as NumPy's loop does. Fewer than 2^32 elements; weights and bins
+ * need fp64 on the device (CLRUN_UNSUPPORTED otherwise).
+ * ----------------------------------------------------------------------------------------------*/
+
+/** np.bincount: for each bin b < nbins, how many of the n keys x (an integer type or bool, from
+ *  x_off) equal b — into out as int64 — or, with weights w (n values of type wt from w_off: float32,
+ *  float64, an integer type or bool), the sum of their weights as float64. Keys below 0 or from
+ *  nbins up are left out (NumPy refuses negative keys and sizes the output to the largest: the
+ *  Python package does both). Queued. */
+CLRUN_API clrun_status clrun_bincount(clrun_ctx *ctx, clrun_dtype t, clrun_buf *x, size_t x_off, size_t n, clrun_buf *w, size_t w_off,
+                                      clrun_dtype wt, size_t nbins, clrun_buf *out, size_t out_off);
+
+/** Flags of clrun_histogram. */
+#define CLRUN_HIST_SCALE_F64 \
+    1u /**< multiply by the scale in float64 even for float32 elements (NumPy 2 when the scale is a float64 scalar) */
+
+/** nbins + 1 equal-width bin edges from lo to hi as np.linspace(lo, hi, nbins + 1) computes them in
+ *  float64 (the last one hi), stored as double (f64 1) or float. The edges np.histogram uses for a
+ *  range given as numbers. */
+CLRUN_API void clrun_histogram_edges(double lo, double hi, size_t nbins, int f64, void *edges);
+
+/** np.histogram with nbins equal-width bins: edges (nbins + 1 values of the bin type, float32 for
+ *  float32 elements and float64 for float64 and integer ones, as clrun_histogram_edges makes them)
+ *  and scale (nbins / (hi - lo)). Each element x (from x_off; n of type t) in [edges[0],
+ *  edges[nbins]] goes to bin int((x - edges[0]) · scale), moved by one where the edges say so
+ *  (NumPy's steps, in the bin type); others (and NaN) are left out. out gets the counts (int64) or,
+ *  with weights w (type wt: float32, float64, an integer type or bool), their sums in the weights'
+ *  type, summed in blocks of 65,536 elements as NumPy does. Queued. */
+CLRUN_API clrun_status clrun_histogram(clrun_ctx *ctx, clrun_dtype t, clrun_buf *x, size_t x_off, size_t n, clrun_buf *w, size_t w_off,
+                                       clrun_dtype wt, size_t nbins, clrun_buf *edges, double scale, unsigned flags, clrun_buf *out,
+                                       size_t out_off);
+
+/* ------------------------------------------------------------------------------------------------
  * Sorts (lib/ops/sort/sort.c, lib/ops/sort/sort.cl)
  *
  * Stable radix sorts along rows: 4 bits a pass (a 32-bit key takes 8), each pass a count, an

@@ -177,6 +177,7 @@ clrun_status clrun__bind(clrun_kernel *k, const clrun__arg *args, size_t n)
         case CLRUN__A_U32: st = clrun_arg_u32(k, i, a->v.u32); break;
         case CLRUN__A_U64: st = clrun_arg_u64(k, i, a->v.u64); break;
         case CLRUN__A_F32: st = clrun_arg_f32(k, i, a->v.f32); break;
+        case CLRUN__A_F64: st = clrun_arg_f64(k, i, a->v.f64); break;
         default: st = clrun__fail(k->prog->ctx, CLRUN_INVALID_ARG, "kernel %s: argument %u has an unknown kind", k->name, i);
         }
     }

@@ -94,7 +94,15 @@ char *clrun__ptx_rewrite(const unsigned char *bin, size_t len, size_t *out_len);
 
 /* ---- typed bind and launch -------------------------------------------------------------------- */
 
-typedef enum clrun__arg_kind { CLRUN__A_BUF, CLRUN__A_LOCAL, CLRUN__A_I32, CLRUN__A_U32, CLRUN__A_U64, CLRUN__A_F32 } clrun__arg_kind;
+typedef enum clrun__arg_kind {
+    CLRUN__A_BUF,
+    CLRUN__A_LOCAL,
+    CLRUN__A_I32,
+    CLRUN__A_U32,
+    CLRUN__A_U64,
+    CLRUN__A_F32,
+    CLRUN__A_F64
+} clrun__arg_kind;
 
 /* One kernel argument: its kind and value. Build them with the ARG_* macros. */
 typedef struct clrun__arg {
@@ -106,6 +114,7 @@ typedef struct clrun__arg {
         uint32_t u32;
         uint64_t u64;
         float f32;
+        double f64;
     } v;
 } clrun__arg;
 
@@ -117,6 +126,7 @@ typedef struct clrun__arg {
 #define ARG_U32(x) ((clrun__arg){CLRUN__A_U32, {.u32 = (uint32_t)(x)}})
 #define ARG_U64(x) ((clrun__arg){CLRUN__A_U64, {.u64 = (uint64_t)(x)}})
 #define ARG_F32(x) ((clrun__arg){CLRUN__A_F32, {.f32 = (float)(x)}})
+#define ARG_F64(x) ((clrun__arg){CLRUN__A_F64, {.f64 = (double)(x)}})
 
 /* Launch geometry: dims (1-3), global size per dimension, local size per dimension or all 0 to let
  * clrun choose (clrun_launch's rules). */

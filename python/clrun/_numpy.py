@@ -14,6 +14,7 @@ from . import _array as A
 from . import _axes as X
 from . import _nd as N
 from . import _sort as S
+from . import _hist as H
 from . import _ufuncs as U
 
 # NumPy ufunc -> the row of _ufuncs.BINARY / UNARY
@@ -190,6 +191,8 @@ FUNCS["round"] = round_
 FUNCS["sort"] = S.sort
 FUNCS["argsort"] = S.argsort
 FUNCS["topk"] = S.topk
+FUNCS["bincount"] = H.bincount
+FUNCS["histogram"] = H.histogram
 
 
 def concatenate(arrays, axis=0):
@@ -302,6 +305,8 @@ _FUNCTIONS = {
     np.cumsum: lambda a, axis=None, dtype=None, out=None: X.scan(a, "sum", axis, dtype) if out is None else _on_host(np.cumsum, (a,), {}),
     np.sort: lambda a, axis=-1, kind=None, order=None, **k: S.sort(a, axis, kind, order),
     np.argsort: lambda a, axis=-1, kind=None, order=None, **k: S.argsort(a, axis, kind, order),
+    np.bincount: lambda x, weights=None, minlength=0: H.bincount(x, weights, minlength),
+    np.histogram: lambda a, bins=10, range=None, density=None, weights=None: H.histogram(a, bins, range, density, weights),
     np.mean: lambda a, axis=None, dtype=None, out=None, keepdims=False, **k: X.mean(a, axis, dtype, keepdims, out),
     np.var: lambda a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **k: X.var(a, axis, dtype, ddof, keepdims, out),
     np.std: lambda a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **k: X.var(a, axis, dtype, ddof, keepdims, out, True),

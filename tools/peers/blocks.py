@@ -4,7 +4,7 @@ torch.cumsum, torch.sort — CUB's radix sort), else NumPy on the host (Generato
 
 usage: python3 blocks.py WHAT N REPS cuda|host
 WHAT: uniform, normal, scan (int32 keys), sort (uint32 keys), pairs (uint32 keys, uint32 values),
-sortf (float32 keys). Prints "ms MS": the median of REPS runs after a warm-up (CUDA events on the
+sortf (float32 keys), bincount (int32 keys in [0, 256)). Prints "ms MS": the median of REPS runs after a warm-up (CUDA events on the
 GPU). Exits non-zero when the peer is missing.
 """
 import statistics
@@ -56,6 +56,9 @@ if where == "cuda":
             ms = median_ms(lambda: torch.sort(x, stable=True), sync, ev)
         else:
             ms = median_ms(lambda: torch.sort(x, stable=True)[0], sync, ev)
+    elif what == "bincount":
+        x = torch.randint(0, 256, (n,), device=dev, dtype=torch.int32)
+        ms = median_ms(lambda: torch.bincount(x, minlength=256), sync, ev)
     else:
         sys.exit(2)
 else:
@@ -77,6 +80,9 @@ else:
     elif what == "sortf":
         x = rng.standard_normal(n).astype(np.float32)
         ms = median_ms(lambda: np.sort(x))
+    elif what == "bincount":
+        x = rng.integers(0, 256, n, dtype=np.int32)
+        ms = median_ms(lambda: np.bincount(x, minlength=256))
     else:
         sys.exit(2)
 print("ms", ms)

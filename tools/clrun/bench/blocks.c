@@ -1,4 +1,4 @@
-/* blocks.c — `clrun bench random|scan|sort`: the building blocks against the copy of the same bytes
+/* blocks.c — `clrun bench random|scan|sort|hist`: the building blocks against the copy of the same bytes
  * (clEnqueueCopyBuffer) and their peers in the same run: PyTorch on CUDA, NumPy on the host
  * (tools/peers/blocks.py). */
 #include "bench.h"
@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum what { B_UNIFORM, B_NORMAL, B_SCAN, B_SORT, B_PAIRS, B_SORTF };
-static const char *const names[] = {"uniform", "normal", "scan", "sort", "pairs", "sortf"};
-static const char *const ops[] = {"uniform f32", "normal f32", "cumsum i32", "sort u32", "sort u32+u32", "sort f32"};
+enum what { B_UNIFORM, B_NORMAL, B_SCAN, B_SORT, B_PAIRS, B_SORTF, B_BINCOUNT };
+static const char *const names[] = {"uniform", "normal", "scan", "sort", "pairs", "sortf", "bincount"};
+static const char *const ops[] = {"uniform f32", "normal f32", "cumsum i32", "sort u32", "sort u32+u32", "sort f32", "bincount 256"};
 
 static clrun_status run_one(clrun_ctx *ctx, enum what w, clrun_buf *a, clrun_buf *b, size_t n, uint64_t *offset)
 {
@@ -25,6 +25,7 @@ static clrun_status run_one(clrun_ctx *ctx, enum what w, clrun_buf *a, clrun_buf
     case B_SORT: return clrun_sort(ctx, CLRUN_U32, 0, a, 0, b, 0, 1, n);
     case B_PAIRS: return clrun_sort_pairs(ctx, CLRUN_U32, 0, b, 0, a, 0, CLRUN_U32, 1, n);
     case B_SORTF: return clrun_sort(ctx, CLRUN_F32, 0, a, 0, b, 0, 1, n);
+    case B_BINCOUNT: return clrun_bincount(ctx, CLRUN_I32, a, 0, n, NULL, 0, CLRUN_F32, 256, b, 0);
     }
     return CLRUN_INVALID_ARG;
 }
@@ -64,7 +65,9 @@ static int bench_blocks(const struct bench_opts *o, const enum what *ws, int nw)
             if (w >= B_SCAN) { /* fresh keys each time: a sorted input would be another benchmark */
                 for (size_t k = 0; k < n; k++) {
                     seed = seed * 6364136223846793005ull + 1442695040888963407ull;
-                    h[k] = w == B_SCAN ? (uint32_t)((seed >> 33) % 200) - 100 : (uint32_t)(seed >> 32);
+                    h[k] = w == B_SCAN       ? (uint32_t)((seed >> 33) % 200) - 100
+                           : w == B_BINCOUNT ? (uint32_t)(seed >> 56)
+                                             : (uint32_t)(seed >> 32);
                     if (w == B_SORTF) {
                         float f = (float)(int32_t)h[k] * 1e-6f;
                         memcpy(&h[k], &f, 4);
@@ -77,23 +80,25 @@ static int bench_blocks(const struct bench_opts *o, const enum what *ws, int nw)
             if (r >= 0) t[r] = (cli_now() - t0) * 1e3;
         }
         if (st) break;
-        const double ms = cli_median(t, nr), bytes = w <= B_NORMAL ? 4.0 * n : w == B_PAIRS ? 16.0 * n : 8.0 * n;
+        const double ms = cli_median(t, nr), bytes = w <= B_NORMAL || w == B_BINCOUNT ? 4.0 * n : w == B_PAIRS ? 16.0 * n : 8.0 * n;
         record(o, ops[w], "clrun", n, ms, bytes / ms / 1e6, NULL);
         char ns[32], rs[16];
         snprintf(ns, sizeof ns, "%zu", n), snprintf(rs, sizeof rs, "%d", nr);
         const char *args[] = {names[w], ns, rs, gpu ? "cuda" : "host", NULL}, *keys[] = {"ms", NULL};
         double v[1] = {0};
         if (bench_peer("blocks.py", args, keys, v) > 0) {
-            const char *peer = gpu ? (w == B_UNIFORM  ? "PyTorch torch.rand"
-                                      : w == B_NORMAL ? "PyTorch torch.randn"
-                                      : w == B_SCAN   ? "PyTorch torch.cumsum"
-                                      : w == B_PAIRS  ? "PyTorch torch.sort (values, indices)"
-                                                      : "PyTorch torch.sort")
-                                   : (w == B_UNIFORM  ? "NumPy Generator(Philox).random"
-                                      : w == B_NORMAL ? "NumPy Generator(Philox).standard_normal"
-                                      : w == B_SCAN   ? "NumPy np.cumsum"
-                                      : w == B_PAIRS  ? "NumPy np.argsort(kind=stable)"
-                                                      : "NumPy np.sort");
+            const char *peer = gpu ? (w == B_UNIFORM    ? "PyTorch torch.rand"
+                                      : w == B_NORMAL   ? "PyTorch torch.randn"
+                                      : w == B_SCAN     ? "PyTorch torch.cumsum"
+                                      : w == B_PAIRS    ? "PyTorch torch.sort (values, indices)"
+                                      : w == B_BINCOUNT ? "PyTorch torch.bincount"
+                                                        : "PyTorch torch.sort")
+                                   : (w == B_UNIFORM    ? "NumPy Generator(Philox).random"
+                                      : w == B_NORMAL   ? "NumPy Generator(Philox).standard_normal"
+                                      : w == B_SCAN     ? "NumPy np.cumsum"
+                                      : w == B_PAIRS    ? "NumPy np.argsort(kind=stable)"
+                                      : w == B_BINCOUNT ? "NumPy np.bincount"
+                                                        : "NumPy np.sort");
             record(o, ops[w], peer, n, v[0], bytes / v[0] / 1e6, NULL);
         } else if (!o->json) printf("(%s not measured: python3 with %s not found)\n", ops[w], gpu ? "torch and CUDA" : "NumPy");
     }
@@ -107,3 +112,4 @@ done:
 int bench_random(const struct bench_opts *o) { return bench_blocks(o, (const enum what[]){B_UNIFORM, B_NORMAL}, 2); }
 int bench_scan(const struct bench_opts *o) { return bench_blocks(o, (const enum what[]){B_SCAN}, 1); }
 int bench_sort(const struct bench_opts *o) { return bench_blocks(o, (const enum what[]){B_SORT, B_PAIRS, B_SORTF}, 3); }
+int bench_hist(const struct bench_opts *o) { return bench_blocks(o, (const enum what[]){B_BINCOUNT}, 1); }

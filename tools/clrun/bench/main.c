@@ -133,7 +133,9 @@ static const char *bench_help = "usage: clrun bench NAME [-d SPEC] [--json] [--r
                                 "  scan       inclusive int32 cumsum (clrun_scan), against the copy and torch.cumsum or np.cumsum\n"
                                 "  sort       uint32 keys, uint32 key-value pairs and float32 keys (clrun_sort, clrun_sort_pairs),\n"
                                 "             against the copy and torch.sort (CUB) or np.sort / np.argsort(kind=stable)\n"
-                                "             (random, scan, sort: --size Mi elements, default 256 on a GPU, 16 otherwise)\n\n"
+                                "  hist       bincount of int32 keys into 256 bins (clrun_bincount), against the copy and\n"
+                                "             torch.bincount or np.bincount\n"
+                                "             (random, scan, sort, hist: --size Mi elements, default 256 on a GPU, 16 otherwise)\n\n"
                                 "  -d, --device SPEC   device (default: $CLRUN_DEVICE, else the best)\n"
                                 "  --json              one JSON record per line: op, impl, size, median_ms, gbps\n"
                                 "  --repeat N          timed repetitions after a warm-up (default 5)\n"
@@ -196,7 +198,7 @@ int cmd_bench(int argc, char **argv)
         {.name = "gemm", .bench = bench_gemm},         {.name = "mixed", .bench = bench_mixed},   {.name = "canny", .bench = bench_canny},
         {.name = "pipeline", .bench = bench_pipeline}, {.name = "int8", .bench = bench_int8},     {.name = "sparse", .bench = bench_sparse},
         {.name = "overlap", .bench = bench_overlap},   {.name = "random", .bench = bench_random}, {.name = "scan", .bench = bench_scan},
-        {.name = "sort", .bench = bench_sort},
+        {.name = "sort", .bench = bench_sort},         {.name = "hist", .bench = bench_hist},
     };
     for (size_t i = 0; i < sizeof benches / sizeof *benches; i++)
         if (strcmp(name, benches[i].name) == 0) return benches[i].bench(&o);

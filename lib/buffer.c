@@ -469,6 +469,15 @@ clrun_status clrun_buf_fill(clrun_buf *b, const void *pattern, size_t pattern_si
     return CLRUN_OK;
 }
 
+clrun_status clrun__span(clrun_ctx *ctx, const char *what, const char *name, const clrun_buf *b, size_t off, size_t count, size_t es)
+{
+    if (!b) return clrun__fail(ctx, CLRUN_INVALID_ARG, "%s: %s is NULL", what, name);
+    const size_t cap = b->bytes / es;
+    if (off > cap || count > cap - off)
+        return clrun__fail(ctx, CLRUN_INVALID_ARG, "%s: elements %zu..%zu past %s's %zu", what, off, off + count, name, cap);
+    return CLRUN_OK;
+}
+
 clrun_status clrun_buf_copy(clrun_buf *dst, size_t dst_offset, clrun_buf *src, size_t src_offset, size_t bytes)
 {
     if (!dst) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_buf_copy: dst is NULL");

@@ -57,6 +57,10 @@ clrun_status clrun__scratch(clrun_ctx *ctx, size_t bytes, clrun_buf **out);
 /* Tests: the shares of device `dev` of the group fail (-1: none), as a device failing mid-job. */
 void clrun__group_fail(clrun_group *g, int dev);
 
+/* CLRUN_OK when count elements of es bytes from element off lie within b; else CLRUN_INVALID_ARG
+ * saying "WHAT: elements A..B past NAME's CAP" ("WHAT: NAME is NULL" for a NULL b). */
+clrun_status clrun__span(clrun_ctx *ctx, const char *what, const char *name, const clrun_buf *b, size_t off, size_t count, size_t es);
+
 /* A pipeline frees mem (an op's copy of its parameters, its op.arg) when it is freed. */
 void clrun__pipe_adopt(clrun_pipe *pp, void *mem);
 

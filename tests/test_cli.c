@@ -147,7 +147,7 @@ static void help_lists_what_exists(void **state)
     }
     assert_true(ncmd >= 7);
     for (int code = 0; code <= 6; code++) {
-        char c[8];
+        char c[16];
         snprintf(c, sizeof c, "%d ", code);
         if (!strstr(strstr(top, "Exit codes:"), c)) fail_msg("clrun --help lacks exit code %d:\n%s", code, top);
     }
@@ -1236,7 +1236,7 @@ static void op_canny(void **state)
      * others are still written, each as its golden, and the exit status says it after a count */
     write_bytes("bad.png", "not an image", 12);
     for (int jobs = 1; jobs <= 3; jobs += 2) {
-        char j[8];
+        char j[16];
         snprintf(j, sizeof j, "%d", jobs);
         EXPECT(2, "1 of 3 images failed", "op", "canny", TEST_DATA_DIR "/canny/shapes.png", path("bad.png"), TEST_DATA_DIR "/canny/pgm.pgm",
                "-o", path("batch"), "--jobs", j);

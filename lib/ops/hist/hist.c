@@ -25,15 +25,6 @@ static const char *cl_type(clrun_dtype t, int *kind)
     }
 }
 
-static clrun_status range_ok(clrun_ctx *ctx, const char *what, const char *name, clrun_buf *b, size_t off, size_t count, size_t es)
-{
-    if (!b) return clrun__fail(ctx, CLRUN_INVALID_ARG, "%s: %s is NULL", what, name);
-    const size_t cap = clrun_buf_size(b) / es;
-    if (off > cap || count > cap - off)
-        return clrun__fail(ctx, CLRUN_INVALID_ARG, "%s: elements %zu..%zu past %s's %zu", what, off, off + count, name, cap);
-    return CLRUN_OK;
-}
-
 /* Count keys (type t, unsigned 32-bit keys when t is CLRUN_U32 from hist_bin) into cnt (nbins + 1),
  * then either widen the counts into out (w NULL) or sum the weights per bin into out. */
 static clrun_status count_and_sum(clrun_ctx *ctx, const char *what, clrun_dtype t, clrun_buf *x, size_t x_off, size_t n, clrun_buf *w,
@@ -85,12 +76,12 @@ static clrun_status common(clrun_ctx *ctx, const char *what, clrun_dtype t, int 
         return clrun__fail(ctx, CLRUN_INVALID_ARG, "%s: %s of type %s: %s", what, want_float ? "elements" : "keys",
                            (unsigned)t < CLRUN_DTYPE_COUNT ? clrun_dtype_name(t) : "unknown",
                            want_float ? "float32, float64 or an integer type" : "an integer type or bool");
-    if ((st = range_ok(ctx, what, "x", x, x_off, n, clrun_dtype_size(t)))) return st;
+    if ((st = clrun__span(ctx, what, "x", x, x_off, n, clrun_dtype_size(t)))) return st;
     if (w) {
         if (!cl_type(wt, &wkind))
             return clrun__fail(ctx, CLRUN_INVALID_ARG, "%s: weights of type %s: float32, float64, an integer type or bool", what,
                                (unsigned)wt < CLRUN_DTYPE_COUNT ? clrun_dtype_name(wt) : "unknown");
-        if ((st = range_ok(ctx, what, "weights", w, w_off, n, clrun_dtype_size(wt)))) return st;
+        if ((st = clrun__span(ctx, what, "weights", w, w_off, n, clrun_dtype_size(wt)))) return st;
     }
     if (n >= ((size_t)1 << 32)) return clrun__fail(ctx, CLRUN_INVALID_ARG, "%s: %zu elements: fewer than 2^32", what, n);
     if (nbins == 0 || nbins >= ((size_t)1 << 31)) return clrun__fail(ctx, CLRUN_INVALID_ARG, "%s: %zu bins: 1 to 2^31 - 1", what, nbins);
@@ -107,7 +98,7 @@ clrun_status clrun_bincount(clrun_ctx *ctx, clrun_dtype t, clrun_buf *x, size_t 
     CLRUN__SERIAL(ctx);
     clrun_status st;
     if ((st = common(ctx, "clrun_bincount", t, 0, x, x_off, n, w, w_off, wt, nbins)) ||
-        (st = range_ok(ctx, "clrun_bincount", "out", out, out_off, nbins, 8)))
+        (st = clrun__span(ctx, "clrun_bincount", "out", out, out_off, nbins, 8)))
         return st;
     return count_and_sum(ctx, "clrun_bincount", t, x, x_off, n, w, w_off, wt, nbins, 0, CLRUN_F64, out, out_off);
 }
@@ -137,8 +128,8 @@ clrun_status clrun_histogram(clrun_ctx *ctx, clrun_dtype t, clrun_buf *x, size_t
     if (w && (wt == CLRUN_F16 || wt == CLRUN_BF16))
         return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_histogram: weights of type %s (sums are kept in the weights' type)",
                            clrun_dtype_name(wt));
-    if ((st = range_ok(ctx, "clrun_histogram", "edges", edges, 0, nbins + 1, f64 ? 8 : 4)) ||
-        (st = range_ok(ctx, "clrun_histogram", "out", out, out_off, nbins, w ? clrun_dtype_size(wt) : 8)))
+    if ((st = clrun__span(ctx, "clrun_histogram", "edges", edges, 0, nbins + 1, f64 ? 8 : 4)) ||
+        (st = clrun__span(ctx, "clrun_histogram", "out", out, out_off, nbins, w ? clrun_dtype_size(wt) : 8)))
         return st;
     if (!(scale > 0) || !isfinite(scale))
         return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_histogram: scale %g: positive and finite (nbins / (hi - lo))", scale);

@@ -85,12 +85,10 @@ clrun_status clrun_scan(clrun_ctx *ctx, clrun_scan_op op, int exclusive, clrun_d
     const size_t es = clrun_dtype_size(t);
     if (n && rows > SIZE_MAX / n) return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_scan: %zu rows of %zu elements overflow", rows, n);
     const size_t count = rows * n;
-    const size_t in_cap = clrun_buf_size(in) / es, out_cap = clrun_buf_size(out) / es;
-    if (in_off > in_cap || count > in_cap - in_off)
-        return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_scan: elements %zu..%zu past the input's %zu", in_off, in_off + count, in_cap);
-    if (out_off > out_cap || count > out_cap - out_off)
-        return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_scan: elements %zu..%zu past the output's %zu", out_off, out_off + count,
-                           out_cap);
+    clrun_status st;
+    if ((st = clrun__span(ctx, "clrun_scan", "the input", in, in_off, count, es)) ||
+        (st = clrun__span(ctx, "clrun_scan", "the output", out, out_off, count, es)))
+        return st;
     if (in == out && in_off != out_off && (in_off < out_off ? out_off - in_off : in_off - out_off) < count)
         return clrun__fail(ctx, CLRUN_INVALID_ARG,
                            "clrun_scan: the input and the output overlap at different offsets (in place: one offset)");

@@ -135,26 +135,13 @@ done:
 /* The checks every call shares; *ki the key type's row. */
 static clrun_status check(clrun_ctx *ctx, const char *what, clrun_dtype t, clrun_buf *in, size_t in_off, size_t rows, size_t n, int *ki)
 {
-    if (!in) return clrun__fail(ctx, CLRUN_INVALID_ARG, "%s: the input is NULL", what);
     if ((*ki = key_index(t)) < 0)
         return clrun__fail(ctx, CLRUN_INVALID_ARG, "%s: keys of type %s: integers, bool, float16, bfloat16, float32 or float64", what,
                            (unsigned)t < CLRUN_DTYPE_COUNT ? clrun_dtype_name(t) : "unknown");
     if (n && rows > SIZE_MAX / n) return clrun__fail(ctx, CLRUN_INVALID_ARG, "%s: %zu rows of %zu elements overflow", what, rows, n);
     if (rows * n >= ((size_t)1 << 32))
         return clrun__fail(ctx, CLRUN_INVALID_ARG, "%s: %zu elements: a sort takes fewer than 2^32", what, rows * n);
-    const size_t es = clrun_dtype_size(t), cap = clrun_buf_size(in) / es;
-    if (in_off > cap || rows * n > cap - in_off)
-        return clrun__fail(ctx, CLRUN_INVALID_ARG, "%s: elements %zu..%zu past the input's %zu", what, in_off, in_off + rows * n, cap);
-    return CLRUN_OK;
-}
-
-static clrun_status check_out(clrun_ctx *ctx, const char *what, const char *name, clrun_buf *b, size_t off, size_t count, size_t es)
-{
-    if (!b) return clrun__fail(ctx, CLRUN_INVALID_ARG, "%s: %s is NULL", what, name);
-    const size_t cap = clrun_buf_size(b) / es;
-    if (off > cap || count > cap - off)
-        return clrun__fail(ctx, CLRUN_INVALID_ARG, "%s: elements %zu..%zu past %s's %zu", what, off, off + count, name, cap);
-    return CLRUN_OK;
+    return clrun__span(ctx, what, "the input", in, in_off, rows * n, clrun_dtype_size(t));
 }
 
 /* 1 when bytes [a, a + an) of x and [b, b + bn) of y are shared */
@@ -174,7 +161,7 @@ clrun_status clrun_sort(clrun_ctx *ctx, clrun_dtype t, unsigned flags, clrun_buf
     int ki;
     clrun_status st;
     if ((st = check(ctx, "clrun_sort", t, in, in_off, rows, n, &ki)) ||
-        (st = check_out(ctx, "clrun_sort", "out", out, out_off, rows * n, clrun_dtype_size(t))))
+        (st = clrun__span(ctx, "clrun_sort", "out", out, out_off, rows * n, clrun_dtype_size(t))))
         return st;
     const size_t es = clrun_dtype_size(t);
     if (overlap(in, in_off * es, out, out_off * es, rows * n * es))
@@ -193,7 +180,7 @@ clrun_status clrun_argsort(clrun_ctx *ctx, clrun_dtype t, unsigned flags, clrun_
     int ki;
     clrun_status st;
     if ((st = check(ctx, "clrun_argsort", t, in, in_off, rows, n, &ki)) ||
-        (st = check_out(ctx, "clrun_argsort", "idx", idx, idx_off, rows * n, 8)))
+        (st = clrun__span(ctx, "clrun_argsort", "idx", idx, idx_off, rows * n, 8)))
         return st;
     if (ranges_meet(in, in_off * clrun_dtype_size(t), rows * n * clrun_dtype_size(t), idx, idx_off * 8, rows * n * 8))
         return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_argsort: the keys and the indices overlap");
@@ -212,7 +199,7 @@ clrun_status clrun_sort_pairs(clrun_ctx *ctx, clrun_dtype t, unsigned flags, clr
     if ((st = check(ctx, "clrun_sort_pairs", t, keys, keys_off, rows, n, &ki))) return st;
     if ((unsigned)vt >= CLRUN_DTYPE_COUNT) return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_sort_pairs: unknown value type %d", (int)vt);
     const size_t es = clrun_dtype_size(t), vs = clrun_dtype_size(vt), count = rows * n;
-    if ((st = check_out(ctx, "clrun_sort_pairs", "vals", vals, vals_off, count, vs))) return st;
+    if ((st = clrun__span(ctx, "clrun_sort_pairs", "vals", vals, vals_off, count, vs))) return st;
     if (ranges_meet(keys, keys_off * es, count * es, vals, vals_off * vs, count * vs))
         return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_sort_pairs: the keys and the values overlap");
     if (count == 0) return CLRUN_OK;
@@ -239,8 +226,8 @@ clrun_status clrun_topk(clrun_ctx *ctx, clrun_dtype t, unsigned flags, clrun_buf
     if ((st = check(ctx, "clrun_topk", t, in, in_off, rows, n, &ki))) return st;
     if (k > n) return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_topk: k = %zu of rows of %zu", k, n);
     const size_t es = clrun_dtype_size(t);
-    if ((st = check_out(ctx, "clrun_topk", "vals", vals, vals_off, rows * k, es)) ||
-        (st = check_out(ctx, "clrun_topk", "idx", idx, idx_off, rows * k, 8)))
+    if ((st = clrun__span(ctx, "clrun_topk", "vals", vals, vals_off, rows * k, es)) ||
+        (st = clrun__span(ctx, "clrun_topk", "idx", idx, idx_off, rows * k, 8)))
         return st;
     if (ranges_meet(vals, vals_off * es, rows * k * es, idx, idx_off * 8, rows * k * 8))
         return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_topk: the values and the indices overlap");

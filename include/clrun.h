@@ -787,8 +787,8 @@ CLRUN_API const char *clrun_scan_op_name(clrun_scan_op op);
  * NumPy's np.bincount and np.histogram with equal-width bins. Counts are exact (local counters per
  * work-group, then atomics). Weighted sums are NumPy's to the bit: a stable sort of the keys
  * (clrun_argsort) groups each bin's elements in their original order and one work-item per bin adds
- * them in that order in float64, as NumPy's loop does. Fewer than 2^32 elements; weights and bins
- * need fp64 on the device (CLRUN_UNSUPPORTED otherwise).
+ * them in that order in float64, as NumPy's loop does. Fewer than 2^32 elements; weights, and the
+ * bins of float64 and integer elements, need fp64 on the device (CLRUN_UNSUPPORTED otherwise).
  * ----------------------------------------------------------------------------------------------*/
 
 /** np.bincount: for each bin b < nbins, how many of the n keys x (an integer type or bool, from

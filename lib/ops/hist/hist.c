@@ -85,8 +85,9 @@ static clrun_status common(clrun_ctx *ctx, const char *what, clrun_dtype t, int 
     }
     if (n >= ((size_t)1 << 32)) return clrun__fail(ctx, CLRUN_INVALID_ARG, "%s: %zu elements: fewer than 2^32", what, n);
     if (nbins == 0 || nbins >= ((size_t)1 << 31)) return clrun__fail(ctx, CLRUN_INVALID_ARG, "%s: %zu bins: 1 to 2^31 - 1", what, nbins);
-    if (!clrun_ctx_device(ctx)->fp64 && (w || want_float))
-        return clrun__fail(ctx, CLRUN_UNSUPPORTED, "%s: %s on %s, which has no fp64", what, w ? "weighted sums (in float64)" : "bins",
+    if (!clrun_ctx_device(ctx)->fp64 && (w || (want_float && t != CLRUN_F32)))
+        return clrun__fail(ctx, CLRUN_UNSUPPORTED, "%s: %s on %s, which has no fp64", what,
+                           w ? "weighted sums (in float64)" : "float64 bins (those of float64 and integer elements)",
                            clrun_ctx_device(ctx)->name);
     return CLRUN_OK;
 }
@@ -135,14 +136,18 @@ clrun_status clrun_histogram(clrun_ctx *ctx, clrun_dtype t, clrun_buf *x, size_t
         return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_histogram: scale %g: positive and finite (nbins / (hi - lo))", scale);
     int tk;
     char opts[160];
-    snprintf(opts, sizeof opts, "-DCLRUN_T=%s -DCLRUN_SIGNED=0 -DCLRUN_FP64 -DCLRUN_F=%s -DCLRUN_M=%s", cl_type(t, &tk),
+    const int fp64 = clrun_ctx_device(ctx)->fp64;
+    if (!fp64 && (flags & CLRUN_HIST_SCALE_F64))
+        return clrun__fail(ctx, CLRUN_UNSUPPORTED, "clrun_histogram: CLRUN_HIST_SCALE_F64 on %s, which has no fp64",
+                           clrun_ctx_device(ctx)->name);
+    snprintf(opts, sizeof opts, "-DCLRUN_T=%s -DCLRUN_SIGNED=0%s -DCLRUN_F=%s -DCLRUN_M=%s", cl_type(t, &tk), fp64 ? " -DCLRUN_FP64" : "",
              f64 ? "double" : "float", f64 || (flags & CLRUN_HIST_SCALE_F64) ? "double" : "float");
     clrun_kernel *k;
     clrun_buf *bin = NULL;
     if ((st = clrun_buf_new(ctx, (n ? n : 1) * 4, 0, &bin))) return st;
     if (n && (st = clrun__lib_kernel(ctx, "hist", opts, "clrun_hist_bin", &k)) == CLRUN_OK)
-        st = CLRUN__RUN(k, CLRUN__GRID1(n), ARG_BUF(x), ARG_U64(x_off), ARG_U64(n), ARG_U64(nbins), ARG_BUF(edges), ARG_F64(scale),
-                        ARG_BUF(bin));
+        st = CLRUN__RUN(k, CLRUN__GRID1(n), ARG_BUF(x), ARG_U64(x_off), ARG_U64(n), ARG_U64(nbins), ARG_BUF(edges),
+                        fp64 ? ARG_F64(scale) : ARG_F32(scale), ARG_BUF(bin));
     if (!st) st = count_and_sum(ctx, "clrun_histogram", CLRUN_U32, bin, 0, n, w, w_off, wt, nbins, 65536, wt, out, out_off);
     clrun_buf_free(bin);
     return st;

@@ -80,7 +80,12 @@ __kernel void clrun_bincount_sum(__global const uint *at, __global const long *p
 #ifdef CLRUN_F
 /* np.histogram's bin of each element (DROP outside [edges[0], edges[nbins]] or NaN): the index from
  * (x - edges[0]) · scale, truncated, then moved by one where the edges say so. */
-__kernel void clrun_hist_bin(__global const T *x, ulong xoff, ulong n, ulong nbins, __global const CLRUN_F *edges, double scale,
+#ifdef CLRUN_FP64
+#define SCALE_T double
+#else
+#define SCALE_T float /* float32 bins on a device without fp64: the product is in float anyway */
+#endif
+__kernel void clrun_hist_bin(__global const T *x, ulong xoff, ulong n, ulong nbins, __global const CLRUN_F *edges, SCALE_T scale,
                              __global uint *bin)
 {
     const ulong i = get_global_id(0);

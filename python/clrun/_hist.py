@@ -34,7 +34,8 @@ def _weights(x, weights, what):
 
 def bincount(x, weights=None, minlength=0):
     """np.bincount of a 1-D Array of non-negative integers (or bools): int64 counts, or with weights
-    their float64 sums, each bin's added in the elements' order (NumPy's bits)."""
+    their float64 sums, each bin's added in the elements' order (NumPy's bits; on a device without
+    fp64, NumPy's own on host copies)."""
     from ._array import Array
     if not isinstance(x, Array):
         raise InvalidArgument(1, "bincount: a clrun.Array (ctx.asarray(x) first)")
@@ -49,6 +50,8 @@ def bincount(x, weights=None, minlength=0):
         raise ValueError("'list' argument must have no negative elements")
     nbins = max(int(x.max()) + 1 if x.size else 0, minlength)
     w = None if weights is None else _weights(x, weights, "bincount")
+    if w is not None and not x.ctx.device.fp64:  # float64 sums: NumPy's own on host copies
+        return x.ctx.asarray(np.bincount(x.get(), w.get(), minlength))
     out = Array(x.ctx, (nbins,), np.int64 if w is None or not x.size else np.float64)  # NumPy: empty input gives int64
     if not x.size:
         return out.fill(0)
@@ -73,7 +76,8 @@ def _numpy_helpers():
 def histogram(a, bins=10, range=None, density=None, weights=None):
     """np.histogram with bins equal-width bins: (counts, edges) as Arrays, counts int64 (or the sums of
     weights, in their type), NumPy's bin of every element to the bit. Edges given as an array, bin
-    estimators by name and float16 or bool data run NumPy's own on host copies."""
+    estimators by name, float16 or bool data, and float64 work on a device without fp64 run NumPy's
+    own on host copies."""
     from ._array import Array
     if not isinstance(a, Array):
         raise InvalidArgument(1, "histogram: a clrun.Array (ctx.asarray(a) first)")
@@ -102,6 +106,8 @@ def histogram(a, bins=10, range=None, density=None, weights=None):
     mul_dt = (np.zeros(1, sub_dt) * norm).dtype
     if bin_type != ft or sub_dt != ft or mul_dt not in (ft, np.dtype(np.float64)):
         return _host(a, bins, range, density, weights)  # an arithmetic the kernel does not have
+    if not x.ctx.device.fp64 and (w is not None or ft != np.float32 or mul_dt != ft):
+        return _host(a, bins, range, density, weights)  # float64 on a device without it
     ctx = x.ctx
     e = ctx.asarray(edges)
     out = Array(ctx, (nb,), np.int64 if w is None else w.dtype)

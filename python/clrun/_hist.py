@@ -120,6 +120,8 @@ def histogram(a, bins=10, range=None, density=None, weights=None):
                            c_double(float(norm)), c_uint(1 if mul_dt != ft else 0), oh, oo // out.itemsize), ctx._h)
     else:
         out.fill(0)
+    if density and not ctx.device.fp64:
+        return ctx.asarray(out.get() / np.array(np.diff(edges), float) / out.get().sum()), e
     if density:
         db = ctx.asarray(np.array(np.diff(edges), float))
         return out / db / out.sum(), e

@@ -385,15 +385,16 @@ def contiguous(a, copy=False):
     if a.__dict__.get("_st") is None and not copy:
         return a
     out = A.Array(a.ctx, a.shape, a.dtype, bf16=a.bf16)
-    if a.dtype == np.float16:  # moved as bits, as NumPy copies (through float, NaN payloads would change)
-        walk(a.ctx, _bits(out), "x0", np.dtype(np.uint16), [(_bits(a), np.dtype(np.uint16), None)], stem="clrun_copy")
+    if a.dtype.kind == "f":  # moved as bits, as NumPy copies (NaN payloads kept; float64 without fp64 too)
+        u = np.dtype(f"u{a.itemsize}")
+        walk(a.ctx, bits(out), "x0", u, [(bits(a), u, None)], stem="clrun_copy")
         return out
     return walk(a.ctx, out, "x0", a.dtype, [(a, a.dtype, None)], stem="clrun_copy")
 
 
-def _bits(a):
-    """a float16 Array's memory seen as uint16, at its strides (a temporary view)."""
-    v = A.Array(a.ctx, a.shape, np.uint16, _base=a._root(), _off=a._off)
+def bits(a):
+    """a float Array's memory seen as unsigned integers of its width, at its strides (a temporary view)."""
+    v = A.Array(a.ctx, a.shape, np.dtype(f"u{a.itemsize}"), _base=a._root(), _off=a._off)
     v._st = a._st
     return v
 

@@ -105,7 +105,10 @@ class _Sorts:
     def sort(self, axis=-1, kind=None, order=None, descending=False, stable=None):
         """Sort in place along axis, as ndarray.sort (stable, whatever kind=)."""
         r = sort(self, axis, kind, order, descending)
-        N.assign(self, r)
+        if self.dtype.kind == "f":  # the sorted bits back in place, as they are
+            N.assign(N.bits(self), N.bits(r))
+        else:
+            N.assign(self, r)
         r.free()
 
     def argsort(self, axis=-1, kind=None, order=None, descending=False, stable=None):

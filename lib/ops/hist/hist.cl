@@ -63,7 +63,9 @@ __kernel void clrun_bincount_sum(__global const uint *at, __global const long *p
     if (b >= nbins) return;
     const uint from = at[b], to = at[b + 1];
     CLRUN_O total = 0;
-    double part = 0;
+    /* volatile: added one by one in this order (Intel's CPU compiler otherwise vectorises the loop
+     * into partial sums, which changes the last bits against NumPy's) */
+    volatile double part = 0;
     ulong cur = to > from ? (ulong)perm[from] / (block ? block : 1) : 0;
     for (uint i = from; i < to; i++) {
         const ulong p = (ulong)perm[i];

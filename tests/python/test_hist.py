@@ -81,4 +81,4 @@ def test_histogram_density_empty_and_refusals(ctx, rng):
     with pytest.raises(ValueError):
         np.histogram(ctx.asarray(x), bins=3, range=(2, 1))
     with pytest.raises(ValueError):
-        np.histogram(ctx.asarray(np.array([1.0, np.inf])), bins=3)
+        np.histogram(ctx.asarray(np.array([1.0, np.inf], np.float32)), bins=3)

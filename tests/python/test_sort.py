@@ -1,6 +1,8 @@
 """clrun.sort, argsort, topk, Array.sort and np.sort/np.argsort on Arrays, against NumPy's stable sort
 bit for bit: every key dtype, NaN of both signs, -0.0 and 0.0, infinities, ties; every axis, views,
 empty and awkward lengths; and the refusals."""
+import os
+
 import numpy as np
 import pytest
 
@@ -127,3 +129,38 @@ def test_refusals(ctx):
         b = other.asarray(np.arange(3, dtype=np.int32))
     with pytest.raises(clrun.InvalidArgument):
         clrun.sort(b)  # its context is closed
+
+
+def _cli(*args):
+    import os
+    import subprocess
+    exe = os.environ.get("CLRUN_EXE")
+    if not exe:
+        pytest.skip("CLRUN_EXE (the clrun command of the build) is not set")
+    return subprocess.run([exe, *map(str, args)], capture_output=True, text=True)
+
+
+def test_cli_sort_argsort_topk_bincount(ctx, rng, tmp_path):
+    dev = ["-d", os.environ["CLRUN_TEST_DEVICE"]] if os.environ.get("CLRUN_TEST_DEVICE") else []
+    x = keys(rng, (5, 301), np.float32)
+    np.save(tmp_path / "x.npy", x)
+    assert _cli("op", "sort", tmp_path / "x.npy", "-o", tmp_path / "s.npy", *dev).returncode == 0
+    same_bits(np.load(tmp_path / "s.npy"), np.sort(x, kind="stable"))
+    assert _cli("op", "argsort", tmp_path / "x.npy", "-o", tmp_path / "a.npy", "--descending", *dev).returncode == 0
+    assert np.array_equal(np.load(tmp_path / "a.npy"), desc_order(x))
+    r = _cli("op", "topk", tmp_path / "x.npy", "--k", 4, "-o", tmp_path / "v.npy", "--indices", tmp_path / "i.npy", *dev)
+    assert r.returncode == 0, r.stderr
+    assert np.array_equal(np.load(tmp_path / "i.npy"), desc_order(x)[:, :4])
+    assert _cli("op", "topk", tmp_path / "x.npy", "--k", 302, "-o", tmp_path / "v.npy", *dev).returncode == 2
+    k = rng.integers(0, 40, 1000).astype(np.int16)
+    w = rng.standard_normal(1000)
+    np.save(tmp_path / "k.npy", k)
+    np.save(tmp_path / "w.npy", w)
+    r = _cli("op", "bincount", tmp_path / "k.npy", "-o", tmp_path / "b.npy", "--minlength", 50, *dev)
+    assert r.returncode == 0, r.stderr
+    assert np.array_equal(np.load(tmp_path / "b.npy"), np.bincount(k, minlength=50))
+    if ctx.device.fp64:
+        assert _cli("op", "bincount", tmp_path / "k.npy", "-o", tmp_path / "bw.npy", "--weights", tmp_path / "w.npy", *dev).returncode == 0
+        assert np.load(tmp_path / "bw.npy").tobytes() == np.bincount(k, w).tobytes()
+    np.save(tmp_path / "neg.npy", np.array([3, -1], np.int32))
+    assert _cli("op", "bincount", tmp_path / "neg.npy", "-o", tmp_path / "b.npy", *dev).returncode == 2

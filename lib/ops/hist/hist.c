@@ -36,12 +36,12 @@ static clrun_status count_and_sum(clrun_ctx *ctx, const char *what, clrun_dtype 
     char opts[200];
     snprintf(opts, sizeof opts, "-DCLRUN_T=%s -DCLRUN_SIGNED=%d%s%s%s%s%s", tn, kind == 1, fp64 ? " -DCLRUN_FP64" : "",
              w ? " -DCLRUN_W=" : "", w ? wn : "", w ? " -DCLRUN_O=" : "", w ? on : "");
-    clrun_kernel *kc, *k2;
+    clrun_kernel *kc, *k2, *kz;
     clrun_buf *cnt = NULL, *perm = NULL;
     clrun_status st;
     const size_t wg = 64, groups = (n + wg * 64 - 1) / (wg * 64) < 256 ? (n + wg * 64 - 1) / (wg * 64) : 256;
-    const uint32_t zero = 0;
-    if ((st = clrun_buf_new(ctx, (nbins + 1) * 4, 0, &cnt)) || (st = clrun_buf_fill(cnt, &zero, 4, 0, (nbins + 1) * 4)) ||
+    if ((st = clrun_buf_new(ctx, (nbins + 1) * 4, 0, &cnt)) || (st = clrun__lib_kernel(ctx, "hist", opts, "clrun_hist_zero", &kz)) ||
+        (st = CLRUN__RUN(kz, CLRUN__GRID1(nbins + 1), ARG_BUF(cnt), ARG_U64(nbins + 1))) ||
         (st = clrun__lib_kernel(ctx, "hist", opts, "clrun_bincount_count", &kc)))
         goto done;
     if (n) {

@@ -15,6 +15,13 @@
 #define LOCAL_BINS 2048 /* counters in local memory: bins + 1 (the slot of keys below 0) at most */
 #define DROP 0xffffffffu
 
+/* cnt[0 .. m) = 0 (a kernel, not clEnqueueFillBuffer, which Oclgrind's checker does not see) */
+__kernel void clrun_hist_zero(__global uint *cnt, ulong m)
+{
+    const ulong i = get_global_id(0);
+    if (i < m) cnt[i] = 0;
+}
+
 /* cnt[0]: keys below 0; cnt[1 + b]: keys equal to b, for b < nbins; keys ≥ nbins are not counted. */
 __kernel void clrun_bincount_count(__global const T *x, ulong xoff, ulong n, ulong nbins, __global uint *cnt)
 {

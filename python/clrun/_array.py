@@ -211,7 +211,7 @@ class Array(_Views, _Axes, _Sorts, _Numpy, Buffer):
 
     def set(self, arr, stream=None):
         """Copy a host array of the same shape (and dtype) into this Array (queued on stream= without waiting)."""
-        a = np.ascontiguousarray(arr, dtype=self.dtype)
+        a = np.asarray(arr, dtype=self.dtype, order="C")
         if a.shape != self.shape:
             raise InvalidArgument(1, f"set: an array of shape {a.shape} into an Array of shape {self.shape}")
         if not a.nbytes:

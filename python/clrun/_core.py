@@ -172,14 +172,14 @@ class Context(_Closing):
         from ._array import Array
         if isinstance(arr, Array) and dtype is None and arr.ctx is self:
             return arr
-        a = np.ascontiguousarray(arr, dtype=dtype)
+        a = np.asarray(arr, dtype=dtype, order="C")  # 0-d stays 0-d (ascontiguousarray makes it 1-d)
         b = self.empty(a.shape, a.dtype, bf16=bf16)
         b.set(a, stream=stream)
         return b
 
     def upload(self, arr, dtype=None):
         """A new device array holding a copy of arr (any array-like)."""
-        a = np.ascontiguousarray(arr, dtype=dtype)
+        a = np.asarray(arr, dtype=dtype, order="C")
         return self.empty(a.shape, a.dtype).set(a)
 
     def stream(self):

@@ -113,6 +113,6 @@ def from_dlpack(x, ctx=None):
         if ctx is None:
             from ._numpy import _default_context
             ctx = _default_context()
-        return ctx.asarray(np.ascontiguousarray(host))
+        return ctx.asarray(np.asarray(host, order="C"))
     raise Unsupported(11, f"from_dlpack: a producer on DLPack device {dev} (not the CPU or a clrun Array); move it to the host "
                           "first (tensor.cpu(), cupy.asnumpy)")

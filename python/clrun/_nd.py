@@ -412,7 +412,7 @@ def assign(dst, value, where="assignment"):
             raise ValueError(f"could not broadcast input array from shape {value.shape} into shape {dst.shape}")
         return walk(ctx, dst, "x0", value.dtype, [(value, value.dtype, None)], stem="clrun_assign")
     if isinstance(value, np.ndarray) and value.ndim:
-        return assign(dst, ctx.asarray(np.ascontiguousarray(value)), where)
+        return assign(dst, ctx.asarray(np.asarray(value, order="C")), where)
     v = checked_scalar(dst.dtype, value, where)
     if dst.__dict__.get("_st") is None:
         fill_bytes(dst, v)

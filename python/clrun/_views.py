@@ -381,7 +381,7 @@ def _scatter(view, adv, value):
     ctx = view.ctx
     if not isinstance(value, A.Array):
         if isinstance(value, np.ndarray) and value.ndim:
-            value = ctx.asarray(np.ascontiguousarray(value))
+            value = ctx.asarray(np.asarray(value, order="C"))
         else:
             v = value.item() if isinstance(value, (np.ndarray, np.generic)) else value
             tmp = A.Array(ctx, (), view.dtype, bf16=view.bf16)

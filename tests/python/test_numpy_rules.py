@@ -596,3 +596,15 @@ def test_device_masks_select_and_assign(ctx, rng, dt):
         same(b, y)
     with pytest.raises(ValueError, match="cannot assign"):
         a[ctx.asarray(x > x.flat[5])] = ctx.asarray(np.zeros(3, dt))
+
+
+def test_asarray_keeps_zero_dimensions(ctx):
+    for v in (np.float32(3), np.array(2.5), 7, True, np.array(-4, np.int16)):
+        a = ctx.asarray(v)
+        want = np.asarray(v)
+        assert a.shape == want.shape == () and a.dtype == want.dtype and a.get() == want
+    z = ctx.zeros((), np.float32)
+    z.set(np.float32(1.5))
+    assert z.get() == 1.5 and (z + ctx.asarray([1.0, 2.0])).shape == (2,)
+    with pytest.raises(clrun.InvalidArgument):
+        z.set(np.ones(1, np.float32))  # (1,) into (): shapes differ, as NumPy's refuses

@@ -68,6 +68,8 @@ class _Compiled:
 
     def __init__(self, ctx, source, name, options, kernels):
         self.ctx = ctx
+        if source.startswith("#pragma OPENCL EXTENSION cl_khr_fp64 : enable") and not ctx.device.fp64:
+            raise Unsupported(11, f"{name}: float64 on {ctx.device.name!r}, which has no fp64 (cl_khr_fp64)")
         h = c_void_p()
         _check(L.prog_source(ctx.handle, source.encode(), name.encode(), options.encode() if options else None, byref(h)), ctx._h)
         self._h = h.value

@@ -608,3 +608,12 @@ def test_asarray_keeps_zero_dimensions(ctx):
     assert z.get() == 1.5 and (z + ctx.asarray([1.0, 2.0])).shape == (2,)
     with pytest.raises(clrun.InvalidArgument):
         z.set(np.ones(1, np.float32))  # (1,) into (): shapes differ, as NumPy's refuses
+
+
+def test_float64_without_fp64_is_refused_in_words(ctx):
+    a = ctx.asarray(np.arange(5.0))
+    if ctx.device.fp64:
+        assert a.min() == 0.0 and a.max() == 4.0
+        return
+    with pytest.raises(clrun.Unsupported, match="no fp64"):  # not a compiler's build log
+        a.min()

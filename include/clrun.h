@@ -1028,13 +1028,46 @@ CLRUN_API const char *clrun_gemm_tensor_kernel(clrun_ctx *ctx, clrun_dtype type)
 /** 1 when libclrun was built with the CLBlast backend. */
 CLRUN_API int clrun_have_clblast(void);
 
-/** Where `clrun tune gemm` stores the tile parameters it measured best on this context's device
- *  (a text file in the cache folder, keyed by platform, device and driver), written into buf. NULL
- *  when the cache is off. The file holds lines "CLASS TM,TN,TK,WM,WN,VEC,DB BACKEND", CLASS one of
- *  small, large, small-fast, large-fast (a product is large when it has at least two 128×128 tiles
- *  per compute unit; -fast: desc.fast = 1), BACKEND the name of a backend (clrun_gemm_backend_name); when it exists, clrun_gemm uses its tiles instead of the
- *  built-in ones ($CLRUN_GEMM_PARAMS still wins) and CLRUN_GEMM_AUTO uses its backends. */
+/** Where clrun_gemm_tune (`clrun tune gemm`) stores what it measured best on this context's
+ *  device (a text file in the cache folder, keyed by platform, device and driver), written into
+ *  buf. NULL when the cache is off. The file holds lines "ROW KEY V,V,...": the tiles backend ROW
+ *  (clrun_gemm_backend_name) uses for products of KEY (the row's own keys: the shape classes small,
+ *  large, small-fast, large-fast for gpu-kernel, where a product is large when it has at least two
+ *  128×128 tiles per compute unit and -fast means desc.fast = 1; f16, f32, s8, sp for mma.sync
+ *  and cpu-kernel; f16, s8, sp with -large from 2^39 flops for wgmma; docs/CLI.md lists the
+ *  parameters); and lines "auto CLASS ROW": the backend CLRUN_GEMM_AUTO takes for f32 products
+ *  of the class. When it exists, clrun_gemm uses its tiles instead of the built-in ones
+ *  ($CLRUN_GEMM_TILES still wins) and its backends for auto. */
 CLRUN_API const char *clrun_gemm_tuning_path(const clrun_ctx *ctx, char *buf, size_t size);
+
+/** Options of clrun_gemm_tune. Zeroed: N 4096 on GPUs and 256 elsewhere, the whole space, nothing
+ *  stored, no progress. */
+typedef struct clrun_gemm_tune_opts {
+    size_t size; /**< the large size N (16 to 65536; 0: the default); small products are (N/4)³ */
+    int quick;   /**< 1: a handful of candidate tiles per product instead of the whole space */
+    int store;   /**< 1: write the winners to the device's tuning file (clrun_gemm_tuning_path) */
+    /** NULL, or called with each line of progress (no newline) as it is measured */
+    void (*progress)(void *user, const char *line);
+    void *user; /**< passed to progress */
+} clrun_gemm_tune_opts;
+
+/** One winner of clrun_gemm_tune. */
+typedef struct clrun_gemm_tuned {
+    char backend[16]; /**< the row ("gpu-kernel", "wgmma", ...), or "auto" for a shape class's fastest backend */
+    char key[24];     /**< the row's key of the product ("large", "f16-large", ...), or for "auto" the class */
+    char value[64];   /**< the fastest tiles "V,V,...", or for "auto" the fastest backend's name */
+    double gflops;    /**< its speed on the product, GFLOP/s */
+} clrun_gemm_tuned;
+
+/** Measure GEMM's tiles on this context's device: for every backend with tile parameters that runs
+ *  here, on each of the products it is tuned on (by element type, shape class or size band), every
+ *  candidate set of its space, each result checked against the first candidate's (s8 exactly,
+ *  floats within 1e-3 relative); then, for f32 products of each shape class, every backend with
+ *  its fastest tiles. Writes up to max winners to out (the rows' then the classes'; *count says
+ *  how many, out may be NULL with max 0) and, with opts->store, the tuning file (replaced whole,
+ *  safely). The first candidate of a product failing is an error; later ones are skipped. The
+ *  context's GEMM uses the winners at once. */
+CLRUN_API clrun_status clrun_gemm_tune(clrun_ctx *ctx, const clrun_gemm_tune_opts *opts, clrun_gemm_tuned *out, size_t max, size_t *count);
 
 /** The backend's name as the tuning file and the CLI write it: "auto", "kernel", "tensor",
  *  "wgmma", "mma.sync", "gpu-kernel", "cpu-kernel", "clblast"; "?" for an invalid value. Static

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <strings.h>
 
-enum kind { TEXT, FLAG, CHOICE, UINTS };
+enum kind { TEXT, FLAG, CHOICE, UINTS, RETIRED };
 
 static const struct setting {
     const char *name;
@@ -148,6 +148,16 @@ clrun_status clrun__settings_check(clrun_ctx *ctx)
         case FLAG: st = clrun__setting_flag(ctx, (clrun__setting)i, &x); break;
         case CHOICE: st = clrun__setting_choice(ctx, (clrun__setting)i, &x); break;
         case UINTS: st = clrun__setting_uints(ctx, (clrun__setting)i, v, &n); break;
+        case RETIRED:
+            if (value((clrun__setting)i)) {
+                char form[256];
+                size_t k = 0; /* the replacement, without its markdown backticks */
+                for (const char *p = table[i].form; *p && k + 1 < sizeof form; p++)
+                    if (*p != '`') form[k++] = *p;
+                form[k] = 0;
+                st = clrun__fail(ctx, CLRUN_INVALID_ARG, "environment variable %s is no longer read: set %s instead", table[i].name, form);
+            }
+            break;
         }
     }
     return st;

@@ -14,7 +14,8 @@
 
 /* Kinds: TEXT any string; FLAG 1/0 (also yes/no, true/false, on/off); CHOICE one word of the form's
  * `a`, `b` list; UINTS unsigned decimals separated by the form's separator (',' or 'x'), between
- * `lo` and `hi` of them. X(ID, kind, lo, hi, form, effect); form and effect are docs/CLI.md markdown. */
+ * `lo` and `hi` of them; RETIRED a variable no longer read, refused when set, its form saying what
+ * replaces it. X(ID, kind, lo, hi, form, effect); form and effect are docs/CLI.md markdown. */
 /* The core's variables; each op folder with variables of its own keeps them in its settings.h as
  * the rows of a macro CLRUN__SETTINGS_<FOLDER>(X), named in its meson.build (op_settings), and the
  * build chains them into CLRUN__OP_SETTINGS (op_settings.h, generated). */

@@ -952,8 +952,11 @@ static void tune_gemm(void **state)
     size_t got = fread(text, 1, sizeof text - 1, f);
     text[got] = 0;
     fclose(f);
-    assert_non_null(strstr(text, "\nsmall "));
-    assert_non_null(strstr(text, "\nlarge "));
+    /* every class's tiles for the portable kernel and its fastest backend; the CPU kernel's per type */
+    assert_non_null(strstr(text, "\ngpu-kernel small "));
+    assert_non_null(strstr(text, "\ngpu-kernel large-fast "));
+    assert_non_null(strstr(text, "\nauto large "));
+    assert_non_null(strstr(text, "\ncpu-kernel f32 "));
     /* clrun_gemm uses the stored parameters: the product must still be right */
     EXPECT(0, "wrote", "op", "gemm", path("ga.npy"), path("gb.npy"), "-o", path("gt.npy"), "--backend", "gpu-kernel", "--alpha", "2");
     clrun_array r1, r2;
@@ -962,7 +965,9 @@ static void tune_gemm(void **state)
     assert_memory_equal(r1.data, r2.data, r1.bytes);
     /* a damaged tuning file is ignored, not trusted */
     f = fopen(file, "w");
-    fputs("small 0,0,0,0,0,0,0\nlarge 4096,4096,64,1,1,0,0\n", f);
+    fputs("small 0,0,0,0,0,0,0\nlarge 4096,4096,64,1,1,0,0\ngpu-kernel large-fast 0,0,0,0,0,0,0\ngpu-kernel small 64,64\n"
+          "cpu-kernel f32 5,6\nauto large warp-drive\nwgmma f16 1,2,3\n",
+          f);
     fclose(f);
     EXPECT(0, "wrote", "op", "gemm", path("ga.npy"), path("gb.npy"), "-o", path("gt.npy"), "--backend", "gpu-kernel", "--alpha", "2");
     clrun_array_free(&r1);
@@ -1490,7 +1495,8 @@ static void json_everywhere(void **state)
     setenv("CLRUN_CACHE_DIR", dir, 1);
     EXPECT(0, "\"stored\": null}", "tune", "gemm", "--quick", "--size", "64", "--dry-run", "--json");
     assert_int_equal(json_records(out_text), 1);
-    assert_non_null(strstr(out_text, "{\"class\": \"large-fast\", \"tiles\": \""));
+    assert_non_null(strstr(out_text, "{\"backend\": \"gpu-kernel\", \"key\": \"large-fast\", \"tiles\": \""));
+    assert_non_null(strstr(out_text, "{\"class\": \"large-fast\", \"backend\": \""));
     assert_non_null(strstr(err_text, "best large"));
     EXPECT(0, "\"stored\": \"", "tune", "gemm", "--quick", "--size", "64", "--json");
     assert_int_equal(json_records(out_text), 1);

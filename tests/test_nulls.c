@@ -826,6 +826,18 @@ static int one(int which)
         st = clrun_group_canny_files(NULL, &cp, names, names, 1, 1, NULL);
         return st == CLRUN_INVALID_ARG ? 0 : 10 + (int)st;
     }
+    case 203: {
+        st = clrun_gemm_tune(NULL, NULL, NULL, 0, &n);
+        return st == CLRUN_INVALID_ARG ? 0 : 10 + (int)st;
+    }
+    case 204: {
+        st = clrun_gemm_tune(ctx, NULL, NULL, 0, NULL);
+        return st == CLRUN_INVALID_ARG ? 0 : 10 + (int)st;
+    }
+    case 205: {
+        st = clrun_gemm_tune(ctx, NULL, NULL, 4, &n);
+        return st == CLRUN_INVALID_ARG ? 0 : 10 + (int)st;
+    }
     }
     return 0;
 }
@@ -1037,6 +1049,9 @@ static const struct {
     {"clrun_gemm_desc_init(NULL, ...)", 0},
     {"clrun_canny_files(NULL, ...)", 1},
     {"clrun_group_canny_files(NULL, ...)", 1},
+    {"clrun_gemm_tune(NULL, NULL, NULL, 0, &n)", 1},
+    {"clrun_gemm_tune(ctx, NULL, NULL, 0, NULL)", 1},
+    {"clrun_gemm_tune(ctx, NULL, NULL, 4, &n)", 1},
 };
 
 static void null_handles_are_refused(void **state)

@@ -116,27 +116,27 @@ static void uint_lists(void **state)
 {
     (void)state;
     unsigned v[CLRUN__SETTING_MAX_UINTS], n = 9;
-    unsetenv("CLRUN_GEMM_PARAMS");
-    CHECK_OK(NULL, clrun__setting_uints(NULL, CLRUN__SET_GEMM_PARAMS, v, &n));
+    unsetenv("CLRUN_GROUP_WEIGHTS");
+    CHECK_OK(NULL, clrun__setting_uints(NULL, CLRUN__SET_GROUP_WEIGHTS, v, &n));
     assert_int_equal(n, 0);
-    setenv("CLRUN_GEMM_PARAMS", "64,128,16,8,8", 1);
-    CHECK_OK(NULL, clrun__setting_uints(NULL, CLRUN__SET_GEMM_PARAMS, v, &n));
+    setenv("CLRUN_GROUP_WEIGHTS", "64,128,16,8,8", 1);
+    CHECK_OK(NULL, clrun__setting_uints(NULL, CLRUN__SET_GROUP_WEIGHTS, v, &n));
     assert_int_equal(n, 5);
     assert_int_equal(v[1], 128);
-    setenv("CLRUN_GEMM_PARAMS", "064,128,16,8,8,1,2", 1); /* decimal, never octal */
-    CHECK_OK(NULL, clrun__setting_uints(NULL, CLRUN__SET_GEMM_PARAMS, v, &n));
+    setenv("CLRUN_GROUP_WEIGHTS", "064,128,16,8,8,1,2", 1); /* decimal, never octal */
+    CHECK_OK(NULL, clrun__setting_uints(NULL, CLRUN__SET_GROUP_WEIGHTS, v, &n));
     assert_int_equal(n, 7);
     assert_int_equal(v[0], 64);
     assert_int_equal(v[6], 2);
-    static const char *const bad[] = {"64,128,16,8",    "64,128,16,8,8,1,2,3", "64,,16,8,8",    "64,128,16,8,8,",      "-64,128,16,8,8",
-                                      "64, 128,16,8,8", "0x40,128,16,8,8",     "64x128x16x8x8", "99999999999,1,1,1,1", "a,b,c,d,e"};
+    static const char *const bad[] = {"1,2,3,4,5,6,7,8,9", "64,,16,8,8",    "64,128,16,8,8,",      "-64,128,16,8,8", "64, 128,16,8,8",
+                                      "0x40,128,16,8,8",   "64x128x16x8x8", "99999999999,1,1,1,1", "a,b,c,d,e",      ","};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-        setenv("CLRUN_GEMM_PARAMS", bad[i], 1);
-        CHECK_FAIL(NULL, clrun__setting_uints(NULL, CLRUN__SET_GEMM_PARAMS, v, &n), CLRUN_INVALID_ARG, "CLRUN_GEMM_PARAMS");
-        assert_non_null(strstr(clrun_last_error(NULL), "TM,TN,TK,WM,WN[,VEC[,DB]]"));
+        setenv("CLRUN_GROUP_WEIGHTS", bad[i], 1);
+        CHECK_FAIL(NULL, clrun__setting_uints(NULL, CLRUN__SET_GROUP_WEIGHTS, v, &n), CLRUN_INVALID_ARG, "CLRUN_GROUP_WEIGHTS");
+        assert_non_null(strstr(clrun_last_error(NULL), "W,W,..."));
         assert_int_equal(n, 0);
     }
-    unsetenv("CLRUN_GEMM_PARAMS");
+    unsetenv("CLRUN_GROUP_WEIGHTS");
     setenv("CLRUN_CANNY_TILE", "16x16x2", 1); /* the x-separated form */
     CHECK_OK(NULL, clrun__setting_uints(NULL, CLRUN__SET_CANNY_TILE, v, &n));
     assert_int_equal(n, 3);
@@ -154,7 +154,7 @@ static void open_and_ops_refuse(void **state)
 {
     (void)state;
     static const char *const vars[][2] = {{"CLRUN_NO_CACHE", "maybe"},
-                                          {"CLRUN_GEMM_CPU_PARAMS", "8"},
+                                          {"CLRUN_GROUP_WEIGHTS", "8,x"},
                                           {"CLRUN_REDUCE_SHAPE", "fpga"},
                                           {"CLRUN_PROFILE", "2"},
                                           {"CLRUN_CANNY_TILE", "32x8"}};
@@ -175,15 +175,54 @@ static void open_and_ops_refuse(void **state)
     CHECK_FAIL(ctx, clrun_sum(ctx, CLRUN_F32, x, 0, 16, &r), CLRUN_INVALID_ARG, "CLRUN_REDUCE_GROUPS=0");
     unsetenv("CLRUN_REDUCE_GROUPS");
     unsetenv("CLRUN_REDUCE_SHAPE");
-    setenv("CLRUN_GEMM_CPU_PARAMS", "5,6", 1);
     clrun_gemm_desc d = {0};
     d.m = d.n = d.k = 4, d.lda = d.ldb = d.ldc = 4, d.a = d.b = d.c = x, d.alpha = 1, d.backend = CLRUN_GEMM_CPU_KERNEL;
-    CHECK_FAIL(ctx, clrun_gemm(ctx, &d), CLRUN_INVALID_ARG, "CLRUN_GEMM_CPU_PARAMS=5,6");
-    unsetenv("CLRUN_GEMM_CPU_PARAMS");
-    setenv("CLRUN_GEMM_PARAMS", "64,64,16,3,4,1,1", 1); /* WM does not divide TM */
+    /* $CLRUN_GEMM_TILES: a row's tiles, positional or named; anything it cannot use refused by name */
+    static const char *const tiles_bad[][3] = {
+        {"cpu-kernel:5,6", "cpu-kernel", "VW is 4, 8 or 16"},                /* a set the kernel cannot run */
+        {"gpu-kernel:64,64,16,3,4,1,1", "gpu-kernel", "cannot run"},         /* WM does not divide TM */
+        {"gpu-kernel:64,64,16,4", "gpu-kernel", "at least 5 values"},        /* too few */
+        {"gpu-kernel:64,64,16,4,4,1,1,9", "gpu-kernel", "TM,TN,TK,WM,WN"},   /* too many */
+        {"gpu-kernel:TM=64,XX=4", "gpu-kernel", "NAME=V"},                   /* no such name */
+        {"gpu-kernel:TM=", "gpu-kernel", "plain decimals"},                  /* no value */
+        {"gpu-kernel:64,-64,16,4,4", "gpu-kernel", "plain decimals"},        /* a sign */
+        {"gpu-kernel 64,64,16,4,4", "gpu-kernel", "ROW:SET"},                /* no colon */
+        {"clblast:1,2", "clblast", "no backend with tiles"},                 /* a row without tiles */
+        {"warp-drive:1,2", "warp-drive", "no backend with tiles"},           /* no row */
+        {"cpu-kernel:8,6;nonsense:1", "nonsense", "no backend with tiles"}}; /* every item is checked */
+    for (size_t i = 0; i < sizeof tiles_bad / sizeof *tiles_bad; i++) {
+        setenv("CLRUN_GEMM_TILES", tiles_bad[i][0], 1);
+        d.backend = strncmp(tiles_bad[i][0], "gpu", 3) ? CLRUN_GEMM_CPU_KERNEL : CLRUN_GEMM_GPU_KERNEL;
+        CHECK_FAIL(ctx, clrun_gemm(ctx, &d), CLRUN_INVALID_ARG, "CLRUN_GEMM_TILES=");
+        assert_non_null(strstr(clrun_last_error(ctx), tiles_bad[i][1]));
+        assert_non_null(strstr(clrun_last_error(ctx), tiles_bad[i][2]));
+    }
+    /* well-formed sets run, positional (VEC and DB left out: 0) or named over the built-in ones,
+     * several rows at once */
+    static const char *const tiles_ok[] = {"gpu-kernel:32,32,8,4,4", "gpu-kernel:TM=32,tn=32,WM=4,WN=4,DB=0",
+                                           "cpu-kernel:4,3;gpu-kernel:32,32,8,4,4,1,2", "cpu-kernel:RM=1"};
+    for (size_t i = 0; i < sizeof tiles_ok / sizeof *tiles_ok; i++) {
+        setenv("CLRUN_GEMM_TILES", tiles_ok[i], 1);
+        for (int b = 0; b < 2; b++) {
+            d.backend = b ? CLRUN_GEMM_GPU_KERNEL : CLRUN_GEMM_CPU_KERNEL;
+            CHECK_OK(ctx, clrun_gemm(ctx, &d));
+        }
+    }
+    unsetenv("CLRUN_GEMM_TILES");
+    /* the variables it replaced are refused with the new spelling, not ignored */
+    static const char *const retired[][2] = {{"CLRUN_GEMM_PARAMS", "CLRUN_GEMM_TILES=gpu-kernel:"},
+                                             {"CLRUN_GEMM_CPU_PARAMS", "CLRUN_GEMM_TILES=cpu-kernel:"},
+                                             {"CLRUN_GEMM_MMA_PARAMS", "CLRUN_GEMM_TILES=mma.sync:"},
+                                             {"CLRUN_GEMM_WGMMA_PARAMS", "CLRUN_GEMM_TILES=wgmma:"}};
+    for (int i = 0; i < 4; i++) {
+        clrun_ctx *c = (clrun_ctx *)1;
+        setenv(retired[i][0], "64,64,16,4,4", 1);
+        CHECK_FAIL(NULL, clrun_open(&c, test_device()), CLRUN_INVALID_ARG, retired[i][1]);
+        assert_non_null(strstr(clrun_last_error(NULL), retired[i][0]));
+        assert_null(c);
+        unsetenv(retired[i][0]);
+    }
     d.backend = CLRUN_GEMM_GPU_KERNEL;
-    CHECK_FAIL(ctx, clrun_gemm(ctx, &d), CLRUN_INVALID_ARG, "CLRUN_GEMM_PARAMS=64,64,16,3,4,1,1");
-    unsetenv("CLRUN_GEMM_PARAMS");
     CHECK_OK(ctx, clrun_gemm(ctx, &d));
     CHECK_OK(ctx, clrun_finish(ctx));
     clrun_buf_free(x);

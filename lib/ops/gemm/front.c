@@ -62,6 +62,8 @@ static size_t row_index(const clrun__gemm_backend *b)
     return i;
 }
 
+const clrun__gemm_backend *clrun__gemm_row_at(size_t i) { return i < NROWS ? table[i] : NULL; }
+
 const clrun__gemm_backend *clrun__gemm_row(clrun_gemm_backend id)
 {
     for (size_t i = 0; i < NROWS; i++)

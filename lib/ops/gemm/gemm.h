@@ -37,6 +37,41 @@ typedef struct clrun__gemm_plan {
 #define CLRUN__GEMM_NT 2u      /* A stored M×K and B stored N×K (trans_a 0, trans_b 1); s8 only */
 #define CLRUN__GEMM_SLICE_K 4u /* one work-item walks all of K: products deeper than 4096 run in slices */
 
+/* ---- tiles: a backend's tile parameters as named data (tuning.c) ------------------------------------ */
+
+#define CLRUN__GEMM_TILE_MAX 8
+
+/* A product `clrun tune gemm` measures a row's tiles on: its kind and element type, its size (n³: 0
+ * the tuner's large size N, 1 N/4, 2 N but at most 4096, 3 8192), clrun_gemm_desc.fast, and the key
+ * its fastest tiles are stored under in the tuning file. */
+typedef struct clrun__gemm_tune_point {
+    const char *key;
+    enum clrun__gemm_kind kind;
+    clrun_dtype type;
+    int size, fast;
+} clrun__gemm_tune_point;
+
+/* A backend's tiles: the kernel's parameters by name, in the order a set lists them. Where a set for
+ * a product comes from, last wins: the row's built-in choice (its launch code, measured), the tuning
+ * file's set for the row and the product's key, $CLRUN_GEMM_TILES's for the row (tuning.c,
+ * clrun__gemm_tiles_for). Every set is checked against the device by `check` before use. */
+typedef struct clrun__gemm_tiles {
+    unsigned count;                          /* parameters in a set (≤ CLRUN__GEMM_TILE_MAX) */
+    const char *names[CLRUN__GEMM_TILE_MAX]; /* their names: the kernel's macros ("TM", "TN", ...) */
+    unsigned min;                            /* a positional set in $CLRUN_GEMM_TILES gives at least these many ... */
+    unsigned tail[CLRUN__GEMM_TILE_MAX];     /* ... and those it leaves out take these values */
+    /* the key of p's tiles in the tuning file ("large", "f16-large", ...; keys are the row's to name) */
+    const char *(*key)(clrun_ctx *ctx, const struct clrun__gemm_plan *p);
+    /* NULL when this device can run set v for p; else what is wrong, a phrase for the refusal */
+    const char *(*check)(const clrun_device_info *in, const struct clrun__gemm_plan *p, const unsigned *v);
+    /* what `clrun tune gemm` measures: the products, and per product the candidate sets (the row's
+     * built-in choice first; quick: a handful) written to out (at most max); returns how many */
+    const clrun__gemm_tune_point *points;
+    size_t npoints;
+    size_t (*space)(const clrun_device_info *in, const clrun__gemm_tune_point *pt, int quick, unsigned (*out)[CLRUN__GEMM_TILE_MAX],
+                    size_t max);
+} clrun__gemm_tiles;
+
 typedef struct clrun__gemm_backend {
     clrun_gemm_backend id;              /* the public value (clrun.h) */
     const char *name;                   /* clrun_gemm_backend_name's, the tuning file's and the CLI's name */
@@ -57,6 +92,7 @@ typedef struct clrun__gemm_backend {
     /* Queue the product; the plan is in the layout `layout` asks for, with K ≤ 4096 when it asks for
      * slices. */
     clrun_status (*launch)(clrun_ctx *ctx, const clrun__gemm_plan *p);
+    const clrun__gemm_tiles *tiles; /* NULL: no tile parameters */
 } clrun__gemm_backend;
 
 /* The rows, one per line of backends.def, each defined in its family's folder. */
@@ -67,6 +103,9 @@ typedef struct clrun__gemm_backend {
 /* The row of the backend with public value id; NULL for the choices (auto, kernel, tensor) and
  * unknown values. */
 const clrun__gemm_backend *clrun__gemm_row(clrun_gemm_backend id);
+
+/* The i-th row of backends.def; NULL past the last. */
+const clrun__gemm_backend *clrun__gemm_row_at(size_t i);
 
 /* 1 when p's operands are already in the layout `need` asks for (CLRUN__GEMM_ROWS16, NT) (stage.c). */
 int clrun__gemm_in_layout(const clrun__gemm_plan *p, unsigned need);
@@ -119,17 +158,34 @@ static inline int clrun__gemm_c2(const clrun_gemm_desc *d)
 /* ---- tuning.c: the tuning file and shape classes ---------------------------------------------- */
 
 /* What `clrun tune gemm` measured on this device, read once per context. */
+#define CLRUN__GEMM_TUNED_MAX 64
 typedef struct clrun__gemm_tuning {
-    unsigned params[4][7];         /* lib/ops/gemm/portable/gemm.cl's tiles per class; [c][0] == 0: none */
-    clrun_gemm_backend backend[4]; /* the fastest backend per class; CLRUN_GEMM_AUTO: none */
-    /* the wgmma kernel's tiles (wgmma_nv.c's order) per kind (0 f16/bf16, 1 s8, 2 2:4 f16/bf16) and
-     * band (0 products under 2^39 flops, 1 the rest); [0] == 0: none */
-    unsigned wg[3][2][8];
+    clrun_gemm_backend backend[4]; /* the fastest backend per shape class (f32); CLRUN_GEMM_AUTO: none */
+    size_t ntiles;
+    struct {
+        clrun_gemm_backend row; /* a row with tiles */
+        char key[24];           /* its key for the product (clrun__gemm_tiles.key) */
+        unsigned v[CLRUN__GEMM_TILE_MAX];
+    } tiles[CLRUN__GEMM_TUNED_MAX];
 } clrun__gemm_tuning;
 
 /* The context's tuning (a zeroed one where there is no file); NULL when out of memory. */
 const clrun__gemm_tuning *clrun__gemm_tuned(clrun_ctx *ctx);
 /* The shape class of d (index of clrun.h's small, large, small-fast, large-fast). */
 int clrun__gemm_class(const clrun_ctx *ctx, const clrun_gemm_desc *d);
+/* The class's name ("small", "large", "small-fast", "large-fast"). */
+const char *clrun__gemm_class_name(int cls);
+
+/* The tiles backend b runs p with. v holds b's built-in choice on entry; the tuning file's set for b
+ * and p's key replaces it where the device can run it; then $CLRUN_GEMM_TILES's for b: a positional
+ * set replaces it, named values replace theirs. A malformed variable, or one whose set the device
+ * cannot run, is refused (CLRUN_INVALID_ARG, naming it). *from (may be NULL): 0 built-in, 1 the
+ * tuning file, 2 the variable. */
+/* While a tuner measures a set: "ROW:SET" read in place of $CLRUN_GEMM_TILES on this context (NULL:
+ * the variable again); and a row's tuned set for a key, in place of the tuning file's. */
+clrun_status clrun__gemm_tiles_override(clrun_ctx *ctx, const char *spec);
+clrun_status clrun__gemm_tuned_set(clrun_ctx *ctx, clrun_gemm_backend row, const char *key, const unsigned *v);
+clrun_status clrun__gemm_tiles_for(clrun_ctx *ctx, const clrun__gemm_backend *b, const clrun__gemm_plan *p,
+                                   unsigned v[CLRUN__GEMM_TILE_MAX], int *from);
 
 #endif

@@ -129,16 +129,17 @@ static void deep_k_in_slices(void **state)
         }
 }
 
-/* The tile variants the host can pick (and $CLRUN_GEMM_PARAMS can force), on awkward shapes. */
+/* The tile variants the host can pick (and $CLRUN_GEMM_TILES can force), on awkward shapes. */
 static void tile_variants(void **state)
 {
     clrun_ctx *ctx = *state;
     uint64_t s = test_seed();
     /* each variant compiles a program per transpose pair on PoCL (seconds each): NN and TT cover
      * both index paths of A and B; the shapes test covers all four pairs with the default tiles */
-    const char *params[] = {"64,64,16,4,4,1,0", "64,128,16,8,8,0,2", "128,128,8,8,8,1,2", "32,64,8,4,8,1,1"};
+    const char *params[] = {"gpu-kernel:64,64,16,4,4,1,0", "gpu-kernel:64,128,16,8,8,0,2", "gpu-kernel:128,128,8,8,8,1,2",
+                            "gpu-kernel:TM=32,TN=64,TK=8,WM=4,WN=8,VEC=1,DB=1"};
     for (size_t v = 0; v < sizeof params / sizeof *params; v++) {
-        setenv("CLRUN_GEMM_PARAMS", params[v], 1);
+        setenv("CLRUN_GEMM_TILES", params[v], 1);
         for (int tr = 0; tr < 4; tr += 3) {
             struct problem p;
             make(ctx, &p, tr & 1, tr >> 1, 131 + (size_t)(rng_next(&s) % 7), 67 + (size_t)(rng_next(&s) % 5), 37, 1, &s, 1);
@@ -154,7 +155,7 @@ static void tile_variants(void **state)
             drop(&p);
         }
     }
-    unsetenv("CLRUN_GEMM_PARAMS");
+    unsetenv("CLRUN_GEMM_TILES");
 }
 
 static void batches(void **state)
@@ -239,6 +240,83 @@ static void bad_descriptors(void **state)
     drop(&p);
 }
 
+static void count_line(void *user, const char *line)
+{
+    assert_non_null(line);
+    assert_null(strchr(line, '\n'));
+    ++*(int *)user;
+}
+
+/* clrun_gemm_tune: every class of the portable kernel and of auto measured, the CPU kernel per type,
+ * the winners stored where the next context reads them, and refusals. */
+static void tune_measures_and_stores(void **state)
+{
+    (void)state;
+    char save[4096] = "", dir[] = "/tmp/clrun-tune-XXXXXX", path[4300];
+    const char *old = getenv("CLRUN_CACHE_DIR");
+    if (old) snprintf(save, sizeof save, "%s", old);
+    assert_non_null(mkdtemp(dir));
+    setenv("CLRUN_CACHE_DIR", dir, 1);
+    clrun_ctx *ctx = NULL;
+    CHECK_OK(NULL, clrun_open(&ctx, test_device()));
+    int lines = 0;
+    clrun_gemm_tune_opts o = {.size = 32, .quick = 1, .store = 1, .progress = count_line, .user = &lines};
+    clrun_gemm_tuned w[64];
+    size_t n = 99;
+    o.size = 8;
+    CHECK_FAIL(ctx, clrun_gemm_tune(ctx, &o, w, 64, &n), CLRUN_INVALID_ARG, "size 8");
+    assert_int_equal(n, 0);
+    o.size = 32;
+    CHECK_OK(ctx, clrun_gemm_tune(ctx, &o, w, 64, &n));
+    assert_true(lines > 10);
+    int classes = 0, portable = 0, cpu = 0;
+    const char *auto_small = NULL;
+    for (size_t i = 0; i < n && i < 64; i++) {
+        clrun_gemm_backend b;
+        assert_true(w[i].gflops > 0);
+        if (!strcmp(w[i].backend, "auto")) {
+            CHECK_OK(NULL, clrun_gemm_backend_parse(w[i].value, &b));
+            classes++;
+            if (!strcmp(w[i].key, "small")) auto_small = w[i].value;
+        } else {
+            CHECK_OK(NULL, clrun_gemm_backend_parse(w[i].backend, &b));
+            assert_non_null(strchr(w[i].value, ','));
+            portable += !strcmp(w[i].backend, "gpu-kernel");
+            cpu += !strcmp(w[i].backend, "cpu-kernel");
+        }
+    }
+    assert_int_equal(classes, 4);
+    assert_int_equal(portable, 4); /* small, large and their fast forms */
+    assert_int_equal(cpu, 2);      /* f32, f16 */
+    assert_non_null(auto_small);
+    /* stored: a fresh context's auto takes the small class's winner */
+    assert_non_null(clrun_gemm_tuning_path(ctx, path, sizeof path));
+    clrun_close(ctx);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char text[4096];
+    text[fread(text, 1, sizeof text - 1, f)] = 0;
+    fclose(f);
+    assert_non_null(strstr(text, "\ngpu-kernel large-fast "));
+    assert_non_null(strstr(text, "\nauto small "));
+    CHECK_OK(NULL, clrun_open(&ctx, test_device()));
+    clrun_gemm_desc small = {.m = 8, .n = 8, .k = 8, .backend = CLRUN_GEMM_AUTO};
+    assert_string_equal(clrun_gemm_backend_name(clrun_gemm_resolve(ctx, &small)), auto_small);
+    uint64_t s = test_seed();
+    struct problem p; /* the tuned tiles multiply right */
+    make(ctx, &p, 1, 1, 53, 31, 29, 1, &s, 1);
+    run_check(ctx, &p, CLRUN_GEMM_GPU_KERNEL, NULL);
+    drop(&p);
+    /* opts NULL: the defaults (N 256 on a CPU), nothing stored, no progress; here only the refusal of
+     * count NULL is cheap enough to ask */
+    CHECK_FAIL(ctx, clrun_gemm_tune(ctx, NULL, w, 64, NULL), CLRUN_INVALID_ARG, "count");
+    clrun_close(ctx);
+    remove(path);
+    rmdir(dir);
+    if (old) setenv("CLRUN_CACHE_DIR", save, 1);
+    else unsetenv("CLRUN_CACHE_DIR");
+}
+
 /* CLRUN_GEMM_AUTO follows the tuning file per shape class; without one, or with lines it does not
  * understand, it runs clrun's kernel for the device; CLRUN_GEMM_KERNEL ignores the file. */
 static void auto_follows_tuning(void **state)
@@ -309,6 +387,19 @@ static void auto_follows_tuning(void **state)
     assert_int_equal(clrun_gemm_resolve(ctx, &rows16), clrun_gemm_tensor_cores(ctx) ? CLRUN_GEMM_MMA_SYNC : own);
     assert_int_equal(clrun_gemm_resolve(ctx, &odd), own);
     clrun_close(ctx);
+    f = fopen(path, "w"); /* today's form: a row's tiles by key, and auto's backend by class */
+    assert_non_null(f);
+    fprintf(f, "gpu-kernel small 64,64,16,4,4,1,1\nauto small %s\nauto large %s\ncpu-kernel f32 4,3\n",
+            clrun_have_clblast() ? "clblast" : "cpu-kernel", other == CLRUN_GEMM_CPU_KERNEL ? "cpu-kernel" : "gpu-kernel");
+    fclose(f);
+    CHECK_OK(NULL, clrun_open(&ctx, test_device()));
+    small.backend = large.backend = CLRUN_GEMM_AUTO;
+    assert_int_equal(clrun_gemm_resolve(ctx, &small), want_small);
+    assert_int_equal(clrun_gemm_resolve(ctx, &large), other);
+    make(ctx, &p, 0, 1, 45, 33, 19, 1, &s, 0);
+    run_check(ctx, &p, CLRUN_GEMM_CPU_KERNEL, NULL); /* the tuned 4,3 */
+    drop(&p);
+    clrun_close(ctx);
     remove(path);
     rmdir(dir);
     if (old) setenv("CLRUN_CACHE_DIR", save, 1);
@@ -320,9 +411,15 @@ int main(void)
     const char *only = getenv("CLRUN_TEST_ONLY"); /* a test's name: run that one alone */
     if (only && *only) cmocka_set_test_filter(only);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(shapes_transposes_kernels), cmocka_unit_test(tile_variants),    cmocka_unit_test(batches),
-        cmocka_unit_test(accuracy_vs_plain_loop),    cmocka_unit_test(clblast_agrees),   cmocka_unit_test(bad_descriptors),
-        cmocka_unit_test(auto_follows_tuning),       cmocka_unit_test(deep_k_in_slices),
+        cmocka_unit_test(shapes_transposes_kernels),
+        cmocka_unit_test(tile_variants),
+        cmocka_unit_test(batches),
+        cmocka_unit_test(accuracy_vs_plain_loop),
+        cmocka_unit_test(clblast_agrees),
+        cmocka_unit_test(bad_descriptors),
+        cmocka_unit_test(auto_follows_tuning),
+        cmocka_unit_test(tune_measures_and_stores),
+        cmocka_unit_test(deep_k_in_slices),
     };
     return cmocka_run_group_tests(tests, ctx_setup, ctx_teardown);
 }

@@ -269,7 +269,7 @@ static void f32_tensor_check(clrun_ctx *ctx, size_t m, size_t n, size_t k, int t
 }
 
 /* Every tensor-core kernel and tile shape on the same problems: the wgmma kernel under several
- * $CLRUN_GEMM_WGMMA_PARAMS (one or several warpgroups, instruction widths, 32- and 64-byte slices,
+ * $CLRUN_GEMM_TILES (one or several warpgroups, instruction widths, 32- and 64-byte slices,
  * one slice in flight, both warp-specialised forms), then a context with $CLRUN_NO_WGMMA=1 (mma.sync). Where the tensor cores
  * are not, the backend is refused and clrun_gemm_tensor_kernel says NULL. */
 static void tensor_kernels_and_tiles(void **state)
@@ -300,8 +300,10 @@ static void tensor_kernels_and_tiles(void **state)
         }
         for (size_t ti = 0; ti < sizeof tiles / sizeof *tiles; ti++) {
             if (leg == 1 && tiles[ti]) continue;
-            if (tiles[ti]) setenv("CLRUN_GEMM_WGMMA_PARAMS", tiles[ti], 1);
-            else unsetenv("CLRUN_GEMM_WGMMA_PARAMS");
+            char spec[64];
+            snprintf(spec, sizeof spec, "wgmma:%s", tiles[ti] ? tiles[ti] : "");
+            if (tiles[ti]) setenv("CLRUN_GEMM_TILES", spec, 1);
+            else unsetenv("CLRUN_GEMM_TILES");
             for (size_t t = 0; t < sizeof dims / sizeof *dims; t++) {
                 struct problem p;
                 const int tr = (int)((t + ti) % 4);
@@ -312,7 +314,7 @@ static void tensor_kernels_and_tiles(void **state)
             /* 3xTF32 runs the mma.sync kernel whatever the wgmma tiles */
             f32_tensor_check(c, 72 + ti * 31, 136 - ti * 9, 100 + ti * 17, (int)(ti & 1), (int)((ti >> 1) & 1), ti % 3 == 2, &s);
         }
-        unsetenv("CLRUN_GEMM_WGMMA_PARAMS");
+        unsetenv("CLRUN_GEMM_TILES");
         if (leg == 1) {
             unsetenv("CLRUN_NO_WGMMA");
             clrun_close(c);
@@ -322,11 +324,11 @@ static void tensor_kernels_and_tiles(void **state)
         struct problem p;
         make(ctx, &p, CLRUN_F16, 0, 0, 64, 64, 64, 1, 8, &s);
         p.d.backend = CLRUN_GEMM_TENSOR;
-        setenv("CLRUN_GEMM_WGMMA_PARAMS", "96,128,1,128,3,0", 1);
-        CHECK_FAIL(ctx, clrun_gemm(ctx, &p.d), CLRUN_INVALID_ARG, "CLRUN_GEMM_WGMMA_PARAMS");
-        setenv("CLRUN_GEMM_WGMMA_PARAMS", "256,256,1,256,4,0,64", 1); /* 128 KiB of local memory */
+        setenv("CLRUN_GEMM_TILES", "wgmma:96,128,1,128,3,0", 1);
+        CHECK_FAIL(ctx, clrun_gemm(ctx, &p.d), CLRUN_INVALID_ARG, "CLRUN_GEMM_TILES=wgmma:96");
+        setenv("CLRUN_GEMM_TILES", "wgmma:BM=256,BN=256,WG=1,WN=256,STAGES=4,WAIT=0,KB=64,WS=0", 1); /* 128 KiB of local memory */
         CHECK_FAIL(ctx, clrun_gemm(ctx, &p.d), CLRUN_INVALID_ARG, "local memory");
-        unsetenv("CLRUN_GEMM_WGMMA_PARAMS");
+        unsetenv("CLRUN_GEMM_TILES");
         drop(&p);
     }
 }

@@ -192,10 +192,12 @@ static void gemm_s8_exact(void **state) /* every kernel of the op, on any device
             static const char *const tiles[] = {"128,256,2,256,4,0,32", "128,128,2,64,3,1", "128,128,2,128,5,1,32,1",
                                                 "128,128,1,128,2,0,64,2"};
             for (int t = 0; t < 4; t++) {
-                setenv("CLRUN_GEMM_WGMMA_PARAMS", tiles[t], 1);
+                char spec[64];
+                snprintf(spec, sizeof spec, "wgmma:%s", tiles[t]);
+                setenv("CLRUN_GEMM_TILES", spec, 1);
                 gemm_s8_in(ctx, CLRUN_GEMM_WGMMA);
             }
-            unsetenv("CLRUN_GEMM_WGMMA_PARAMS");
+            unsetenv("CLRUN_GEMM_TILES");
             /* and the mma.sync kernel, in a context that never probes wgmma */
             clrun_ctx *c = NULL;
             setenv("CLRUN_NO_WGMMA", "1", 1);

@@ -11,39 +11,76 @@ static const char vw_key = 0; /* the device's float vector width, asked once per
 /* Steps of K each work-item of the CPU packing kernels copies (PK in lib/ops/gemm/cpu/gemm_cpu.cl). */
 #define CPU_PACK_STEPS 16
 
+static const char *check(const clrun_device_info *in, const clrun__gemm_plan *p, const unsigned *v)
+{
+    (void)in, (void)p;
+    return (v[0] == 4 || v[0] == 8 || v[0] == 16) && v[1] >= 1 && v[1] <= 32 ? NULL
+                                                                             : "the vector width VW is 4, 8 or 16 and the rows per "
+                                                                               "work-item RM 1 to 32";
+}
+
+/* Tuned per kind: f32, f16 (and bf16), s8, sp (2:4). */
+static const char *key(clrun_ctx *ctx, const clrun__gemm_plan *p)
+{
+    (void)ctx;
+    return p->kind == CLRUN__GEMM_SP ? "sp" : p->kind == CLRUN__GEMM_S8 ? "s8" : p->d.type == CLRUN_F32 ? "f32" : "f16";
+}
+
+static const clrun__gemm_tune_point points[] = {{"f32", CLRUN__GEMM_FLOAT, CLRUN_F32, 0, 0}, {"f16", CLRUN__GEMM_FLOAT, CLRUN_F16, 0, 0}};
+
+/* The device's width with 4 to 14 rows, then the other widths with 6; quick: the first three. */
+static size_t space(const clrun_device_info *in, const clrun__gemm_tune_point *pt, int quick, unsigned (*out)[CLRUN__GEMM_TILE_MAX],
+                    size_t max)
+{
+    static const unsigned c[][2] = {{16, 6}, {8, 6}, {16, 4}, {16, 8}, {8, 4}, {8, 8}, {16, 14}, {4, 6}, {4, 12}};
+    size_t nc = 0;
+    (void)in, (void)pt;
+    for (size_t i = 0; i < (quick ? 3u : sizeof c / sizeof *c) && nc < max; i++) memcpy(out[nc++], c[i], sizeof c[i]);
+    return nc;
+}
+
+static const clrun__gemm_tiles tiles = {
+    .count = 2,
+    .names = {"VW", "RM"},
+    .min = 2,
+    .key = key,
+    .check = check,
+    .points = points,
+    .npoints = sizeof points / sizeof *points,
+    .space = space,
+};
+
 /* The CPU kernel's vector width (the device's native float width: 16 with AVX-512, 8 with AVX2)
  * and rows per work-item: 6, measured fastest on AVX-512 among 4, 6, 8 and 14 (docs/BENCHMARKS.md)
- * and the most that fit AVX2's 16 registers. $CLRUN_GEMM_CPU_PARAMS ("VW,RM") overrides them. */
-static clrun_status cpu_params(clrun_ctx *ctx, unsigned *vw, unsigned *rm)
+ * and the most that fit AVX2's 16 registers. The tuning file's and $CLRUN_GEMM_TILES's
+ * ("cpu-kernel:VW,RM") over them. */
+static clrun_status cpu_params(clrun_ctx *ctx, const clrun__gemm_plan *p, unsigned *vw, unsigned *rm)
 {
     unsigned *width = clrun__op_state(ctx, &vw_key, sizeof *width, NULL);
-    unsigned v[CLRUN__SETTING_MAX_UINTS], n;
-    clrun_status st;
     if (!width) return CLRUN_HOST_OUT_OF_MEMORY;
     if (!*width) {
         cl_uint w = 0;
         clGetDeviceInfo(clrun_ctx_cl_device(ctx), CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT, sizeof w, &w, NULL);
         *width = w >= 16 ? 16 : w >= 8 ? 8 : 4;
     }
-    *vw = *width;
-    *rm = 6;
-    if ((st = clrun__setting_uints(ctx, CLRUN__SET_GEMM_CPU_PARAMS, v, &n))) return st;
-    if (n && ((v[0] != 4 && v[0] != 8 && v[0] != 16) || v[1] < 1 || v[1] > 32))
-        return clrun__setting_refuse(ctx, CLRUN__SET_GEMM_CPU_PARAMS, "the vector width is 4, 8 or 16 and the rows per work-item 1 to 32");
-    if (n) *vw = v[0], *rm = v[1];
-    return CLRUN_OK;
+    unsigned v[CLRUN__GEMM_TILE_MAX] = {*width, 6};
+    clrun_status st = clrun__gemm_tiles_for(ctx, &clrun__gemm_cpu, p, v, NULL);
+    *vw = v[0], *rm = v[1];
+    return st;
 }
 
 /* The CPU kernel: pack op(B) into panels in the context's scratch buffer (widening f16/bf16 to f32);
  * for f16/bf16 pack op(A) there too, in panels of RM rows, then multiply in f32. INT8 (d->type
  * CLRUN_I8, from clrun_gemm_s8) runs the same way: s8 is widened to f32 exactly, the multiply sums
  * blocks of K in f32 exactly and adds them in int32, and e (or NULL) is C's epilogue. */
-static clrun_status run_dense(clrun_ctx *ctx, const clrun_gemm_desc *d, const clrun_s8_epilogue *e)
+static clrun_status run_dense(clrun_ctx *ctx, const clrun__gemm_plan *p)
 {
+    const clrun_gemm_desc *d = &p->d;
+    const clrun_s8_epilogue *e = p->e;
     const size_t batch = d->batch;
     clrun_status st;
     unsigned vw, rm;
-    if ((st = cpu_params(ctx, &vw, &rm))) return st;
+    if ((st = cpu_params(ctx, p, &vw, &rm))) return st;
     clrun_kernel *pack = NULL, *packa = NULL, *k = NULL;
     char opts[112], mopts[128];
     const size_t nr = 2 * (size_t)vw, panels = (d->n + nr - 1) / nr, apanels = (d->m + rm - 1) / rm;
@@ -105,7 +142,7 @@ static clrun_status run_sp(clrun_ctx *ctx, const clrun__gemm_plan *p)
     const size_t meta_off = p->meta_off;
     clrun_status st;
     unsigned vw, rm;
-    if ((st = cpu_params(ctx, &vw, &rm))) return st;
+    if ((st = cpu_params(ctx, p, &vw, &rm))) return st;
     const size_t batch = d->batch, nr = 2 * (size_t)vw, panels = (d->n + nr - 1) / nr, apanels = (d->m + rm - 1) / rm;
     const size_t G = (d->k + 3) / 4, km = (d->k + 31) / 32;
     size_t stride_p = 0, bytes = 0, stride_pa = 0, abytes = 0, stride_m = 0, mbytes = 0, total = 0;
@@ -143,9 +180,9 @@ static clrun_status run_sp(clrun_ctx *ctx, const clrun__gemm_plan *p)
 static clrun_status launch(clrun_ctx *ctx, const clrun__gemm_plan *p)
 {
     switch (p->kind) {
-    case CLRUN__GEMM_S8: return run_dense(ctx, &p->d, p->e);
+    case CLRUN__GEMM_S8: return run_dense(ctx, p);
     case CLRUN__GEMM_SP: return run_sp(ctx, p);
-    default: return run_dense(ctx, &p->d, NULL);
+    default: return run_dense(ctx, p);
     }
 }
 
@@ -156,4 +193,5 @@ const clrun__gemm_backend clrun__gemm_cpu = {
     .kinds = CLRUN__GEMM_KIND_BIT(CLRUN__GEMM_FLOAT) | CLRUN__GEMM_KIND_BIT(CLRUN__GEMM_S8) | CLRUN__GEMM_KIND_BIT(CLRUN__GEMM_SP),
     .layout = {[CLRUN__GEMM_FLOAT] = CLRUN__GEMM_SLICE_K},
     .launch = launch,
+    .tiles = &tiles,
 };

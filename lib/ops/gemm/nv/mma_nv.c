@@ -14,7 +14,7 @@
  * slices of 16 in 4 or 6 stages by 10–35%. 3xTF32: the same tiles in slices of 16, each slice's
  * products summed from zero on the tensor cores and then added in f32 (TFACC 2: the SIMT kernel's
  * accuracy; summing per step, TFACC 1, is 3× less accurate for 5% more speed).
- * $CLRUN_GEMM_MMA_PARAMS ("BM,BN,BK,WTM,WTN,STAGES[,TFACC]") overrides them. */
+ * The tuning file's and $CLRUN_GEMM_TILES's ("mma.sync:BM,BN,BK,WTM,WTN,STAGES[,TFACC]") over them. */
 struct mma_params {
     unsigned bm, bn, bk, wtm, wtn, stages, tfacc;
 };
@@ -38,20 +38,85 @@ static int mma_ok(const clrun_device_info *in, const struct mma_params *p, size_
     return threads <= in->max_work_group && (!in->local_mem || lmem <= in->local_mem);
 }
 
-static clrun_status mma_params(clrun_ctx *ctx, const clrun_gemm_desc *d, struct mma_params *p)
+/* The element size of p's operands: s8 1, 2:4 and 16-bit floats 2, f32 4. */
+static size_t esize(const clrun__gemm_plan *p) { return p->kind == CLRUN__GEMM_S8 ? 1 : clrun_dtype_size(p->d.type); }
+
+static const char *check(const clrun_device_info *in, const clrun__gemm_plan *p, const unsigned *v)
 {
-    const size_t es = clrun_dtype_size(d->type);
-    unsigned v[CLRUN__SETTING_MAX_UINTS], n;
-    clrun_status st;
-    *p = es == 4 ? (struct mma_params){128, 128, 16, 64, 64, 3, 2} : (struct mma_params){128, 128, 32 * (2 / es), 64, 64, 3, 1};
-    if ((st = clrun__setting_uints(ctx, CLRUN__SET_GEMM_MMA_PARAMS, v, &n)) || !n) return st;
-    const struct mma_params e = {v[0], v[1], v[2], v[3], v[4], v[5], n == 7 ? v[6] : 1};
-    if ((e.tfacc != 1 && e.tfacc != 2) || !mma_ok(clrun_ctx_device(ctx), &e, es))
-        return clrun__setting_refuse(
-            ctx, CLRUN__SET_GEMM_MMA_PARAMS,
-            "tiles this device cannot run for this element type (see lib/ops/gemm/nv/gemm_mma_nv.cl; TFACC is 1 or 2)");
-    *p = e;
-    return CLRUN_OK;
+    const struct mma_params e = {v[0], v[1], v[2], v[3], v[4], v[5], v[6]};
+    if (p->kind == CLRUN__GEMM_SP && e.bk % 32) return "the sparse kernel takes slices of K (BK) in multiples of 32";
+    return (e.tfacc == 1 || e.tfacc == 2) && mma_ok(in, &e, esize(p))
+               ? NULL
+               : "tiles this device cannot run for this element type (see lib/ops/gemm/nv/gemm_mma_nv.cl; TFACC is 1 or 2)";
+}
+
+/* Tuned per element type: f32 (3xTF32), f16 (and bf16), s8, sp (2:4). */
+static const char *key(clrun_ctx *ctx, const clrun__gemm_plan *p)
+{
+    (void)ctx;
+    return p->kind == CLRUN__GEMM_S8 ? "s8" : p->kind == CLRUN__GEMM_SP ? "sp" : p->d.type == CLRUN_F32 ? "f32" : "f16";
+}
+
+static const clrun__gemm_tune_point points[] = {
+    {"f16", CLRUN__GEMM_FLOAT, CLRUN_F16, 2, 0},
+    {"f32", CLRUN__GEMM_FLOAT, CLRUN_F32, 2, 0},
+    {"s8", CLRUN__GEMM_S8, CLRUN_I8, 2, 0},
+};
+
+/* Per element size: the built-in tiles first, then shapes that fill 48 KiB of local memory otherwise. */
+static size_t space(const clrun_device_info *in, const clrun__gemm_tune_point *pt, int quick, unsigned (*out)[CLRUN__GEMM_TILE_MAX],
+                    size_t max)
+{
+    static const unsigned c[3][6][7] = {
+        {{128, 128, 16, 64, 64, 3, 2},
+         {128, 128, 8, 64, 64, 6, 2},
+         {64, 128, 16, 32, 64, 4, 2},
+         {128, 128, 16, 64, 64, 3, 1},
+         {64, 64, 16, 32, 32, 4, 2},
+         {128, 64, 16, 64, 32, 4, 2}},
+        {{128, 128, 32, 64, 64, 3, 1},
+         {128, 128, 16, 64, 64, 6, 1},
+         {64, 128, 32, 32, 64, 4, 1},
+         {128, 64, 32, 64, 32, 4, 1},
+         {128, 128, 16, 64, 64, 4, 1},
+         {64, 64, 32, 32, 32, 4, 1}},
+        {{128, 128, 64, 64, 64, 3, 1},
+         {128, 128, 32, 64, 64, 6, 1},
+         {64, 128, 64, 32, 64, 4, 1},
+         {128, 64, 64, 64, 32, 4, 1},
+         {64, 64, 64, 32, 32, 4, 1},
+         {128, 128, 32, 64, 64, 4, 1}},
+    };
+    const size_t es = pt->kind == CLRUN__GEMM_S8 ? 1 : clrun_dtype_size(pt->type), row = es == 4 ? 0 : es == 2 ? 1 : 2;
+    size_t nc = 0;
+    for (size_t i = 0; i < (quick ? 3u : 6u) && nc < max; i++) {
+        const struct mma_params e = {c[row][i][0], c[row][i][1], c[row][i][2], c[row][i][3], c[row][i][4], c[row][i][5], c[row][i][6]};
+        if (mma_ok(in, &e, es)) memcpy(out[nc++], c[row][i], sizeof c[row][i]);
+    }
+    return nc;
+}
+
+static const clrun__gemm_tiles tiles = {
+    .count = 7,
+    .names = {"BM", "BN", "BK", "WTM", "WTN", "STAGES", "TFACC"},
+    .min = 6,
+    .tail = {[6] = 1},
+    .key = key,
+    .check = check,
+    .points = points,
+    .npoints = sizeof points / sizeof *points,
+    .space = space,
+};
+
+/* The built-in tiles (above), then the tuning file's and $CLRUN_GEMM_TILES's (clrun__gemm_tiles_for). */
+static clrun_status mma_params(clrun_ctx *ctx, const clrun__gemm_plan *p, struct mma_params *t)
+{
+    const size_t es = esize(p);
+    unsigned v[CLRUN__GEMM_TILE_MAX] = {128, 128, 16, 64, 64, 3, 2};
+    if (es != 4) v[2] = 32 * (2 / (unsigned)es), v[6] = 1;
+    clrun_status st = clrun__gemm_tiles_for(ctx, &clrun__gemm_mma, p, v, NULL);
+    *t = (struct mma_params){v[0], v[1], v[2], v[3], v[4], v[5], v[6]};
+    return st;
 }
 
 /* The 2:4 kernel's form on this context: SPMETA (1 or 2) + 2·SPORD (0 or 1), found by the probe. */
@@ -69,7 +134,7 @@ static clrun_status launch(clrun_ctx *ctx, const clrun__gemm_plan *p)
     clrun_kernel *k = NULL;
     struct mma_params t = {0};
     char opts[240];
-    if ((st = mma_params(ctx, d, &t))) return st;
+    if ((st = mma_params(ctx, p, &t))) return st;
     const int c2 = clrun__gemm_c2(d);
     if (p->kind == CLRUN__GEMM_S8)
         snprintf(opts, sizeof opts, "-DABT=3 -DBM=%u -DBN=%u -DBK=%u -DWTM=%u -DWTN=%u -DSTAGES=%u -DTA=0 -DTB=1 -DEPI=%d", t.bm, t.bn,
@@ -77,8 +142,6 @@ static clrun_status launch(clrun_ctx *ctx, const clrun__gemm_plan *p)
     else if (p->kind == CLRUN__GEMM_SP) {
         const struct mma_state *s = state(ctx);
         if (!s) return CLRUN_HOST_OUT_OF_MEMORY;
-        if (t.bk % 32)
-            return clrun__setting_refuse(ctx, CLRUN__SET_GEMM_MMA_PARAMS, "the sparse kernel takes slices of K in multiples of 32");
         const int form = s->sp_form;
         snprintf(opts, sizeof opts,
                  "-DABT=%d -DBM=%u -DBN=%u -DBK=%u -DWTM=%u -DWTN=%u -DSTAGES=%u -DTA=0 -DTB=%d -DC2=%d -DSP=1 -DSPMETA=%d -DSPORD=%d",
@@ -179,4 +242,5 @@ const clrun__gemm_backend clrun__gemm_mma = {
     .probe = probe,
     .refuses = refuses,
     .launch = launch,
+    .tiles = &tiles,
 };

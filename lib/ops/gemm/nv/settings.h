@@ -1,10 +1,6 @@
 /* settings.h — NVIDIA's GEMM kernels' CLRUN_* variables: rows of lib/settings.h's table, X(ID, kind, lo, hi, form,
  * effect), read through its getters (CLRUN__SET_ID). */
 #define CLRUN__SETTINGS_GEMM_NV(X)                                                                                          \
-    X(GEMM_MMA_PARAMS, UINTS, 6, 7, "`BM,BN,BK,WTM,WTN,STAGES[,TFACC]`",                                                    \
-      "tensor-core GEMM tiles (experiments); refused when the device cannot run them")                                      \
     X(NO_TENSOR, FLAG, 0, 0, "`1` or `0`", "`1`: never use the tensor-core kernel (`auto` takes the portable ones)")        \
-    X(GEMM_WGMMA_PARAMS, UINTS, 6, 8, "`BM,BN,WG,WN,STAGES,WAIT[,KB[,WS]]`",                                                \
-      "Hopper wgmma GEMM tiles (experiments); refused when the device cannot run them")                                     \
     X(NO_WGMMA, FLAG, 0, 0, "`1` or `0`", "`1`: never use the Hopper wgmma kernel (the `mma.sync` one takes its products)") \
     X(NO_TMA, FLAG, 0, 0, "`1` or `0`", "`1`: never load the CUDA driver for tensor maps (the wgmma kernel then loads with `cp.async`)")

@@ -14,7 +14,7 @@
 
 /* Tiles of the wgmma kernel (lib/ops/gemm/nv/gemm_wgmma_nv.cl): BM BN WG WN STAGES WAIT KB WS. The built-in ones
  * measured best on the H200 (docs/BENCHMARKS.md); the tuning file's (`clrun tune gemm`) over them,
- * $CLRUN_GEMM_WGMMA_PARAMS over both. */
+ * $CLRUN_GEMM_TILES's ("wgmma:...") over both. */
 struct wg_params {
     unsigned bm, bn, wg, wn, stages, wait, kb, ws;
 };
@@ -54,35 +54,100 @@ static const struct wg_params tma_tiles = {128, 256, 2, 256, 3, 0, 32, 1};
  * eleven sets at 8192³ and 4096³ on the H200). */
 static const struct wg_params sp_tiles_large = {192, 128, 3, 128, 3, 0, 64, 1}, sp_tiles = {128, 256, 2, 256, 2, 0, 64, 1};
 
-/* The tiles of a product: large, of 2^39 flops or more; tma, whether it may load through TMA; sp, the
- * 2:4 kernel. The tuning file's row for the kind and band over the built-in ones (wgmma, wgmma-s8,
- * wgmma-sp; "-large" from 2^39 flops), $CLRUN_GEMM_WGMMA_PARAMS over both. */
-static clrun_status wg_params(clrun_ctx *ctx, int large, int tma, int s8, int sp, struct wg_params *p)
+static const char *check(const clrun_device_info *in, const clrun__gemm_plan *p, const unsigned *v)
 {
-    unsigned v[CLRUN__SETTING_MAX_UINTS], n;
-    clrun_status st;
+    const struct wg_params e = {v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]};
+    return wg_ok(in, &e, p->kind == CLRUN__GEMM_SP)
+               ? NULL
+               : "tiles this device cannot run (see lib/ops/gemm/nv/gemm_wgmma_nv.cl: BM a multiple of 64·WG, WN 64, 128 or 256 "
+                 "dividing BN, WAIT 0 or 1, STAGES ≥ 2 + WAIT, KB 64 or 32, WS 0, 1 or 2, STAGES·((BM+BN)·KB + 16·(WS > 0)) bytes of "
+                 "local memory, A's half of it for 2:4 products, which take KB 64 and WS 1)";
+}
+
+static int large(const clrun_gemm_desc *d) { return 2.0 * (double)d->m * (double)d->n * (double)d->k * (double)d->batch >= 0x1p39; }
+
+/* Tuned per kind (f16 for f16 and bf16, s8, sp for 2:4) and band: "-large" from 2^39 flops. */
+static const char *key(clrun_ctx *ctx, const clrun__gemm_plan *p)
+{
+    static const char *const keys[3][2] = {{"f16", "f16-large"}, {"s8", "s8-large"}, {"sp", "sp-large"}};
+    (void)ctx;
+    return keys[p->kind == CLRUN__GEMM_SP ? 2 : p->kind == CLRUN__GEMM_S8][large(&p->d)];
+}
+
+/* Each kind at the large size (at most 4096³, under 2^39 flops) and at 8192³ (from 2^39 flops, where
+ * the built-in tiles change). */
+static const clrun__gemm_tune_point points[] = {
+    {"f16", CLRUN__GEMM_FLOAT, CLRUN_F16, 2, 0},  {"s8", CLRUN__GEMM_S8, CLRUN_I8, 2, 0},
+    {"sp", CLRUN__GEMM_SP, CLRUN_F16, 2, 0},      {"f16-large", CLRUN__GEMM_FLOAT, CLRUN_F16, 3, 0},
+    {"s8-large", CLRUN__GEMM_S8, CLRUN_I8, 3, 0}, {"sp-large", CLRUN__GEMM_SP, CLRUN_F16, 3, 0},
+};
+
+/* The shapes measured on the H200 (docs/BENCHMARKS.md) per kind, the built-in default first; quick:
+ * the first three. */
+static size_t space(const clrun_device_info *in, const clrun__gemm_tune_point *pt, int quick, unsigned (*out)[CLRUN__GEMM_TILE_MAX],
+                    size_t max)
+{
+    static const unsigned c[3][9][8] = {
+        {{128, 128, 1, 128, 3, 0, 64, 0},
+         {128, 128, 2, 128, 3, 0, 64, 0},
+         {128, 256, 2, 256, 3, 0, 32, 1},
+         {64, 128, 1, 128, 4, 0, 64, 0},
+         {128, 128, 2, 64, 3, 0, 64, 0},
+         {64, 256, 1, 256, 2, 0, 64, 0},
+         {128, 128, 1, 128, 6, 0, 32, 0},
+         {128, 256, 2, 256, 3, 1, 32, 1},
+         {64, 128, 1, 128, 6, 1, 32, 1}},
+        {{128, 128, 1, 128, 3, 0, 64, 0},
+         {128, 128, 2, 128, 3, 0, 64, 0},
+         {128, 256, 2, 128, 3, 0, 32, 1},
+         {64, 128, 1, 128, 4, 0, 64, 0},
+         {128, 256, 2, 256, 3, 0, 32, 1},
+         {256, 128, 2, 128, 3, 0, 32, 1}},
+        {{192, 128, 3, 128, 3, 0, 64, 1},
+         {128, 256, 2, 256, 2, 0, 64, 1},
+         {128, 256, 2, 128, 2, 0, 64, 1},
+         {192, 192, 3, 64, 2, 0, 64, 1},
+         {256, 128, 4, 128, 2, 0, 64, 1},
+         {128, 128, 2, 128, 3, 0, 64, 1}},
+    };
+    const int kind = pt->kind == CLRUN__GEMM_SP ? 2 : pt->kind == CLRUN__GEMM_S8;
+    size_t nc = 0;
+    for (size_t i = 0; i < (quick ? 3u : kind == 0 ? 9u : 6u) && nc < max; i++) {
+        const unsigned *v = c[kind][i];
+        const struct wg_params e = {v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]};
+        if (wg_ok(in, &e, kind == 2)) memcpy(out[nc++], v, sizeof c[kind][i]);
+    }
+    return nc;
+}
+
+static const clrun__gemm_tiles tiles = {
+    .count = 8,
+    .names = {"BM", "BN", "WG", "WN", "STAGES", "WAIT", "KB", "WS"},
+    .min = 6,
+    .tail = {[6] = 64, [7] = 0},
+    .key = key,
+    .check = check,
+    .points = points,
+    .npoints = sizeof points / sizeof *points,
+    .space = space,
+};
+
+/* The tiles of plan pl: built-in by band (big, of 2^39 flops or more) and loads (tma, whether it may
+ * load through TMA), then the tuning file's and $CLRUN_GEMM_TILES's (clrun__gemm_tiles_for). A TMA
+ * probe runs the built-in TMA tiles. */
+static clrun_status wg_params(clrun_ctx *ctx, const clrun__gemm_plan *pl, int big, int tma, struct wg_params *p)
+{
+    const int s8 = pl->kind == CLRUN__GEMM_S8, sp = pl->kind == CLRUN__GEMM_SP;
     const struct wg_state *ws = state(ctx);
     const int probing = ws && ws->probing;
-    *p = sp                                   ? (large ? sp_tiles_large : sp_tiles)
-         : tma && (probing || (large && !s8)) ? tma_tiles
-                                              : (struct wg_params){128, 128, 1, 128, 3, 0, 64, 0};
-    const clrun__gemm_tuning *tu = clrun__gemm_tuned(ctx);
-    const unsigned *g = tu ? tu->wg[sp ? 2 : s8][large != 0] : NULL; /* `clrun tune gemm`'s row for the kind and band */
-    if (g && g[0] && !(probing && g[7] != 1)) {                      /* (a TMA probe runs tiles that load through TMA) */
-        const struct wg_params t = {g[0], g[1], g[2], g[3], g[4], g[5], g[6], g[7]};
-        if (wg_ok(clrun_ctx_device(ctx), &t, sp)) *p = t;
-    }
-    if ((st = clrun__setting_uints(ctx, CLRUN__SET_GEMM_WGMMA_PARAMS, v, &n)) || !n) return st;
-    const struct wg_params e = {v[0], v[1], v[2], v[3], v[4], v[5], n >= 7 ? v[6] : 64, n == 8 ? v[7] : 0};
-    if (probing && e.ws != 1) return CLRUN_OK;
-    if (!wg_ok(clrun_ctx_device(ctx), &e, sp))
-        return clrun__setting_refuse(
-            ctx, CLRUN__SET_GEMM_WGMMA_PARAMS,
-            "tiles this device cannot run (see lib/ops/gemm/nv/gemm_wgmma_nv.cl: BM a multiple of 64·WG, WN 64, 128 or 256 "
-            "dividing BN, WAIT 0 or 1, STAGES ≥ 2 + WAIT, KB 64 or 32, WS 0, 1 or 2, STAGES·((BM+BN)·KB + 16·(WS > 0)) bytes of "
-            "local memory, A's half of it for 2:4 products, which take KB 64 and WS 1)");
-    *p = e;
-    return CLRUN_OK;
+    *p = sp                                 ? (big ? sp_tiles_large : sp_tiles)
+         : tma && (probing || (big && !s8)) ? tma_tiles
+                                            : (struct wg_params){128, 128, 1, 128, 3, 0, 64, 0};
+    if (probing) return CLRUN_OK;
+    unsigned v[CLRUN__GEMM_TILE_MAX] = {p->bm, p->bn, p->wg, p->wn, p->stages, p->wait, p->kb, p->ws};
+    clrun_status st = clrun__gemm_tiles_for(ctx, &clrun__gemm_wgmma, pl, v, NULL);
+    *p = (struct wg_params){v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]};
+    return st;
 }
 
 /* The tensor map of one operand: K-major (stored rows × K) in boxes of BK × `box` rows with the
@@ -118,11 +183,10 @@ static clrun_status launch(clrun_ctx *ctx, const clrun__gemm_plan *pl)
     if (sp && !ws->sp_form) return clrun__fail(ctx, CLRUN_UNSUPPORTED, "gemm sp: the 2:4 wgmma kernel was not probed on this context");
     /* The TMA tiles are the built-in ones for products of 2^39 flops and more: at 8192³ they ran 3%
      * faster than the cp.async tiles, at 4096³ 2% slower, on skinny shapes up to 23% slower
-     * (docs/BENCHMARKS.md). Tiles from the tuning file or $CLRUN_GEMM_WGMMA_PARAMS with WS 1 load
+     * (docs/BENCHMARKS.md). Tiles from the tuning file or $CLRUN_GEMM_TILES with WS 1 load
      * through TMA at any size. The 2:4 kernel loads through TMA only. */
-    const double flops = 2.0 * (double)d->m * (double)d->n * (double)d->k * (double)d->batch;
     int tma = (sp || ws->tma[s8] == 1) && d->a && d->b && d->k; /* (a product of K 0 reads no operand) */
-    if ((st = wg_params(ctx, flops >= 0x1p39, tma, s8, sp, &p))) return st;
+    if ((st = wg_params(ctx, pl, large(d), tma, &p))) return st;
     tma = tma && p.ws == 1;
     const size_t es = s8 ? 1 : 2;
     clrun_buf *maps = NULL;
@@ -138,7 +202,7 @@ static clrun_status launch(clrun_ctx *ctx, const clrun__gemm_plan *pl)
         if (!tma && sp) return clrun__fail(ctx, CLRUN_UNSUPPORTED, "gemm sp: no tensor map for this product: %s", clrun_last_error(ctx));
         if (!tma && clrun__setting_on(CLRUN__SET_VERBOSE))
             fprintf(stderr, "clrun: this product loads with cp.async, not TMA: %s\n", clrun_last_error(ctx));
-        if (!tma && (st = wg_params(ctx, 0, 0, s8, 0, &p))) return st;
+        if (!tma && (st = wg_params(ctx, pl, 0, 0, &p))) return st;
     }
     if (sp && !tma) return clrun__fail(ctx, CLRUN_UNSUPPORTED, "gemm sp: the 2:4 wgmma kernel loads through TMA only");
     snprintf(opts, sizeof opts,
@@ -289,4 +353,5 @@ const clrun__gemm_backend clrun__gemm_wgmma = {
     .refuses = refuses,
     .defers = defers,
     .launch = launch,
+    .tiles = &tiles,
 };

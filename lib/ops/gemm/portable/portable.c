@@ -23,42 +23,87 @@ static int params_ok(const clrun_device_info *in, const unsigned v[7])
     return 1;
 }
 
+/* The tiles' parameters by name (gemm.h); VEC and DB, when a positional set leaves them out, are 0. */
+static const char *check(const clrun_device_info *in, const clrun__gemm_plan *p, const unsigned *v)
+{
+    (void)p;
+    return params_ok(in, v) ? NULL
+                            : "tiles this device cannot run (they must divide as lib/ops/gemm/portable/gemm.cl says and fit its "
+                              "work-group and local memory)";
+}
+
+/* Tuned per shape class (tuning.c). */
+static const char *key(clrun_ctx *ctx, const clrun__gemm_plan *p) { return clrun__gemm_class_name(clrun__gemm_class(ctx, &p->d)); }
+
+/* `clrun tune gemm` measures f32 products of each class: N³ for the large ones, (N/4)³ for the small. */
+static const clrun__gemm_tune_point points[] = {
+    {"large-fast", CLRUN__GEMM_FLOAT, CLRUN_F32, 0, 1},
+    {"small-fast", CLRUN__GEMM_FLOAT, CLRUN_F32, 1, 1},
+    {"large", CLRUN__GEMM_FLOAT, CLRUN_F32, 0, 0},
+    {"small", CLRUN__GEMM_FLOAT, CLRUN_F32, 1, 0},
+};
+
+/* The space: tiles, slice depth, work per item, float4 local reads, double buffering; those the
+ * device can run. quick: a handful measured best somewhere. */
+static size_t space(const clrun_device_info *in, const clrun__gemm_tune_point *pt, int quick, unsigned (*out)[CLRUN__GEMM_TILE_MAX],
+                    size_t max)
+{
+    static const unsigned tiles[][2] = {{64, 64}, {128, 64}, {64, 128}, {128, 128}, {32, 64}};
+    static const unsigned ks[] = {8, 16}, ws[][2] = {{4, 4}, {8, 4}, {4, 8}, {8, 8}};
+    static const unsigned q[][7] = {{128, 128, 8, 8, 8, 1, 1}, {64, 128, 8, 8, 8, 1, 1}, {128, 128, 16, 8, 8, 1, 2},
+                                    {64, 64, 8, 8, 8, 1, 1},   {64, 64, 16, 4, 4, 1, 1}, {128, 128, 8, 8, 8, 0, 1}};
+    size_t nc = 0;
+    (void)pt;
+    for (size_t i = 0; quick && i < sizeof q / sizeof *q && nc < max; i++)
+        if (params_ok(in, q[i])) memcpy(out[nc++], q[i], sizeof q[i]);
+    for (size_t t = 0; !quick && t < 5; t++)
+        for (size_t k = 0; k < 2; k++)
+            for (size_t w = 0; w < 4; w++)
+                for (unsigned vec = 0; vec < 2; vec++)
+                    for (unsigned db = 0; db < 3 && nc < max; db++) {
+                        const unsigned v[7] = {tiles[t][0], tiles[t][1], ks[k], ws[w][0], ws[w][1], vec, db};
+                        if ((size_t)(v[0] / v[3]) * (v[1] / v[4]) >= 32 && params_ok(in, v)) memcpy(out[nc++], v, sizeof v);
+                    }
+    return nc;
+}
+
+static const clrun__gemm_tiles tiles = {
+    .count = 7,
+    .names = {"TM", "TN", "TK", "WM", "WN", "VEC", "DB"},
+    .min = 5,
+    .key = key,
+    .check = check,
+    .points = points,
+    .npoints = sizeof points / sizeof *points,
+    .space = space,
+};
+
 /* Measured on the H200 (docs/BENCHMARKS.md), all with 8×8 per work-item as 4×4 quads read from
  * local memory in 16 bytes: on large products 128×128 tiles, in slices of 16 with two local buffers
  * (fast: slices of 8, one buffer); when the product has too few 128-tiles to fill the device,
  * 64×128 tiles (slices of 16; fast: 8). Devices with less local memory or smaller work-groups get
- * 64×64 tiles of 4×4. A tuning file overrides these; $CLRUN_GEMM_PARAMS ("TM,TN,TK,WM,WN,VEC,DB")
- * overrides both, for experiments and `clrun tune`. */
-static clrun_status gpu_params(clrun_ctx *ctx, const clrun_gemm_desc *d, struct gpu_params *g)
+ * 64×64 tiles of 4×4. The tuning file's and $CLRUN_GEMM_TILES's over these (clrun__gemm_tiles_for). */
+static clrun_status gpu_params(clrun_ctx *ctx, const clrun__gemm_plan *p, struct gpu_params *g)
 {
     static const unsigned builtin[4][7] = {
         {64, 128, 16, 8, 8, 1, 1}, {128, 128, 16, 8, 8, 1, 2}, {64, 128, 8, 8, 8, 1, 1}, {128, 128, 8, 8, 8, 1, 1}};
     const clrun_device_info *in = clrun_ctx_device(ctx);
-    const int cls = clrun__gemm_class(ctx, d);
-    unsigned v[CLRUN__SETTING_MAX_UINTS] = {0}, n;
-    const clrun__gemm_tuning *tu = clrun__gemm_tuned(ctx);
-    clrun_status st;
-    if (!tu) return CLRUN_HOST_OUT_OF_MEMORY;
-    if ((st = clrun__setting_uints(ctx, CLRUN__SET_GEMM_PARAMS, v, &n))) return st;
-    if (n && !params_ok(in, v)) /* VEC and DB, when left out, are 0 */
-        return clrun__setting_refuse(ctx, CLRUN__SET_GEMM_PARAMS,
-                                     "tiles this device cannot run (they must divide as lib/ops/gemm/portable/gemm.cl says and fit its "
-                                     "work-group and local memory)");
-    *g = (struct gpu_params){64, 64, 16, 4, 4, 1, 1};
-    const unsigned *t = in->type != CLRUN_DEVICE_CPU && params_ok(in, builtin[cls]) ? builtin[cls] : NULL;
-    if (tu->params[cls][0] && params_ok(in, tu->params[cls])) t = tu->params[cls];
-    if (n) t = v;
-    if (t) *g = (struct gpu_params){t[0], t[1], t[2], t[3], t[4], t[5], t[6]};
-    return CLRUN_OK;
+    const int cls = clrun__gemm_class(ctx, &p->d);
+    unsigned v[CLRUN__GEMM_TILE_MAX] = {64, 64, 16, 4, 4, 1, 1};
+    if (in->type != CLRUN_DEVICE_CPU && params_ok(in, builtin[cls])) memcpy(v, builtin[cls], sizeof builtin[cls]);
+    clrun_status st = clrun__gemm_tiles_for(ctx, &clrun__gemm_portable, p, v, NULL);
+    *g = (struct gpu_params){v[0], v[1], v[2], v[3], v[4], v[5], v[6]};
+    return st;
 }
 
-static clrun_status run_float(clrun_ctx *ctx, const clrun_gemm_desc *d)
+static clrun_status run_float(clrun_ctx *ctx, const clrun__gemm_plan *p)
 {
+    const clrun_gemm_desc *d = &p->d;
     clrun_status st;
     clrun_kernel *k = NULL;
     char opts[256];
     struct gpu_params g = {0};
-    if ((st = gpu_params(ctx, d, &g))) return st;
+    if ((st = gpu_params(ctx, p, &g))) return st;
     /* 16-byte global loads when every run of 4 along a stored row starts on a multiple of 4 */
     int gw4 = g.tk % 4 == 0 && g.tm % 4 == 0 && g.tn % 4 == 0 && d->lda % 4 == 0 && d->ldb % 4 == 0 && d->a_off % 4 == 0 &&
               d->b_off % 4 == 0 && d->stride_a % 4 == 0 && d->stride_b % 4 == 0 && (d->trans_a ? d->m : d->k) % 4 == 0 &&
@@ -111,7 +156,7 @@ static clrun_status launch(clrun_ctx *ctx, const clrun__gemm_plan *p)
     switch (p->kind) {
     case CLRUN__GEMM_S8: return run_s8(ctx, p);
     case CLRUN__GEMM_SP: return run_sp(ctx, p);
-    default: return run_float(ctx, &p->d);
+    default: return run_float(ctx, p);
     }
 }
 
@@ -122,4 +167,5 @@ const clrun__gemm_backend clrun__gemm_portable = {
     .kinds = CLRUN__GEMM_KIND_BIT(CLRUN__GEMM_FLOAT) | CLRUN__GEMM_KIND_BIT(CLRUN__GEMM_S8) | CLRUN__GEMM_KIND_BIT(CLRUN__GEMM_SP),
     .layout = {[CLRUN__GEMM_FLOAT] = CLRUN__GEMM_SLICE_K},
     .launch = launch,
+    .tiles = &tiles,
 };

@@ -948,7 +948,7 @@ static void tune_gemm(void **state)
     snprintf(file, sizeof file, "%.*s", (int)strcspn(p, "\n"), p);
     FILE *f = fopen(file, "r");
     assert_non_null(f);
-    char text[512] = "";
+    char text[8192] = ""; /* a GPU's file has a line per row, key and class */
     size_t got = fread(text, 1, sizeof text - 1, f);
     text[got] = 0;
     fclose(f);

@@ -282,26 +282,36 @@ def _mask_select(a, mask):
 
 
 def _mask_assign(a, mask, value):
-    """a[mask] = value: a scalar or an Array broadcast to a's shape through where(), or a 1-D Array of
-    one value per True element in C order."""
-    if isinstance(value, A.Array) and value.ndim == 1 and value.shape != a.shape[-1:]:
-        _, places, count = _mask_places(mask)
-        if value.size != count:
-            raise ValueError(f"NumPy boolean array indexing assignment cannot assign {value.size} input values to the {count} output "
-                             "values where the mask is true")
-        target = a if a.is_contiguous and not a._off and a._base is None else a.copy()
-        vals = value.astype(a.dtype) if value.dtype != a.dtype else N.contiguous(value)
-        if vals._off or vals._base is not None:
-            vals = vals.copy()
-        if count:
-            _mask_run(target, N.contiguous(mask), places, vals, gather=False)
-        if target is not a:
-            N.assign(a, target)
+    """a[mask] = value with NumPy's rule: value broadcasts to the (count,) selected elements, so it is a
+    scalar, one value, or a 1-D run of one value per True element in C order."""
+    if isinstance(value, (int, float, complex, bool, np.generic)):
+        from ._ufuncs import where
+        N.assign(a, where(mask, value, a))
         return
-    from ._ufuncs import where
-    if isinstance(value, np.ndarray) and value.ndim:
+    if not isinstance(value, A.Array):
+        value = np.asarray(value)
+    if value.ndim > 1:
+        raise ValueError("NumPy boolean array indexing assignment requires a 0 or 1-dimensional input, input has "
+                         f"{value.ndim} dimensions")
+    if value.ndim == 0 or value.size == 1:
+        from ._ufuncs import where
+        one = value.reshape(()) if isinstance(value, A.Array) else value.reshape(())[()]
+        N.assign(a, where(mask, one, a))
+        return
+    _, places, count = _mask_places(mask)
+    if value.size != count:
+        raise ValueError(f"NumPy boolean array indexing assignment cannot assign {value.size} input values to the {count} output "
+                         "values where the mask is true")
+    if not isinstance(value, A.Array):
         value = a.ctx.asarray(value)
-    N.assign(a, where(mask, value, a))
+    target = a if a.is_contiguous and not a._off and a._base is None else a.copy()
+    vals = value.astype(a.dtype) if value.dtype != a.dtype else N.contiguous(value)
+    if vals._off or vals._base is not None:
+        vals = vals.copy()
+    if count:
+        _mask_run(target, N.contiguous(mask), places, vals, gather=False)
+    if target is not a:
+        N.assign(a, target)
 
 
 def _plan(view, adv):

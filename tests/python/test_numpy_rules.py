@@ -594,8 +594,29 @@ def test_device_masks_select_and_assign(ctx, rng, dt):
         b[ctx.asarray(m)] = ctx.asarray(vals)
         y[m] = vals
         same(b, y)
-    with pytest.raises(ValueError, match="cannot assign"):
-        a[ctx.asarray(x > x.flat[5])] = ctx.asarray(np.zeros(3, dt))
+    m = x > x.flat[5]
+    k = int(m.sum())
+    for wrong in (k + 1, k + 2 if k == 0 else k - 1):  # never the count: NumPy refuses both
+        with pytest.raises(ValueError, match="cannot assign"):
+            a[ctx.asarray(m)] = ctx.asarray(np.zeros(wrong, dt))
+        with pytest.raises(ValueError, match="cannot assign"):
+            a[ctx.asarray(m)] = np.zeros(wrong, dt)
+    with pytest.raises(ValueError, match="0 or 1-dimensional"):
+        a[ctx.asarray(m)] = ctx.asarray(x)  # a's own shape does not broadcast to the selection
+    # a row of a's last length is one value per True element when the count matches, as NumPy
+    row = data(rng, (x.shape[-1],), dt, hostile=False)
+    m = np.zeros_like(x, bool)
+    m.flat[rng.choice(x.size, x.shape[-1], replace=False)] = True
+    b, y = ctx.asarray(x), x.copy()
+    b[ctx.asarray(m)] = ctx.asarray(row)
+    y[m] = row
+    same(b, y)
+    b[ctx.asarray(m)] = ctx.asarray(row[:1])  # one value broadcasts
+    y[m] = row[:1]
+    same(b, y)
+    b[ctx.asarray(m)] = row[::-1]  # a host run counts as one too
+    y[m] = row[::-1]
+    same(b, y)
 
 
 def test_asarray_keeps_zero_dimensions(ctx):

@@ -567,7 +567,7 @@ CLRUN_API void clrun_profile_stop(clrun_ctx *ctx);
  * Arrays and NumPy .npy files (lib/io/npy.c)
  *
  * Reads and writes NumPy's .npy format, versions 1.0, 2.0 and 3.0: little-endian (or 1-byte)
- * dtypes f2 f4 f8 i1 i2 i4 i8 u1 u2 u4 u8 and b1 (bool), C order (Fortran order is accepted for
+ * dtypes f2 f4 f8 i1 i2 i4 i8 u1 u2 u4 u8, b1 (bool), c8 and c16 (complex64, complex128), C order (Fortran order is accepted for
  * arrays of one dimension or fewer, where it is the same layout), up to CLRUN_MAX_DIMS dimensions.
  * A CLRUN_BF16 array is written as u2 (uint16 bit patterns); reading never gives CLRUN_BF16.
  * Failures have no context: the text is in clrun_last_error(NULL). A malformed file is
@@ -595,6 +595,8 @@ typedef enum clrun_dtype {
     CLRUN_U32,
     CLRUN_U64,
     CLRUN_BOOL,
+    CLRUN_C64,  /**< complex64: two f32, real then imaginary (NumPy's complex64, OpenCL's float2) */
+    CLRUN_C128, /**< complex128: two f64 (NumPy's complex128, OpenCL's double2) */
     CLRUN_DTYPE_COUNT
 } clrun_dtype;
 
@@ -615,16 +617,18 @@ typedef struct clrun_array {
 /** Bytes per element of a dtype (bool: 1); 0 for an invalid value. */
 CLRUN_API size_t clrun_dtype_size(clrun_dtype t);
 
-/** Short name: "f32" "f16" "bf16" "f64" "i8" … "u64" "bool". "?" for an invalid value. */
+/** Short name: "f32" "f16" "bf16" "f64" "i8" … "u64" "bool" "c64" "c128". "?" for an invalid value. */
 CLRUN_API const char *clrun_dtype_name(clrun_dtype t);
 
 /** The OpenCL C scalar type of a dtype: "half" "float" "double" "char" "short" "int" "long"
- *  "uchar" "ushort" "uint" "ulong" "bool"(stored as uchar); bf16 is stored as "ushort". */
+ *  "uchar" "ushort" "uint" "ulong" "bool"(stored as uchar) "float2" "double2"; bf16 is stored as
+ *  "ushort". */
 CLRUN_API const char *clrun_dtype_cl_name(clrun_dtype t);
 
 /** Parse a type name: the short names above, NumPy's names ("float32", "int64", "uint8",
- *  "float16", "bool"; "bfloat16" as ml_dtypes spells it) or OpenCL's ("float", "half", "double",
- *  "char", "uchar", "short", "ushort", "int", "uint", "long", "ulong"; "ushort" is u16).
+ *  "float16", "bool", "complex64", "complex128"; "bfloat16" as ml_dtypes spells it) or OpenCL's
+ *  scalar names ("float", "half", "double", "char", "uchar", "short", "ushort", "int", "uint", "long",
+ *  "ulong"; "ushort" is u16; the vector names float2 and double2 are not complex types).
  *  CLRUN_INVALID_ARG if unknown. */
 CLRUN_API clrun_status clrun_dtype_parse(const char *name, clrun_dtype *out);
 
@@ -818,6 +822,99 @@ CLRUN_API void clrun_histogram_edges(double lo, double hi, size_t nbins, int f64
 CLRUN_API clrun_status clrun_histogram(clrun_ctx *ctx, clrun_dtype t, clrun_buf *x, size_t x_off, size_t n, clrun_buf *w, size_t w_off,
                                        clrun_dtype wt, size_t nbins, clrun_buf *edges, double scale, unsigned flags, clrun_buf *out,
                                        size_t out_off);
+
+/* ------------------------------------------------------------------------------------------------
+ * Fourier transforms (lib/ops/fft/fft.c, on VkFFT)
+ *
+ * numpy.fft's transforms, generated and run by VkFFT on the context's device, queue and buffers:
+ * complex-to-complex (forward e^-2πi·jk/n, inverse e^+2πi·jk/n) and real (forward r2c keeping the
+ * n/2 + 1 non-negative frequencies of the last axis, inverse c2r), over the 1 to 3 innermost axes of
+ * `batch` arrays one after another, any lengths (VkFFT's Rader and Bluestein algorithms take prime
+ * and awkward lengths), in f32 or f64 (complex64 or complex128 elements, real then imaginary).
+ * Scaling follows NumPy's norm: "backward" divides the inverse by n, "ortho" both by sqrt(n),
+ * "forward" the forward by n (n: the product of the transformed lengths).
+ *
+ * A plan is made once per descriptor and context: clrun_fft_plan_new hands back the context's plan
+ * when one with an equal descriptor exists (and keeps up to 16 that nobody holds), and VkFFT's
+ * compiled kernels go to clrun's persistent cache, so another process loads them instead of
+ * compiling (clrun_fft_plan_info says which). Transforms are queued on the calling thread's current
+ * queue, as the other ops; order them with clrun_queue_marker. The input of an out-of-place
+ * transform is left as it was. Without VkFFT at build time every call is CLRUN_UNSUPPORTED
+ * (clrun_fft_available says so).
+ * ----------------------------------------------------------------------------------------------*/
+
+/** The most axes one plan transforms. */
+#define CLRUN_FFT_MAX_DIMS 3
+
+/** What a plan transforms. */
+typedef enum clrun_fft_kind {
+    CLRUN_FFT_C2C = 0, /**< complex to complex, both directions */
+    CLRUN_FFT_REAL = 1 /**< real: forward real to complex (np.fft.rfftn), inverse complex to real (irfftn) */
+} clrun_fft_kind;
+
+/** NumPy's norm= of a transform (which direction is scaled). */
+typedef enum clrun_fft_norm {
+    CLRUN_FFT_NORM_BACKWARD = 0, /**< the inverse by 1/n (NumPy's default) */
+    CLRUN_FFT_NORM_ORTHO = 1,    /**< both by 1/sqrt(n) */
+    CLRUN_FFT_NORM_FORWARD = 2   /**< the forward by 1/n */
+} clrun_fft_norm;
+
+/** A transform's shape. Zeroed, it is a forward-and-inverse c2c f32 plan of ndim 0 (which fails:
+ *  set ndim and shape). */
+typedef struct clrun_fft_desc {
+    clrun_fft_kind kind;              /**< CLRUN_FFT_C2C (0) or CLRUN_FFT_REAL */
+    clrun_dtype precision;            /**< CLRUN_F32 (0; complex64 data) or CLRUN_F64 (complex128; needs fp64) */
+    unsigned ndim;                    /**< transformed axes: 1 to CLRUN_FFT_MAX_DIMS, the innermost ones */
+    size_t shape[CLRUN_FFT_MAX_DIMS]; /**< their lengths, outermost first, as NumPy's shape (for
+                                       *  CLRUN_FFT_REAL the real lengths; the complex side's last
+                                       *  axis has shape[ndim-1]/2 + 1 elements) */
+    size_t batch;                     /**< transforms one after another in memory (0 counts as 1) */
+    clrun_fft_norm norm;              /**< the scaling, CLRUN_FFT_NORM_BACKWARD (0) by default */
+    int inplace;                      /**< nonzero: the plan transforms its buffer in place (c2c only) */
+} clrun_fft_desc;
+
+/** A plan (opaque): one VkFFT application on one context. */
+typedef struct clrun_fft_plan clrun_fft_plan;
+
+/** Where a plan's kernels came from (clrun_fft_plan_info). */
+typedef enum clrun_fft_plan_source {
+    CLRUN_FFT_PLAN_BUILT = 0,  /**< generated and compiled now (then stored in the persistent cache) */
+    CLRUN_FFT_PLAN_LOADED = 1, /**< loaded from the persistent cache */
+    CLRUN_FFT_PLAN_REUSED = 2  /**< the context's plan for an equal descriptor */
+} clrun_fft_plan_source;
+
+/** What making a plan cost, and its sizes. */
+typedef struct clrun_fft_info {
+    double build_ms;              /**< wall time of making it (0 when reused) */
+    clrun_fft_plan_source source; /**< where its kernels came from */
+    size_t in_count;              /**< elements a forward transform reads (real ones for CLRUN_FFT_REAL) */
+    size_t out_count;             /**< complex elements a forward transform writes */
+} clrun_fft_info;
+
+/** 1 when this libclrun has VkFFT (FFT works), 0 when it was built without it. */
+CLRUN_API int clrun_fft_available(void);
+
+/** A plan for *d on ctx (or a new reference to the context's plan for an equal descriptor). Fails
+ *  with CLRUN_INVALID_ARG for a bad descriptor (no axes, a length of 0, an in-place real plan, a
+ *  size past the device's largest buffer), CLRUN_UNSUPPORTED for f64 without fp64 or a build
+ *  without VkFFT. Free with clrun_fft_plan_free before clrun_close (which frees any left). */
+CLRUN_API clrun_status clrun_fft_plan_new(clrun_ctx *ctx, const clrun_fft_desc *d, clrun_fft_plan **out);
+
+/** Queue the forward (inverse 0) or inverse transform of every batch: from in at element in_off to
+ *  out at element out_off, offsets counting the elements of each side (complex, or real on a real
+ *  transform's real side: forward's input, inverse's output). Arrays are packed, C order. An
+ *  in-place plan transforms out (in is NULL or the same range). Out-of-place ranges must not
+ *  overlap; in is left as it was. */
+CLRUN_API clrun_status clrun_fft_exec(clrun_fft_plan *p, int inverse, clrun_buf *in, size_t in_off, clrun_buf *out, size_t out_off);
+
+/** Its build cost and sizes. */
+CLRUN_API clrun_status clrun_fft_plan_info(const clrun_fft_plan *p, clrun_fft_info *info);
+
+/** Drop a reference to the plan (NULL is ignored). */
+CLRUN_API void clrun_fft_plan_free(clrun_fft_plan *p);
+
+/** Name of a norm ("backward", "ortho", "forward"), or NULL. */
+CLRUN_API const char *clrun_fft_norm_name(clrun_fft_norm norm);
 
 /* ------------------------------------------------------------------------------------------------
  * Sorts (lib/ops/sort/sort.c, lib/ops/sort/sort.cl)

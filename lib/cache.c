@@ -221,3 +221,30 @@ void clrun__cache_remove(const unsigned char key[16])
     char path[4200];
     if (entry_path(key, path, sizeof path) == 0) unlink(path);
 }
+
+/* ---- blobs of the kernel library (opkit.h) ---------------------------------------------------- */
+
+static int blob_key(clrun_ctx *ctx, const char *what, const void *key, size_t keylen, unsigned char k[16])
+{
+    char opts[128];
+    snprintf(opts, sizeof opts, "-clrun-blob=%s", what);
+    return ctx && clrun__cache_key(ctx, (const char *)key, keylen, opts, k) == CLRUN_OK ? 0 : -1;
+}
+
+unsigned char *clrun__blob_load(clrun_ctx *ctx, const char *what, const void *key, size_t keylen, size_t *len)
+{
+    unsigned char k[16];
+    return blob_key(ctx, what, key, keylen, k) ? NULL : clrun__cache_load(k, len);
+}
+
+void clrun__blob_store(clrun_ctx *ctx, const char *what, const void *key, size_t keylen, const void *blob, size_t len)
+{
+    unsigned char k[16];
+    if (!blob_key(ctx, what, key, keylen, k)) (void)clrun__cache_store(k, (const unsigned char *)blob, len);
+}
+
+void clrun__blob_remove(clrun_ctx *ctx, const char *what, const void *key, size_t keylen)
+{
+    unsigned char k[16];
+    if (!blob_key(ctx, what, key, keylen, k)) clrun__cache_remove(k);
+}

@@ -74,6 +74,17 @@ uint64_t *clrun__buf_devaddr(clrun_buf *b);
  * memory (the context's error says so). */
 void *clrun__op_state(clrun_ctx *ctx, const void *key, size_t size, void (*release)(clrun_ctx *ctx, void *state));
 
+/* ---- blobs in the persistent cache ----------------------------------------------------------- */
+
+/* What an op made for the context's device and wants to keep across processes (the generated
+ * binaries of a library such as VkFFT), in clrun's program cache: keyed by what (a short name),
+ * the key bytes, the device, its driver and clrun's version; checked as a program's entry (any
+ * corruption is a miss). load: malloc'd bytes, or NULL on a miss or with the cache off; store and
+ * remove fail silently (the cache is an optimisation). */
+unsigned char *clrun__blob_load(clrun_ctx *ctx, const char *what, const void *key, size_t keylen, size_t *len);
+void clrun__blob_store(clrun_ctx *ctx, const char *what, const void *key, size_t keylen, const void *blob, size_t len);
+void clrun__blob_remove(clrun_ctx *ctx, const char *what, const void *key, size_t keylen);
+
 /* ---- build hooks ------------------------------------------------------------------------------ */
 
 /* An option of clrun_prog_* that the core keeps from the driver and hands to a hook of the kernel

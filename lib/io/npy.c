@@ -21,6 +21,7 @@ static const struct {
     [CLRUN_I64] = {"i64", "long", "i8", 8},     [CLRUN_U8] = {"u8", "uchar", "u1", 1},
     [CLRUN_U16] = {"u16", "ushort", "u2", 2},   [CLRUN_U32] = {"u32", "uint", "u4", 4},
     [CLRUN_U64] = {"u64", "ulong", "u8", 8},    [CLRUN_BOOL] = {"bool", "bool", "b1", 1},
+    [CLRUN_C64] = {"c64", "float2", "c8", 8},   [CLRUN_C128] = {"c128", "double2", "c16", 16},
 };
 
 size_t clrun_dtype_size(clrun_dtype t) { return (unsigned)t < CLRUN_DTYPE_COUNT ? dtypes[t].size : 0; }
@@ -32,17 +33,18 @@ clrun_status clrun_dtype_parse(const char *name, clrun_dtype *out)
     static const struct {
         const char *alias;
         clrun_dtype t;
-    } aliases[] = {{"bfloat16", CLRUN_BF16}, {"float16", CLRUN_F16}, {"float32", CLRUN_F32}, {"float64", CLRUN_F64}, {"int8", CLRUN_I8},
-                   {"int16", CLRUN_I16},     {"int32", CLRUN_I32},   {"int64", CLRUN_I64},   {"uint8", CLRUN_U8},    {"uint16", CLRUN_U16},
-                   {"uint32", CLRUN_U32},    {"uint64", CLRUN_U64},  {"bool_", CLRUN_BOOL}};
+    } aliases[] = {{"bfloat16", CLRUN_BF16}, {"float16", CLRUN_F16},   {"float32", CLRUN_F32},    {"float64", CLRUN_F64},
+                   {"int8", CLRUN_I8},       {"int16", CLRUN_I16},     {"int32", CLRUN_I32},      {"int64", CLRUN_I64},
+                   {"uint8", CLRUN_U8},      {"uint16", CLRUN_U16},    {"uint32", CLRUN_U32},     {"uint64", CLRUN_U64},
+                   {"bool_", CLRUN_BOOL},    {"complex64", CLRUN_C64}, {"complex128", CLRUN_C128}};
     if (!name || !out) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_dtype_parse: NULL argument");
     for (int t = 0; t < CLRUN_DTYPE_COUNT; t++)
-        if (strcmp(name, dtypes[t].name) == 0 || (t != CLRUN_BF16 && strcmp(name, dtypes[t].cl) == 0))
+        if (strcmp(name, dtypes[t].name) == 0 || (t != CLRUN_BF16 && t != CLRUN_C64 && t != CLRUN_C128 && strcmp(name, dtypes[t].cl) == 0))
             return *out = (clrun_dtype)t, CLRUN_OK;
     for (size_t i = 0; i < sizeof aliases / sizeof *aliases; i++)
         if (strcmp(name, aliases[i].alias) == 0) return *out = aliases[i].t, CLRUN_OK;
     return clrun__fail(NULL, CLRUN_INVALID_ARG,
-                       "unknown type '%s' (types: f16 bf16 f32 f64 i8 i16 i32 i64 u8 u16 u32 u64 bool, or the NumPy "
+                       "unknown type '%s' (types: f16 bf16 f32 f64 i8 i16 i32 i64 u8 u16 u32 u64 bool c64 c128, or the NumPy "
                        "and OpenCL names of these)",
                        name);
 }
@@ -131,14 +133,14 @@ static clrun_status parse_header(const char *text, size_t len, clrun_dtype *dtyp
             size_t vl = strlen(val);
             int found = 0;
             for (int t = 0; t < CLRUN_DTYPE_COUNT && !found; t++) {
-                if (vl != 3 || !dtypes[t].npy || strcmp(val + 1, dtypes[t].npy) != 0) continue;
+                if (vl < 3 || !dtypes[t].npy || strcmp(val + 1, dtypes[t].npy) != 0) continue;
                 if (val[0] == '>' && dtypes[t].size > 1)
                     return FMT("big-endian data ('%s') is not supported; convert with arr.astype(arr.dtype.newbyteorder('<'))", val);
                 if (val[0] != '<' && val[0] != '|' && val[0] != '=' && val[0] != '>') return FMT("unsupported dtype '%s'", val);
                 *dtype = (clrun_dtype)t;
                 found = 1;
             }
-            if (!found) return FMT("unsupported dtype '%s' (supported: f2 f4 f8 i1 i2 i4 i8 u1 u2 u4 u8 b1, little-endian)", val);
+            if (!found) return FMT("unsupported dtype '%s' (supported: f2 f4 f8 i1 i2 i4 i8 u1 u2 u4 u8 b1 c8 c16, little-endian)", val);
         } else if (strcmp(key, "fortran_order") == 0) {
             if (have_order++) return FMT("header: 'fortran_order' given twice");
             skip_ws(&h);

@@ -135,7 +135,11 @@ static const char *bench_help = "usage: clrun bench NAME [-d SPEC] [--json] [--r
                                 "             against the copy and torch.sort (CUB) or np.sort / np.argsort(kind=stable)\n"
                                 "  hist       bincount of int32 keys into 256 bins (clrun_bincount), against the copy and\n"
                                 "             torch.bincount or np.bincount\n"
-                                "             (random, scan, sort, hist: --size Mi elements, default 256 on a GPU, 16 otherwise)\n\n"
+                                "             (random, scan, sort, hist: --size Mi elements, default 256 on a GPU, 16 otherwise)\n"
+                                "  fft        forward transforms (clrun_fft, on VkFFT): a long c2c (2^24 on a GPU, 2^20 otherwise),\n"
+                                "             a 2-D r2c (4096^2 or 2048^2), a batch of 4096-point c2c rows and a prime length,\n"
+                                "             against torch.fft (cuFFT) on CUDA or numpy.fft (pocketfft) on the host; the plan's\n"
+                                "             cost and whether its kernels came from the cache\n\n"
                                 "  -d, --device SPEC   device (default: $CLRUN_DEVICE, else the best)\n"
                                 "  --json              one JSON record per line: op, impl, size, median_ms, gbps\n"
                                 "  --repeat N          timed repetitions after a warm-up (default 5)\n"
@@ -198,7 +202,7 @@ int cmd_bench(int argc, char **argv)
         {.name = "gemm", .bench = bench_gemm},         {.name = "mixed", .bench = bench_mixed},   {.name = "canny", .bench = bench_canny},
         {.name = "pipeline", .bench = bench_pipeline}, {.name = "int8", .bench = bench_int8},     {.name = "sparse", .bench = bench_sparse},
         {.name = "overlap", .bench = bench_overlap},   {.name = "random", .bench = bench_random}, {.name = "scan", .bench = bench_scan},
-        {.name = "sort", .bench = bench_sort},         {.name = "hist", .bench = bench_hist},
+        {.name = "sort", .bench = bench_sort},         {.name = "hist", .bench = bench_hist},     {.name = "fft", .bench = bench_fft},
     };
     for (size_t i = 0; i < sizeof benches / sizeof *benches; i++)
         if (strcmp(name, benches[i].name) == 0) return benches[i].bench(&o);

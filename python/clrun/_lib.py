@@ -73,6 +73,15 @@ class RandDescC(Structure):
                 ("b", c_double), ("low", c_int64), ("high", c_int64)]
 
 
+class FftDescC(Structure):
+    _fields_ = [("kind", c_int), ("precision", c_int), ("ndim", c_uint), ("shape", c_size_t * 3), ("batch", c_size_t), ("norm", c_int),
+                ("inplace", c_int)]
+
+
+class FftInfoC(Structure):
+    _fields_ = [("build_ms", c_double), ("source", c_int), ("in_count", c_size_t), ("out_count", c_size_t)]
+
+
 class ScalerC(Structure):
     _fields_ = [("scale", c_float), ("growth_factor", c_double), ("backoff_factor", c_double), ("growth_interval", c_int),
                 ("growth_tracker", c_int), ("found_inf", c_void_p)]
@@ -112,7 +121,8 @@ class CannyReportC(Structure):
 STRUCTS = {"clrun_device_info": DeviceInfoC, "clrun_arg_info": ArgInfoC, "clrun_profile_entry": ProfileEntryC,
            "clrun_gemm_desc": GemmDescC, "clrun_scaler": ScalerC, "clrun_grad": GradC, "clrun_qparams": QParamsC,
            "clrun_s8_epilogue": S8EpilogueC, "clrun_canny_params": CannyParamsC, "clrun_image": ImageC,
-           "clrun_canny_report": CannyReportC, "clrun_rand_desc": RandDescC}
+           "clrun_canny_report": CannyReportC, "clrun_rand_desc": RandDescC, "clrun_fft_desc": FftDescC,
+           "clrun_fft_info": FftInfoC}
 PIPE_DELIVER = ctypes.CFUNCTYPE(None, c_void_p, c_void_p, c_int, POINTER(ImageC))
 CALLBACKS = {"clrun_pipe_deliver": PIPE_DELIVER}
 _SCALARS = {"void": None, "int": c_int, "unsigned": c_uint, "size_t": c_size_t, "float": c_float, "double": c_double, "char": c_char,
@@ -256,6 +266,11 @@ sort = _proto("clrun_sort")
 argsort = _proto("clrun_argsort")
 topk = _proto("clrun_topk")
 bincount = _proto("clrun_bincount")
+fft_available = _proto("clrun_fft_available")
+fft_plan_new = _proto("clrun_fft_plan_new")
+fft_exec = _proto("clrun_fft_exec")
+fft_plan_info = _proto("clrun_fft_plan_info")
+fft_plan_free = _proto("clrun_fft_plan_free")
 histogram = _proto("clrun_histogram")
 rand_desc_init = _proto("clrun_rand_desc_init")
 rand_words = _proto("clrun_rand_words")

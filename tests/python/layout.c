@@ -65,6 +65,13 @@ int main(void)
     F(clrun_rand_desc, seed), F(clrun_rand_desc, subsequence), F(clrun_rand_desc, offset), F(clrun_rand_desc, dist);
     F(clrun_rand_desc, type), F(clrun_rand_desc, a), F(clrun_rand_desc, b), F(clrun_rand_desc, low), F(clrun_rand_desc, high);
     E();
+    S(clrun_fft_desc);
+    F(clrun_fft_desc, kind), F(clrun_fft_desc, precision), F(clrun_fft_desc, ndim), F(clrun_fft_desc, shape), F(clrun_fft_desc, batch);
+    F(clrun_fft_desc, norm), F(clrun_fft_desc, inplace);
+    E();
+    S(clrun_fft_info);
+    F(clrun_fft_info, build_ms), F(clrun_fft_info, source), F(clrun_fft_info, in_count), F(clrun_fft_info, out_count);
+    E();
     printf("}\n");
     return 0;
 }

@@ -387,6 +387,16 @@ void clrun_fft_plan_free(clrun_fft_plan *p)
 }
 
 #ifdef CLRUN_HAVE_VKFFT
+static clrun_status hermitian(clrun_ctx *ctx, const clrun_fft_desc *d, clrun_buf *b, size_t rows, size_t m, int even)
+{
+    char opts[64];
+    clrun_kernel *k;
+    snprintf(opts, sizeof opts, "-DCLRUN_T=%s%s", d->precision == CLRUN_F64 ? "double" : "float",
+             d->precision == CLRUN_F64 ? " -DCLRUN_FP64" : "");
+    clrun_status st = clrun__lib_kernel(ctx, "fft", opts, "clrun_fft_hermitian", &k);
+    return st ? st : CLRUN__RUN(k, CLRUN__GRID1(rows), ARG_BUF(b), ARG_U64(rows), ARG_U64(m), ARG_U32(even));
+}
+
 static clrun_status scale(clrun_ctx *ctx, const clrun_fft_desc *d, clrun_buf *b, size_t off, size_t n, double s)
 {
     char opts[64];
@@ -447,6 +457,8 @@ clrun_status clrun_fft_exec(clrun_fft_plan *p, int inverse, clrun_buf *in, size_
         mwork = clrun_buf_cl_mem(work);
         cl_int err = clEnqueueCopyBuffer(p->queue, min, mwork, (size_t)in_off * ces, 0, bytes, 0, NULL, NULL);
         if (err) return clrun__fail_cl(ctx, err, "clEnqueueCopyBuffer", "clrun_fft_exec: copying the input");
+        const size_t last = d->shape[d->ndim - 1];
+        if (d->ndim == 1 && (st = hermitian(ctx, d, work, d->batch, last / 2 + 1, last % 2 == 0))) return st;
         lp.buffer = &mwork, lp.bufferOffset = 0;
         lp.inputBuffer = &mout, lp.inputBufferOffset = (uint64_t)out_off * oes;
     }

@@ -25,3 +25,14 @@ __kernel void clrun_fft_cmul(__global const T2 *a, ulong a_off, __global const T
     const T2 x = a[a_off + i], y = b[b_off + i];
     out[out_off + i] = (T2)(x.x * y.x - x.y * y.y, x.x * y.y + x.y * y.x) * s;
 }
+
+/* the imaginary parts a real signal's spectrum cannot have, set to 0 as numpy.fft.irfft ignores
+ * them: element 0 of each of `rows` rows of m complex elements and, when the real length is even,
+ * element m - 1 */
+__kernel void clrun_fft_hermitian(__global T2 *x, ulong rows, ulong m, uint even)
+{
+    const ulong r = get_global_id(0);
+    if (r >= rows) return;
+    x[r * m].y = 0;
+    if (even) x[r * m + m - 1].y = 0;
+}

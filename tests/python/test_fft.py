@@ -122,3 +122,40 @@ def test_refusals(ctx, rng):
             cf.fft(ctx.asarray(np.ones(4, np.float32)), ctx=other)
     finally:
         other.close()
+
+
+def test_cli_fft_and_fftconvolve(ctx, rng, tmp_path):
+    import subprocess
+    exe = os.environ.get("CLRUN_EXE")
+    if not exe:
+        pytest.skip("CLRUN_EXE is not set")
+
+    def run(*args):
+        dev = ["-d", os.environ["CLRUN_TEST_DEVICE"]] if os.environ.get("CLRUN_TEST_DEVICE") else []
+        return subprocess.run([exe, "op", *args, *dev], capture_output=True, text=True)
+
+    x = cdata(rng, (3, 5, 8))
+    np.save(tmp_path / "x.npy", x)
+    assert run("fft", str(tmp_path / "x.npy"), "-o", str(tmp_path / "y.npy"), "--axes", "0,2").returncode == 0
+    assert err(np.load(tmp_path / "y.npy"), np.fft.fftn(x, axes=(0, 2))) <= tol(24)
+    r = rng.standard_normal((4, 9)).astype(np.float32)
+    np.save(tmp_path / "r.npy", r)
+    assert run("fft", str(tmp_path / "r.npy"), "-o", str(tmp_path / "R.npy"), "--real", "--norm", "ortho").returncode == 0
+    R = np.load(tmp_path / "R.npy")
+    assert R.dtype == np.complex64 and err(R, np.fft.rfft(r, norm="ortho")) <= tol(9)
+    assert run("fft", str(tmp_path / "R.npy"), "-o", str(tmp_path / "b.npy"), "--real", "--inverse", "-n", "9", "--norm",
+               "ortho").returncode == 0
+    assert err(np.load(tmp_path / "b.npy"), r) <= tol(9)
+    bad = run("fft", str(tmp_path / "r.npy"), "-o", str(tmp_path / "no.npy"), "--real", "--inverse")
+    assert bad.returncode == 2 and "complex spectrum" in bad.stderr and not (tmp_path / "no.npy").exists()
+    a, b = rng.standard_normal((20, 13)).astype(np.float32), rng.standard_normal((5, 4)).astype(np.float32)
+    np.save(tmp_path / "a.npy", a), np.save(tmp_path / "k.npy", b)
+    full = np.zeros((24, 16))
+    for i in range(5):
+        for j in range(4):
+            full[i:i + 20, j:j + 13] += float(b[i, j]) * a
+    for mode, want in (("full", full), ("same", full[2:22, 1:14]), ("valid", full[4:20, 3:13])):
+        p = run("fftconvolve", str(tmp_path / "a.npy"), str(tmp_path / "k.npy"), "-o", str(tmp_path / "c.npy"), "--mode", mode)
+        assert p.returncode == 0, p.stderr
+        got = np.load(tmp_path / "c.npy")
+        assert got.shape == want.shape and got.dtype == np.float32 and err(got, want) <= 1e-5

@@ -1074,7 +1074,7 @@ static void run_bad_npy_files(void **state)
         {"badlen.npy", 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (4,), }", 16, 0, "header length"},
         {"huge.npy", 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999, 99999999999), }", 16, 1, "too large"},
         {"neg.npy", 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (-4,), }", 16, 1, "negative"},
-        {"dtype.npy", 1, "{'descr': '<c8', 'fortran_order': False, 'shape': (2,), }", 16, 1, "unsupported dtype '<c8'"},
+        {"dtype.npy", 1, "{'descr': '<m8', 'fortran_order': False, 'shape': (2,), }", 16, 1, "unsupported dtype '<m8'"},
         {"struct.npy", 1, "{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (4,), }", 16, 1, "structured"},
         {"fortran.npy", 1, "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2), }", 16, 1, "Fortran"},
         {"bigendian.npy", 1, "{'descr': '>f4', 'fortran_order': False, 'shape': (4,), }", 16, 1, "big-endian"},

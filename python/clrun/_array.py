@@ -311,8 +311,53 @@ class Array(_Views, _Axes, _Sorts, _Numpy, Buffer):
             return out
         if dt not in _CL:
             raise Unsupported(11, f"astype: clrun.Array has no dtype {dt}")
+        if dt.kind == "c" or self.dtype.kind == "c":  # complex to real keeps the real part, as NumPy's cast
+            return N.walk(self.ctx, out, "x0", self.dtype, [(self, self.dtype, None)], stem="clrun_astype")
         _convert_kernel(self.dtype, dt)(self, out)
         return out
+
+    # complex parts ---------------------------------------------------------------------------------
+
+    @property
+    def real(self):
+        """The real part: a writable view of a complex Array (as NumPy's), the Array itself otherwise."""
+        return self._part(0) if self.dtype.kind == "c" else self
+
+    @real.setter
+    def real(self, value):
+        N.assign(self.real, value, "real")
+
+    @property
+    def imag(self):
+        """The imaginary part: a writable view of a complex Array, zeros (a new Array) otherwise."""
+        if self.dtype.kind == "c":
+            return self._part(1)
+        return Array(self.ctx, self.shape, self.dtype, bf16=self.bf16).fill(0)
+
+    @imag.setter
+    def imag(self, value):
+        if self.dtype.kind != "c":
+            raise TypeError("array does not have imaginary part to set")
+        N.assign(self.imag, value, "imag")
+
+    def _part(self, k):
+        rdt = np.dtype(np.float32 if self.dtype == np.complex64 else np.float64)
+        root = self._root()
+        v = Array(self.ctx, self.shape, rdt, _base=root, _off=self._off + k * rdt.itemsize)
+        st = tuple(2 * s for s in N.strides(self))
+        if not N.contiguous_strides(self.shape, st):
+            v._st = st
+        views = root.__dict__.get("_views")
+        if views is None:
+            views = root._views = weakref.WeakSet()
+        views.add(v)
+        return v
+
+    def conj(self):
+        """The complex conjugate (np.conjugate); a copy of a real Array."""
+        return U.apply("conjugate", self)
+
+    conjugate = conj
 
     # arithmetic ------------------------------------------------------------------------------------
 

@@ -132,9 +132,32 @@ def _along(x, op, axes, rt, keepdims):
     return out
 
 
+def _complex_sum(x, op, axis, dtype, keepdims):
+    """sum or mean of a complex Array: its real and imaginary parts reduced apart (the float
+    reductions' accuracy), joined again."""
+    if op not in ("sum", "mean"):
+        from ._ufuncs import DTypeError
+        raise DTypeError(11, f"{op} of complex Arrays is not one clrun computes (sum and mean are)")
+    if dtype is not None and np.dtype(dtype).kind != "c":
+        raise Unsupported(11, f"{op}: dtype={np.dtype(dtype)} would drop the imaginary part; astype first")
+    x = x if dtype is None or np.dtype(dtype) == x.dtype else x.astype(dtype)
+    f = reduce if op == "sum" else mean
+    kw = {"keepdims": keepdims}
+    re = f(x.real, axis, **kw) if op == "mean" else f(x.real, "sum", axis, keepdims=keepdims)
+    im = f(x.imag, axis, **kw) if op == "mean" else f(x.imag, "sum", axis, keepdims=keepdims)
+    if not isinstance(re, A.Array):
+        return x.dtype.type(complex(re, im))
+    out = A.Array(x.ctx, re.shape, x.dtype)
+    out.real[...] = re
+    out.imag[...] = im
+    return out
+
+
 def reduce(x, op, axis=None, dtype=None, keepdims=False, out=None):
     if out is not None:
         raise Unsupported(11, f"{op}: out= is not supported (assign the result: a[...] = x.{op}(...))")
+    if x.dtype.kind == "c":
+        return _complex_sum(x, op, axis, dtype, keepdims)
     if x.bf16:
         raise Unsupported(11, f"{op} on bfloat16 Arrays: .astype(np.float32) first")
     arg = op.startswith("arg")
@@ -181,6 +204,8 @@ def _finish(r, x, axes, rt, keepdims):
 def mean(x, axis=None, dtype=None, keepdims=False, out=None):
     if out is not None:
         raise Unsupported(11, "mean: out= is not supported")
+    if x.dtype.kind == "c":
+        return _complex_sum(x, "mean", axis, dtype, keepdims)
     if axis is None and not keepdims and dtype is None:
         return A._reduce(N.contiguous(x), "mean")
     axes, n, rt, ct = _moments(x, axis, dtype)
@@ -195,6 +220,8 @@ def mean(x, axis=None, dtype=None, keepdims=False, out=None):
 def var(x, axis=None, dtype=None, ddof=0, keepdims=False, out=None, sqrt=False):
     if out is not None:
         raise Unsupported(11, "var: out= is not supported")
+    if x.dtype.kind == "c":
+        raise Unsupported(11, "var and std of complex Arrays: not computed by clrun (sum and mean are)")
     axes, n, rt, ct = _moments(x, axis, dtype)
     src = x if x.dtype == ct else x.astype(ct)
     d = src - mean(src, axes, keepdims=True)
@@ -223,6 +250,8 @@ def scan(x, op="sum", axis=None, dtype=None, exclusive=False):
     from ._core import _check
     if x.bf16:
         raise Unsupported(11, f"cum{op} on bfloat16 Arrays: .astype(np.float32) first")
+    if x.dtype.kind == "c":
+        raise Unsupported(11, f"cum{op} of complex Arrays: not computed by clrun")
     if axis is None:
         x, axis = N.contiguous(x).reshape(-1), 0
     if x.ndim == 0:

@@ -435,6 +435,8 @@ def _convert_kernel(fr, to):
 
 
 def _vec(op, out, a, b=None, c=None, alpha=1.0):
+    if not out.size:  # nothing to compute (an empty view's offset may lie at its buffer's end)
+        return
     ctx = out.ctx
     t = F32 if out.dtype == _F32 else F16
     oh, oo = out._mem()

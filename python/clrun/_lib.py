@@ -11,6 +11,8 @@ import os
 from ctypes import (POINTER, Structure, c_char, c_char_p, c_double, c_float, c_int, c_int8, c_int16, c_int32, c_int64, c_size_t,
                     c_uint, c_uint8, c_uint16, c_uint32, c_uint64, c_void_p)
 
+import numpy as np
+
 
 def _candidates():
     env = os.environ.get("CLRUN_LIBRARY")
@@ -233,6 +235,10 @@ arg_setters = {
     "f32": (_proto("clrun_arg_f32"), float), "f64": (_proto("clrun_arg_f64"), float),
     "f16": (_proto("clrun_arg_f16"), None),
 }
+arg_bytes = _proto("clrun_arg_bytes")
+# complex scalars: float2 and double2 arguments, set as their bytes
+arg_setters["c64"] = (lambda k, i, v: arg_bytes(k, i, np.complex64(v).tobytes(), 8), complex)
+arg_setters["c128"] = (lambda k, i, v: arg_bytes(k, i, np.complex128(v).tobytes(), 16), complex)
 launch = _proto("clrun_launch")
 launch_ev = _proto("clrun_launch_ev")
 event_wait = _proto("clrun_event_wait")

@@ -130,8 +130,11 @@ def operand_dtype(v, other_dtypes, where):
                     raise OutOfRange(1, f"{where}: Python integer {v} out of bounds for {strong}")
             return strong
         return np.dtype(np.bool_ if kind == 0 else np.int64 if kind == 1 else np.float64)
-    if isinstance(v, complex):
-        raise Unsupported(11, f"{where}: clrun.Array has no complex dtypes")
+    if isinstance(v, complex):  # weak too (NEP 50): the complex type of the Arrays' float precision
+        strong = np.result_type(*other_dtypes) if other_dtypes else None
+        if strong is not None and strong.kind == "c":
+            return strong
+        return np.dtype(np.complex64 if strong is not None and strong in (np.float32, np.float16) else np.complex128)
     raise InvalidArgument(1, f"{where}: an Array or a number, not {type(v).__name__}")
 
 
@@ -156,7 +159,7 @@ def host_scalar(v, dt):
     """A Python or NumPy scalar converted once to dt on the host, as NumPy converts it (a float to
     float16 rounds once, not through float32); a finite value that overflows warns as NumPy's
     (RuntimeWarning: overflow encountered in cast)."""
-    if type(v) in (float, int, bool) and not (dt.kind in "iu" and type(v) is float):
+    if type(v) in (float, int, bool, complex) and not (dt.kind in "iu" and type(v) is float) and not (dt.kind != "c" and type(v) is complex):
         return dt.type(v)  # (NumPy warns on overflow itself)
     with np.errstate(over="warn", invalid="ignore"):
         return np.array(v).astype(dt)[()]
@@ -180,7 +183,18 @@ def load(dt, ptr, idx):
 
 def store(dt, ptr, idx, value, from_dt):
     """Store value (computed in from_dt's type) as dt: half rounded to nearest even, bool as 0/1,
-    float to integer toward zero saturated (NumPy leaves it undefined), integers wrapped."""
+    float to integer toward zero saturated (NumPy leaves it undefined), integers wrapped; a real
+    value to complex with 0 imaginary, complex to a real type by its real part (NumPy's cast, which
+    warns), complex to bool by either part being nonzero."""
+    if from_dt.kind == "c" or dt.kind == "c":
+        v = f"({value})"
+        if dt.kind == "c" and from_dt.kind == "c":
+            return f"{ptr}[{idx}] = convert_{cl(dt)}({v})"
+        if dt.kind == "c":
+            return f"{ptr}[{idx}] = ({cl(dt)})(({cl(dt)[:-1]}){v}, 0)"
+        if dt == _B:
+            return f"{ptr}[{idx}] = ({v}.x != 0 || {v}.y != 0) ? 1 : 0"
+        return store(dt, ptr, idx, f"{v}.x", np.dtype(np.float64 if from_dt == np.complex128 else np.float32))
     if dt == np.float16:
         return f"vstore_half_rte(({ctype(from_dt) if from_dt.kind == 'f' else 'float'})({value}), {idx}, {ptr})"
     if dt == _B:
@@ -244,6 +258,8 @@ def program(ctx, source, stem):
 
 def setter(dt):
     dt = np.dtype(dt)
+    if dt.kind == "c":
+        return "c64" if dt == np.complex64 else "c128"
     return {"f": "f64" if dt == _F64 else "f32", "b": "u8"}.get(dt.kind) or f"{'i' if dt.kind == 'i' else 'u'}{dt.itemsize * 8}"
 
 
@@ -267,7 +283,7 @@ def run(ctx, c, n, args, stream=None):
 
 
 def need_fp64(ctx, dts, where):
-    if any(np.dtype(d) == _F64 for d in dts) and not ctx.device.fp64:
+    if any(np.dtype(d) in (_F64, np.complex128) for d in dts) and not ctx.device.fp64:
         raise Unsupported(11, f"{where}: float64 on {ctx.device.name!r}, which has no fp64 (cl_khr_fp64)")
 
 
@@ -312,7 +328,7 @@ def walk(ctx, out, expr, res_dt, operands, stem="clrun_nd", pre="", choice=None)
             h, o = a._raw()
             dyn += [("buf", h), ("i64", o // a.itemsize)]
         else:
-            dyn.append((st, float(v) if st[0] == "f" else int(v)))
+            dyn.append((st, float(v) if st[0] == "f" else complex(v) if st[0] == "c" else int(v)))
     with c.lock:
         kh = c.k[0]
         if c.__dict__.get("last") is not static:
@@ -425,6 +441,10 @@ def checked_scalar(dt, value, where):
     toward zero (NaN and inf refused), integers out of range refused (OverflowError, as NumPy 2)."""
     if isinstance(value, (np.ndarray, np.generic)):
         value = value.item()
+    if isinstance(value, complex):
+        if dt.kind != "c":
+            raise TypeError(f"{where}: can't convert complex to {dt}")
+        return host_scalar(value, dt)
     if not isinstance(value, (bool, int, float)):
         raise InvalidArgument(1, f"{where}: an Array, a NumPy array or a number, not {type(value).__name__}")
     if dt.kind in "iu" and isinstance(value, float):

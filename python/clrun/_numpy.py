@@ -149,6 +149,7 @@ FUNCS = {n: _fn(n) for n in UNARY_NAMES}
 FUNCS.update({n: _fn2(n) for n in BINARY_NAMES})
 FUNCS["power"] = _fn2("pow")
 FUNCS["where"] = U.where
+FUNCS["conjugate"] = FUNCS["conj"] = _fn("conjugate")
 
 
 def clip(a, a_min, a_max, out=None):
@@ -286,12 +287,24 @@ def eye(ctx, n, m=None, k=0, dtype=np.float32):
     return out
 
 
+def angle(z, deg=False):
+    """np.angle: the argument of each element, arctan2(imag, real), in radians (degrees with deg)."""
+    r = U.apply("arctan2", z.imag, z.real)
+    return r * (180 / np.pi) if deg else r
+
+
+FUNCS["angle"] = angle
+
+
 def _ones(ctx, shape, dtype=np.float32):
     return ctx.empty(shape, dtype).fill(1)
 
 
 # np.<function> -> the device's version (the Arrays' own methods where they are the same)
 _FUNCTIONS = {
+    np.angle: angle,
+    np.real: lambda a: a.real,
+    np.imag: lambda a: a.imag,
     np.sum: lambda a, axis=None, dtype=None, out=None, keepdims=False, **k: X.reduce(a, "sum", axis, dtype, keepdims, out),
     np.prod: lambda a, axis=None, dtype=None, out=None, keepdims=False, **k: X.reduce(a, "prod", axis, dtype, keepdims, out),
     np.max: lambda a, axis=None, out=None, keepdims=False, **k: X.reduce(a, "max", axis, None, keepdims, out),

@@ -134,6 +134,11 @@ def _empty(x, what):
 
 
 def _reduce(x, what, y=None):
+    if x.dtype.kind == "c":
+        from ._axes import _complex_sum
+        if what in ("sum", "mean"):
+            return _complex_sum(x, what, None, None, False)
+        raise Unsupported(11, f"{what} of complex Arrays: not computed by clrun (sum and mean are)")
     if x.bf16:
         raise Unsupported(11, f"{what} of a bfloat16 Array: .astype(np.float32) first")
     dt, n = x.dtype, x.size
@@ -217,6 +222,8 @@ def dot(a, b):
 
 def _dot1(x, y):
     dt = x.dtype
+    if dt.kind == "c":
+        raise Unsupported(11, "dot of complex Arrays: not computed by clrun")
     if x.bf16:
         raise Unsupported(11, "dot of bfloat16 Arrays: .astype(np.float32) first")
     if x.size == 0:
@@ -252,6 +259,8 @@ def matmul(a, b):
         raise InvalidArgument(1, "@: the Arrays are on different contexts")
     if a.dtype != b.dtype or a.bf16 != b.bf16:
         raise Unsupported(11, f"@: {_dt_name(a.dtype, a.bf16)} @ {_dt_name(b.dtype, b.bf16)}: one input dtype (astype one of them)")
+    if a.dtype.kind == "c":
+        raise Unsupported(11, "@ of complex Arrays: the library's GEMM is real")
     if a.ndim not in (2, 3) or b.ndim != a.ndim:
         raise Unsupported(11, f"@: shapes {a.shape} and {b.shape}: 2-D @ 2-D or 3-D @ 3-D (no broadcasting or vectors)")
     if a.ndim == 3 and a.shape[0] != b.shape[0]:

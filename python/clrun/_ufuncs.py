@@ -162,6 +162,7 @@ UNARY = {
     "isfinite": (np.isfinite, lambda t, k: "isfinite(X)" if k == "f" else "1"),
     "signbit": (np.signbit, lambda t, k: "signbit(X)" if k == "f" else "(X < 0)" if k == "i" else "0"),
     "logical_not": (np.logical_not, lambda t, k: "(X == 0)"),
+    "conjugate": (np.conjugate, lambda t, k: "X"),
 }
 
 # helpers some expressions call: NumPy's divmod for floats (npy_divmod), integer powers by squaring
@@ -228,8 +229,10 @@ def apply(op, *operands, out=None):
         ct, rt = N.ufunc_types(uf, dts)
     except TypeError as e:  # NumPy has no loop for these dtypes
         raise DTypeError(11, f"{op}: {e}") from None
-    if rt.kind == "c" or ct.kind == "c":
-        raise Unsupported(11, f"{op}: clrun.Array has no complex dtypes")
+    if ct.kind == "c" or any(d.kind == "c" for d in dts):  # computed in the operands' complex type
+        return _complex(op, operands, dts, np.result_type(*dts), rt, ctx, out)
+    if rt.kind == "c":
+        raise DTypeError(11, f"{op}: a complex result of {ct} operands is not one clrun computes")
     if rt not in N._CL or ct not in N._CL:
         raise Unsupported(11, f"{op}: the result type {rt} is not one clrun.Array holds")
     shape = N.broadcast_shapes(*[np.shape(v) if not isinstance(v, A.Array) else v.shape for v in operands])
@@ -249,6 +252,47 @@ def apply(op, *operands, out=None):
         if not np.can_cast(rt, out.dtype, "same_kind"):
             raise DTypeError(11, f"Cannot cast ufunc '{uf.__name__}' output from {rt} to {out.dtype} with casting rule 'same_kind'")
     return N.walk(ctx, out, exprs, ct, ops, stem="clrun_ew", pre=pre, choice=choice)
+
+
+# ops on complex operands: (expression in the complex type T of the operands X, Y, real type R)
+_CPLX_PRE = ("T cmul_T(T a, T b) { return (T)(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x); }\n"
+             # Smith's division, as NumPy's: no overflow from squaring the divisor
+             "T cdiv_T(T a, T b) { R ax = fabs(b.x), ay = fabs(b.y); if (ax >= ay) { if (ax == 0 && ay == 0) "
+             "return (T)(a.x / ax, a.y / ay); R r = b.y / b.x, d = b.x + b.y * r; return (T)((a.x + a.y * r) / d, (a.y - a.x * r) / d); }"
+             " R r = b.x / b.y, d = b.x * r + b.y; return (T)((a.x * r + a.y) / d, (a.y * r - a.x) / d); }\n")
+COMPLEX = {
+    "add": "(X + Y)", "sub": "(X - Y)", "mul": "cmul_T(X, Y)", "div": "cdiv_T(X, Y)", "neg": "(-X)", "pos": "X",
+    "square": "cmul_T(X, X)", "conjugate": "(T)(X.x, -X.y)", "abs": "(T)(hypot(X.x, X.y), 0)",
+    "reciprocal": "cdiv_T((T)(1, 0), X)",
+    "eq": "(T)(X.x == Y.x && X.y == Y.y, 0)", "ne": "(T)(X.x != Y.x || X.y != Y.y, 0)",
+    "isnan": "(T)(isnan(X.x) || isnan(X.y), 0)", "isinf": "(T)(isinf(X.x) || isinf(X.y), 0)",
+    "isfinite": "(T)(isfinite(X.x) && isfinite(X.y), 0)", "logical_not": "(T)(X.x == 0 && X.y == 0, 0)",
+}
+
+
+def _complex(op, operands, dts, ct, rt, ctx, out):
+    """op with complex operands, computed in ct (complex64 or complex128): the results of COMPLEX,
+    stored in rt (a real result is the expression's real part)."""
+    if op not in COMPLEX:
+        raise DTypeError(11, f"{op} on complex Arrays is not one clrun computes (it has "
+                             f"{', '.join(sorted(COMPLEX))})")
+    t = N.cl(ct)
+    r = t[:-1]
+    e = COMPLEX[op]
+    dts = [d if isinstance(v, A.Array) else ct for v, d in zip(operands, dts)]  # scalars go in as ct
+    for j, (x, d) in enumerate(zip(("X", "Y"), dts)):
+        conv = f"convert_{t}(x{j})" if d.kind == "c" else f"(({t})(({r})x{j}, 0))"
+        e = e.replace(f"{x}.x", f"{conv}.x").replace(f"{x}.y", f"{conv}.y").replace(x, conv)
+    pre = _CPLX_PRE.replace("T", t).replace("R", r) if "cmul_" in e or "cdiv_" in e else ""
+    e = e.replace("cmul_T", f"cmul_{t}").replace("cdiv_T", f"cdiv_{t}").replace("(T)", f"({t})")
+    pre = pre.replace("cmul_" + t, f"cmul_{t}")
+    ops = [(v, d, None) if isinstance(v, A.Array) else (None, ct, N.host_scalar(v, ct)) for v, d in zip(operands, dts)]
+    shape = N.broadcast_shapes(*[np.shape(v) if not isinstance(v, A.Array) else v.shape for v in operands])
+    if out is None:
+        out = A.Array(ctx, shape, rt)
+    elif not isinstance(out, A.Array) or out.ctx is not ctx or N.broadcast_shapes(shape, out.shape) != out.shape:
+        raise InvalidArgument(1, f"{op}: out is an Array of the broadcast shape on the operands' context")
+    return N.walk(ctx, out, e, ct, ops, stem="clrun_cx", pre=pre)
 
 
 # families of ops built as one kernel (a switch on the op): one build serves every op of a family

@@ -8,7 +8,8 @@ input the transform runs on ctx= (default: one context on the default device, op
 Precision follows the input, as NumPy 2 and torch.fft: float32, float16 and complex64 input is
 transformed in single precision and gives complex64 (float32 for the irfft family); float64,
 complex128 and integer input in double precision (complex128, float64), which needs fp64 on the
-device. Results come back as NumPy arrays (clrun.Array has no complex dtype yet).
+device. An Array's transform stays on the device and comes back as an Array (complex64 or
+complex128, or real for the irfft family); NumPy input gives NumPy output.
 
 Any length works (VkFFT's Rader and Bluestein algorithms for primes); up to three axes go to the
 device as one plan, more as several. Plans and their compiled kernels are cached (clrun_fft_plan_new).
@@ -35,7 +36,9 @@ def _context(a, ctx):
     if isinstance(a, Array):
         if ctx is not None and ctx is not a.ctx:
             raise InvalidArgument(1, "the Array lives on another context than ctx=")
-        return a.ctx, a.get()
+        if a.bf16:
+            raise Unsupported(11, "the FFT of a bfloat16 Array: .astype(np.float32) first")
+        return a.ctx, a
     if ctx is None:
         if _shared is None:
             from ._core import open as _open
@@ -84,16 +87,40 @@ def _axes_and_sizes(x, s, axes, what, one=False):
     return axes, s
 
 
+def _is_array(x):
+    from ._array import Array
+    return isinstance(x, Array)
+
+
+def _astype(x, dt):
+    return x if x.dtype == dt else x.astype(dt)
+
+
+def _transpose(x, order):
+    return x.transpose(tuple(int(v) for v in order))
+
+
+def _contiguous(x):
+    if _is_array(x):
+        from . import _nd as N
+        return N.contiguous(x)
+    return np.ascontiguousarray(x)
+
+
 def _fit(x, axes, s):
-    """x cut or zero-padded to length s[i] along axes[i] (NumPy's n and s)."""
+    """x cut or zero-padded to length s[i] along axes[i] (NumPy's n and s); on the device for Arrays."""
     for ax, n in zip(axes, s):
         have = x.shape[ax]
+        if have == n:
+            continue
+        keep = tuple(slice(0, min(have, n)) if d == ax else slice(None) for d in range(x.ndim))
         if have > n:
-            x = np.take(x, np.arange(n), axis=ax)
-        elif have < n:
-            pad = [(0, 0)] * x.ndim
-            pad[ax] = (0, n - have)
-            x = np.pad(x, pad)
+            x = x[keep]
+            continue
+        shape = tuple(n if d == ax else x.shape[d] for d in range(x.ndim))
+        z = x.ctx.zeros(shape, x.dtype) if _is_array(x) else np.zeros(shape, x.dtype)
+        z[keep] = x
+        x = z
     return x
 
 
@@ -113,17 +140,24 @@ def _run(ctx, x, kind, inverse, nax, norm, single, last_real=None):
     out_shape = tuple(lead) + tuple(dims if kind == _REAL and inverse else cdims)
     out_dt = rdt if kind == _REAL and inverse else cdt
     if batch == 0:
-        return np.zeros(out_shape, out_dt)
+        return ctx.zeros(out_shape, out_dt) if _is_array(x) else np.zeros(out_shape, out_dt)
     if kind == _REAL and dims[-1] == 1:  # one element along the last axis: the complex transform of it
         if inverse:
-            return _run(ctx, np.ascontiguousarray(x), _C2C, True, nax, norm, single).real.astype(rdt)
-        return _run(ctx, np.ascontiguousarray(x.astype(cdt)), _C2C, False, nax, norm, single)
+            return _astype(_contiguous(_run(ctx, x, _C2C, True, nax, norm, single).real), np.dtype(rdt))
+        return _run(ctx, _astype(x, np.dtype(cdt)), _C2C, False, nax, norm, single)
     d = L.FftDescC(kind=kind, precision=0 if single else 3, ndim=nax, batch=batch, norm=norm, inplace=0)
     for i, v in enumerate(dims):
         d.shape[i] = v
     plan = c_void_p()
     _check(L.fft_plan_new(ctx.handle, byref(d), byref(plan)), ctx._h)
     try:
+        if _is_array(x):
+            from ._array import Array
+            src = _contiguous(x)
+            dst = Array(ctx, out_shape, out_dt)
+            (sh, so), (dh, do) = src._mem(), dst._mem()
+            _check(L.fft_exec(plan, 1 if inverse else 0, sh, so // src.itemsize, dh, do // dst.itemsize), ctx._h)
+            return dst
         src = Buffer(ctx, x.shape, x.dtype, src=np.ascontiguousarray(x))
         dst = Buffer(ctx, out_shape, out_dt)
         _check(L.fft_exec(plan, 1 if inverse else 0, src.handle, 0, dst.handle, 0), ctx._h)
@@ -136,17 +170,15 @@ def _run(ctx, x, kind, inverse, nax, norm, single, last_real=None):
 
 def _c2c(x, axes, norm, inverse, ctx, single):
     """The c2c transform of the complex x over axes, three axes per plan."""
-    cdt = np.complex64 if single else np.complex128
-    x = x.astype(cdt, copy=False)
+    x = _astype(x, np.dtype(np.complex64 if single else np.complex128))
     todo = list(axes)
     while todo:
         group, todo = todo[-3:], todo[:-3]
         rest = [ax for ax in range(x.ndim) if ax not in group]
         order = rest + group
-        xt = np.ascontiguousarray(np.transpose(x, order))
-        yt = _run(ctx, xt, _C2C, inverse, len(group), norm, single)
-        x = np.transpose(yt, np.argsort(order))
-    return np.ascontiguousarray(x)
+        yt = _run(ctx, _contiguous(_transpose(x, order)), _C2C, inverse, len(group), norm, single)
+        x = _transpose(yt, np.argsort(order))
+    return _contiguous(x)
 
 
 def _cn(a, s, axes, norm, inverse, ctx, what, one=False):
@@ -158,14 +190,14 @@ def _cn(a, s, axes, norm, inverse, ctx, what, one=False):
         raise ValueError(f"{what}: repeated axes")
     x = _fit(x, axes, s)
     if not axes:
-        return x.astype(np.complex64 if single else np.complex128)
+        return _astype(x, np.dtype(np.complex64 if single else np.complex128)).copy()
     return _c2c(x, axes, nrm, inverse, ctx, single)
 
 
 def _rn(a, s, axes, norm, ctx, what, one=False):
     ctx, x = _context(a, ctx)
     nrm = _norm(norm)
-    if np.iscomplexobj(x):
+    if x.dtype.kind == "c":
         raise TypeError(f"{what} takes real input (its {x.dtype} has imaginary parts); use fft/fftn for complex data")
     single, _, rdt = _precision(x, ctx)
     axes, s = _axes_and_sizes(x, s, axes, what, one)
@@ -173,16 +205,15 @@ def _rn(a, s, axes, norm, ctx, what, one=False):
         raise ValueError(f"{what}: no axes to transform")
     if len(set(axes)) != len(axes):
         raise ValueError(f"{what}: repeated axes")
-    x = _fit(x.astype(rdt, copy=False), axes, s)
+    x = _fit(_astype(x, rdt), axes, s)
     last, others = axes[-1], axes[:-1]
     group = others[-2:] + [last]  # the real axis and up to two more in one plan
     rest = [ax for ax in range(x.ndim) if ax not in group]
     order = rest + group
-    xt = np.ascontiguousarray(np.transpose(x, order))
-    y = np.transpose(_run(ctx, xt, _REAL, False, len(group), nrm, single), np.argsort(order))
+    y = _transpose(_run(ctx, _contiguous(_transpose(x, order)), _REAL, False, len(group), nrm, single), np.argsort(order))
     if others[:-2]:
         y = _c2c(y, others[:-2], nrm, False, ctx, single)
-    return np.ascontiguousarray(y)
+    return _contiguous(y)
 
 
 def _irn(a, s, axes, norm, ctx, what, one=False):
@@ -218,15 +249,14 @@ def _irn(a, s, axes, norm, ctx, what, one=False):
         if v < 1:
             raise ValueError(f"Invalid number of data points ({v}) specified")
     last, others = axes[-1], axes[:-1]
-    x = _fit(x.astype(cdt, copy=False), axes, s[:-1] + [s[-1] // 2 + 1])
+    x = _fit(_astype(x, cdt), axes, s[:-1] + [s[-1] // 2 + 1])
     if others:  # NumPy's order: the c2c inverses first, then the 1-D c2r (which ignores the imaginary parts of 0 and n/2)
         x = _c2c(x, others, nrm, True, ctx, single)
     group = [last]
     rest = [ax for ax in range(x.ndim) if ax not in group]
     order = rest + group
-    xt = np.ascontiguousarray(np.transpose(x, order))
-    y = _run(ctx, xt, _REAL, True, len(group), nrm, single, last_real=s[-1])
-    return np.ascontiguousarray(np.transpose(y, np.argsort(order)))
+    y = _run(ctx, _contiguous(_transpose(x, order)), _REAL, True, len(group), nrm, single, last_real=s[-1])
+    return _contiguous(_transpose(y, np.argsort(order)))
 
 
 def fft(a, n=None, axis=-1, norm=None, ctx=None):

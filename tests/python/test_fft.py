@@ -159,3 +159,23 @@ def test_cli_fft_and_fftconvolve(ctx, rng, tmp_path):
         assert p.returncode == 0, p.stderr
         got = np.load(tmp_path / "c.npy")
         assert got.shape == want.shape and got.dtype == np.float32 and err(got, want) <= 1e-5
+
+
+def test_arrays_stay_on_the_device(ctx, rng):
+    c = cdata(rng, (3, 6, 10))
+    a = ctx.asarray(c)
+    for fn, want in ((cf.fft, np.fft.fft(c)), (cf.ifft, np.fft.ifft(c))):
+        got = fn(a)
+        assert isinstance(got, clrun.Array) and got.dtype == np.complex64 and err(got.get(), want) <= tol(10)
+    got = cf.fftn(a, s=(4, 7), axes=(0, 2))  # cut and padded on the device
+    assert isinstance(got, clrun.Array) and err(got.get(), np.fft.fftn(c, s=(4, 7), axes=(0, 2))) <= tol(28)
+    r = rng.standard_normal((5, 12)).astype(np.float32)
+    R = cf.rfft(ctx.asarray(r), norm="ortho")
+    assert isinstance(R, clrun.Array) and R.dtype == np.complex64 and err(R.get(), np.fft.rfft(r, norm="ortho")) <= tol(12)
+    back = cf.irfft(R, n=12, norm="ortho")
+    assert isinstance(back, clrun.Array) and back.dtype == np.float32 and err(back.get(), r) <= tol(12)
+    # the spectrum is an Array like any other: a product of spectra, then back (a circular convolution)
+    k = rng.standard_normal(12).astype(np.float32)
+    conv = cf.irfft(cf.rfft(ctx.asarray(r)) * cf.rfft(ctx.asarray(k)), n=12)
+    want = np.fft.irfft(np.fft.rfft(r) * np.fft.rfft(k), n=12)
+    assert err(conv.get(), want) <= 1e-5

@@ -40,7 +40,7 @@ def test_every_function_has_its_prototype_from_the_header():
     """The prototypes come from clrun.h at build time (tools/gen_ctypes.py): every CLRUN_API function
     of the header is there, with as many arguments as the header gives it, and nothing else."""
     src = os.path.join(os.path.dirname(__file__), "..", "..", "include", "clrun.h")
-    text = re.sub(r"/\*.*?\*/", " ", open(src).read(), flags=re.S)
+    text = re.sub(r"/\*.*?\*/", " ", open(src, encoding="utf-8").read(), flags=re.S)
     declared = {}
     for m in re.finditer(r"^CLRUN_API\s+[^;(]*?\b(clrun_\w+)\s*\(([^;]*?)\)\s*;", text, re.M | re.S):
         args = " ".join(m.group(2).split())

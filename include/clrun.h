@@ -904,7 +904,10 @@ CLRUN_API clrun_status clrun_fft_plan_new(clrun_ctx *ctx, const clrun_fft_desc *
  *  out at element out_off, offsets counting the elements of each side (complex, or real on a real
  *  transform's real side: forward's input, inverse's output). Arrays are packed, C order. An
  *  in-place plan transforms out (in is NULL or the same range). Out-of-place ranges must not
- *  overlap; in is left as it was. */
+ *  overlap; in is left as it was. A real inverse of one axis ignores the imaginary parts of bins 0
+ *  and n/2, as numpy.fft.irfft; over several axes the spectrum is read as Hermitian (as cuFFT's
+ *  c2r), so a spectrum no real signal has may give other values than NumPy's irfftn, which does the
+ *  c2c axes first (the Python package does that). */
 CLRUN_API clrun_status clrun_fft_exec(clrun_fft_plan *p, int inverse, clrun_buf *in, size_t in_off, clrun_buf *out, size_t out_off);
 
 /** Its build cost and sizes. */

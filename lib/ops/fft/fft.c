@@ -119,6 +119,7 @@ struct clrun_fft_plan {
     unsigned refs;
     uint64_t used; /* the context's clock at the last new/exec: the least recent unheld plan goes first */
     clrun_fft_plan *next;
+    int lut;       /* CLRUN_FFT_TWIDDLES: 1 table (the default), 0 computed in the kernels */
     size_t n_real; /* elements of one transform on the real side (c2c: its complex count) */
     size_t n_cplx; /* complex elements of one transform's complex side */
     clrun_fft_info info;
@@ -298,6 +299,9 @@ static clrun_status make_app(clrun_ctx *ctx, clrun_fft_plan *p)
     c.inverseReturnToInputBuffer = d->kind == CLRUN_FFT_REAL; /* c2r: buffer → inputBuffer */
     c.normalize = d->norm == CLRUN_FFT_NORM_BACKWARD;
     c.specifyOffsetsAtLaunch = 1;
+    /* twiddles from a table made in double on the host (VkFFT computes them with native_sin/cos
+     * otherwise, which NVIDIA's OpenCL approximates: 2-5x cuFFT's error measured) */
+    c.useLUT = p->lut;
     p->buf_bytes = (uint64_t)p->n_cplx * 2 * es * d->batch;
     p->in_bytes = (uint64_t)(d->kind == CLRUN_FFT_REAL ? p->n_real : p->n_cplx * 2) * es * d->batch;
     c.bufferSize = &p->buf_bytes;
@@ -340,16 +344,19 @@ clrun_status clrun_fft_plan_new(clrun_ctx *ctx, const clrun_fft_desc *d, clrun_f
 #else
     fft_state *s = clrun__op_state(ctx, &clrun_fft_plan_new, sizeof *s, state_release);
     if (!s) return CLRUN_HOST_OUT_OF_MEMORY;
+    int tw;
+    if ((st = clrun__setting_choice(ctx, CLRUN__SET_FFT_TWIDDLES, &tw))) return st;
+    const int lut = tw != 1;
     s->clock++;
     for (clrun_fft_plan *p = s->plans; p; p = p->next)
-        if (same_desc(&p->d, &nd)) {
+        if (same_desc(&p->d, &nd) && p->lut == lut) {
             p->refs++, p->used = s->clock;
             p->info.source = CLRUN_FFT_PLAN_REUSED, p->info.build_ms = 0;
             return *out = p, CLRUN_OK;
         }
     clrun_fft_plan *p = calloc(1, sizeof *p);
     if (!p) return clrun__fail(ctx, CLRUN_HOST_OUT_OF_MEMORY, "clrun_fft_plan_new: out of host memory");
-    p->ctx = ctx, p->d = nd, p->n_real = nr, p->n_cplx = nc;
+    p->ctx = ctx, p->d = nd, p->n_real = nr, p->n_cplx = nc, p->lut = lut;
     if ((st = make_app(ctx, p))) return free(p), st;
     p->info.in_count = nd.kind == CLRUN_FFT_REAL ? nr * nd.batch : nc * nd.batch;
     p->info.out_count = nc * nd.batch;

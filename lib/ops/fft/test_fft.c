@@ -235,6 +235,28 @@ static void plans_are_cached(void **state)
     clrun_close(other);
 }
 
+/* CLRUN_FFT_TWIDDLES: both kinds of twiddles transform right, and a plan of each is its own */
+static void twiddles_setting(void **state)
+{
+    clrun_ctx *ctx = *state;
+    if (!clrun_fft_available()) skip();
+    uint64_t s = test_seed();
+    const size_t n[1] = {97};
+    clrun_fft_desc d = {.kind = CLRUN_FFT_C2C, .ndim = 1, .shape = {97}};
+    clrun_fft_plan *table, *computed;
+    CHECK_OK(ctx, clrun_fft_plan_new(ctx, &d, &table));
+    setenv("CLRUN_FFT_TWIDDLES", "computed", 1);
+    CHECK_OK(ctx, clrun_fft_plan_new(ctx, &d, &computed));
+    assert_ptr_not_equal(table, computed);
+    check(ctx, CLRUN_FFT_C2C, CLRUN_F32, 1, n, 2, CLRUN_FFT_NORM_BACKWARD, 0, &s);
+    setenv("CLRUN_FFT_TWIDDLES", "sines", 1);
+    clrun_fft_plan *bad = (clrun_fft_plan *)1;
+    CHECK_FAIL(ctx, clrun_fft_plan_new(ctx, &d, &bad), CLRUN_INVALID_ARG, "CLRUN_FFT_TWIDDLES");
+    assert_null(bad);
+    unsetenv("CLRUN_FFT_TWIDDLES");
+    clrun_fft_plan_free(table), clrun_fft_plan_free(computed);
+}
+
 static void refusals(void **state)
 {
     clrun_ctx *ctx = *state;
@@ -286,6 +308,6 @@ static void refusals(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(transforms), cmocka_unit_test(long_transform), cmocka_unit_test(plans_are_cached),
-                                       cmocka_unit_test(refusals)};
+                                       cmocka_unit_test(twiddles_setting), cmocka_unit_test(refusals)};
     return cmocka_run_group_tests(tests, ctx_setup, ctx_teardown);
 }

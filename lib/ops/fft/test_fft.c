@@ -144,7 +144,7 @@ static void transforms(void **state)
     clrun_ctx *ctx = *state;
     if (!clrun_fft_available()) skip();
     uint64_t s = test_seed();
-    static const size_t lens[] = {1, 2, 3, 5, 7, 8, 12, 17, 31, 64, 97, 100, 127, 243, 256, 331, 1000, 1021};
+    static const size_t lens[] = {1, 2, 3, 7, 12, 17, 64, 100, 127, 243, 331, 1021}; /* radix 2, 3, 5, 7 and 13, Rader, Bluestein */
     const int fp64 = clrun_ctx_device(ctx)->fp64;
     for (size_t i = 0; i < sizeof lens / sizeof *lens; i++) {
         const size_t n[1] = {lens[i]};
@@ -153,12 +153,12 @@ static void transforms(void **state)
         if (lens[i] > 1) check(ctx, CLRUN_FFT_REAL, prec, 1, n, 1 + (i + 1) % 3, (clrun_fft_norm)((i + 1) % 3), 0, &s);
         if (i % 4 == 0) check(ctx, CLRUN_FFT_C2C, prec, 1, n, 2, CLRUN_FFT_NORM_BACKWARD, 1, &s);
     }
-    static const size_t shapes2[][2] = {{4, 8}, {3, 5}, {16, 17}, {7, 64}, {30, 2}};
+    static const size_t shapes2[][2] = {{4, 8}, {3, 5}, {16, 17}, {30, 2}};
     for (size_t i = 0; i < sizeof shapes2 / sizeof *shapes2; i++) {
         check(ctx, CLRUN_FFT_C2C, CLRUN_F32, 2, shapes2[i], 1 + i % 2, (clrun_fft_norm)(i % 3), i == 1, &s);
-        check(ctx, CLRUN_FFT_REAL, fp64 && i == 3 ? CLRUN_F64 : CLRUN_F32, 2, shapes2[i], 2 - i % 2, (clrun_fft_norm)((i + 2) % 3), 0, &s);
+        check(ctx, CLRUN_FFT_REAL, fp64 && i == 2 ? CLRUN_F64 : CLRUN_F32, 2, shapes2[i], 2 - i % 2, (clrun_fft_norm)((i + 2) % 3), 0, &s);
     }
-    static const size_t shapes3[][3] = {{2, 3, 4}, {5, 4, 6}, {8, 8, 8}};
+    static const size_t shapes3[][3] = {{2, 3, 4}, {5, 4, 6}};
     for (size_t i = 0; i < sizeof shapes3 / sizeof *shapes3; i++) {
         check(ctx, CLRUN_FFT_C2C, CLRUN_F32, 3, shapes3[i], 1 + i % 2, (clrun_fft_norm)i, 0, &s);
         check(ctx, CLRUN_FFT_REAL, CLRUN_F32, 3, shapes3[i], 1, (clrun_fft_norm)((i + 1) % 3), 0, &s);
@@ -219,8 +219,8 @@ static void plans_are_cached(void **state)
     CHECK_OK(ctx, clrun_fft_plan_new(ctx, &d, &q));
     assert_ptr_not_equal(p, q);
     clrun_fft_plan_free(q);
-    for (int i = 0; i < 40; i++) { /* more idle plans than are kept: the oldest go, nothing leaks */
-        clrun_fft_desc e = {.kind = CLRUN_FFT_C2C, .ndim = 1, .shape = {(size_t)(2 + i % 20)}, .batch = 1 + i / 20};
+    for (int i = 0; i < 20; i++) { /* more idle plans than are kept: the oldest go, nothing leaks */
+        clrun_fft_desc e = {.kind = CLRUN_FFT_C2C, .ndim = 1, .shape = {(size_t)(2 + i % 10)}, .batch = 1 + i / 10};
         CHECK_OK(ctx, clrun_fft_plan_new(ctx, &e, &q));
         clrun_fft_plan_free(q);
     }

@@ -920,6 +920,199 @@ CLRUN_API void clrun_fft_plan_free(clrun_fft_plan *p);
 CLRUN_API const char *clrun_fft_norm_name(clrun_fft_norm norm);
 
 /* ------------------------------------------------------------------------------------------------
+ * Convolution and the layers of a vision network (lib/ops/conv, lib/ops/nn)
+ *
+ * What a convolutional training loop needs, forward and backward, with PyTorch's arithmetic and
+ * names: 2-D convolution (clrun_conv2d_*), activations, batch normalisation, pooling, a linear
+ * layer, softmax cross-entropy, dropout and the SGD and AdamW optimisers. Activations are 4-D
+ * tensors in NCHW (PyTorch's order, the default) or NHWC, stored as f32, f16 or bf16 and computed
+ * with f32 arithmetic and f32 accumulation (one rounding to the storage type per result). Learnable
+ * parameters of batch normalisation, the running statistics, losses and optimiser state are f32:
+ * the master weights of mixed-precision training, as torch.cuda.amp keeps them. Every call is
+ * queued on the calling thread's current queue; buffers are used from their first byte.
+ *
+ * A convolution's three passes are implicit GEMMs: tiles of the weights and of the activations
+ * gathered as they are loaded, never an im2col matrix in memory. Results do not depend on timing
+ * (every sum has a fixed order), so a training run repeats bit for bit on one device.
+ * ----------------------------------------------------------------------------------------------*/
+
+/** The order of a 4-D activation's dimensions (and of the convolution's weights). */
+typedef enum clrun_layout {
+    CLRUN_NCHW = 0, /**< batch, channel, row, column (PyTorch's); weights K × C/groups × R × S */
+    CLRUN_NHWC = 1  /**< batch, row, column, channel (channels last); weights K × R × S × C/groups */
+} clrun_layout;
+
+/** A 4-D activation: its layout, storage type and sizes. */
+typedef struct clrun_tensor4 {
+    clrun_layout layout; /**< CLRUN_NCHW (0) or CLRUN_NHWC */
+    clrun_dtype type;    /**< CLRUN_F32 (0), CLRUN_F16 or CLRUN_BF16 */
+    int n;               /**< images */
+    int c;               /**< channels */
+    int h;               /**< rows */
+    int w;               /**< columns */
+} clrun_tensor4;
+
+/** A 2-D convolution, as torch.nn.functional.conv2d: y[n, k, p, q] = bias[k] + Σ over c in k's
+ *  group, r, s of w[k, c, r, s] · x[n, c, p·stride_h - pad_h + r·dilation_h, q·stride_w - pad_w +
+ *  s·dilation_w] (x zero outside), P = (h + 2·pad_h - dilation_h·(r - 1) - 1) / stride_h + 1 and
+ *  likewise Q. Zeroed members other than the sizes take PyTorch's defaults (stride 1, padding 0,
+ *  dilation 1, one group). */
+typedef struct clrun_conv2d_desc {
+    clrun_tensor4 x; /**< the input: layout, type (of x, w, bias, y and every gradient) and sizes */
+    int k;           /**< output channels */
+    int r;           /**< the filter's rows */
+    int s;           /**< the filter's columns */
+    int stride_h;    /**< 0 counts as 1 */
+    int stride_w;    /**< 0 counts as 1 */
+    int pad_h;       /**< zero rows added above and below */
+    int pad_w;       /**< zero columns added left and right */
+    int dilation_h;  /**< 0 counts as 1 */
+    int dilation_w;  /**< 0 counts as 1 */
+    int groups;      /**< 0 counts as 1; c and k must be multiples (groups = c = k: depthwise) */
+} clrun_conv2d_desc;
+
+/** The output's shape (*y: layout and type as the input's, n, k, P, Q), after checking d: CLRUN_INVALID_ARG
+ *  names the first bad member (a size below 1, channels not a multiple of the groups, an output
+ *  of no rows or columns, a tensor of 2^31 elements or more, a type other than f32, f16, bf16). */
+CLRUN_API clrun_status clrun_conv2d_shape(clrun_ctx *ctx, const clrun_conv2d_desc *d, clrun_tensor4 *y);
+
+/** y = conv2d(x, w) + bias (bias NULL: none). x, w, bias and y hold d->x.type elements. Queued. */
+CLRUN_API clrun_status clrun_conv2d_forward(clrun_ctx *ctx, const clrun_conv2d_desc *d, clrun_buf *x, clrun_buf *w, clrun_buf *bias,
+                                            clrun_buf *y);
+
+/** dx = the gradient of the loss with respect to x, from dy (the output's gradient) and w. Queued. */
+CLRUN_API clrun_status clrun_conv2d_backward_data(clrun_ctx *ctx, const clrun_conv2d_desc *d, clrun_buf *dy, clrun_buf *w, clrun_buf *dx);
+
+/** dw (w's shape) and db (k elements; NULL: not computed) from x and dy. Written, not added to.
+ *  Queued. */
+CLRUN_API clrun_status clrun_conv2d_backward_weights(clrun_ctx *ctx, const clrun_conv2d_desc *d, clrun_buf *x, clrun_buf *dy, clrun_buf *dw,
+                                                     clrun_buf *db);
+
+/** Element-wise activations (torch.nn.functional.relu and gelu). */
+typedef enum clrun_act {
+    CLRUN_ACT_RELU = 0,     /**< max(x, 0); NaN stays NaN */
+    CLRUN_ACT_GELU = 1,     /**< x · Φ(x) = x/2 · (1 + erf(x/√2)) (gelu, approximate="none") */
+    CLRUN_ACT_GELU_TANH = 2 /**< x/2 · (1 + tanh(√(2/π)·(x + 0.044715·x³))) (approximate="tanh") */
+} clrun_act;
+
+/** y = act(x) over n elements of type t (f32, f16, bf16); y may be x. Queued. */
+CLRUN_API clrun_status clrun_act_forward(clrun_ctx *ctx, clrun_act act, clrun_dtype t, size_t n, clrun_buf *x, clrun_buf *y);
+
+/** dx = act'(x) · dy over n elements (ReLU's derivative is 0 at 0, as PyTorch's); dx may be dy.
+ *  Queued. */
+CLRUN_API clrun_status clrun_act_backward(clrun_ctx *ctx, clrun_act act, clrun_dtype t, size_t n, clrun_buf *x, clrun_buf *dy,
+                                          clrun_buf *dx);
+
+/** Name of an activation ("relu", "gelu", "gelu_tanh"), or NULL. */
+CLRUN_API const char *clrun_act_name(clrun_act act);
+
+/** Batch normalisation over (n, h, w) per channel, as torch.nn.BatchNorm2d. Every buffer holds c
+ *  f32 values. */
+typedef struct clrun_batchnorm {
+    int training;            /**< nonzero: normalise with the batch's statistics and update the running ones */
+    float momentum;          /**< running = (1 - momentum)·running + momentum·batch (PyTorch's 0.1); the
+                            *   running variance takes the unbiased batch variance */
+    float eps;               /**< added to the variance (PyTorch's 1e-5) */
+    clrun_buf *gamma;        /**< the scale (NULL: 1) */
+    clrun_buf *beta;         /**< the shift (NULL: 0) */
+    clrun_buf *running_mean; /**< read in evaluation, updated in training (NULL in training: not kept) */
+    clrun_buf *running_var;  /**< likewise */
+    clrun_buf *save_mean;    /**< training: the batch's mean, for the backward pass (required) */
+    clrun_buf *save_invstd;  /**< training: 1/sqrt(the batch's biased variance + eps) (required) */
+} clrun_batchnorm;
+
+/** y = gamma·(x - mean)·invstd + beta over the activation *t (y may be x). Training needs n·h·w ≥ 2.
+ *  Queued. */
+CLRUN_API clrun_status clrun_batchnorm_forward(clrun_ctx *ctx, const clrun_tensor4 *t, const clrun_batchnorm *bn, clrun_buf *x,
+                                               clrun_buf *y);
+
+/** The gradients of a training forward: dx (t's type), dgamma and dbeta (c f32 each; NULL: not
+ *  computed), from x, dy and the statistics the forward saved. Queued. */
+CLRUN_API clrun_status clrun_batchnorm_backward(clrun_ctx *ctx, const clrun_tensor4 *t, const clrun_batchnorm *bn, clrun_buf *x,
+                                                clrun_buf *dy, clrun_buf *dx, clrun_buf *dgamma, clrun_buf *dbeta);
+
+/** Pooling (torch.nn.functional.max_pool2d and avg_pool2d; global average pooling is a window of
+ *  the whole image). */
+typedef struct clrun_pool_desc {
+    int max;               /**< nonzero: the maximum (NaN wins; the first maximum takes the gradient), else the mean */
+    int kh;                /**< window rows */
+    int kw;                /**< window columns */
+    int stride_h;          /**< 0: the window's rows (PyTorch's default) */
+    int stride_w;          /**< 0: the window's columns */
+    int pad_h;             /**< at most half the window; max pooling pads with -inf */
+    int pad_w;             /**< likewise */
+    int count_include_pad; /**< average: divide by the whole window (PyTorch's default, 1) or by the cells inside the image (0) */
+} clrun_pool_desc;
+
+/** The output's shape for input *x (floor mode), after checking p. */
+CLRUN_API clrun_status clrun_pool_shape(clrun_ctx *ctx, const clrun_tensor4 *x, const clrun_pool_desc *p, clrun_tensor4 *y);
+
+/** y = pool(x). Queued. */
+CLRUN_API clrun_status clrun_pool_forward(clrun_ctx *ctx, const clrun_tensor4 *x, const clrun_pool_desc *p, clrun_buf *xb, clrun_buf *y);
+
+/** dx from dy (and, for max pooling, x, whose windows are searched again). Queued. */
+CLRUN_API clrun_status clrun_pool_backward(clrun_ctx *ctx, const clrun_tensor4 *x, const clrun_pool_desc *p, clrun_buf *xb, clrun_buf *dy,
+                                           clrun_buf *dx);
+
+/** A linear layer, as torch.nn.functional.linear: y (rows × out, f32) = x (rows × in) · wᵀ + b, w
+ *  out × in (PyTorch's order), x and w of type t (f32, f16, bf16: clrun_gemm's operands, so tensor
+ *  cores where the device has them), b f32 (NULL: none). Queued. */
+CLRUN_API clrun_status clrun_linear_forward(clrun_ctx *ctx, clrun_dtype t, size_t rows, size_t in, size_t out, clrun_buf *x, clrun_buf *w,
+                                            clrun_buf *b, clrun_buf *y);
+
+/** From dy (rows × out, f32): dx (rows × in, type t; NULL: not computed) = dy·w, dw (out × in, f32)
+ *  = dyᵀ·x, db (out, f32; NULL: not computed) = the column sums of dy. Queued. */
+CLRUN_API clrun_status clrun_linear_backward(clrun_ctx *ctx, clrun_dtype t, size_t rows, size_t in, size_t out, clrun_buf *x, clrun_buf *w,
+                                             clrun_buf *dy, clrun_buf *dx, clrun_buf *dw, clrun_buf *db);
+
+/** Softmax cross-entropy over rows × classes f32 logits and int32 labels in [0, classes), as
+ *  torch.nn.functional.cross_entropy with log-sum-exp taken from the row's maximum: loss (rows f32;
+ *  NULL: not written) gets each row's -log softmax at its label, dlogits (rows × classes f32; NULL:
+ *  not written; may be logits) gets (softmax - one_hot) · grad_scale (1/rows for the mean's
+ *  gradient, times the loss scale under AMP), pred (rows int32; NULL: not written) each row's first
+ *  largest logit. A label outside [0, classes) gives that row a NaN loss and zero gradient. Queued. */
+CLRUN_API clrun_status clrun_cross_entropy(clrun_ctx *ctx, size_t rows, size_t classes, clrun_buf *logits, clrun_buf *labels,
+                                           float grad_scale, clrun_buf *loss, clrun_buf *dlogits, clrun_buf *pred);
+
+/** Dropout in training (torch.nn.functional.dropout): mask (n bytes) = 1 with probability 1 - p
+ *  from r's stream (clrun_rand's Bernoulli, r advanced), y = x · mask / (1 - p) over n elements of
+ *  type t; p in [0, 1) (p = 0 copies x and sets every mask byte). Queued. */
+CLRUN_API clrun_status clrun_dropout(clrun_ctx *ctx, clrun_dtype t, size_t n, float p, clrun_rand_desc *r, clrun_buf *x, clrun_buf *mask,
+                                     clrun_buf *y);
+
+/** dx = dy · mask / (1 - p). Queued. */
+CLRUN_API clrun_status clrun_dropout_backward(clrun_ctx *ctx, clrun_dtype t, size_t n, float p, clrun_buf *mask, clrun_buf *dy,
+                                              clrun_buf *dx);
+
+/** SGD with momentum and weight decay, as torch.optim.SGD (maximize off). */
+typedef struct clrun_sgd {
+    float lr;           /**< the learning rate */
+    float momentum;     /**< 0: plain SGD */
+    float dampening;    /**< PyTorch's dampening (0) */
+    float weight_decay; /**< L2: g += weight_decay·param */
+    int nesterov;       /**< nonzero: Nesterov momentum */
+} clrun_sgd;
+
+/** One step over n f32 parameters from their f32 gradients; buf (n f32, the momentum buffer; NULL
+ *  with momentum 0) is set to the gradient on the first step (first nonzero), as PyTorch's. Queued. */
+CLRUN_API clrun_status clrun_sgd_step(clrun_ctx *ctx, const clrun_sgd *o, size_t n, clrun_buf *param, clrun_buf *grad, clrun_buf *buf,
+                                      int first);
+
+/** AdamW, as torch.optim.AdamW (amsgrad off). */
+typedef struct clrun_adamw {
+    float lr;           /**< PyTorch's 1e-3 */
+    float beta1;        /**< 0.9 */
+    float beta2;        /**< 0.999 */
+    float eps;          /**< 1e-8 */
+    float weight_decay; /**< decoupled: param ×= 1 - lr·weight_decay (PyTorch's 0.01) */
+} clrun_adamw;
+
+/** Step `step` (1 for the first) over n f32 parameters: m and v (n f32 each, zero before the first
+ *  step) are the moments. Queued. */
+CLRUN_API clrun_status clrun_adamw_step(clrun_ctx *ctx, const clrun_adamw *o, size_t n, clrun_buf *param, clrun_buf *grad, clrun_buf *m,
+                                        clrun_buf *v, int64_t step);
+
+/* ------------------------------------------------------------------------------------------------
  * Sorts (lib/ops/sort/sort.c, lib/ops/sort/sort.cl)
  *
  * Stable radix sorts along rows: 4 bits a pass (a 32-bit key takes 8), each pass a count, an

@@ -1,0 +1,207 @@
+/* conv.c — clrun_conv2d_*: 2-D convolution's three passes as implicit GEMMs (conv.cl). */
+#include "opkit.h"
+
+#include <limits.h>
+#include <stdio.h>
+
+/* d with PyTorch's defaults in place of zeros */
+static clrun_conv2d_desc normalised(const clrun_conv2d_desc *d)
+{
+    clrun_conv2d_desc e = *d;
+    if (!e.stride_h) e.stride_h = 1;
+    if (!e.stride_w) e.stride_w = 1;
+    if (!e.dilation_h) e.dilation_h = 1;
+    if (!e.dilation_w) e.dilation_w = 1;
+    if (!e.groups) e.groups = 1;
+    return e;
+}
+
+static int fits(long long a, long long b, long long c, long long d) { return a * b * c * d < (1LL << 31); }
+
+/* checks d (normalised) and gives the output's sizes */
+static clrun_status check(clrun_ctx *ctx, const char *fn, const clrun_conv2d_desc *d, int *P, int *Q)
+{
+    const clrun_tensor4 *x = &d->x;
+    if (x->layout != CLRUN_NCHW && x->layout != CLRUN_NHWC)
+        return clrun__fail(ctx, CLRUN_INVALID_ARG, "%s: layout %d: CLRUN_NCHW or CLRUN_NHWC", fn, (int)x->layout);
+    if (clrun__float_code(x->type) < 0)
+        return clrun__fail(ctx, CLRUN_INVALID_ARG, "%s: element type %s: float32, float16 or bfloat16", fn,
+                           (unsigned)x->type < CLRUN_DTYPE_COUNT ? clrun_dtype_name(x->type) : "unknown");
+    const struct {
+        const char *name;
+        int v, min;
+    } m[] = {{"x.n", x->n, 1},
+             {"x.c", x->c, 1},
+             {"x.h", x->h, 1},
+             {"x.w", x->w, 1},
+             {"k", d->k, 1},
+             {"r", d->r, 1},
+             {"s", d->s, 1},
+             {"stride_h", d->stride_h, 1},
+             {"stride_w", d->stride_w, 1},
+             {"pad_h", d->pad_h, 0},
+             {"pad_w", d->pad_w, 0},
+             {"dilation_h", d->dilation_h, 1},
+             {"dilation_w", d->dilation_w, 1},
+             {"groups", d->groups, 1}};
+    for (size_t i = 0; i < sizeof m / sizeof m[0]; i++)
+        if (m[i].v < m[i].min) return clrun__fail(ctx, CLRUN_INVALID_ARG, "%s: %s is %d: at least %d", fn, m[i].name, m[i].v, m[i].min);
+    if (x->c % d->groups || d->k % d->groups)
+        return clrun__fail(ctx, CLRUN_INVALID_ARG, "%s: %d input and %d output channels in %d groups: both must be multiples of the groups",
+                           fn, x->c, d->k, d->groups);
+    const long long eh = (long long)d->dilation_h * (d->r - 1) + 1, ew = (long long)d->dilation_w * (d->s - 1) + 1;
+    const long long hp = x->h + 2LL * d->pad_h, wp = x->w + 2LL * d->pad_w;
+    if (eh > hp || ew > wp)
+        return clrun__fail(ctx, CLRUN_INVALID_ARG, "%s: a %lldx%lld window (dilated) is larger than the padded %lldx%lld input", fn, eh, ew,
+                           hp, wp);
+    const long long p = (hp - eh) / d->stride_h + 1, q = (wp - ew) / d->stride_w + 1;
+    if (!fits(x->n, x->c, x->h, x->w) || !fits(x->n, d->k, p, q) || !fits(d->k, x->c / d->groups, d->r, d->s) ||
+        !fits(x->n, x->h + 2LL * d->pad_h, x->w + 2LL * d->pad_w, d->k > x->c ? d->k : x->c))
+        return clrun__fail(ctx, CLRUN_INVALID_ARG, "%s: a tensor of 2^31 elements or more (split the batch)", fn);
+    *P = (int)p, *Q = (int)q;
+    return CLRUN_OK;
+}
+
+clrun_status clrun_conv2d_shape(clrun_ctx *ctx, const clrun_conv2d_desc *d, clrun_tensor4 *y)
+{
+    if (!d || !y) return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_conv2d_shape: %s is NULL", d ? "y" : "d");
+    const clrun_conv2d_desc e = normalised(d);
+    int P = 0, Q = 0;
+    clrun_status st = check(ctx, "clrun_conv2d_shape", &e, &P, &Q);
+    if (st) return st;
+    *y = (clrun_tensor4){e.x.layout, e.x.type, e.x.n, e.k, P, Q};
+    return CLRUN_OK;
+}
+
+/* the tile of a pass: TSM × TSN outputs per work-group, TSK deep, WPTM × WPTN per work-item */
+struct tile {
+    int tsm, tsn, tsk, wptm, wptn;
+};
+
+static struct tile pick_tile(int M)
+{
+    if (M <= 16) return (struct tile){16, 64, 16, 1, 4}; /* few channels (depthwise, the first layer) */
+    return (struct tile){64, 64, 16, 4, 4};
+}
+
+#define ARG_DIMS(e, P, Q)                                                                                                               \
+    ARG_I32((e).x.n), ARG_I32((e).x.c), ARG_I32((e).x.h), ARG_I32((e).x.w), ARG_I32((e).k), ARG_I32((e).r), ARG_I32((e).s), ARG_I32(P), \
+        ARG_I32(Q), ARG_I32((e).stride_h), ARG_I32((e).stride_w), ARG_I32((e).pad_h), ARG_I32((e).pad_w), ARG_I32((e).dilation_h),      \
+        ARG_I32((e).dilation_w), ARG_I32((e).groups)
+
+static size_t group_size(clrun_ctx *ctx)
+{
+    size_t wg = clrun_ctx_device(ctx)->type == CLRUN_DEVICE_CPU ? 64 : 256, max = clrun_ctx_device(ctx)->max_work_group;
+    while (wg > 1 && wg > max) wg >>= 1;
+    return wg;
+}
+
+static void options(char *buf, size_t len, int mode, const clrun_conv2d_desc *e, struct tile t, size_t wg)
+{
+    snprintf(buf, len, "-DMODE=%d -DNHWC=%d -DABT=%d -DTSM=%d -DTSN=%d -DTSK=%d -DWPTM=%d -DWPTN=%d -DCLRUN_WG=%zu", mode,
+             e->x.layout == CLRUN_NHWC, clrun__float_code(e->x.type), t.tsm, t.tsn, t.tsk, t.wptm, t.wptn, wg);
+}
+
+/* one pass: mode 0 forward (A = w, B = x, Y = y), 1 backward-data (w, dy, dx), 2 backward-weights
+ * (dy, x, dw) */
+static clrun_status pass(clrun_ctx *ctx, int mode, const clrun_conv2d_desc *e, int P, int Q, clrun_buf *A, clrun_buf *B, clrun_buf *Y,
+                         clrun_buf *bias)
+{
+    const int G = e->groups, Cg = e->x.c / G, Kg = e->k / G, RS = e->r * e->s;
+    long long M, NC, KD;
+    if (mode == 0) M = Kg, NC = (long long)e->x.n * P * Q, KD = (long long)Cg * RS;
+    else if (mode == 1) M = Cg, NC = (long long)e->x.n * e->x.h * e->x.w, KD = (long long)Kg * RS;
+    else M = Kg, NC = (long long)Cg * RS, KD = (long long)e->x.n * P * Q;
+    const struct tile t = pick_tile((int)M);
+    const long long gm = (M + t.tsm - 1) / t.tsm, gn = (NC + t.tsn - 1) / t.tsn, ktiles = (KD + t.tsk - 1) / t.tsk;
+    int splits = 1;
+    if (mode == 2) {
+        /* enough work-groups to fill the device, and no work-item walking more than 256 tiles */
+        const long long want = (long long)clrun_ctx_device(ctx)->compute_units * 4, have = gm * gn * G;
+        long long s = have >= want ? 1 : (want + have - 1) / have;
+        if (s < (ktiles + 255) / 256) s = (ktiles + 255) / 256;
+        if (s > ktiles) s = ktiles;
+        /* the partial sums stay under 256 MiB unless the walk bound needs more */
+        const long long cap = ((long long)256 << 20) / (4 * (long long)e->k * NC);
+        if (s > cap && cap >= (ktiles + 255) / 256) s = cap;
+        splits = s < 1 ? 1 : (int)s;
+    }
+    char opts[200];
+    const size_t wg = group_size(ctx);
+    options(opts, sizeof opts, mode, e, t, wg);
+    clrun_kernel *k;
+    clrun_status st;
+    if ((st = clrun__lib_kernel(ctx, "conv", opts, "clrun_conv", &k))) return st;
+    clrun_buf *part = NULL;
+    const size_t out_n = (size_t)e->k * (size_t)NC;
+    if (splits > 1 && (st = clrun__scratch(ctx, (size_t)splits * out_n * sizeof(float), &part))) return st;
+    const size_t rm = (size_t)(t.tsm / t.wptm), rn = (size_t)(t.tsn / t.wptn);
+    const clrun__grid g = {3, {(size_t)gn * rn, (size_t)gm * rm, (size_t)G * (size_t)splits}, {rn, rm, 1}};
+    if ((st = CLRUN__RUN(k, g, ARG_DIMS(*e, P, Q), ARG_BUF(A), ARG_BUF(B), ARG_BUF(Y), ARG_BUF(bias), ARG_BUF(part), ARG_I32(splits))))
+        return st;
+    if (splits == 1) return CLRUN_OK;
+    clrun_kernel *ks;
+    if ((st = clrun__lib_kernel(ctx, "conv", opts, "clrun_conv_sum", &ks))) return st;
+    return CLRUN__RUN(ks, CLRUN__GRID1(out_n), ARG_BUF(part), ARG_BUF(Y), ARG_U64(out_n), ARG_I32(splits));
+}
+
+/* the element counts of x, w, y */
+static void counts(const clrun_conv2d_desc *e, int P, int Q, size_t *nx, size_t *nw, size_t *ny)
+{
+    *nx = (size_t)e->x.n * e->x.c * e->x.h * e->x.w;
+    *nw = (size_t)e->k * (e->x.c / e->groups) * e->r * e->s;
+    *ny = (size_t)e->x.n * e->k * P * Q;
+}
+
+/* the common start of a pass: ctx, d and the buffers checked */
+#define START(fn, nbufs, ...)                                                  \
+    if (!ctx) return clrun__fail(NULL, CLRUN_INVALID_ARG, fn ": ctx is NULL"); \
+    CLRUN__SERIAL(ctx);                                                        \
+    if (!d) return clrun__fail(ctx, CLRUN_INVALID_ARG, fn ": d is NULL");      \
+    const clrun_conv2d_desc e = normalised(d);                                 \
+    int P = 0, Q = 0;                                                          \
+    clrun_status st = check(ctx, fn, &e, &P, &Q);                              \
+    if (st) return st;                                                         \
+    size_t nx, nw, ny;                                                         \
+    counts(&e, P, Q, &nx, &nw, &ny);                                           \
+    const size_t es = clrun_dtype_size(e.x.type);                              \
+    const struct {                                                             \
+        const char *name;                                                      \
+        clrun_buf *b;                                                          \
+        size_t n;                                                              \
+        int optional;                                                          \
+    } bufs[nbufs] = {__VA_ARGS__};                                             \
+    for (int i = 0; i < (nbufs); i++)                                          \
+        if ((bufs[i].b || !bufs[i].optional) && (st = clrun__span(ctx, fn, bufs[i].name, bufs[i].b, 0, bufs[i].n, es))) return st
+
+clrun_status clrun_conv2d_forward(clrun_ctx *ctx, const clrun_conv2d_desc *d, clrun_buf *x, clrun_buf *w, clrun_buf *bias, clrun_buf *y)
+{
+    START("clrun_conv2d_forward", 4, {"x", x, nx, 0}, {"w", w, nw, 0}, {"bias", bias, (size_t)e.k, 1}, {"y", y, ny, 0});
+    if (y == x || y == w || (bias && y == bias))
+        return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_conv2d_forward: y is one of the inputs (not in place)");
+    return pass(ctx, 0, &e, P, Q, w, x, y, bias);
+}
+
+clrun_status clrun_conv2d_backward_data(clrun_ctx *ctx, const clrun_conv2d_desc *d, clrun_buf *dy, clrun_buf *w, clrun_buf *dx)
+{
+    START("clrun_conv2d_backward_data", 3, {"dy", dy, ny, 0}, {"w", w, nw, 0}, {"dx", dx, nx, 0});
+    if (dx == dy || dx == w)
+        return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_conv2d_backward_data: dx is one of the inputs (not in place)");
+    return pass(ctx, 1, &e, P, Q, w, dy, dx, NULL);
+}
+
+clrun_status clrun_conv2d_backward_weights(clrun_ctx *ctx, const clrun_conv2d_desc *d, clrun_buf *x, clrun_buf *dy, clrun_buf *dw,
+                                           clrun_buf *db)
+{
+    START("clrun_conv2d_backward_weights", 4, {"x", x, nx, 0}, {"dy", dy, ny, 0}, {"dw", dw, nw, 0}, {"db", db, (size_t)e.k, 1});
+    if (dw == x || dw == dy || (db && (db == x || db == dy || db == dw)))
+        return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_conv2d_backward_weights: an output is an input or the other output");
+    if ((st = pass(ctx, 2, &e, P, Q, dy, x, dw, NULL)) || !db) return st;
+    char opts[200];
+    const size_t wg = group_size(ctx);
+    options(opts, sizeof opts, 2, &e, pick_tile(e.k / e.groups), wg);
+    clrun_kernel *k;
+    if ((st = clrun__lib_kernel(ctx, "conv", opts, "clrun_conv_bias_grad", &k))) return st;
+    const clrun__grid g = {1, {(size_t)e.k * wg, 1, 1}, {wg, 1, 1}};
+    return CLRUN__RUN(k, g, ARG_DIMS(e, P, Q), ARG_BUF(dy), ARG_BUF(db));
+}

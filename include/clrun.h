@@ -931,9 +931,10 @@ CLRUN_API const char *clrun_fft_norm_name(clrun_fft_norm norm);
  * the master weights of mixed-precision training, as torch.cuda.amp keeps them. Every call is
  * queued on the calling thread's current queue; buffers are used from their first byte.
  *
- * A convolution's three passes are implicit GEMMs: tiles of the weights and of the activations
- * gathered as they are loaded, never an im2col matrix in memory. Results do not depend on timing
- * (every sum has a fixed order), so a training run repeats bit for bit on one device.
+ * A convolution's three passes are matrix products (clrun_conv_algo): implicit GEMMs, whose tiles of
+ * the weights and the activations are gathered as they are loaded, or im2col over chunks of images
+ * and clrun_gemm. Results do not depend on timing (every sum has a fixed order), so a training run
+ * repeats bit for bit on one device.
  * ----------------------------------------------------------------------------------------------*/
 
 /** The order of a 4-D activation's dimensions (and of the convolution's weights). */
@@ -952,23 +953,34 @@ typedef struct clrun_tensor4 {
     int w;               /**< columns */
 } clrun_tensor4;
 
+/** How clrun_conv2d_* compute a convolution. */
+typedef enum clrun_conv_algo {
+    CLRUN_CONV_AUTO = 0,     /**< $CLRUN_CONV_ALGO, else the measured choice: GEMM on CPUs and on GPUs with matrix
+                              *   units in f16/bf16, implicit elsewhere and for layers of few channels per group */
+    CLRUN_CONV_IMPLICIT = 1, /**< clrun's implicit-GEMM kernels: tiles gathered from the tensors as they are loaded */
+    CLRUN_CONV_GEMM = 2      /**< im2col over chunks of images (at most 32 MiB of columns on CPUs, 256 MiB on GPUs;
+                              *   none for 1×1 NHWC layers of stride 1), the products by clrun_gemm (tensor cores on
+                              *   NVIDIA, clrun's tuned kernels elsewhere), col2im for backward-data */
+} clrun_conv_algo;
+
 /** A 2-D convolution, as torch.nn.functional.conv2d: y[n, k, p, q] = bias[k] + Σ over c in k's
  *  group, r, s of w[k, c, r, s] · x[n, c, p·stride_h - pad_h + r·dilation_h, q·stride_w - pad_w +
  *  s·dilation_w] (x zero outside), P = (h + 2·pad_h - dilation_h·(r - 1) - 1) / stride_h + 1 and
  *  likewise Q. Zeroed members other than the sizes take PyTorch's defaults (stride 1, padding 0,
  *  dilation 1, one group). */
 typedef struct clrun_conv2d_desc {
-    clrun_tensor4 x; /**< the input: layout, type (of x, w, bias, y and every gradient) and sizes */
-    int k;           /**< output channels */
-    int r;           /**< the filter's rows */
-    int s;           /**< the filter's columns */
-    int stride_h;    /**< 0 counts as 1 */
-    int stride_w;    /**< 0 counts as 1 */
-    int pad_h;       /**< zero rows added above and below */
-    int pad_w;       /**< zero columns added left and right */
-    int dilation_h;  /**< 0 counts as 1 */
-    int dilation_w;  /**< 0 counts as 1 */
-    int groups;      /**< 0 counts as 1; c and k must be multiples (groups = c = k: depthwise) */
+    clrun_tensor4 x;      /**< the input: layout, type (of x, w, bias, y and every gradient) and sizes */
+    int k;                /**< output channels */
+    int r;                /**< the filter's rows */
+    int s;                /**< the filter's columns */
+    int stride_h;         /**< 0 counts as 1 */
+    int stride_w;         /**< 0 counts as 1 */
+    int pad_h;            /**< zero rows added above and below */
+    int pad_w;            /**< zero columns added left and right */
+    int dilation_h;       /**< 0 counts as 1 */
+    int dilation_w;       /**< 0 counts as 1 */
+    int groups;           /**< 0 counts as 1; c and k must be multiples (groups = c = k: depthwise) */
+    clrun_conv_algo algo; /**< CLRUN_CONV_AUTO (0) or a path to force */
 } clrun_conv2d_desc;
 
 /** The output's shape (*y: layout and type as the input's, n, k, P, Q), after checking d: CLRUN_INVALID_ARG

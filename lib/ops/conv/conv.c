@@ -145,6 +145,189 @@ static clrun_status pass(clrun_ctx *ctx, int mode, const clrun_conv2d_desc *e, i
     return CLRUN__RUN(ks, CLRUN__GRID1(out_n), ARG_BUF(part), ARG_BUF(Y), ARG_U64(out_n), ARG_I32(splits));
 }
 
+/* ---- the GEMM path ------------------------------------------------------------------------------- */
+
+/* kernel `name` of conv.cl for e's layout and type (the GEMM path's kernels take no tile) */
+static clrun_status path_kernel(clrun_ctx *ctx, const clrun_conv2d_desc *e, const char *name, clrun_kernel **k)
+{
+    char opts[200];
+    options(opts, sizeof opts, 0, e, pick_tile(64), group_size(ctx));
+    return clrun__lib_kernel(ctx, "conv", opts, name, k);
+}
+
+/* images per chunk: the columns of one group stay within the budget */
+static int chunk_images(clrun_ctx *ctx, const clrun_conv2d_desc *e, int P, int Q)
+{
+    const size_t budget = clrun_ctx_device(ctx)->type == CLRUN_DEVICE_CPU ? (size_t)32 << 20 : (size_t)256 << 20;
+    const size_t per = (size_t)(e->x.c / e->groups) * e->r * e->s * P * Q * 4;
+    size_t n = per ? budget / per : 1;
+    if (n < 1) n = 1;
+    return n > (size_t)e->x.n ? e->x.n : (int)n;
+}
+
+/* im2col's work-items for ni images: NCHW one per row of Q columns, NHWC one per tap of Cg channels */
+static size_t im2col_items(const clrun_conv2d_desc *e, int P, int Q, int ni)
+{
+    const size_t RS = (size_t)e->r * e->s;
+    return e->x.layout == CLRUN_NHWC ? (size_t)ni * P * Q * RS : (size_t)(e->x.c / e->groups) * RS * (size_t)ni * P;
+}
+
+/* a 1×1 NHWC layer of stride 1 and no padding: x is its own column matrix */
+static int direct(const clrun_conv2d_desc *e)
+{
+    return e->x.layout == CLRUN_NHWC && e->r == 1 && e->s == 1 && e->stride_h == 1 && e->stride_w == 1 && !e->pad_h && !e->pad_w;
+}
+
+static clrun_status run_chunk(clrun_kernel *k, size_t n, const clrun_conv2d_desc *e, int P, int Q, clrun_buf *a, clrun_buf *b, int n0,
+                              int ni, int g, int with_g)
+{
+    if (with_g) return CLRUN__RUN(k, CLRUN__GRID1(n), ARG_DIMS(*e, P, Q), ARG_BUF(a), ARG_BUF(b), ARG_I32(n0), ARG_I32(ni), ARG_I32(g));
+    return CLRUN__RUN(k, CLRUN__GRID1(n), ARG_DIMS(*e, P, Q), ARG_BUF(a), ARG_BUF(b), ARG_I32(n0), ARG_I32(ni));
+}
+
+static clrun_status gemm_forward(clrun_ctx *ctx, const clrun_conv2d_desc *e, int P, int Q, clrun_buf *x, clrun_buf *w, clrun_buf *bias,
+                                 clrun_buf *y)
+{
+    const clrun_dtype T = e->x.type;
+    const int G = e->groups, Cg = e->x.c / G, Kg = e->k / G, nhwc = e->x.layout == CLRUN_NHWC, dir = direct(e);
+    const size_t es = clrun_dtype_size(T), PQ = (size_t)P * Q, rows = (size_t)Cg * e->r * e->s;
+    const int ni_max = chunk_images(ctx, e, P, Q);
+    clrun_buf *col = NULL, *acc = NULL;
+    clrun_kernel *kim, *kout;
+    clrun_status st;
+    if ((st = path_kernel(ctx, e, "clrun_im2col", &kim)) || (st = path_kernel(ctx, e, "clrun_conv_out", &kout)) ||
+        (!dir && (st = clrun_buf_new(ctx, rows * PQ * (size_t)ni_max * es, 0, &col))) ||
+        (st = clrun_buf_new(ctx, (size_t)e->k * PQ * (size_t)ni_max * 4, 0, &acc)))
+        goto done;
+    for (int n0 = 0; n0 < e->x.n && !st; n0 += ni_max) {
+        const int ni = e->x.n - n0 < ni_max ? e->x.n - n0 : ni_max;
+        const size_t cols = PQ * (size_t)ni;
+        for (int g = 0; g < G && !st; g++) {
+            if (!dir && (st = run_chunk(kim, im2col_items(e, P, Q, ni), e, P, Q, x, col, n0, ni, g, 1))) break;
+            clrun_gemm_desc d;
+            if (nhwc) { /* acc[(i, p, q)][g·Kg + k] = col · W_gᵀ */
+                clrun_gemm_desc_init(&d, T, 1, cols, (size_t)Kg, rows, 0, 1);
+                d.a = dir ? x : col, d.a_off = dir ? (size_t)n0 * PQ * e->x.c + (size_t)g * Cg : 0, d.lda = dir ? (size_t)e->x.c : rows;
+                d.b = w, d.b_off = (size_t)g * Kg * rows, d.ldb = rows;
+                d.c = acc, d.c_off = (size_t)g * Kg, d.ldc = (size_t)e->k;
+            } else { /* acc[g·Kg + k][(i, p, q)] = W_g · col */
+                clrun_gemm_desc_init(&d, T, 1, (size_t)Kg, cols, rows, 0, 0);
+                d.a = w, d.a_off = (size_t)g * Kg * rows, d.lda = rows;
+                d.b = col, d.ldb = cols;
+                d.c = acc, d.c_off = (size_t)g * Kg * cols, d.ldc = cols;
+            }
+            st = clrun_gemm(ctx, &d);
+        }
+        if (!st)
+            st = CLRUN__RUN(kout, CLRUN__GRID1((size_t)e->k * cols), ARG_DIMS(*e, P, Q), ARG_BUF(acc), ARG_BUF(bias), ARG_BUF(y),
+                            ARG_I32(n0), ARG_I32(ni));
+    }
+done:
+    clrun_buf_free(col), clrun_buf_free(acc); /* released when the queued work is done with them */
+    return st;
+}
+
+static clrun_status gemm_backward_data(clrun_ctx *ctx, const clrun_conv2d_desc *e, int P, int Q, clrun_buf *dy, clrun_buf *w, clrun_buf *dx)
+{
+    const clrun_dtype T = e->x.type;
+    const int G = e->groups, Cg = e->x.c / G, Kg = e->k / G, nhwc = e->x.layout == CLRUN_NHWC;
+    const size_t es = clrun_dtype_size(T), PQ = (size_t)P * Q, rows = (size_t)Cg * e->r * e->s, HW = (size_t)e->x.h * e->x.w;
+    const int ni_max = chunk_images(ctx, e, P, Q);
+    clrun_buf *colg = NULL, *dyt = NULL;
+    clrun_kernel *kc2i, *kdy;
+    clrun_status st;
+    if ((st = path_kernel(ctx, e, "clrun_col2im", &kc2i)) || (st = path_kernel(ctx, e, "clrun_dy_rows", &kdy)) ||
+        (st = clrun_buf_new(ctx, rows * PQ * (size_t)ni_max * 4, 0, &colg)) ||
+        (!nhwc && (st = clrun_buf_new(ctx, (size_t)e->k * PQ * (size_t)ni_max * es, 0, &dyt))))
+        goto done;
+    for (int n0 = 0; n0 < e->x.n && !st; n0 += ni_max) {
+        const int ni = e->x.n - n0 < ni_max ? e->x.n - n0 : ni_max;
+        const size_t cols = PQ * (size_t)ni;
+        if (!nhwc && (st = run_chunk(kdy, (size_t)e->k * cols, e, P, Q, dy, dyt, n0, ni, 0, 0))) break;
+        for (int g = 0; g < G && !st; g++) {
+            clrun_gemm_desc d;
+            if (nhwc) { /* colg[(i, p, q)][(r, s, c)] = dy_g · W_g */
+                clrun_gemm_desc_init(&d, T, 1, cols, rows, (size_t)Kg, 0, 0);
+                d.a = dy, d.a_off = (size_t)n0 * PQ * e->k + (size_t)g * Kg, d.lda = (size_t)e->k;
+                d.b = w, d.b_off = (size_t)g * Kg * rows, d.ldb = rows;
+                d.c = colg, d.ldc = rows;
+            } else { /* colg[(c, r, s)][(i, p, q)] = W_gᵀ · dy_g */
+                clrun_gemm_desc_init(&d, T, 1, rows, cols, (size_t)Kg, 1, 0);
+                d.a = w, d.a_off = (size_t)g * Kg * rows, d.lda = rows;
+                d.b = dyt, d.b_off = (size_t)g * Kg * cols, d.ldb = cols;
+                d.c = colg, d.ldc = cols;
+            }
+            if (!(st = clrun_gemm(ctx, &d))) st = run_chunk(kc2i, (size_t)ni * Cg * HW, e, P, Q, colg, dx, n0, ni, g, 1);
+        }
+    }
+done:
+    clrun_buf_free(colg), clrun_buf_free(dyt);
+    return st;
+}
+
+static clrun_status gemm_backward_weights(clrun_ctx *ctx, const clrun_conv2d_desc *e, int P, int Q, clrun_buf *x, clrun_buf *dy,
+                                          clrun_buf *dw)
+{
+    const clrun_dtype T = e->x.type;
+    const int G = e->groups, Cg = e->x.c / G, Kg = e->k / G, nhwc = e->x.layout == CLRUN_NHWC, dir = direct(e);
+    const size_t es = clrun_dtype_size(T), PQ = (size_t)P * Q, rows = (size_t)Cg * e->r * e->s, nw = (size_t)e->k * rows;
+    const int ni_max = chunk_images(ctx, e, P, Q);
+    clrun_buf *col = NULL, *dyt = NULL, *acc = NULL;
+    clrun_kernel *kim, *kdy;
+    clrun_status st;
+    if ((st = path_kernel(ctx, e, "clrun_im2col", &kim)) || (st = path_kernel(ctx, e, "clrun_dy_rows", &kdy)) ||
+        (!dir && (st = clrun_buf_new(ctx, rows * PQ * (size_t)ni_max * es, 0, &col))) ||
+        (!nhwc && (st = clrun_buf_new(ctx, (size_t)e->k * PQ * (size_t)ni_max * es, 0, &dyt))) ||
+        (T != CLRUN_F32 && (st = clrun_buf_new(ctx, nw * 4, 0, &acc))))
+        goto done;
+    clrun_buf *out = T == CLRUN_F32 ? dw : acc;
+    for (int n0 = 0; n0 < e->x.n && !st; n0 += ni_max) {
+        const int ni = e->x.n - n0 < ni_max ? e->x.n - n0 : ni_max;
+        const size_t cols = PQ * (size_t)ni;
+        if (!nhwc && (st = run_chunk(kdy, (size_t)e->k * cols, e, P, Q, dy, dyt, n0, ni, 0, 0))) break;
+        for (int g = 0; g < G && !st; g++) {
+            if (!dir && (st = run_chunk(kim, im2col_items(e, P, Q, ni), e, P, Q, x, col, n0, ni, g, 1))) break;
+            clrun_gemm_desc d;
+            if (nhwc) { /* dW_g += dy_gᵀ · col */
+                clrun_gemm_desc_init(&d, T, 1, (size_t)Kg, rows, cols, 1, 0);
+                d.a = dy, d.a_off = (size_t)n0 * PQ * e->k + (size_t)g * Kg, d.lda = (size_t)e->k;
+                d.b = dir ? x : col, d.b_off = dir ? (size_t)n0 * PQ * e->x.c + (size_t)g * Cg : 0, d.ldb = dir ? (size_t)e->x.c : rows;
+            } else { /* dW_g += dy_g · colᵀ */
+                clrun_gemm_desc_init(&d, T, 1, (size_t)Kg, rows, cols, 0, 1);
+                d.a = dyt, d.a_off = (size_t)g * Kg * cols, d.lda = cols;
+                d.b = col, d.ldb = cols;
+            }
+            d.c = out, d.c_off = (size_t)g * Kg * rows, d.ldc = rows, d.beta = n0 ? 1.0f : 0.0f;
+            st = clrun_gemm(ctx, &d);
+        }
+    }
+    if (!st && T != CLRUN_F32) st = clrun_cast(ctx, acc, 0, CLRUN_F32, dw, 0, T, nw);
+done:
+    clrun_buf_free(col), clrun_buf_free(dyt), clrun_buf_free(acc);
+    return st;
+}
+
+/* the path for e: the call's, else $CLRUN_CONV_ALGO, else the measured rule */
+static clrun_status choose(clrun_ctx *ctx, const clrun_conv2d_desc *e, int *gemm)
+{
+    int algo = (int)e->algo;
+    if (algo < 0 || algo > CLRUN_CONV_GEMM)
+        return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_conv2d: algo %d: CLRUN_CONV_AUTO, CLRUN_CONV_IMPLICIT or CLRUN_CONV_GEMM", algo);
+    if (algo == CLRUN_CONV_AUTO) {
+        int choice = -1;
+        clrun_status st = clrun__setting_choice(ctx, CLRUN__SET_CONV_ALGO, &choice);
+        if (st) return st;
+        algo = choice > 0 ? choice : 0;
+    }
+    if (algo == CLRUN_CONV_AUTO) {
+        const int few = e->k / e->groups < 8 || (e->x.c / e->groups) * e->r * e->s < 8; /* depthwise, the first layer */
+        const int cpu = clrun_ctx_device(ctx)->type == CLRUN_DEVICE_CPU;
+        algo = !few && (cpu || (e->x.type != CLRUN_F32 && clrun_gemm_tensor_cores(ctx))) ? CLRUN_CONV_GEMM : CLRUN_CONV_IMPLICIT;
+    }
+    *gemm = algo == CLRUN_CONV_GEMM;
+    return CLRUN_OK;
+}
+
 /* the element counts of x, w, y */
 static void counts(const clrun_conv2d_desc *e, int P, int Q, size_t *nx, size_t *nw, size_t *ny)
 {
@@ -179,7 +362,9 @@ clrun_status clrun_conv2d_forward(clrun_ctx *ctx, const clrun_conv2d_desc *d, cl
     START("clrun_conv2d_forward", 4, {"x", x, nx, 0}, {"w", w, nw, 0}, {"bias", bias, (size_t)e.k, 1}, {"y", y, ny, 0});
     if (y == x || y == w || (bias && y == bias))
         return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_conv2d_forward: y is one of the inputs (not in place)");
-    return pass(ctx, 0, &e, P, Q, w, x, y, bias);
+    int gemm;
+    if ((st = choose(ctx, &e, &gemm))) return st;
+    return gemm ? gemm_forward(ctx, &e, P, Q, x, w, bias, y) : pass(ctx, 0, &e, P, Q, w, x, y, bias);
 }
 
 clrun_status clrun_conv2d_backward_data(clrun_ctx *ctx, const clrun_conv2d_desc *d, clrun_buf *dy, clrun_buf *w, clrun_buf *dx)
@@ -187,7 +372,9 @@ clrun_status clrun_conv2d_backward_data(clrun_ctx *ctx, const clrun_conv2d_desc 
     START("clrun_conv2d_backward_data", 3, {"dy", dy, ny, 0}, {"w", w, nw, 0}, {"dx", dx, nx, 0});
     if (dx == dy || dx == w)
         return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_conv2d_backward_data: dx is one of the inputs (not in place)");
-    return pass(ctx, 1, &e, P, Q, w, dy, dx, NULL);
+    int gemm;
+    if ((st = choose(ctx, &e, &gemm))) return st;
+    return gemm ? gemm_backward_data(ctx, &e, P, Q, dy, w, dx) : pass(ctx, 1, &e, P, Q, w, dy, dx, NULL);
 }
 
 clrun_status clrun_conv2d_backward_weights(clrun_ctx *ctx, const clrun_conv2d_desc *d, clrun_buf *x, clrun_buf *dy, clrun_buf *dw,
@@ -196,7 +383,10 @@ clrun_status clrun_conv2d_backward_weights(clrun_ctx *ctx, const clrun_conv2d_de
     START("clrun_conv2d_backward_weights", 4, {"x", x, nx, 0}, {"dy", dy, ny, 0}, {"dw", dw, nw, 0}, {"db", db, (size_t)e.k, 1});
     if (dw == x || dw == dy || (db && (db == x || db == dy || db == dw)))
         return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_conv2d_backward_weights: an output is an input or the other output");
-    if ((st = pass(ctx, 2, &e, P, Q, dy, x, dw, NULL)) || !db) return st;
+    int gemm;
+    if ((st = choose(ctx, &e, &gemm)) ||
+        (st = gemm ? gemm_backward_weights(ctx, &e, P, Q, x, dy, dw) : pass(ctx, 2, &e, P, Q, dy, x, dw, NULL)) || !db)
+        return st;
     char opts[200];
     const size_t wg = group_size(ctx);
     options(opts, sizeof opts, 2, &e, pick_tile(e.k / e.groups), wg);

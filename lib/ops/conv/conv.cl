@@ -26,6 +26,11 @@
 #define ST(p, i, v) ((p)[i] = (v))
 #endif
 #define T CLRUN_ELT
+#if ABT == 0
+#define RAW float
+#else
+#define RAW ushort /* f16 and bf16 moved as bits: half is not a load/store type without cl_khr_fp16 */
+#endif
 
 #define RTSM (TSM / WPTM)
 #define RTSN (TSN / WPTN)
@@ -208,4 +213,106 @@ __kernel __attribute__((reqd_work_group_size(CLRUN_WG, 1, 1))) void clrun_conv_b
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     if (l == 0) ST(db, k, sh_[0]);
+}
+
+/* ---- the GEMM path: im2col in chunks of images, the product by clrun_gemm (tensor cores where the
+ * device has them), col2im, and the epilogue. The columns of images n0 .. n0 + ni of group g:
+ *   NCHW  col[(c, r, s)][(i, p, q)]   (c of the group; the weights' row order)
+ *   NHWC  col[(i, p, q)][(r, s, c)]
+ * one work-item per element of what is written. */
+
+/* one work-item per run of contiguous columns: NCHW a row (c, r, s, i, p) of Q outputs, NHWC a tap
+ * (i, p, q, r, s) of Cg channels; indices within a chunk fit 32 bits (the budget keeps it under 2^31) */
+__kernel void clrun_im2col(DIMS, __global const T *x, __global T *col, int n0, int ni, int g)
+{
+    DERIVED;
+    const int PQ = P * Q, cols = ni * PQ;
+#if NHWC
+    const int e = get_global_id(0);
+    if (e >= cols * RS) return;
+    const int ipq = e / RS, rs = e % RS, i = ipq / PQ, pq = ipq % PQ;
+    const int h = (pq / Q) * sh - ph + (rs / S) * dh, w = (pq % Q) * sw - pw + (rs % S) * dw;
+    __global T *o = col + (ulong)ipq * (Cg * RS) + rs * Cg;
+    if (h >= 0 && h < H && w >= 0 && w < W) {
+        __global const RAW *src = (__global const RAW *)x + ACT(n0 + i, g * Cg, h, w, C, H, W);
+        for (int c = 0; c < Cg; c++) ((__global RAW *)o)[c] = src[c];
+    } else {
+        for (int c = 0; c < Cg; c++) ST(o, c, 0.0f);
+    }
+#else
+    const int e = get_global_id(0), rowsP = ni * P;
+    if (e >= Cg * RS * rowsP) return;
+    const int crs = e / rowsP, ip = e % rowsP, i = ip / P, p = ip % P, c = crs / RS, rs = crs % RS;
+    const int h = p * sh - ph + (rs / S) * dh, w0 = (rs % S) * dw - pw;
+    __global T *o = col + (ulong)crs * cols + i * PQ + p * Q;
+    if (h < 0 || h >= H) {
+        for (int q = 0; q < Q; q++) ST(o, q, 0.0f);
+        return;
+    }
+    __global const RAW *src = (__global const RAW *)x + ACT(n0 + i, g * Cg + c, h, 0, C, H, W);
+    for (int q = 0; q < Q; q++) {
+        const int w = q * sw + w0;
+        if (w >= 0 && w < W) ((__global RAW *)o)[q] = src[w];
+        else ST(o, q, 0.0f);
+    }
+#endif
+}
+
+/* dx of images n0 .. n0 + ni, group g, from the columns' gradients (f32, im2col's layout): each
+ * input element sums the taps that read it */
+__kernel void clrun_col2im(DIMS, __global const float *colg, __global T *dx, int n0, int ni, int g)
+{
+    DERIVED;
+    const ulong e = get_global_id(0), HWn = (ulong)H * W, PQ = (ulong)P * Q, rows = (ulong)Cg * RS, cols = (ulong)ni * PQ;
+    if (e >= (ulong)ni * Cg * HWn) return;
+    const int i = (int)(e / ((ulong)Cg * HWn)), c = (int)(e / HWn % (ulong)Cg), hw = (int)(e % HWn), h = hw / W, w = hw % W;
+    float s = 0.0f;
+    for (int r = 0; r < R; r++) {
+        const int th = h + ph - r * dh;
+        if (th < 0 || th % sh) continue;
+        const int p = th / sh;
+        if (p >= P) continue;
+        for (int u = 0; u < S; u++) {
+            const int tw = w + pw - u * dw;
+            if (tw < 0 || tw % sw) continue;
+            const int q = tw / sw;
+            if (q >= Q) continue;
+            const ulong ipq = (ulong)i * PQ + (ulong)p * Q + q;
+#if NHWC
+            s += colg[ipq * rows + (ulong)(r * S + u) * Cg + c];
+#else
+            s += colg[((ulong)c * RS + r * S + u) * cols + ipq];
+#endif
+        }
+    }
+    ST(dx, ACT(n0 + i, g * Cg + c, h, w, C, H, W), s);
+}
+
+/* y of images n0 .. n0 + ni from the products (f32: NCHW [k][(i, p, q)], NHWC [(i, p, q)][k]) plus
+ * the bias, rounded once */
+__kernel void clrun_conv_out(DIMS, __global const float *acc, __global const T *bias, __global T *y, int n0, int ni)
+{
+    DERIVED;
+    const ulong e = get_global_id(0), PQ = (ulong)P * Q, cols = (ulong)ni * PQ;
+    if (e >= cols * K) return;
+#if NHWC
+    const ulong ipq = e / K;
+    const int k = (int)(e % K);
+#else
+    const int k = (int)(e / cols);
+    const ulong ipq = e % cols;
+#endif
+    const int i = (int)(ipq / PQ), pq = (int)(ipq % PQ);
+    const float b = bias ? CLRUN_LD(bias, k) : 0.0f;
+    ST(y, ACT(n0 + i, k, pq / Q, pq % Q, K, P, Q), acc[e] + b);
+}
+
+/* NCHW: dy of images n0 .. n0 + ni as [k][(i, p, q)] */
+__kernel void clrun_dy_rows(DIMS, __global const T *dy, __global T *dyt, int n0, int ni)
+{
+    DERIVED;
+    const ulong e = get_global_id(0), PQ = (ulong)P * Q, cols = (ulong)ni * PQ;
+    if (e >= cols * K) return;
+    const int k = (int)(e / cols), i = (int)(e % cols / PQ), pq = (int)(e % PQ);
+    ST(dyt, e, CLRUN_LD(dy, ACT(n0 + i, k, pq / Q, pq % Q, K, P, Q)));
 }

@@ -55,16 +55,16 @@ static size_t wt(const struct shape *s, int k, int c, int r, int q) /* c within 
                                 __VA_ARGS__                                                                                   \
                             }
 
-static void compare(const char *what, const struct shape *s, clrun_dtype t, const void *got, const double *want, const double *mag,
-                    size_t n, int depth)
+static void compare(const char *what, const clrun_conv2d_desc *d, const struct shape *s, clrun_dtype t, const void *got, const double *want,
+                    const double *mag, size_t n, int depth)
 {
     for (size_t i = 0; i < n; i++) {
         const double g = ld(got, t, i), bound = 2.0 * depth * 0x1p-24 * mag[i] + unit(t) * fabs(want[i]) +
                                                 (t == CLRUN_F16 ? 0x1p-25 : 1e-30); /* f16's subnormals */
         if (!(fabs(g - want[i]) <= bound))
-            fail_msg("%s %s %s N%d C%d %dx%d K%d %dx%d stride %d,%d pad %d,%d dil %d,%d groups %d: element %zu is %.9g, want %.9g", what,
-                     clrun_dtype_name(t), s->nhwc ? "NHWC" : "NCHW", s->N, s->C, s->H, s->W, s->K, s->R, s->S, s->sh, s->sw, s->ph, s->pw,
-                     s->dh, s->dw, s->G, i, g, want[i]);
+            fail_msg("%s (%s) %s %s N%d C%d %dx%d K%d %dx%d stride %d,%d pad %d,%d dil %d,%d groups %d: element %zu is %.9g, want %.9g",
+                     what, d->algo == CLRUN_CONV_GEMM ? "gemm" : "implicit", clrun_dtype_name(t), s->nhwc ? "NHWC" : "NCHW", s->N, s->C,
+                     s->H, s->W, s->K, s->R, s->S, s->sh, s->sw, s->ph, s->pw, s->dh, s->dw, s->G, i, g, want[i]);
     }
 }
 
@@ -110,54 +110,57 @@ static void run_case(clrun_ctx *ctx, struct shape s, clrun_dtype t, int with_bia
               *out;
     const int depth = (s.C / s.G) * s.R * s.S;
 
-    /* forward */
-    for (size_t i = 0; i < ny; i++) {
-        const int k = s.nhwc ? (int)(i % s.K) : (int)(i / ((size_t)s.P * s.Q) % s.K);
-        want[i] = with_bias ? ld(b, t, k) : 0, mag[i] = fabs(want[i]);
-    }
-    FOR_TAPS(&s, {
-        const double v = (double)ld(x, t, xi) * ld(w, t, wi);
-        want[yi] += v, mag[yi] += fabs(v);
-    });
-    CHECK_OK(ctx, clrun_buf_new(ctx, ny * es, 0, &out));
-    CHECK_OK(ctx, clrun_conv2d_forward(ctx, &d, bx, bw, with_bias ? bb : NULL, out));
-    CHECK_OK(ctx, clrun_download(out, 0, got, ny * es));
-    compare("forward", &s, t, got, want, mag, ny, depth + 1);
-    clrun_buf_free(out);
+    for (int algo = CLRUN_CONV_IMPLICIT; algo <= CLRUN_CONV_GEMM; algo++) { /* both paths */
+        d.algo = (clrun_conv_algo)algo;
+        /* forward */
+        for (size_t i = 0; i < ny; i++) {
+            const int k = s.nhwc ? (int)(i % s.K) : (int)(i / ((size_t)s.P * s.Q) % s.K);
+            want[i] = with_bias ? ld(b, t, k) : 0, mag[i] = fabs(want[i]);
+        }
+        FOR_TAPS(&s, {
+            const double v = (double)ld(x, t, xi) * ld(w, t, wi);
+            want[yi] += v, mag[yi] += fabs(v);
+        });
+        CHECK_OK(ctx, clrun_buf_new(ctx, ny * es, 0, &out));
+        CHECK_OK(ctx, clrun_conv2d_forward(ctx, &d, bx, bw, with_bias ? bb : NULL, out));
+        CHECK_OK(ctx, clrun_download(out, 0, got, ny * es));
+        compare("forward", &d, &s, t, got, want, mag, ny, depth + 1);
+        clrun_buf_free(out);
 
-    /* backward-data */
-    memset(want, 0, nx * sizeof(double)), memset(mag, 0, nx * sizeof(double));
-    FOR_TAPS(&s, {
-        const double v = (double)ld(dy, t, yi) * ld(w, t, wi);
-        want[xi] += v, mag[xi] += fabs(v);
-    });
-    CHECK_OK(ctx, clrun_buf_new(ctx, nx * es, 0, &out));
-    CHECK_OK(ctx, clrun_conv2d_backward_data(ctx, &d, bdy, bw, out));
-    CHECK_OK(ctx, clrun_download(out, 0, got, nx * es));
-    compare("backward-data", &s, t, got, want, mag, nx, (s.K / s.G) * s.R * s.S);
-    clrun_buf_free(out);
+        /* backward-data */
+        memset(want, 0, nx * sizeof(double)), memset(mag, 0, nx * sizeof(double));
+        FOR_TAPS(&s, {
+            const double v = (double)ld(dy, t, yi) * ld(w, t, wi);
+            want[xi] += v, mag[xi] += fabs(v);
+        });
+        CHECK_OK(ctx, clrun_buf_new(ctx, nx * es, 0, &out));
+        CHECK_OK(ctx, clrun_conv2d_backward_data(ctx, &d, bdy, bw, out));
+        CHECK_OK(ctx, clrun_download(out, 0, got, nx * es));
+        compare("backward-data", &d, &s, t, got, want, mag, nx, (s.K / s.G) * s.R * s.S);
+        clrun_buf_free(out);
 
-    /* backward-weights and the bias's gradient */
-    memset(want, 0, (nw + s.K) * sizeof(double)), memset(mag, 0, (nw + s.K) * sizeof(double));
-    FOR_TAPS(&s, {
-        const double v = (double)ld(dy, t, yi) * ld(x, t, xi);
-        want[wi] += v, mag[wi] += fabs(v);
-    });
-    for (size_t i = 0; i < ny; i++) {
-        const int k = s.nhwc ? (int)(i % s.K) : (int)(i / ((size_t)s.P * s.Q) % s.K);
-        want[nw + k] += ld(dy, t, i), mag[nw + k] += fabs(ld(dy, t, i));
+        /* backward-weights and the bias's gradient */
+        memset(want, 0, (nw + s.K) * sizeof(double)), memset(mag, 0, (nw + s.K) * sizeof(double));
+        FOR_TAPS(&s, {
+            const double v = (double)ld(dy, t, yi) * ld(x, t, xi);
+            want[wi] += v, mag[wi] += fabs(v);
+        });
+        for (size_t i = 0; i < ny; i++) {
+            const int k = s.nhwc ? (int)(i % s.K) : (int)(i / ((size_t)s.P * s.Q) % s.K);
+            want[nw + k] += ld(dy, t, i), mag[nw + k] += fabs(ld(dy, t, i));
+        }
+        clrun_buf *db;
+        CHECK_OK(ctx, clrun_buf_new(ctx, nw * es, 0, &out));
+        CHECK_OK(ctx, clrun_buf_new(ctx, s.K * es, 0, &db));
+        CHECK_OK(ctx, clrun_conv2d_backward_weights(ctx, &d, bx, bdy, out, with_bias ? db : NULL));
+        CHECK_OK(ctx, clrun_download(out, 0, got, nw * es));
+        compare("backward-weights", &d, &s, t, got, want, mag, nw, s.N * s.P * s.Q);
+        if (with_bias) {
+            CHECK_OK(ctx, clrun_download(db, 0, got, s.K * es));
+            compare("bias gradient", &d, &s, t, got, want + nw, mag + nw, (size_t)s.K, s.N * s.P * s.Q);
+        }
+        clrun_buf_free(out), clrun_buf_free(db);
     }
-    clrun_buf *db;
-    CHECK_OK(ctx, clrun_buf_new(ctx, nw * es, 0, &out));
-    CHECK_OK(ctx, clrun_buf_new(ctx, s.K * es, 0, &db));
-    CHECK_OK(ctx, clrun_conv2d_backward_weights(ctx, &d, bx, bdy, out, with_bias ? db : NULL));
-    CHECK_OK(ctx, clrun_download(out, 0, got, nw * es));
-    compare("backward-weights", &s, t, got, want, mag, nw, s.N * s.P * s.Q);
-    if (with_bias) {
-        CHECK_OK(ctx, clrun_download(db, 0, got, s.K * es));
-        compare("bias gradient", &s, t, got, want + nw, mag + nw, (size_t)s.K, s.N * s.P * s.Q);
-    }
-    clrun_buf_free(out), clrun_buf_free(db);
     clrun_buf_free(bx), clrun_buf_free(bw), clrun_buf_free(bb), clrun_buf_free(bdy);
     free(x), free(w), free(b), free(dy), free(want), free(mag), free(got);
 }

@@ -8,7 +8,7 @@
 
 /* Every benchmark's name, in the order of `clrun bench --help`: the dispatcher, the top-level help and
  * the messages take it from here. */
-#define BENCH_NAMES "transfer, launch, vector, gemm, mixed, canny, pipeline, int8, sparse, overlap, random, scan, sort, hist, fft"
+#define BENCH_NAMES "transfer, launch, vector, gemm, mixed, canny, pipeline, int8, sparse, overlap, random, scan, sort, hist, fft, conv"
 
 struct bench_opts {
     const char *spec;
@@ -52,5 +52,7 @@ int bench_sort(const struct bench_opts *o);
 int bench_hist(const struct bench_opts *o);
 /* fft.c */
 int bench_fft(const struct bench_opts *o);
+/* conv.c */
+int bench_conv(const struct bench_opts *o);
 
 #endif

@@ -165,6 +165,8 @@ def scratch():
     np.save(os.path.join(d, "A.npy"), rng.standard_normal((64, 48)).astype(np.float32))
     np.save(os.path.join(d, "B.npy"), rng.standard_normal((48, 32)).astype(np.float32))
     np.save(os.path.join(d, "X.npy"), rng.standard_normal((16, 64)).astype(np.float32))
+    np.save(os.path.join(d, "images.npy"), rng.standard_normal((2, 3, 16, 16)).astype(np.float32))  # NCHW
+    np.save(os.path.join(d, "filters.npy"), rng.standard_normal((8, 3, 3, 3)).astype(np.float32))
     with open(os.path.join(d, "kernel.cl"), "w") as f:
         f.write("__kernel void scale(__global float *y, float a) { size_t i = get_global_id(0); y[i] = a * (float)i; }\n")
     shutil.copytree(os.path.join(SRC, "examples"), os.path.join(d, "examples"))

@@ -12,7 +12,7 @@ set -eu
 cd "$(dirname "$0")/.."
 
 PACKAGES="ocl-icd-opencl-dev opencl-headers pocl-opencl-icd libclblast-dev libcmocka-dev meson
-ninja-build pkg-config libxxhash-dev libpng-dev libjpeg-dev libexif-dev libjansson-dev librandom123-dev libvkfft-dev gcc libc6-dev oclgrind python3 openmpi-bin libopenmpi-dev
+ninja-build pkg-config libxxhash-dev libpng-dev libjpeg-dev libexif-dev libjansson-dev librandom123-dev libvkfft-dev zlib1g-dev dataset-fashion-mnist gcc libc6-dev oclgrind python3 openmpi-bin libopenmpi-dev
 python3-numpy python3-pytest clang"
 
 # the test command's own: clang 16 and libclc compile every kernel for AMD GPUs (tests/offline_check.py);

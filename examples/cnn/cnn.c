@@ -572,7 +572,7 @@ int cnn_train(clrun_ctx *const *ctxs, int P, const struct cnn_data *train, const
     if (!o.lr) o.lr = 0.1f;
     if (!o.weight_decay) o.weight_decay = 5e-4f;
     if (!o.seed) o.seed = 2026;
-    if (o.type != CLRUN_F32) o.type = CLRUN_F16;
+    o.type = o.f32 ? CLRUN_F32 : CLRUN_F16;
     memset(res, 0, sizeof *res);
     const int mbs = o.batch / o.micro, ntrain = o.train_limit && o.train_limit < train->n ? o.train_limit : train->n;
     if (o.width < 1 || o.width > 512 || o.micro < 2 || o.batch % o.micro || P < 1 || P > mbs || ntrain < o.batch) {

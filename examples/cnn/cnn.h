@@ -27,7 +27,8 @@ struct cnn_opts {
     int test_limit;          /* evaluate on the first N test images (0: all 10,000) */
     float lr;                /* the peak learning rate of SGD with Nesterov momentum 0.9 [0.1] */
     float weight_decay;      /* [5e-4] */
-    clrun_dtype type;        /* activations and conv weights: CLRUN_F16 (mixed precision, the default) or CLRUN_F32 */
+    int f32;                 /* nonzero: everything in f32 (else f16 activations and kernel weights: mixed precision) */
+    clrun_dtype type;        /* set by cnn_train from f32: the activations' type */
     int growth_interval;     /* the loss scaler's [2000, PyTorch's] */
     int checkpoint;          /* nonzero: recompute each residual block's activations in backward (less memory) */
     int augment;             /* nonzero: random shifts of up to 2 pixels and horizontal flips [off] */

@@ -9,12 +9,15 @@
 
 static const char *usage =
     "usage: cnn [--epochs N] [--steps N] [--width W] [--batch B] [--micro M] [--train N] [--test N] [--lr LR] [--f32]\n"
-    "           [--augment] [--checkpoint] [--save FILE.npz] [--min-accuracy PCT] [--data DIR] [-d DEVICE | --devices GROUP]\n\n"
+    "           [--augment] [--checkpoint | --compare-checkpoint] [--save FILE.npz] [--min-accuracy PCT] [--data DIR]\n"
+    "           [-d DEVICE | --devices GROUP]\n\n"
     "Trains a ResNet-18-style network (stages of W, 2W, 4W, 8W channels; W = 64 is ResNet-18's widths) on Fashion-MNIST\n"
     "(Debian's dataset-fashion-mnist, default DIR /usr/share/datasets/fashion-mnist) with f16 activations and f32 master\n"
     "weights, SGD with Nesterov momentum and a cosine schedule; prints loss, accuracy, images/s and the loss scale per\n"
     "epoch, and the test accuracy. --devices trains on the group and on its first device alone and compares the loss\n"
-    "curves (they must be equal bit for bit). Exit 0; 1 a failure or, with --min-accuracy, a lower test accuracy;\n"
+    "curves (they must be equal bit for bit); --compare-checkpoint trains without and with activation checkpointing and\n"
+    "compares the loss curves (equal bit for bit) and the memory of the activations. Exit 0; 1 a failure or, with --min-accuracy, a lower "
+    "test accuracy;\n"
     "2 bad arguments; 3 no device.\n";
 
 static int number(const char *s, double lo, double hi, double *v)
@@ -29,13 +32,15 @@ int main(int argc, char **argv)
     struct cnn_opts o = {0};
     const char *dir = "/usr/share/datasets/fashion-mnist", *devices = NULL, *device = NULL;
     double min_acc = -1, v;
+    int compare_ckpt = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
         int bad = 0;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) return fputs(usage, stdout), 0;
-        else if (!strcmp(a, "--f32")) o.type = CLRUN_F32;
+        else if (!strcmp(a, "--f32")) o.f32 = 1;
         else if (!strcmp(a, "--augment")) o.augment = 1;
         else if (!strcmp(a, "--checkpoint")) o.checkpoint = 1;
+        else if (!strcmp(a, "--compare-checkpoint")) compare_ckpt = 1;
         else if (!val) bad = 1;
         else if (!strcmp(a, "--epochs")) bad = number(val, 1, 1000, &v), o.epochs = (int)v, i++;
         else if (!strcmp(a, "--steps")) bad = number(val, 1, 1e7, &v), o.steps = (int)v, i++;
@@ -95,7 +100,23 @@ int main(int argc, char **argv)
             rc = st == CLRUN_NO_PLATFORM || st == CLRUN_NO_DEVICE ? 3 : 1;
         } else {
             printf("device: %s (%s)\n", clrun_ctx_device(ctx)->name, clrun_ctx_device(ctx)->platform_name);
-            rc = cnn_train(&ctx, 1, &train, &test, &o, &r1);
+            if (compare_ckpt) {
+                struct cnn_result rc1 = {0};
+                o.checkpoint = 0;
+                rc = cnn_train(&ctx, 1, &train, &test, &o, &rc1);
+                o.checkpoint = 1;
+                if (!rc) rc = cnn_train(&ctx, 1, &train, &test, &o, &r1);
+                if (!rc) {
+                    const int n = r1.steps + r1.skipped,
+                              same = n == rc1.steps + rc1.skipped && !memcmp(r1.losses, rc1.losses, sizeof(double) * (size_t)n);
+                    printf("cnn        activation checkpointing: activations and gradients %.1f MB against %.1f MB (%.0f%% saved), "
+                           "%.0f against %.0f images/s; loss curves %s\n",
+                           r1.activation_mb, rc1.activation_mb, 100 * (1 - r1.activation_mb / rc1.activation_mb), r1.images_per_s,
+                           rc1.images_per_s, same ? "equal bit for bit" : "DIFFERENT");
+                    rc = !same;
+                }
+                free(rc1.losses);
+            } else rc = cnn_train(&ctx, 1, &train, &test, &o, &r1);
             clrun_close(ctx);
         }
         rp = r1, r1.losses = NULL;

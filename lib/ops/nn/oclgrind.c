@@ -26,12 +26,12 @@ static void nn_ops(void)
             TRY(clrun_pool_backward(ctx, s, &pools[p], x, dy, y));
         }
     }
-    clrun_buf *lab = make(CLRUN_F32, 6), *w = make(CLRUN_F32, 40), *b = make(CLRUN_F32, 10), *dw = make(CLRUN_F32, 40),
-              *mask = make(CLRUN_F32, n);
+    clrun_buf *lab = make(CLRUN_F32, 6), *pred = make(CLRUN_F32, 6), *w = make(CLRUN_F32, 40), *b = make(CLRUN_F32, 10),
+              *dw = make(CLRUN_F32, 40), *mask = make(CLRUN_F32, n);
     int32_t labels[6] = {0, 9, 3, 4, 5, 1};
     TRY(clrun_upload(lab, 0, labels, sizeof labels));
     TRY(clrun_linear_forward(ctx, CLRUN_F32, 6, 4, 10, x, w, b, y));
-    TRY(clrun_cross_entropy(ctx, 6, 10, y, lab, 1.0f / 6, dy, y, stats[0]));
+    TRY(clrun_cross_entropy(ctx, 6, 10, y, lab, 1.0f / 6, dy, y, pred));
     TRY(clrun_linear_backward(ctx, CLRUN_F16, 6, 4, 10, x, w, y, dy, dw, b));
     clrun_rand_desc r;
     clrun_rand_desc_init(&r, 5, CLRUN_RAND_BERNOULLI, CLRUN_U8);
@@ -42,8 +42,8 @@ static void nn_ops(void)
     TRY(clrun_sgd_step(ctx, &sgd, 40, w, dw, x, 1));
     TRY(clrun_adamw_step(ctx, &adam, 40, w, dw, x, dy, 3));
     TRY(clrun_finish(ctx));
-    clrun_buf_free(x), clrun_buf_free(y), clrun_buf_free(dy), clrun_buf_free(lab), clrun_buf_free(w), clrun_buf_free(b), clrun_buf_free(dw),
-        clrun_buf_free(mask);
+    clrun_buf_free(x), clrun_buf_free(y), clrun_buf_free(dy), clrun_buf_free(lab), clrun_buf_free(pred), clrun_buf_free(w),
+        clrun_buf_free(b), clrun_buf_free(dw), clrun_buf_free(mask);
     for (int i = 0; i < 6; i++) clrun_buf_free(stats[i]);
 }
 

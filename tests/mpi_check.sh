@@ -1,12 +1,12 @@
 #!/bin/sh
-# mpi_check.sh CLRUN DATA [MLP] — clrun under `mpirun -np 2` (libclrun_mpi): op gemm (plain,
+# mpi_check.sh CLRUN DATA [MLP [CNN]] — clrun under `mpirun -np 2` (libclrun_mpi): op gemm (plain,
 # transposed, scaled with beta, batched) and op canny over the ranks give the bytes one process
-# gives; the MLP example's data-parallel run over the ranks gives the one-device loss curve; a missing
-# file, a bad image among good ones and a rank without a device end the job with the message and a
-# non-zero status, never a hang (every mpirun runs under a time limit). Exit 77 (skipped) when
-# mpirun is missing.
+# gives; the MLP example's data-parallel run over the ranks gives the one-device loss curve, and the
+# CNN example's gives it bit for bit; a missing file, a bad image among good ones and a rank without
+# a device end the job with the message and a non-zero status, never a hang (every mpirun runs under
+# a time limit). Exit 77 (skipped) when mpirun is missing.
 set -u
-clrun=$1 data=$2 mlp=${3:-}
+clrun=$1 data=$2 mlp=${3:-} cnn=${4:-}
 command -v mpirun >/dev/null 2>&1 || { echo "mpirun not found (openmpi-bin): the MPI tests are skipped"; exit 77; }
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 work=$(mktemp -d)
@@ -76,6 +76,13 @@ if [ -n "$mlp" ]; then
     timeout 300 mpirun -np 2 "$mlp" 120 --mpi >"$work/out" 2>&1
     rc=$?
     [ $rc = 0 ] && grep -q "differ by at most 0 " "$work/out" && ok || bad "mlp --mpi: exit $rc: $(tail -5 "$work/out")"
+fi
+
+if [ -n "$cnn" ]; then
+    timeout 300 mpirun -np 2 "$cnn" --mpi --width 4 --batch 64 --micro 32 --steps 6 --train 384 --test 64 >"$work/out" 2>&1
+    rc=$?
+    [ $rc = 0 ] && grep -q "loss curves on 1 device and 2 ranks: equal bit for bit" "$work/out" && ok ||
+        bad "cnn --mpi: exit $rc: $(tail -5 "$work/out")"
 fi
 
 echo "mpi_check: $checks checks, $fails failed"

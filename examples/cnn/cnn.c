@@ -564,6 +564,12 @@ static clrun_status evaluate(struct replica *r, const struct net *t, const struc
 int cnn_train(clrun_ctx *const *ctxs, int P, const struct cnn_data *train, const struct cnn_data *test, const struct cnn_opts *opts,
               struct cnn_result *res)
 {
+    return cnn_train_peers(ctxs, P, NULL, train, test, opts, res);
+}
+
+int cnn_train_peers(clrun_ctx *const *ctxs, int P, const struct cnn_peers *peers, const struct cnn_data *train, const struct cnn_data *test,
+                    const struct cnn_opts *opts, struct cnn_result *res)
+{
     struct cnn_opts o = *opts;
     if (!o.width) o.width = 64;
     if (!o.epochs) o.epochs = 10;
@@ -575,7 +581,10 @@ int cnn_train(clrun_ctx *const *ctxs, int P, const struct cnn_data *train, const
     o.type = o.f32 ? CLRUN_F32 : CLRUN_F16;
     memset(res, 0, sizeof *res);
     const int mbs = o.batch / o.micro, ntrain = o.train_limit && o.train_limit < train->n ? o.train_limit : train->n;
-    if (o.width < 1 || o.width > 512 || o.micro < 2 || o.batch % o.micro || P < 1 || P > mbs || ntrain < o.batch) {
+    const int rank = peers ? peers->rank : 0, ranks = peers ? peers->size : 1, talk = rank == 0;
+    const int m0 = mbs * rank / ranks, mine = mbs * (rank + 1) / ranks - m0; /* this process's micro-batches */
+    if (!talk) o.quiet = 1;
+    if (o.width < 1 || o.width > 512 || o.micro < 2 || o.batch % o.micro || P < 1 || P > mine || ntrain < o.batch) {
         fprintf(stderr,
                 "cnn: width %d (1-512), batch %d, micro-batch %d (at least 2, dividing the batch), %d device%s (at most the %d "
                 "micro-batches), %d "
@@ -590,13 +599,14 @@ int cnn_train(clrun_ctx *const *ctxs, int P, const struct cnn_data *train, const
     build(&t, o.width, align);
     const int per_epoch = ntrain / o.batch, total_steps = o.steps ? o.steps : per_epoch * o.epochs;
     struct replica *rep = calloc((size_t)P, sizeof *rep);
-    float *w0 = calloc(t.total + 1, 4), *host = malloc(t.total * 4 + 4), *lrow = malloc(sizeof(float) * (size_t)o.batch);
+    float *w0 = calloc(t.total + 1, 4), *host = malloc(t.total * 4 + 4), *lrow = malloc(sizeof(float) * (size_t)o.batch),
+          *rrow = malloc(sizeof(float) * (size_t)o.batch);
     int *order = malloc(sizeof(int) * (size_t)ntrain), *pred = malloc(sizeof(int) * (size_t)o.batch), rc = 1, failed = 0;
     int32_t *lab = malloc(sizeof(int32_t) * (size_t)o.batch);
     void *xb = malloc((size_t)o.batch * 784 * 4);
     res->losses = calloc((size_t)total_steps + 1, sizeof(double));
     clrun_status st = CLRUN_OK;
-    if (!rep || !w0 || !host || !lrow || !order || !pred || !lab || !xb || !res->losses) {
+    if (!rep || !w0 || !host || !lrow || !rrow || !order || !pred || !lab || !xb || !res->losses) {
         fprintf(stderr, "cnn: out of memory\n");
         goto done;
     }
@@ -617,7 +627,7 @@ int cnn_train(clrun_ctx *const *ctxs, int P, const struct cnn_data *train, const
         }
     }
     for (int p = 0; p < P; p++) {
-        rep[p].ctx = ctxs[p], rep[p].mb0 = mbs * p / P, rep[p].mbs = mbs * (p + 1) / P - rep[p].mb0;
+        rep[p].ctx = ctxs[p], rep[p].mb0 = m0 + mine * p / P, rep[p].mbs = m0 + mine * (p + 1) / P - rep[p].mb0;
         if ((st = replica_init(&rep[p], &t, &o, w0))) {
             failed = p;
             goto fail;
@@ -626,7 +636,7 @@ int cnn_train(clrun_ctx *const *ctxs, int P, const struct cnn_data *train, const
     if (!o.quiet) {
         printf("cnn        ResNet-18 (width %d) on %d Fashion-MNIST images, batch %d in micro-batches of %d, %s%s on %d device%s\n",
                o.width, ntrain, o.batch, o.micro, o.type == CLRUN_F16 ? "f16 with f32 master weights" : "f32",
-               o.checkpoint ? ", activation checkpointing" : "", P, P == 1 ? "" : "s");
+               o.checkpoint ? ", activation checkpointing" : "", P * ranks, P * ranks == 1 ? "" : "s");
         size_t count = 0;
         for (int p = 0; p < t.np; p++) count += t.param[p].n;
         printf("cnn        %zu weights; activations and their gradients: %.1f MB per device\n", count, rep[0].act_bytes / 1e6);
@@ -666,18 +676,27 @@ int cnn_train(clrun_ctx *const *ctxs, int P, const struct cnn_data *train, const
             if (st) failed = p;
         }
         if (st) goto fail;
-        /* the gradients summed in micro-batch order: a chain through the replicas */
+        /* the gradients summed in micro-batch order: a chain through the replicas (and the ranks) */
+        if (peers && rank > 0 && peers->recv(peers->arg, host, t.total)) {
+            fprintf(stderr, "cnn: rank %d could not receive the gradients\n", rank);
+            goto done;
+        }
         for (int p = 0; p < P && !st; p++) {
             struct replica *r = &rep[p];
             int j = 0;
-            if (p == 0) st = clrun_buf_copy(r->gsum, 0, r->gloc[0], 0, t.total * 4), j = 1;
+            if (p == 0 && rank == 0) st = clrun_buf_copy(r->gsum, 0, r->gloc[0], 0, t.total * 4), j = 1;
             else st = clrun_upload(r->gsum, 0, host, t.total * 4);
             for (; j < r->mbs && !st; j++) st = clrun_add(r->ctx, CLRUN_F32, t.total, r->gsum, r->gsum, r->gloc[j]);
-            if (!st && P > 1) st = clrun_download(r->gsum, 0, host, t.total * 4);
+            if (!st && (P > 1 || ranks > 1)) st = clrun_download(r->gsum, 0, host, t.total * 4);
             if (st) failed = p;
         }
-        for (int p = 0; p + 1 < P && !st; p++)
-            if ((st = clrun_upload(rep[p].gsum, 0, host, t.total * 4))) failed = p;
+        if (st) goto fail;
+        if (peers && ((rank + 1 < ranks && peers->send(peers->arg, host, t.total)) || peers->bcast_last(peers->arg, host, t.total))) {
+            fprintf(stderr, "cnn: rank %d could not exchange the gradients\n", rank);
+            goto done;
+        }
+        for (int p = 0; p < P && !st; p++)
+            if ((p + 1 < P || rank + 1 < ranks) && (st = clrun_upload(rep[p].gsum, 0, host, t.total * 4))) failed = p;
         if (st) goto fail;
         /* unscale and check; one decision for all (every replica holds the same sum) */
         int found_any = 0;
@@ -702,18 +721,27 @@ int cnn_train(clrun_ctx *const *ctxs, int P, const struct cnn_data *train, const
                 goto fail;
             }
         taken += !found_any, res->skipped += found_any;
-        /* the step's loss and right answers, summed in row order */
-        double sl = 0;
+        /* the step's loss and right answers, summed in row order (over the ranks too) */
+        double sl = 0, sr = 0;
+        int have = 0;
         for (int p = 0; p < P; p++)
-            for (int j = 0; j < rep[p].mbs; j++) {
-                if ((st = clrun_download(rep[p].loss[j], 0, lrow, (size_t)o.micro * 4)) ||
+            for (int j = 0; j < rep[p].mbs; j++, have += o.micro) {
+                if ((st = clrun_download(rep[p].loss[j], 0, lrow + have, (size_t)o.micro * 4)) ||
                     (st = clrun_download(rep[p].pred[j], 0, pred, (size_t)o.micro * 4))) {
                     failed = p;
                     goto fail;
                 }
                 const int mb = rep[p].mb0 + j;
-                for (int i = 0; i < o.micro; i++) sl += lrow[i], right += pred[i] == lab[mb * o.micro + i];
+                for (int i = 0; i < o.micro; i++) rrow[have + i] = pred[i] == lab[mb * o.micro + i];
             }
+        if (peers) {
+            if (peers->rows(peers->arg, lrow, rrow, have, &sl, &sr)) {
+                fprintf(stderr, "cnn: rank %d could not exchange the losses\n", rank);
+                goto done;
+            }
+        } else
+            for (int i = 0; i < have; i++) sl += lrow[i], sr += rrow[i];
+        right += (int)sr;
         seen += o.batch;
         res->losses[step] = sl / o.batch;
         loss_sum += sl / o.batch, loss_n++;
@@ -724,7 +752,11 @@ int cnn_train(clrun_ctx *const *ctxs, int P, const struct cnn_data *train, const
             const double el = now() - t_first;
             res->images_per_s = step > 1 ? (double)(step - 1) * o.batch / el : 0;
             double acc = 0;
-            if (test && (st = evaluate(&rep[0], &t, &o, test, &acc))) goto fail;
+            if (test && rank == 0 && (st = evaluate(&rep[0], &t, &o, test, &acc))) goto fail;
+            if (peers && peers->bcast0(peers->arg, &acc)) {
+                fprintf(stderr, "cnn: rank %d could not receive the accuracy\n", rank);
+                goto done;
+            }
             res->test_accuracy = acc, res->train_loss = loss_sum / loss_n;
             if (!o.quiet)
                 printf("cnn        epoch %2d  step %5d  loss %.4f  train %5.1f%%  test %5.2f%%  %8.0f images/s  scale %g\n", epoch, step,
@@ -736,7 +768,7 @@ int cnn_train(clrun_ctx *const *ctxs, int P, const struct cnn_data *train, const
     if (!o.quiet)
         printf("cnn        %d steps (%d skipped: inf/NaN in the f16 gradients), test accuracy %.2f%%, %.0f images/s\n", step, res->skipped,
                100 * res->test_accuracy, res->images_per_s);
-    rc = o.save ? save(o.save, &t, &rep[0]) : 0;
+    rc = o.save && rank == 0 ? save(o.save, &t, &rep[0]) : 0;
     if (!rc && o.save && !o.quiet) printf("cnn        weights written to %s\n", o.save);
     goto done;
 fail:
@@ -744,6 +776,6 @@ fail:
     rc = 1;
 done:
     for (int p = 0; rep && p < P; p++) replica_free(&rep[p], &t);
-    free(rep), free(w0), free(host), free(lrow), free(order), free(pred), free(lab), free(xb);
+    free(rep), free(w0), free(host), free(lrow), free(rrow), free(order), free(pred), free(lab), free(xb);
     return rc;
 }

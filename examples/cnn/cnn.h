@@ -53,4 +53,24 @@ struct cnn_result {
 int cnn_train(clrun_ctx *const *ctxs, int P, const struct cnn_data *train, const struct cnn_data *test, const struct cnn_opts *o,
               struct cnn_result *res);
 
+/* Other processes holding replicas (cnn_mpi.c over MPI): the step's micro-batches are split over
+ * the processes in rank order, each process's over its contexts. The gradient sum runs as one chain
+ * through all replicas of all processes: recv gets the running sum from rank - 1 (not called on rank
+ * 0), send hands it to rank + 1 (not called on the last rank), bcast_last gives every rank the last
+ * rank's final sum. rows gives every rank the sums over all ranks' rows, in rank order, of the
+ * per-row losses and right answers; bcast0 a double from rank 0 (the test accuracy, which rank 0
+ * measures: its first micro-batch keeps the running statistics). Each returns 0, or non-zero on
+ * failure. */
+struct cnn_peers {
+    int rank, size;
+    int (*recv)(void *arg, float *buf, size_t n);
+    int (*send)(void *arg, const float *buf, size_t n);
+    int (*bcast_last)(void *arg, float *buf, size_t n);
+    int (*rows)(void *arg, const float *loss, const float *right, int n, double *loss_sum, double *right_sum);
+    int (*bcast0)(void *arg, double *v);
+    void *arg;
+};
+int cnn_train_peers(clrun_ctx *const *ctxs, int P, const struct cnn_peers *peers, const struct cnn_data *train, const struct cnn_data *test,
+                    const struct cnn_opts *o, struct cnn_result *res);
+
 #endif

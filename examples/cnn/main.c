@@ -2,6 +2,9 @@
  * (examples/cnn/cnn.c), on one device, over a device group (--devices, the loss curve compared with
  * one device's bit for bit), or over MPI ranks. */
 #include "cnn.h"
+#ifdef CNN_HAVE_MPI
+int cnn_mpi_main(const struct cnn_data *train, const struct cnn_data *test, const struct cnn_opts *o);
+#endif
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,13 +13,14 @@
 static const char *usage =
     "usage: cnn [--epochs N] [--steps N] [--width W] [--batch B] [--micro M] [--train N] [--test N] [--lr LR] [--f32]\n"
     "           [--augment] [--checkpoint | --compare-checkpoint] [--save FILE.npz] [--min-accuracy PCT] [--data DIR]\n"
-    "           [-d DEVICE | --devices GROUP]\n\n"
+    "           [-d DEVICE | --devices GROUP | --mpi]\n\n"
     "Trains a ResNet-18-style network (stages of W, 2W, 4W, 8W channels; W = 64 is ResNet-18's widths) on Fashion-MNIST\n"
     "(Debian's dataset-fashion-mnist, default DIR /usr/share/datasets/fashion-mnist) with f16 activations and f32 master\n"
     "weights, SGD with Nesterov momentum and a cosine schedule; prints loss, accuracy, images/s and the loss scale per\n"
     "epoch, and the test accuracy. --devices trains on the group and on its first device alone and compares the loss\n"
     "curves (they must be equal bit for bit); --compare-checkpoint trains without and with activation checkpointing and\n"
-    "compares the loss curves (equal bit for bit) and the memory of the activations. Exit 0; 1 a failure or, with --min-accuracy, a lower "
+    "compares the loss curves (equal bit for bit) and the memory of the activations; under mpirun, --mpi trains over\n"
+    "the ranks (one device each) and compares with rank 0's device alone. Exit 0; 1 a failure or, with --min-accuracy, a lower "
     "test accuracy;\n"
     "2 bad arguments; 3 no device.\n";
 
@@ -32,7 +36,7 @@ int main(int argc, char **argv)
     struct cnn_opts o = {0};
     const char *dir = "/usr/share/datasets/fashion-mnist", *devices = NULL, *device = NULL;
     double min_acc = -1, v;
-    int compare_ckpt = 0;
+    int compare_ckpt = 0, over_mpi = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
         int bad = 0;
@@ -41,6 +45,7 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--augment")) o.augment = 1;
         else if (!strcmp(a, "--checkpoint")) o.checkpoint = 1;
         else if (!strcmp(a, "--compare-checkpoint")) compare_ckpt = 1;
+        else if (!strcmp(a, "--mpi")) over_mpi = 1;
         else if (!val) bad = 1;
         else if (!strcmp(a, "--epochs")) bad = number(val, 1, 1000, &v), o.epochs = (int)v, i++;
         else if (!strcmp(a, "--steps")) bad = number(val, 1, 1e7, &v), o.steps = (int)v, i++;
@@ -63,6 +68,16 @@ int main(int argc, char **argv)
     if (cnn_data_read(dir, "t10k", &test)) return cnn_data_free(&train), 1;
     struct cnn_result r1 = {0}, rp = {0};
     int rc = 0;
+    if (over_mpi) {
+#ifdef CNN_HAVE_MPI
+        rc = cnn_mpi_main(&train, &test, &o);
+#else
+        fprintf(stderr, "cnn: --mpi: this build has no MPI (configure with an MPI installed: openmpi-bin, libopenmpi-dev)\n");
+        rc = 1;
+#endif
+        cnn_data_free(&train), cnn_data_free(&test);
+        return rc;
+    }
     if (devices) {
         clrun_group *g = NULL;
         clrun_status st = clrun_group_open(&g, devices);

@@ -23,6 +23,7 @@ from ._numpy import (FUNCS as _FUNCS, concatenate, empty_like, full_like, ones_l
 from ._dlpack import from_dlpack  # noqa: F401
 from ._random import Random  # noqa: F401
 from . import fft  # noqa: F401
+from . import nn  # noqa: F401
 from .amp import GradScaler  # noqa: F401
 from .group import CannyPipeline, Group  # noqa: F401
 

@@ -8,6 +8,7 @@ import numpy as np
 import numpy.typing as npt
 
 from . import fft as fft
+from . import nn as nn
 
 _Shape = Union[int, Sequence[int]]
 _DType = npt.DTypeLike

@@ -119,12 +119,40 @@ class CannyReportC(Structure):
                 ("device_s", c_double), ("write_s", c_double), ("written", c_size_t), ("sent", POINTER(c_size_t))]
 
 
+class Tensor4C(Structure):
+    _fields_ = [("layout", c_int), ("type", c_int), ("n", c_int), ("c", c_int), ("h", c_int), ("w", c_int)]
+
+
+class Conv2dDescC(Structure):
+    _fields_ = [("x", Tensor4C), ("k", c_int), ("r", c_int), ("s", c_int), ("stride_h", c_int), ("stride_w", c_int), ("pad_h", c_int),
+                ("pad_w", c_int), ("dilation_h", c_int), ("dilation_w", c_int), ("groups", c_int), ("algo", c_int)]
+
+
+class BatchnormC(Structure):
+    _fields_ = [("training", c_int), ("momentum", c_float), ("eps", c_float), ("gamma", c_void_p), ("beta", c_void_p),
+                ("running_mean", c_void_p), ("running_var", c_void_p), ("save_mean", c_void_p), ("save_invstd", c_void_p)]
+
+
+class PoolDescC(Structure):
+    _fields_ = [("max", c_int), ("kh", c_int), ("kw", c_int), ("stride_h", c_int), ("stride_w", c_int), ("pad_h", c_int), ("pad_w", c_int),
+                ("count_include_pad", c_int)]
+
+
+class SgdC(Structure):
+    _fields_ = [("lr", c_float), ("momentum", c_float), ("dampening", c_float), ("weight_decay", c_float), ("nesterov", c_int)]
+
+
+class AdamwC(Structure):
+    _fields_ = [("lr", c_float), ("beta1", c_float), ("beta2", c_float), ("eps", c_float), ("weight_decay", c_float)]
+
+
 # the structs by their names in clrun.h (tests/python/test_layout.py checks each against the compiler)
 STRUCTS = {"clrun_device_info": DeviceInfoC, "clrun_arg_info": ArgInfoC, "clrun_profile_entry": ProfileEntryC,
            "clrun_gemm_desc": GemmDescC, "clrun_scaler": ScalerC, "clrun_grad": GradC, "clrun_qparams": QParamsC,
            "clrun_s8_epilogue": S8EpilogueC, "clrun_canny_params": CannyParamsC, "clrun_image": ImageC,
            "clrun_canny_report": CannyReportC, "clrun_rand_desc": RandDescC, "clrun_fft_desc": FftDescC,
-           "clrun_fft_info": FftInfoC}
+           "clrun_fft_info": FftInfoC, "clrun_tensor4": Tensor4C, "clrun_conv2d_desc": Conv2dDescC, "clrun_batchnorm": BatchnormC,
+           "clrun_pool_desc": PoolDescC, "clrun_sgd": SgdC, "clrun_adamw": AdamwC}
 PIPE_DELIVER = ctypes.CFUNCTYPE(None, c_void_p, c_void_p, c_int, POINTER(ImageC))
 CALLBACKS = {"clrun_pipe_deliver": PIPE_DELIVER}
 _SCALARS = {"void": None, "int": c_int, "unsigned": c_uint, "size_t": c_size_t, "float": c_float, "double": c_double, "char": c_char,
@@ -275,6 +303,24 @@ bincount = _proto("clrun_bincount")
 fft_available = _proto("clrun_fft_available")
 fft_plan_new = _proto("clrun_fft_plan_new")
 fft_exec = _proto("clrun_fft_exec")
+conv2d_shape = _proto("clrun_conv2d_shape")
+conv2d_forward = _proto("clrun_conv2d_forward")
+conv2d_backward_data = _proto("clrun_conv2d_backward_data")
+conv2d_backward_weights = _proto("clrun_conv2d_backward_weights")
+act_forward = _proto("clrun_act_forward")
+act_backward = _proto("clrun_act_backward")
+batchnorm_forward = _proto("clrun_batchnorm_forward")
+batchnorm_backward = _proto("clrun_batchnorm_backward")
+pool_shape = _proto("clrun_pool_shape")
+pool_forward = _proto("clrun_pool_forward")
+pool_backward = _proto("clrun_pool_backward")
+linear_forward = _proto("clrun_linear_forward")
+linear_backward = _proto("clrun_linear_backward")
+cross_entropy = _proto("clrun_cross_entropy")
+dropout = _proto("clrun_dropout")
+dropout_backward = _proto("clrun_dropout_backward")
+sgd_step = _proto("clrun_sgd_step")
+adamw_step = _proto("clrun_adamw_step")
 fft_plan_info = _proto("clrun_fft_plan_info")
 fft_plan_free = _proto("clrun_fft_plan_free")
 histogram = _proto("clrun_histogram")

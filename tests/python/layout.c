@@ -72,6 +72,29 @@ int main(void)
     S(clrun_fft_info);
     F(clrun_fft_info, build_ms), F(clrun_fft_info, source), F(clrun_fft_info, in_count), F(clrun_fft_info, out_count);
     E();
+    S(clrun_tensor4);
+    F(clrun_tensor4, layout), F(clrun_tensor4, type), F(clrun_tensor4, n), F(clrun_tensor4, c), F(clrun_tensor4, h), F(clrun_tensor4, w);
+    E();
+    S(clrun_conv2d_desc);
+    F(clrun_conv2d_desc, x), F(clrun_conv2d_desc, k), F(clrun_conv2d_desc, r), F(clrun_conv2d_desc, s), F(clrun_conv2d_desc, stride_h);
+    F(clrun_conv2d_desc, stride_w), F(clrun_conv2d_desc, pad_h), F(clrun_conv2d_desc, pad_w), F(clrun_conv2d_desc, dilation_h);
+    F(clrun_conv2d_desc, dilation_w), F(clrun_conv2d_desc, groups), F(clrun_conv2d_desc, algo);
+    E();
+    S(clrun_batchnorm);
+    F(clrun_batchnorm, training), F(clrun_batchnorm, momentum), F(clrun_batchnorm, eps), F(clrun_batchnorm, gamma),
+        F(clrun_batchnorm, beta);
+    F(clrun_batchnorm, running_mean), F(clrun_batchnorm, running_var), F(clrun_batchnorm, save_mean), F(clrun_batchnorm, save_invstd);
+    E();
+    S(clrun_pool_desc);
+    F(clrun_pool_desc, max), F(clrun_pool_desc, kh), F(clrun_pool_desc, kw), F(clrun_pool_desc, stride_h), F(clrun_pool_desc, stride_w);
+    F(clrun_pool_desc, pad_h), F(clrun_pool_desc, pad_w), F(clrun_pool_desc, count_include_pad);
+    E();
+    S(clrun_sgd);
+    F(clrun_sgd, lr), F(clrun_sgd, momentum), F(clrun_sgd, dampening), F(clrun_sgd, weight_decay), F(clrun_sgd, nesterov);
+    E();
+    S(clrun_adamw);
+    F(clrun_adamw, lr), F(clrun_adamw, beta1), F(clrun_adamw, beta2), F(clrun_adamw, eps), F(clrun_adamw, weight_decay);
+    E();
     printf("}\n");
     return 0;
 }

@@ -288,7 +288,9 @@ def test_threads_one_context_each(rng):
 
 
 @pytest.mark.parametrize("script,args,expect", [("multiply.py", [], "max |dest - a*b| = 0.0"), ("amp.py", ["60"], "steps skipped"),
-                                                ("canny.py", ["-"], "edge pixels"), ("arrays.py", [], "sum of relu")])
+                                                ("canny.py", ["-"], "edge pixels"), ("arrays.py", [], "sum of relu"),
+                                                ("cnn.py", ["--width", "4", "--batch", "32", "--steps", "12", "--train", "384", "--test", "128"],
+                                                 "test accuracy")])
 def test_seed_examples_run(script, args, expect):
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env = dict(os.environ, PYTHONPATH=os.path.join(root, "python"))

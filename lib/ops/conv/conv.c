@@ -185,9 +185,95 @@ static clrun_status run_chunk(clrun_kernel *k, size_t n, const clrun_conv2d_desc
     return CLRUN__RUN(k, CLRUN__GRID1(n), ARG_DIMS(*e, P, Q), ARG_BUF(a), ARG_BUF(b), ARG_I32(n0), ARG_I32(ni));
 }
 
+/* an NCHW 1×1 layer of stride 1 and no padding: per image, y = W·x, dx = Wᵀ·dy, dW += dy·xᵀ */
+static int pointwise(const clrun_conv2d_desc *e)
+{
+    return e->x.layout == CLRUN_NCHW && e->r == 1 && e->s == 1 && e->stride_h == 1 && e->stride_w == 1 && !e->pad_h && !e->pad_w;
+}
+
+static clrun_status pointwise_forward(clrun_ctx *ctx, const clrun_conv2d_desc *e, clrun_buf *x, clrun_buf *w, clrun_buf *bias, clrun_buf *y)
+{
+    const clrun_dtype T = e->x.type;
+    const int G = e->groups, Cg = e->x.c / G, Kg = e->k / G, direct_out = T == CLRUN_F32 && !bias;
+    const size_t HW = (size_t)e->x.h * e->x.w, C = (size_t)e->x.c, K = (size_t)e->k;
+    const int ni_max = chunk_images(ctx, e, e->x.h, e->x.w);
+    clrun_buf *acc = NULL;
+    clrun_kernel *kout;
+    clrun_status st;
+    if ((st = path_kernel(ctx, e, "clrun_conv_out_nchw", &kout)) ||
+        (!direct_out && (st = clrun_buf_new(ctx, K * HW * (size_t)ni_max * 4, 0, &acc))))
+        goto done;
+    for (int n0 = 0; n0 < e->x.n && !st; n0 += ni_max) {
+        const int ni = e->x.n - n0 < ni_max ? e->x.n - n0 : ni_max;
+        for (int g = 0; g < G && !st; g++) {
+            clrun_gemm_desc d;
+            clrun_gemm_desc_init(&d, T, (size_t)ni, (size_t)Kg, HW, (size_t)Cg, 0, 0);
+            d.a = w, d.a_off = (size_t)g * Kg * Cg, d.lda = (size_t)Cg, d.stride_a = 0;
+            d.b = x, d.b_off = (size_t)n0 * C * HW + (size_t)g * Cg * HW, d.ldb = HW, d.stride_b = C * HW;
+            d.c = direct_out ? y : acc, d.c_off = (direct_out ? (size_t)n0 * K * HW : 0) + (size_t)g * Kg * HW, d.ldc = HW,
+            d.stride_c = K * HW;
+            st = clrun_gemm(ctx, &d);
+        }
+        if (!st && !direct_out)
+            st = CLRUN__RUN(kout, CLRUN__GRID1((size_t)ni * K * HW), ARG_DIMS(*e, e->x.h, e->x.w), ARG_BUF(acc), ARG_BUF(bias), ARG_BUF(y),
+                            ARG_I32(n0), ARG_I32(ni));
+    }
+done:
+    clrun_buf_free(acc);
+    return st;
+}
+
+static clrun_status pointwise_backward_data(clrun_ctx *ctx, const clrun_conv2d_desc *e, clrun_buf *dy, clrun_buf *w, clrun_buf *dx)
+{
+    const clrun_dtype T = e->x.type;
+    const int G = e->groups, Cg = e->x.c / G, Kg = e->k / G, direct_out = T == CLRUN_F32;
+    const size_t HW = (size_t)e->x.h * e->x.w, C = (size_t)e->x.c, K = (size_t)e->k;
+    const int ni_max = chunk_images(ctx, e, e->x.h, e->x.w);
+    clrun_buf *acc = NULL;
+    clrun_status st = direct_out ? CLRUN_OK : clrun_buf_new(ctx, C * HW * (size_t)ni_max * 4, 0, &acc);
+    for (int n0 = 0; n0 < e->x.n && !st; n0 += ni_max) {
+        const int ni = e->x.n - n0 < ni_max ? e->x.n - n0 : ni_max;
+        for (int g = 0; g < G && !st; g++) {
+            clrun_gemm_desc d;
+            clrun_gemm_desc_init(&d, T, (size_t)ni, (size_t)Cg, HW, (size_t)Kg, 1, 0);
+            d.a = w, d.a_off = (size_t)g * Kg * Cg, d.lda = (size_t)Cg, d.stride_a = 0;
+            d.b = dy, d.b_off = (size_t)n0 * K * HW + (size_t)g * Kg * HW, d.ldb = HW, d.stride_b = K * HW;
+            d.c = direct_out ? dx : acc, d.c_off = (direct_out ? (size_t)n0 * C * HW : 0) + (size_t)g * Cg * HW, d.ldc = HW,
+            d.stride_c = C * HW;
+            st = clrun_gemm(ctx, &d);
+        }
+        if (!st && !direct_out) st = clrun_cast(ctx, acc, 0, CLRUN_F32, dx, (size_t)n0 * C * HW, T, (size_t)ni * C * HW);
+    }
+    clrun_buf_free(acc);
+    return st;
+}
+
+static clrun_status pointwise_backward_weights(clrun_ctx *ctx, const clrun_conv2d_desc *e, clrun_buf *x, clrun_buf *dy, clrun_buf *dw)
+{
+    const clrun_dtype T = e->x.type;
+    const int G = e->groups, Cg = e->x.c / G, Kg = e->k / G;
+    const size_t HW = (size_t)e->x.h * e->x.w, C = (size_t)e->x.c, K = (size_t)e->k, nw = K * (size_t)Cg;
+    clrun_buf *acc = NULL;
+    clrun_status st = T == CLRUN_F32 ? CLRUN_OK : clrun_buf_new(ctx, nw * 4, 0, &acc);
+    clrun_buf *out = T == CLRUN_F32 ? dw : acc;
+    for (int n = 0; n < e->x.n && !st; n++) /* dW_g += dy_n,g · x_n,gᵀ, image after image */
+        for (int g = 0; g < G && !st; g++) {
+            clrun_gemm_desc d;
+            clrun_gemm_desc_init(&d, T, 1, (size_t)Kg, (size_t)Cg, HW, 0, 1);
+            d.a = dy, d.a_off = (size_t)n * K * HW + (size_t)g * Kg * HW, d.lda = HW;
+            d.b = x, d.b_off = (size_t)n * C * HW + (size_t)g * Cg * HW, d.ldb = HW;
+            d.c = out, d.c_off = (size_t)g * Kg * Cg, d.ldc = (size_t)Cg, d.beta = n ? 1.0f : 0.0f;
+            st = clrun_gemm(ctx, &d);
+        }
+    if (!st && T != CLRUN_F32) st = clrun_cast(ctx, acc, 0, CLRUN_F32, dw, 0, T, nw);
+    clrun_buf_free(acc);
+    return st;
+}
+
 static clrun_status gemm_forward(clrun_ctx *ctx, const clrun_conv2d_desc *e, int P, int Q, clrun_buf *x, clrun_buf *w, clrun_buf *bias,
                                  clrun_buf *y)
 {
+    if (pointwise(e)) return pointwise_forward(ctx, e, x, w, bias, y);
     const clrun_dtype T = e->x.type;
     const int G = e->groups, Cg = e->x.c / G, Kg = e->k / G, nhwc = e->x.layout == CLRUN_NHWC, dir = direct(e);
     const size_t es = clrun_dtype_size(T), PQ = (size_t)P * Q, rows = (size_t)Cg * e->r * e->s;
@@ -229,6 +315,7 @@ done:
 
 static clrun_status gemm_backward_data(clrun_ctx *ctx, const clrun_conv2d_desc *e, int P, int Q, clrun_buf *dy, clrun_buf *w, clrun_buf *dx)
 {
+    if (pointwise(e)) return pointwise_backward_data(ctx, e, dy, w, dx);
     const clrun_dtype T = e->x.type;
     const int G = e->groups, Cg = e->x.c / G, Kg = e->k / G, nhwc = e->x.layout == CLRUN_NHWC;
     const size_t es = clrun_dtype_size(T), PQ = (size_t)P * Q, rows = (size_t)Cg * e->r * e->s, HW = (size_t)e->x.h * e->x.w;
@@ -268,6 +355,8 @@ done:
 static clrun_status gemm_backward_weights(clrun_ctx *ctx, const clrun_conv2d_desc *e, int P, int Q, clrun_buf *x, clrun_buf *dy,
                                           clrun_buf *dw)
 {
+    /* per image while each product is deep enough; small images gather the batch into one product */
+    if (pointwise(e) && (size_t)e->x.h * e->x.w >= 512) return pointwise_backward_weights(ctx, e, x, dy, dw);
     const clrun_dtype T = e->x.type;
     const int G = e->groups, Cg = e->x.c / G, Kg = e->k / G, nhwc = e->x.layout == CLRUN_NHWC, dir = direct(e);
     const size_t es = clrun_dtype_size(T), PQ = (size_t)P * Q, rows = (size_t)Cg * e->r * e->s, nw = (size_t)e->k * rows;

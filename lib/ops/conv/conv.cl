@@ -316,3 +316,14 @@ __kernel void clrun_dy_rows(DIMS, __global const T *dy, __global T *dyt, int n0,
     const int k = (int)(e / cols), i = (int)(e % cols / PQ), pq = (int)(e % PQ);
     ST(dyt, e, CLRUN_LD(dy, ACT(n0 + i, k, pq / Q, pq % Q, K, P, Q)));
 }
+
+/* NCHW 1×1 layers of stride 1 (a product per image, no columns): y of images n0 .. n0 + ni from the
+ * products in y's own order (f32) plus the bias, rounded once */
+__kernel void clrun_conv_out_nchw(DIMS, __global const float *acc, __global const T *bias, __global T *y, int n0, int ni)
+{
+    DERIVED;
+    const ulong e = get_global_id(0), PQ = (ulong)P * Q;
+    if (e >= (ulong)ni * K * PQ) return;
+    const int k = (int)(e / PQ % (ulong)K);
+    ST(y, (ulong)n0 * K * PQ + e, acc[e] + (bias ? CLRUN_LD(bias, k) : 0.0f));
+}

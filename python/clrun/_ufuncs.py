@@ -285,7 +285,6 @@ def _complex(op, operands, dts, ct, rt, ctx, out):
         e = e.replace(f"{x}.x", f"{conv}.x").replace(f"{x}.y", f"{conv}.y").replace(x, conv)
     pre = _CPLX_PRE.replace("T", t).replace("R", r) if "cmul_" in e or "cdiv_" in e else ""
     e = e.replace("cmul_T", f"cmul_{t}").replace("cdiv_T", f"cdiv_{t}").replace("(T)", f"({t})")
-    pre = pre.replace("cmul_" + t, f"cmul_{t}")
     ops = [(v, d, None) if isinstance(v, A.Array) else (None, ct, N.host_scalar(v, ct)) for v, d in zip(operands, dts)]
     shape = N.broadcast_shapes(*[np.shape(v) if not isinstance(v, A.Array) else v.shape for v in operands])
     if out is None:

@@ -64,17 +64,25 @@ def _precision(x, ctx):
     return single, np.dtype(np.complex64 if single else np.complex128), np.dtype(np.float32 if single else np.float64)
 
 
-def _axes_and_sizes(x, s, axes, what, one=False):
-    """NumPy's rules for (s, axes): the axes (normalized) and their lengths."""
-    if one:
-        pass
-    elif axes is None:
-        axes = list(range(-len(s), 0)) if s is not None else list(range(x.ndim))
+def _normalize_axes(x, axes):
+    """The axes as non-negative ints; one outside x's dimensions raises NumPy's AxisError."""
     axes = [int(ax) for ax in axes]
     for ax in axes:
         if not -x.ndim <= ax < x.ndim:
             raise np.exceptions.AxisError(ax, x.ndim) if hasattr(np, "exceptions") else np.AxisError(ax, x.ndim)
-    axes = [ax % x.ndim for ax in axes]
+    return [ax % x.ndim for ax in axes]
+
+
+def _default_axes(x, s, axes):
+    """NumPy's default axes: the last len(s) when s is given, else all of them."""
+    if axes is not None:
+        return axes
+    return list(range(-len(s), 0)) if s is not None else list(range(x.ndim))
+
+
+def _axes_and_sizes(x, s, axes):
+    """NumPy's rules for (s, axes): the axes (normalized) and their lengths."""
+    axes = _normalize_axes(x, _default_axes(x, s, axes))
     if s is None:
         s = [x.shape[ax] for ax in axes]
     else:
@@ -181,11 +189,11 @@ def _c2c(x, axes, norm, inverse, ctx, single):
     return _contiguous(x)
 
 
-def _cn(a, s, axes, norm, inverse, ctx, what, one=False):
+def _cn(a, s, axes, norm, inverse, ctx, what):
     ctx, x = _context(a, ctx)
     nrm = _norm(norm)
     single, _, _ = _precision(x, ctx)
-    axes, s = _axes_and_sizes(x, s, axes, what, one)
+    axes, s = _axes_and_sizes(x, s, axes)
     if len(set(axes)) != len(axes):
         raise ValueError(f"{what}: repeated axes")
     x = _fit(x, axes, s)
@@ -194,13 +202,13 @@ def _cn(a, s, axes, norm, inverse, ctx, what, one=False):
     return _c2c(x, axes, nrm, inverse, ctx, single)
 
 
-def _rn(a, s, axes, norm, ctx, what, one=False):
+def _rn(a, s, axes, norm, ctx, what):
     ctx, x = _context(a, ctx)
     nrm = _norm(norm)
     if x.dtype.kind == "c":
         raise TypeError(f"{what} takes real input (its {x.dtype} has imaginary parts); use fft/fftn for complex data")
     single, _, rdt = _precision(x, ctx)
-    axes, s = _axes_and_sizes(x, s, axes, what, one)
+    axes, s = _axes_and_sizes(x, s, axes)
     if not axes:
         raise ValueError(f"{what}: no axes to transform")
     if len(set(axes)) != len(axes):
@@ -216,31 +224,17 @@ def _rn(a, s, axes, norm, ctx, what, one=False):
     return _contiguous(y)
 
 
-def _irn(a, s, axes, norm, ctx, what, one=False):
+def _irn(a, s, axes, norm, ctx, what):
     ctx, x = _context(a, ctx)
     nrm = _norm(norm)
     single, cdt, _ = _precision(x, ctx)
-    if one:
-        axes = [int(axes[0])]
-        for ax in axes:
-            if not -x.ndim <= ax < x.ndim:
-                raise np.exceptions.AxisError(ax, x.ndim) if hasattr(np, "exceptions") else np.AxisError(ax, x.ndim)
-        axes = [ax % x.ndim for ax in axes]
-        s = [2 * (x.shape[axes[0]] - 1)] if s is None or s[0] is None else [int(s[0])]
+    axes = _normalize_axes(x, _default_axes(x, s, axes))
+    if s is None:  # the last axis's real length: 2·(m - 1)
+        s = [x.shape[ax] for ax in axes[:-1]] + ([2 * (x.shape[axes[-1]] - 1)] if axes else [])
     else:
-        if axes is None:
-            axes = list(range(-len(s), 0)) if s is not None else list(range(x.ndim))
-        axes = [int(ax) for ax in axes]
-        for ax in axes:
-            if not -x.ndim <= ax < x.ndim:
-                raise np.exceptions.AxisError(ax, x.ndim) if hasattr(np, "exceptions") else np.AxisError(ax, x.ndim)
-        axes = [ax % x.ndim for ax in axes]
-        if s is None:
-            s = [x.shape[ax] for ax in axes[:-1]] + [2 * (x.shape[axes[-1]] - 1)]
-        else:
-            s = [int(v) for v in s]
-            if len(s) != len(axes):
-                raise ValueError("Shape and axes have different lengths.")
+        s = [int(v) for v in s]
+        if len(s) != len(axes):
+            raise ValueError("Shape and axes have different lengths.")
     if not axes:
         raise ValueError(f"{what}: no axes to transform")
     if len(set(axes)) != len(axes):
@@ -261,12 +255,12 @@ def _irn(a, s, axes, norm, ctx, what, one=False):
 
 def fft(a, n=None, axis=-1, norm=None, ctx=None):
     """The 1-D discrete Fourier transform along axis (numpy.fft.fft)."""
-    return _cn(a, None if n is None else [n], [axis], norm, False, ctx, "fft", one=True)
+    return _cn(a, None if n is None else [n], [axis], norm, False, ctx, "fft")
 
 
 def ifft(a, n=None, axis=-1, norm=None, ctx=None):
     """The 1-D inverse transform along axis (numpy.fft.ifft)."""
-    return _cn(a, None if n is None else [n], [axis], norm, True, ctx, "ifft", one=True)
+    return _cn(a, None if n is None else [n], [axis], norm, True, ctx, "ifft")
 
 
 def fftn(a, s=None, axes=None, norm=None, ctx=None):
@@ -291,12 +285,12 @@ def ifft2(a, s=None, axes=(-2, -1), norm=None, ctx=None):
 
 def rfft(a, n=None, axis=-1, norm=None, ctx=None):
     """The transform of real input, the n//2 + 1 non-negative frequencies (numpy.fft.rfft)."""
-    return _rn(a, None if n is None else [n], [axis], norm, ctx, "rfft", one=True)
+    return _rn(a, None if n is None else [n], [axis], norm, ctx, "rfft")
 
 
 def irfft(a, n=None, axis=-1, norm=None, ctx=None):
     """The inverse of rfft: n real values (default 2·(m - 1)) (numpy.fft.irfft)."""
-    return _irn(a, [n], [axis], norm, ctx, "irfft", one=True)
+    return _irn(a, None if n is None else [n], [axis], norm, ctx, "irfft")
 
 
 def rfftn(a, s=None, axes=None, norm=None, ctx=None):

@@ -394,23 +394,24 @@ void clrun_fft_plan_free(clrun_fft_plan *p)
 }
 
 #ifdef CLRUN_HAVE_VKFFT
+/* fft.cl's kernel `name` for the plan's precision */
+static clrun_status fft_kernel(clrun_ctx *ctx, const clrun_fft_desc *d, const char *name, clrun_kernel **k)
+{
+    const int f64 = d->precision == CLRUN_F64;
+    return clrun__lib_kernel(ctx, "fft", f64 ? "-DCLRUN_T=double -DCLRUN_FP64" : "-DCLRUN_T=float", name, k);
+}
+
 static clrun_status hermitian(clrun_ctx *ctx, const clrun_fft_desc *d, clrun_buf *b, size_t rows, size_t m, int even)
 {
-    char opts[64];
     clrun_kernel *k;
-    snprintf(opts, sizeof opts, "-DCLRUN_T=%s%s", d->precision == CLRUN_F64 ? "double" : "float",
-             d->precision == CLRUN_F64 ? " -DCLRUN_FP64" : "");
-    clrun_status st = clrun__lib_kernel(ctx, "fft", opts, "clrun_fft_hermitian", &k);
+    clrun_status st = fft_kernel(ctx, d, "clrun_fft_hermitian", &k);
     return st ? st : CLRUN__RUN(k, CLRUN__GRID1(rows), ARG_BUF(b), ARG_U64(rows), ARG_U64(m), ARG_U32(even));
 }
 
 static clrun_status scale(clrun_ctx *ctx, const clrun_fft_desc *d, clrun_buf *b, size_t off, size_t n, double s)
 {
-    char opts[64];
     clrun_kernel *k;
-    snprintf(opts, sizeof opts, "-DCLRUN_T=%s%s", d->precision == CLRUN_F64 ? "double" : "float",
-             d->precision == CLRUN_F64 ? " -DCLRUN_FP64" : "");
-    clrun_status st = clrun__lib_kernel(ctx, "fft", opts, "clrun_fft_scale", &k);
+    clrun_status st = fft_kernel(ctx, d, "clrun_fft_scale", &k);
     if (st) return st;
     if (d->precision == CLRUN_F64) return CLRUN__RUN(k, CLRUN__GRID1(n), ARG_BUF(b), ARG_U64(off), ARG_U64(n), ARG_F64(s));
     return CLRUN__RUN(k, CLRUN__GRID1(n), ARG_BUF(b), ARG_U64(off), ARG_U64(n), ARG_F32(s));

@@ -356,7 +356,8 @@ static clrun_status gemm_backward_weights(clrun_ctx *ctx, const clrun_conv2d_des
                                           clrun_buf *dw)
 {
     /* per image while each product is deep enough; small images gather the batch into one product */
-    if (pointwise(e) && (size_t)e->x.h * e->x.w >= 512) return pointwise_backward_weights(ctx, e, x, dy, dw);
+    if (pointwise(e) && (size_t)e->x.h * e->x.w >= 512 && clrun_ctx_device(ctx)->type == CLRUN_DEVICE_CPU)
+        return pointwise_backward_weights(ctx, e, x, dy, dw);
     const clrun_dtype T = e->x.type;
     const int G = e->groups, Cg = e->x.c / G, Kg = e->k / G, nhwc = e->x.layout == CLRUN_NHWC, dir = direct(e);
     const size_t es = clrun_dtype_size(T), PQ = (size_t)P * Q, rows = (size_t)Cg * e->r * e->s, nw = (size_t)e->k * rows;
@@ -411,7 +412,9 @@ static clrun_status choose(clrun_ctx *ctx, const clrun_conv2d_desc *e, int *gemm
     if (algo == CLRUN_CONV_AUTO) {
         const int few = e->k / e->groups < 8 || (e->x.c / e->groups) * e->r * e->s < 8; /* depthwise, the first layer */
         const int cpu = clrun_ctx_device(ctx)->type == CLRUN_DEVICE_CPU;
-        algo = !few && (cpu || (e->x.type != CLRUN_F32 && clrun_gemm_tensor_cores(ctx))) ? CLRUN_CONV_GEMM : CLRUN_CONV_IMPLICIT;
+        /* GPUs (H100, bench conv): the GEMM path wins from 28×28 outputs down, the implicit kernels above */
+        const int small = (long long)(e->x.h / e->stride_h) * (e->x.w / e->stride_w) <= 1024;
+        algo = !few && (cpu || (small && e->x.type != CLRUN_F32 && clrun_gemm_tensor_cores(ctx))) ? CLRUN_CONV_GEMM : CLRUN_CONV_IMPLICIT;
     }
     *gemm = algo == CLRUN_CONV_GEMM;
     return CLRUN_OK;

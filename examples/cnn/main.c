@@ -6,6 +6,7 @@
 int cnn_mpi_main(const struct cnn_data *train, const struct cnn_data *test, const struct cnn_opts *o);
 #endif
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +19,8 @@ static const char *usage =
     "(Debian's dataset-fashion-mnist, default DIR /usr/share/datasets/fashion-mnist) with f16 activations and f32 master\n"
     "weights, SGD with Nesterov momentum and a cosine schedule; prints loss, accuracy, images/s and the loss scale per\n"
     "epoch, and the test accuracy. --devices trains on the group and on its first device alone and compares the loss\n"
-    "curves (they must be equal bit for bit); --compare-checkpoint trains without and with activation checkpointing and\n"
+    "curves (equal bit for bit; within 1e-3 where the group mixes implementations); --compare-checkpoint trains without and with "
+    "activation checkpointing and\n"
     "compares the loss curves (equal bit for bit) and the memory of the activations; under mpirun, --mpi trains over\n"
     "the ranks (one device each) and compares with rank 0's device alone. Exit 0; 1 a failure or, with --min-accuracy, a lower "
     "test accuracy;\n"
@@ -87,23 +89,35 @@ int main(int argc, char **argv)
         } else {
             const int P = (int)clrun_group_size(g);
             clrun_ctx *ctxs[64];
+            int mixed = 0; /* several implementations: their compilers round differently */
             for (int i = 0; i < P && i < 64; i++) {
                 ctxs[i] = clrun_group_ctx(g, (unsigned)i);
-                printf("device %d: %s (%s)\n", i, clrun_ctx_device(ctxs[i])->name, clrun_ctx_device(ctxs[i])->platform_name);
+                const clrun_device_info *in = clrun_ctx_device(ctxs[i]), *first = clrun_ctx_device(ctxs[0]);
+                printf("device %d: %s (%s)\n", i, in->name, in->platform_name);
+                mixed |= strcmp(in->platform_name, first->platform_name) || strcmp(in->driver_version, first->driver_version);
             }
             printf("cnn        on device 0 alone:\n");
             rc = cnn_train(ctxs, 1, &train, &test, &o, &r1);
             if (!rc) printf("cnn        on all %d devices:\n", P), rc = cnn_train(ctxs, P > 64 ? 64 : P, &train, &test, &o, &rp);
             if (!rc) {
-                int same = r1.steps == rp.steps, first = -1;
                 const int n = r1.steps + r1.skipped;
-                for (int s = 0; same && s < n; s++)
-                    if (memcmp(&r1.losses[s], &rp.losses[s], sizeof(double))) same = 0, first = s;
-                printf("cnn        loss curves on 1 and %d devices: %s", P, same ? "equal bit for bit" : "DIFFERENT");
-                if (!same && first >= 0) printf(" from step %d (%.9g against %.9g)", first + 1, r1.losses[first], rp.losses[first]);
+                int same = r1.steps == rp.steps, first = -1;
+                double worst = 0;
+                for (int s = 0; s < n && r1.steps == rp.steps; s++) {
+                    const double d = fabs(rp.losses[s] - r1.losses[s]) / fabs(r1.losses[s]);
+                    if (d > worst) worst = d;
+                    if (first < 0 && memcmp(&r1.losses[s], &rp.losses[s], sizeof(double))) same = 0, first = s;
+                }
+                if (mixed) /* the chain's order holds, the devices' arithmetic differs: within 1e-3 */
+                    printf("cnn        loss curves on 1 and %d devices of several implementations: differ by at most %.3g (relative)%s", P,
+                           worst, worst <= 1e-3 ? "" : ": MORE than 1e-3");
+                else {
+                    printf("cnn        loss curves on 1 and %d devices: %s", P, same ? "equal bit for bit" : "DIFFERENT");
+                    if (!same && first >= 0) printf(" from step %d (%.9g against %.9g)", first + 1, r1.losses[first], rp.losses[first]);
+                }
                 printf("; %.0f against %.0f images/s (%.2fx)\n", r1.images_per_s, rp.images_per_s,
                        r1.images_per_s > 0 ? rp.images_per_s / r1.images_per_s : 0);
-                rc = !same;
+                rc = r1.steps != rp.steps || (mixed ? worst > 1e-3 : !same);
             }
             clrun_group_close(g);
         }

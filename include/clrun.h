@@ -348,6 +348,25 @@ CLRUN_API clrun_ctx *clrun_buf_context(const clrun_buf *b);
 /** The raw cl_mem. Borrowed. */
 CLRUN_API cl_mem clrun_buf_cl_mem(const clrun_buf *b);
 
+/** The CUDA device address of a buffer whose memory NVIDIA's OpenCL shares with the CUDA driver,
+ *  and (cuda_device, when not NULL) the CUDA device's ordinal, as the CUDA runtime, PyTorch and CuPy
+ *  number devices (under the default CUDA_VISIBLE_DEVICES). On an NVIDIA GPU with libcuda.so.1 and
+ *  cl_khr_external_memory_opaque_fd, clrun_buf_new makes buffers of 4 MiB and more from the CUDA
+ *  driver's virtual-memory API and imports them into OpenCL: one memory with an address in the
+ *  device's primary context, valid while the buffer lives (views give the parent's address plus
+ *  their offset). Before CUDA work reads what clrun's queue wrote, finish the context
+ *  (clrun_finish); before clrun reads what CUDA wrote, synchronise the CUDA stream. Smaller buffers,
+ *  wrapped ones (clrun_buf_wrap), other devices and CLRUN_NO_CUDA=1 keep OpenCL's memory alone:
+ *  CLRUN_UNSUPPORTED, with the reason in clrun_last_error. docs/CUDA.md has the details. */
+CLRUN_API clrun_status clrun_buf_cuda_address(const clrun_buf *b, uint64_t *address, int *cuda_device);
+
+/** Copy `bytes` of CUDA device memory at address src (of the buffer's CUDA device, valid in its
+ *  primary context: a PyTorch or CuPy tensor's data pointer) into a shared buffer (see
+ *  clrun_buf_cuda_address) at byte `offset`, on the device, blocking: the context's queue is
+ *  finished first and the copy has landed when it returns. CLRUN_UNSUPPORTED when the buffer is
+ *  not shared; CLRUN_INVALID_ARG for a range past it or a source the driver refuses. */
+CLRUN_API clrun_status clrun_buf_copy_from_cuda(clrun_buf *dst, size_t offset, uint64_t src, size_t bytes);
+
 /** Blocking copy of `bytes` from host `src` into the buffer at byte `offset`: it returns once the
  *  data is in the buffer, so a command queued afterwards on any queue (a stream too) reads it. src is
  *  only read during the call. Host memory from clrun_host_alloc moves at DMA speed; ordinary memory on a discrete

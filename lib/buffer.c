@@ -48,11 +48,14 @@ static clrun_status wrap(clrun_ctx *ctx, cl_mem mem, size_t bytes, clrun_buf **o
     b->mem = mem;
     b->bytes = bytes;
     b->devaddr = 0;
+    b->cu_addr = 0, b->cu_dev = 0, b->cu_root = NULL;
     *out = b;
     return CLRUN_OK;
 }
 
-static clrun_status buf_new(clrun_ctx *ctx, size_t bytes, unsigned flags, const void *src, clrun_buf **out)
+/* cuda: 0 a shared allocation from CLRUN__CU_MIN bytes where the context has them (lib/cuda.c), else plain; 1 shared at any
+ * size or CLRUN_UNSUPPORTED */
+static clrun_status buf_new(clrun_ctx *ctx, size_t bytes, unsigned flags, const void *src, int cuda, clrun_buf **out)
 {
     cl_int err = CL_SUCCESS;
     if (!ctx) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_buf_new: ctx is NULL");
@@ -65,7 +68,22 @@ static clrun_status buf_new(clrun_ctx *ctx, size_t bytes, unsigned flags, const 
     cl_mem_flags f = (flags & CLRUN_BUF_READ_ONLY)    ? CL_MEM_READ_ONLY
                      : (flags & CLRUN_BUF_WRITE_ONLY) ? CL_MEM_WRITE_ONLY
                                                       : CL_MEM_READ_WRITE;
-    cl_mem mem = clCreateBuffer(ctx->context, f | (src ? CL_MEM_COPY_HOST_PTR : 0), bytes, (void *)src, &err);
+    uint64_t cu_addr = 0;
+    int cu_dev = 0;
+    cl_mem mem = NULL;
+    if (clrun__cu_alloc(ctx, bytes, f, cuda, &mem, &cu_addr, &cu_dev)) { /* memory shared with CUDA (lib/cuda.c) */
+        clrun_status st = wrap(ctx, mem, bytes, out);
+        if (st) return st;
+        (*out)->cu_addr = cu_addr, (*out)->cu_dev = cu_dev, (*out)->cu_root = mem;
+        if (src && (err = clEnqueueWriteBuffer(ctx->own.queue, mem, CL_TRUE, 0, bytes, src, 0, NULL, NULL)) != CL_SUCCESS) {
+            clrun_buf_free(*out);
+            *out = NULL;
+            return clrun__fail_cl(ctx, err, "clEnqueueWriteBuffer", "filling a new buffer of %zu bytes", bytes);
+        }
+        return CLRUN_OK;
+    }
+    if (cuda) return clrun__fail(ctx, CLRUN_UNSUPPORTED, "no buffer shared with CUDA can be made on %s", ctx->info.name);
+    mem = clCreateBuffer(ctx->context, f | (src ? CL_MEM_COPY_HOST_PTR : 0), bytes, (void *)src, &err);
     if (!mem) {
         if (err == CL_MEM_OBJECT_ALLOCATION_FAILURE || err == CL_OUT_OF_RESOURCES || err == CL_INVALID_BUFFER_SIZE)
             return too_big(ctx, bytes, err);
@@ -74,7 +92,12 @@ static clrun_status buf_new(clrun_ctx *ctx, size_t bytes, unsigned flags, const 
     return wrap(ctx, mem, bytes, out);
 }
 
-clrun_status clrun_buf_new(clrun_ctx *ctx, size_t bytes, unsigned flags, clrun_buf **out) { return buf_new(ctx, bytes, flags, NULL, out); }
+clrun_status clrun_buf_new(clrun_ctx *ctx, size_t bytes, unsigned flags, clrun_buf **out)
+{
+    return buf_new(ctx, bytes, flags, NULL, 0, out);
+}
+
+clrun_status clrun__buf_new_cuda(clrun_ctx *ctx, size_t bytes, clrun_buf **out) { return buf_new(ctx, bytes, 0, NULL, 1, out); }
 
 clrun_status clrun_buf_new_from(clrun_ctx *ctx, const void *src, size_t bytes, unsigned flags, clrun_buf **out)
 {
@@ -84,7 +107,7 @@ clrun_status clrun_buf_new_from(clrun_ctx *ctx, const void *src, size_t bytes, u
         if (out) *out = NULL;
         return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_buf_new_from: src is NULL");
     }
-    return buf_new(ctx, bytes, flags, src, out);
+    return buf_new(ctx, bytes, flags, src, 0, out);
 }
 
 clrun_status clrun_buf_sub(clrun_buf *parent, size_t offset, size_t bytes, clrun_buf **out)
@@ -105,7 +128,9 @@ clrun_status clrun_buf_sub(clrun_buf *parent, size_t offset, size_t bytes, clrun
     cl_buffer_region region = {offset, bytes};
     cl_mem mem = clCreateSubBuffer(parent->mem, 0, CL_BUFFER_CREATE_TYPE_REGION, &region, &err);
     if (!mem) return clrun__fail_cl(ctx, err, "clCreateSubBuffer", "making a view [%zu, +%zu)", offset, bytes);
-    return wrap(ctx, mem, bytes, out);
+    if ((st = wrap(ctx, mem, bytes, out)) != CLRUN_OK) return st;
+    if (parent->cu_addr) (*out)->cu_addr = parent->cu_addr + offset, (*out)->cu_dev = parent->cu_dev, (*out)->cu_root = parent->cu_root;
+    return CLRUN_OK;
 }
 
 clrun_status clrun_buf_wrap(clrun_ctx *ctx, cl_mem mem, size_t offset, size_t bytes, clrun_buf **out)
@@ -385,6 +410,7 @@ static clrun_status staged_download(clrun_buf *b, size_t offset, char *dst, size
 }
 
 uint64_t *clrun__buf_devaddr(clrun_buf *b) { return b ? &b->devaddr : NULL; }
+uint64_t clrun__buf_cuaddr(const clrun_buf *b) { return b ? b->cu_addr : 0; }
 
 /* ---- transfers ----------------------------------------------------------------------------- */
 

@@ -82,7 +82,14 @@ struct clrun_buf {
     cl_mem mem;
     size_t bytes;
     uint64_t devaddr; /* the device address, once read for a tensor map (lib/ops/gemm/nv/tmap_nv.c); 0 before */
+    uint64_t cu_addr; /* memory shared with CUDA (lib/cuda.c): its CUDA address; 0: OpenCL's alone */
+    int cu_dev;       /* … the CUDA device's ordinal */
+    cl_mem cu_root;   /* … the imported cl_mem this one is or is a view of (acquired and released as one) */
 };
+
+/* lib/cuda.c: a shared allocation of `bytes` (1: *mem, *addr and *ordinal set; 0: make a plain buffer), from
+ * CLRUN__CU_MIN bytes or (force) at any size */
+int clrun__cu_alloc(clrun_ctx *ctx, size_t bytes, cl_mem_flags flags, int force, cl_mem *mem, uint64_t *addr, int *ordinal);
 
 struct clrun_prog {
     clrun_ctx *ctx;

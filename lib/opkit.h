@@ -68,6 +68,24 @@ void clrun__pipe_adopt(clrun_pipe *pp, void *mem);
  * the tensor maps of lib/ops/gemm/nv/tmap_nv.c. */
 uint64_t *clrun__buf_devaddr(clrun_buf *b);
 
+/* ---- the CUDA driver beside NVIDIA's OpenCL (lib/cuda.c) -------------------------------------- */
+
+/* What of the CUDA driver (loaded by lib/cuda.c) the kernel library calls itself. */
+struct clrun__cu_api {
+    int (*set_current)(void *cu_context);
+    int (*encode_tiled)(void *map, int dtype, uint32_t rank, void *addr, const uint64_t *dims, const uint64_t *strides, const uint32_t *box,
+                        const uint32_t *elem_strides, int interleave, int swizzle, int l2, int oob);
+};
+/* The driver's entry points and (cu_ctx, when not NULL) the device's primary context, retained
+ * until clrun_close, where the context shares memory with CUDA; NULL elsewhere. */
+const struct clrun__cu_api *clrun__cu(clrun_ctx *ctx, void **cu_ctx);
+/* A buffer of `bytes` shared with CUDA at any size; CLRUN_UNSUPPORTED where the context has none. */
+clrun_status clrun__buf_new_cuda(clrun_ctx *ctx, size_t bytes, clrun_buf **out);
+/* A buffer's CUDA address where its memory is shared with CUDA (clrun_buf_cuda_address), else 0. */
+uint64_t clrun__buf_cuaddr(const clrun_buf *b);
+/* 1 where kernels can be launched through the CUDA driver on this context ($CLRUN_CUDA=1). */
+int clrun__cu_launchable(clrun_ctx *ctx);
+
 /* Per-op state hanging off the context: the first call with `key` (the address of an object of the
  * op's, which names the slot) allocates `size` zeroed bytes; later calls return the same memory. At
  * clrun_close, release(state) (when not NULL) runs, then the memory is freed. NULL when out of
@@ -106,6 +124,11 @@ void clrun__build_log(clrun_ctx *ctx, cl_program program);
 /* -clrun-ptx-rewrite's rewrite (lib/ops/gemm/nv/ptx.c): "//@@" removed where it starts a line,
  * ".target sm_NN" made "sm_NNa"; malloc'd with its NUL counted in *out_len, NULL when bin is not PTX. */
 char *clrun__ptx_rewrite(const unsigned char *bin, size_t len, size_t *out_len);
+
+/* PTX text with its one `.shared` array whose name holds clrun_dyn_smem made dynamic shared memory:
+ * `.extern .shared .align A .b8 NAME[];` at module scope, after `.address_size` (lib/cuda.c);
+ * malloc'd, NULL where the text has no such declaration. */
+char *clrun__ptx_dynamic_smem(const char *ptx, size_t len);
 
 /* ---- typed bind and launch -------------------------------------------------------------------- */
 
@@ -162,6 +185,12 @@ clrun_status clrun__launch(clrun_kernel *k, clrun__grid g, const clrun__arg *arg
 #define CLRUN__ARGS(...) (const clrun__arg[]){__VA_ARGS__}, sizeof((const clrun__arg[]){__VA_ARGS__}) / sizeof(clrun__arg)
 /* CLRUN__RUN(k, grid, ARG_..., ...): bind the list and launch, one call. */
 #define CLRUN__RUN(k, grid, ...) clrun__launch((k), (grid), CLRUN__ARGS(__VA_ARGS__))
+/* Launch k through the CUDA driver instead of OpenCL (lib/cuda.c), in order with the context's
+ * current queue: its program's PTX with the __local array named clrun_dyn_smem made dynamic shared
+ * memory of dyn bytes (up to 227 KiB on Hopper). Every buffer argument must be shared with CUDA. The
+ * grid as OpenCL's: global sizes multiples of the local ones. */
+clrun_status clrun__launch_cuda(clrun_kernel *k, clrun__grid g, size_t dyn, const clrun__arg *args, size_t n);
+#define CLRUN__RUN_CUDA(k, grid, dyn, ...) clrun__launch_cuda((k), (grid), (dyn), CLRUN__ARGS(__VA_ARGS__))
 /* CLRUN__BIND(k, ARG_..., ...): bind only (kernels launched more than once with one list). */
 #define CLRUN__BIND(k, ...) clrun__bind((k), CLRUN__ARGS(__VA_ARGS__))
 

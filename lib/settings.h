@@ -19,21 +19,27 @@
 /* The core's variables; each op folder with variables of its own keeps them in its settings.h as
  * the rows of a macro CLRUN__SETTINGS_<FOLDER>(X), named in its meson.build (op_settings), and the
  * build chains them into CLRUN__OP_SETTINGS (op_settings.h, generated). */
-#define CLRUN__CORE_SETTINGS(X)                                                                                                        \
-    X(DEVICE, TEXT, 0, 0, "a selection string", "default device: `PLATFORM:DEVICE`, an index, a name, `gpu`, `cpu` or `accelerator`")  \
-    X(DEVICES, TEXT, 0, 0, "a group",                                                                                                  \
-      "default device group (`clrun_group_open`, `--devices`): `all`, `gpu`, `cpu` or selection strings `0,2`")                        \
-    X(GROUP_WEIGHTS, UINTS, 1, 8, "`W,W,...`",                                                                                         \
-      "device groups: the devices' relative speeds, one integer per device in group order (0: give it nothing), instead of measuring " \
-      "them")                                                                                                                          \
-    X(CACHE_DIR, TEXT, 0, 0, "a folder", "binary cache folder (else `$XDG_CACHE_HOME/clrun`, else `~/.cache/clrun`)")                  \
-    X(NO_CACHE, FLAG, 0, 0, "`1` or `0`", "`1`: no binary cache")                                                                      \
-    X(KERNEL_DIR, TEXT, 0, 0, "a folder", "load the kernel library's sources from this folder instead of the embedded copy")           \
-    X(VERBOSE, FLAG, 0, 0, "`1` or `0`", "`1`: say on stderr when the cache misses, is corrupt or cannot be written")                  \
-    X(STAGING, CHOICE, 0, 0, "`1`, `0` or `force`",                                                                                    \
-      "transfers from ordinary memory: `1` staged when it pays (default), `0` straight to the driver, `force` always staged")          \
-    X(PROFILE, FLAG, 0, 0, "`1` or `0`",                                                                                               \
-      "`1`: every context records each kernel's device time and prints the table to stderr at `clrun_close`")
+#define CLRUN__CORE_SETTINGS(X)                                                                                                         \
+    X(DEVICE, TEXT, 0, 0, "a selection string", "default device: `PLATFORM:DEVICE`, an index, a name, `gpu`, `cpu` or `accelerator`")   \
+    X(DEVICES, TEXT, 0, 0, "a group",                                                                                                   \
+      "default device group (`clrun_group_open`, `--devices`): `all`, `gpu`, `cpu` or selection strings `0,2`")                         \
+    X(GROUP_WEIGHTS, UINTS, 1, 8, "`W,W,...`",                                                                                          \
+      "device groups: the devices' relative speeds, one integer per device in group order (0: give it nothing), instead of measuring "  \
+      "them")                                                                                                                           \
+    X(CACHE_DIR, TEXT, 0, 0, "a folder", "binary cache folder (else `$XDG_CACHE_HOME/clrun`, else `~/.cache/clrun`)")                   \
+    X(NO_CACHE, FLAG, 0, 0, "`1` or `0`", "`1`: no binary cache")                                                                       \
+    X(KERNEL_DIR, TEXT, 0, 0, "a folder", "load the kernel library's sources from this folder instead of the embedded copy")            \
+    X(VERBOSE, FLAG, 0, 0, "`1` or `0`", "`1`: say on stderr when the cache misses, is corrupt or cannot be written")                   \
+    X(STAGING, CHOICE, 0, 0, "`1`, `0` or `force`",                                                                                     \
+      "transfers from ordinary memory: `1` staged when it pays (default), `0` straight to the driver, `force` always staged")           \
+    X(PROFILE, FLAG, 0, 0, "`1` or `0`",                                                                                                \
+      "`1`: every context records each kernel's device time and prints the table to stderr at `clrun_close`")                           \
+    X(CUDA, FLAG, 0, 0, "`1` or `0`",                                                                                                   \
+      "`1`: on NVIDIA GPUs, buffers from 4 MiB shared with the CUDA driver (`clrun_buf_cuda_address`) and kernels launched through it " \
+      "where their probe passes (docs/CUDA.md); read once per context")                                                                 \
+    X(CUDA_SYNC, CHOICE, 0, 0, "`semaphore` or `finish`",                                                                               \
+      "kernels launched through the CUDA driver: ordered with the OpenCL queue by external semaphores (default, where the driver "      \
+      "has them) or by finishing the queue before and the stream after")
 
 #include "op_settings.h"
 

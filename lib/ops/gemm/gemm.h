@@ -30,6 +30,7 @@ typedef struct clrun__gemm_plan {
     const clrun_s8_epilogue *e; /* S8: the epilogue, or NULL */
     clrun_buf *meta;            /* SP: A's metadata (packed rows of clrun_sp24_km(K) words) ... */
     size_t meta_off;            /* ... from this word */
+    int cuda;                   /* probes: their buffers shared with CUDA (clrun__buf_new_cuda), for driver launches */
 } clrun__gemm_plan;
 
 /* What a backend reads directly; front.c stages other layouts into it. */
@@ -127,7 +128,7 @@ int clrun__gemm_probe(clrun_ctx *ctx, const clrun__gemm_backend *be, clrun__gemm
 
 /* The 2:4 probe: a 40×24×80 f16 product (A compressed, edges in every dimension; B K×N, or N×K with
  * tb) on backend be; 1 when exact. */
-int clrun__gemm_probe_sp(clrun_ctx *ctx, const clrun__gemm_backend *be, int tb);
+int clrun__gemm_probe_sp(clrun_ctx *ctx, const clrun__gemm_backend *be, int tb, int cuda);
 
 /* ---- nv/tmap_nv.c: tensor maps for Hopper's TMA, from the CUDA driver (loaded on first use) ------- */
 
@@ -137,9 +138,10 @@ int clrun__tmap_available(clrun_ctx *ctx);
 /* A tiled tensor map of the tensor at byte byte_off of b: CUtensorMapDataType dtype, rank 2 or 3,
  * dims and box innermost first, strides[rank - 1] in bytes, swizzle 0 none / 1 32 B / 2 64 B / 3
  * 128 B, out-of-bounds elements read as zeros. It is in *slots at 128-byte slot *index, written
- * on the current queue ahead of anything queued after this call. */
+ * on the current queue ahead of anything queued after this call. cuda: for a kernel launched
+ * through the CUDA driver — b's CUDA address, *slots shared with CUDA. */
 clrun_status clrun__tmap(clrun_ctx *ctx, clrun_buf *b, size_t byte_off, int dtype, unsigned rank, const uint64_t *dims,
-                         const uint64_t *strides, const uint32_t *box, int swizzle, clrun_buf **slots, size_t *index);
+                         const uint64_t *strides, const uint32_t *box, int swizzle, int cuda, clrun_buf **slots, size_t *index);
 
 /* The GPU-shaped kernels' shared argument list (lib/ops/gemm/portable/gemm.cl, lib/ops/gemm/nv/gemm_mma_nv.cl, lib/ops/gemm/nv/gemm_wgmma_nv.cl):
  * (M, N, K, alpha, beta, A, a_off, lda, stride_a, B, b_off, ldb, stride_b, C, c_off, ldc, stride_c),

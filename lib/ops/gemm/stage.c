@@ -140,24 +140,31 @@ int clrun__gemm_probe(clrun_ctx *ctx, const clrun__gemm_backend *be, clrun__gemm
 {
     clrun_buf *ba = NULL, *bb = NULL, *bc = NULL;
     void *got = malloc(cbytes);
-    int ok = got && clrun_buf_new(ctx, abytes, 0, &ba) == CLRUN_OK && clrun_buf_new(ctx, bbytes, 0, &bb) == CLRUN_OK &&
-             clrun_buf_new(ctx, cbytes, 0, &bc) == CLRUN_OK && clrun_upload(ba, 0, a, abytes) == CLRUN_OK &&
-             clrun_upload(bb, 0, b, bbytes) == CLRUN_OK;
+#define NEW(bytes, out) (p->cuda ? clrun__buf_new_cuda(ctx, bytes, out) : clrun_buf_new(ctx, bytes, 0, out))
+    int ok = got && NEW(abytes, &ba) == CLRUN_OK && NEW(bbytes, &bb) == CLRUN_OK && NEW(cbytes, &bc) == CLRUN_OK &&
+             clrun_upload(ba, 0, a, abytes) == CLRUN_OK && clrun_upload(bb, 0, b, bbytes) == CLRUN_OK;
     if (ok) {
         p->d.a = ba, p->d.b = bb, p->d.c = bc;
         ok = clrun__gemm_run_on(ctx, be, p) == CLRUN_OK && clrun_download(bc, 0, got, cbytes) == CLRUN_OK;
         if (ok && memcmp(got, want, cbytes) != 0) {
+            if (clrun__setting_on(CLRUN__SET_VERBOSE)) { /* the first wrong word, as float and as bits */
+                size_t i = 0;
+                while (((const uint32_t *)got)[i] == ((const uint32_t *)want)[i]) i++;
+                fprintf(stderr, "clrun: %s probe of %s: word %zu of %zu is %g (0x%08x), not %g\n", p->what, be->name, i, cbytes / 4,
+                        (double)((const float *)got)[i], (unsigned)((const uint32_t *)got)[i], (double)((const float *)want)[i]);
+            }
             clrun__fail(ctx, CLRUN_UNSUPPORTED, "%s: the %s kernel built but its probe computed wrong results; not using it", p->what,
                         be->name);
             ok = 0;
         }
     }
+#undef NEW
     clrun_buf_free(ba), clrun_buf_free(bb), clrun_buf_free(bc);
     free(got);
     return ok;
 }
 
-int clrun__gemm_probe_sp(clrun_ctx *ctx, const clrun__gemm_backend *be, int tb)
+int clrun__gemm_probe_sp(clrun_ctx *ctx, const clrun__gemm_backend *be, int tb, int cuda)
 {
     enum { PM = 40, PN = 24, PK = 80, KV = 40, KM = 3 }; /* rows of values on 16 bytes, as the kernels need */
     uint16_t dense[PM * PK], hb[PK * PN], vals[PM * KV];
@@ -186,8 +193,9 @@ int clrun__gemm_probe_sp(clrun_ctx *ctx, const clrun__gemm_backend *be, int tb)
         }
     clrun__gemm_plan p = {.kind = CLRUN__GEMM_SP, .what = "gemm sp"};
     p.d.m = PM, p.d.n = PN, p.d.k = PK, p.d.alpha = 1, p.d.lda = KV, p.d.ldb = tb ? PK : PN, p.d.ldc = PN, p.d.type = CLRUN_F16;
-    p.d.trans_b = tb, p.d.batch = 1;
-    const int ok = clrun_buf_new(ctx, sizeof meta, 0, &p.meta) == CLRUN_OK && clrun_upload(p.meta, 0, meta, sizeof meta) == CLRUN_OK &&
+    p.d.trans_b = tb, p.d.batch = 1, p.cuda = cuda;
+    const int ok = (cuda ? clrun__buf_new_cuda(ctx, sizeof meta, &p.meta) : clrun_buf_new(ctx, sizeof meta, 0, &p.meta)) == CLRUN_OK &&
+                   clrun_upload(p.meta, 0, meta, sizeof meta) == CLRUN_OK &&
                    clrun__gemm_probe(ctx, be, &p, vals, sizeof vals, hb, sizeof hb, want, sizeof want);
     clrun_buf_free(p.meta);
     return ok;

@@ -48,11 +48,17 @@
  * thread c holding half c (16 columns) of rows g and g+8 of its warp's 16; SPMETA 2, thread 0 row g
  * and thread 1 row g+8, whole words. The host's probe picks the form that computes correctly.
  *
+ * CUDA_LAUNCH 1 (with TMA 1): the same kernel launched through the CUDA driver (lib/cuda.c) on buffers shared
+ * with CUDA, so that its stages may take up to 227 KiB of shared memory rather than OpenCL's 48.
+ *
  * The host guarantees what cp.async and TMA need: leading dimensions, offsets and batch strides
  * multiples of 16 bytes' worth of elements. */
 
 #ifndef ABT
 #define ABT 1
+#endif
+#ifndef CUDA_LAUNCH
+#define CUDA_LAUNCH 0 /* 1: built to be launched through the CUDA driver, local memory dynamic (below) */
 #endif
 #include "common.h" /* TA, TB */
 #ifndef BM
@@ -327,16 +333,23 @@ clrun_gemm_wgmma(const uint M, const uint N, const uint K, const float alpha, co
 #endif
 )
 {
+#if CUDA_LAUNCH
+    /* launched through the CUDA driver (lib/cuda.c): this array becomes the dynamic shared memory,
+     * STAGES·ST_BYTES + 1024 bytes of it, its start rounded up to the 1024 bytes the swizzles need */
+    __local uchar clrun_dyn_smem[16] __attribute__((aligned(1024)));
+    const uint base = (smem_addr(clrun_dyn_smem) + 1023u) & ~1023u;
+#else
     __local uchar smem[STAGES * ST_BYTES] __attribute__((aligned(1024)));
+    const uint base = smem_addr(smem);
+#endif
     const uint tid = get_local_id(0), lane = tid & 31, warp = tid >> 5, wg = tid >> 7;
     const uint tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN, pid = get_group_id(0);
     const uint group = pid / (GM * tiles_n), first_m = group * GM, gsize = min(tiles_m - first_m, (uint)GM);
     const uint in_group = pid % (GM * tiles_n);
     const uint m0 = (first_m + in_group % gsize) * BM, n0 = (in_group / gsize) * BN;
-    const size_t batch = get_global_id(1);
+    const size_t batch = get_group_id(1); /* (work-groups of one in dimension 1) */
     __global const ELT *A = A0 + a_off + batch * stride_a;
     __global const ELT *B = B0 + b_off + batch * stride_b;
-    const uint base = smem_addr(smem);
 
     ACC acc[MI][NI][NACC];
 #pragma unroll

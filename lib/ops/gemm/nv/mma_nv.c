@@ -212,7 +212,7 @@ static int probe_s8(clrun_ctx *ctx)
 static int probe_sp_form(clrun_ctx *ctx, struct mma_state *s, int form)
 {
     s->sp_form = form;
-    return clrun__gemm_probe_sp(ctx, &clrun__gemm_mma, 0);
+    return clrun__gemm_probe_sp(ctx, &clrun__gemm_mma, 0, 0);
 }
 
 static int probe(clrun_ctx *ctx, enum clrun__gemm_kind kind)

@@ -145,6 +145,39 @@ static void tma_kernel(void **state)
     }
 }
 
+/* -DCUDA_LAUNCH=1, the form launched through the CUDA driver (lib/cuda.c): its stages in one
+ * __local array that the host's rewrite makes dynamic shared memory at module scope; the kernel
+ * otherwise the TMA one. */
+static void cuda_launch_kernel(void **state)
+{
+    (void)state;
+    static const char *const cases[] = {
+        "-DABT=1 -DBM=128 -DBN=256 -DWG=2 -DWN=256 -DSTAGES=8 -DWAIT=0 -DKB=64 -DWS=1 -DTA=0 -DTB=0 -DC2=1 -DTMA=1 -DCUDA_LAUNCH=1",
+        "-DABT=3 -DBM=128 -DBN=256 -DWG=2 -DWN=256 -DSTAGES=8 -DWAIT=0 -DKB=64 -DWS=1 -DTA=0 -DTB=1 -DC2=0 -DEPI=1 -DTMA=1 -DCUDA_LAUNCH=1",
+        "-DABT=1 -DBM=128 -DBN=256 -DWG=2 -DWN=256 -DSTAGES=6 -DWAIT=0 -DKB=64 -DWS=1 -DTA=0 -DTB=1 -DC2=1 -DTMA=1 -DSP=1 -DSPMETA=1 "
+        "-DCUDA_LAUNCH=1",
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char *p = ptx_of("gemm_wgmma_nv.cl", cases[i]);
+        if (!p) continue;
+        char *d = clrun__ptx_dynamic_smem(p, strlen(p));
+        if (!d) fail_msg("%s: no __local clrun_dyn_smem in the PTX", cases[i]);
+        const char *ext = strstr(d, ".extern .shared .align 1024 .b8 ");
+        const char *entry = strstr(d, ".entry clrun_gemm_wgmma");
+        if (!ext || !entry || ext > entry) fail_msg("%s: no module-scope dynamic declaration before the entry", cases[i]);
+        const char *name = ext + strlen(".extern .shared .align 1024 .b8 ");
+        if (!strstr(name, "clrun_dyn_smem[];") || strchr(name, '\n') < strstr(name, "[];"))
+            fail_msg("%s: the declaration is not an unsized array: %.80s", cases[i], ext);
+        if (strstr(d, "clrun_dyn_smem[16]")) fail_msg("%s: the static declaration survived", cases[i]);
+        if (count(d, "clrun_dyn_smem") != count(p, "clrun_dyn_smem")) fail_msg("%s: uses of the array were lost", cases[i]);
+        if (live(d, "wgmma.mma_async") < 1 || live(d, "cp.async.bulk.tensor") < 1)
+            fail_msg("%s: the kernel lost its instructions", cases[i]);
+        free(d);
+        free(p);
+    }
+    assert_null(clrun__ptx_dynamic_smem(".version 8.0\n.target sm_90a\n.address_size 64\n.shared .b8 other[4];\n", 64));
+}
+
 /* The 2:4 form (-DSP=1, with TMA): one wgmma.mma_async.sp k32 per 64-row piece and slice, A's
  * compressed tile and B's loaded by tensor copies, the metadata operand a register read from global
  * memory. */
@@ -199,10 +232,8 @@ int main(void)
         return 77;
     }
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(wgmma_kernel),
-        cmocka_unit_test(tma_kernel),
-        cmocka_unit_test(sparse_kernel),
-        cmocka_unit_test(mma_kernel),
+        cmocka_unit_test(wgmma_kernel),  cmocka_unit_test(tma_kernel), cmocka_unit_test(cuda_launch_kernel),
+        cmocka_unit_test(sparse_kernel), cmocka_unit_test(mma_kernel),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     unlink(tmp);

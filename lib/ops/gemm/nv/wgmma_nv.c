@@ -19,15 +19,22 @@ struct wg_params {
     unsigned bm, bn, wg, wn, stages, wait, kb, ws;
 };
 
-static int wg_ok(const clrun_device_info *in, const struct wg_params *p, int sp)
+/* The dynamic shared memory a block launched through the CUDA driver may take on Hopper (227 KiB),
+ * less the 1 KiB the kernel rounds its start up by. */
+#define CUDA_SMEM (227u * 1024 - 1024)
+
+/* cuda: tiles for a launch through the CUDA driver (TMA loads, up to CUDA_SMEM of stages) */
+static int wg_ok(const clrun_device_info *in, const struct wg_params *p, int sp, int cuda)
 {
     if (!p->wg || p->bm % (64 * p->wg) || (p->wn != 64 && p->wn != 128 && p->wn != 256) || !p->bn || p->bn % p->wn || p->stages < 2 ||
-        p->stages > 8 || p->wait > 1 || p->stages < 2 + p->wait || (p->kb != 64 && p->kb != 32) || p->ws > 2)
+        p->stages > (cuda ? 16u : 8u) || p->wait > 1 || p->stages < 2 + p->wait || (p->kb != 64 && p->kb != 32) || p->ws > 2 ||
+        (cuda && p->ws != 1))
         return 0;
     /* warp-specialised: a producer warpgroup more, and two 8-byte mbarriers per stage */
     const size_t threads = (size_t)(p->wg + (p->ws != 0)) * 128,
                  lmem = (size_t)p->stages * ((p->bm / (1 + (sp != 0)) + p->bn) * p->kb + 16 * (p->ws != 0));
     if (sp && (p->kb != 64 || p->ws != 1)) return 0; /* the 2:4 kernel: slices of 32 of K, loaded by TMA */
+    if (cuda) return threads <= 1024 && lmem <= CUDA_SMEM;
     return threads <= in->max_work_group && (!in->local_mem || lmem <= in->local_mem);
 }
 
@@ -37,6 +44,8 @@ struct wg_state {
     int tma[2];
     int probing; /* a TMA probe runs: its small products take the TMA tiles */
     int sp_form;
+    int cuda[3];      /* per kind (f16/bf16, s8, 2:4): launches through the CUDA driver probed and right (1), wrong (-1), not yet (0) */
+    int cuda_probing; /* such a probe runs: its product is launched through the driver */
 };
 static const char wg_key = 0;
 
@@ -53,11 +62,15 @@ static const struct wg_params tma_tiles = {128, 256, 2, 256, 3, 0, 32, 1};
  * stages for products of 2^39 flops and more, two of 64 × 256 in two stages below (the fastest of
  * eleven sets at 8192³ and 4096³ on the H200). */
 static const struct wg_params sp_tiles_large = {192, 128, 3, 128, 3, 0, 64, 1}, sp_tiles = {128, 256, 2, 256, 2, 0, 64, 1};
+/* Launched through the CUDA driver (227 KiB of shared memory): the same tile shapes with deeper
+ * pipelines of 64-byte slices (docs/BENCHMARKS.md); $CLRUN_WGMMA_CUDA_TILES over them. */
+static const struct wg_params cuda_tiles[3] = {
+    {128, 256, 2, 256, 8, 0, 64, 1}, {128, 256, 2, 256, 8, 0, 64, 1}, {128, 256, 2, 256, 6, 0, 64, 1}};
 
 static const char *check(const clrun_device_info *in, const clrun__gemm_plan *p, const unsigned *v)
 {
     const struct wg_params e = {v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]};
-    return wg_ok(in, &e, p->kind == CLRUN__GEMM_SP)
+    return wg_ok(in, &e, p->kind == CLRUN__GEMM_SP, 0)
                ? NULL
                : "tiles this device cannot run (see lib/ops/gemm/nv/gemm_wgmma_nv.cl: BM a multiple of 64·WG, WN 64, 128 or 256 "
                  "dividing BN, WAIT 0 or 1, STAGES ≥ 2 + WAIT, KB 64 or 32, WS 0, 1 or 2, STAGES·((BM+BN)·KB + 16·(WS > 0)) bytes of "
@@ -115,7 +128,7 @@ static size_t space(const clrun_device_info *in, const clrun__gemm_tune_point *p
     for (size_t i = 0; i < (quick ? 3u : kind == 0 ? 9u : 6u) && nc < max; i++) {
         const unsigned *v = c[kind][i];
         const struct wg_params e = {v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]};
-        if (wg_ok(in, &e, kind == 2)) memcpy(out[nc++], v, sizeof c[kind][i]);
+        if (wg_ok(in, &e, kind == 2, 0)) memcpy(out[nc++], v, sizeof c[kind][i]);
     }
     return nc;
 }
@@ -154,7 +167,7 @@ static clrun_status wg_params(clrun_ctx *ctx, const clrun__gemm_plan *pl, int bi
  * slice's swizzle, or MN-major (stored K × rows) in boxes of 64 × BK with the 128-byte one. Rank 3:
  * the batch is the outer dimension. */
 static clrun_status operand_map(clrun_ctx *ctx, clrun_buf *b, size_t off, size_t ld, size_t stride, size_t batch, size_t rows, size_t k,
-                                int mn, unsigned box, size_t es, unsigned kb, clrun_buf **slots, size_t *index)
+                                int mn, unsigned box, size_t es, unsigned kb, int cuda, clrun_buf **slots, size_t *index)
 {
     const unsigned bk = kb / (unsigned)es;
     const uint64_t dims[3] = {mn ? rows : k, mn ? k : rows, batch};
@@ -165,20 +178,73 @@ static clrun_status operand_map(clrun_ctx *ctx, clrun_buf *b, size_t off, size_t
                        mn         ? 3
                        : kb == 64 ? 2
                                   : 1,
-                       slots, index);
+                       cuda, slots, index);
+}
+
+static int probe_kind(clrun_ctx *ctx, int kind, int cuda);
+
+/* Whether plan pl, loading through TMA, runs through the CUDA driver (lib/cuda.c): every buffer it
+ * names shared with CUDA ($CLRUN_CUDA=1), and the kind's probe launched that way right (run
+ * on the first such product). */
+static int via_cuda(clrun_ctx *ctx, struct wg_state *ws, const clrun__gemm_plan *pl)
+{
+    const clrun_gemm_desc *d = &pl->d;
+    const clrun_s8_epilogue *e = pl->e;
+    const int kind = pl->kind == CLRUN__GEMM_SP ? 2 : pl->kind == CLRUN__GEMM_S8;
+    if (!clrun__buf_cuaddr(d->a) || !clrun__buf_cuaddr(d->b) || !clrun__buf_cuaddr(d->c) || (kind == 2 && !clrun__buf_cuaddr(pl->meta)) ||
+        (e && ((e->row_scale && !clrun__buf_cuaddr(e->row_scale)) || (e->col_scale && !clrun__buf_cuaddr(e->col_scale)) ||
+               (e->bias && !clrun__buf_cuaddr(e->bias)))))
+        return 0;
+    if (ws->cuda_probing) return 1;
+    if (!ws->cuda[kind]) {
+        ws->cuda[kind] = -1;
+        if (clrun__cu_launchable(ctx)) {
+            ws->cuda_probing = 1;
+            const int ok = kind == 2
+                               ? clrun__gemm_probe_sp(ctx, &clrun__gemm_wgmma, 0, 1) && clrun__gemm_probe_sp(ctx, &clrun__gemm_wgmma, 1, 1)
+                               : probe_kind(ctx, kind, 1);
+            ws->cuda_probing = 0;
+            ws->cuda[kind] = ok ? 1 : -1;
+            if (clrun__setting_on(CLRUN__SET_VERBOSE))
+                fprintf(stderr, "clrun: %s products on shared buffers %s\n",
+                        kind == 2 ? "2:4"
+                        : kind    ? "s8"
+                                  : "f16/bf16",
+                        ok ? "launch through the CUDA driver" : "stay on OpenCL: the probe launched through the CUDA driver failed");
+        }
+    }
+    return ws->cuda[kind] == 1;
+}
+
+/* The tiles of a launch through the CUDA driver: built-in per kind, $CLRUN_WGMMA_CUDA_TILES over them. */
+static clrun_status cuda_params(clrun_ctx *ctx, const clrun__gemm_plan *pl, struct wg_params *p)
+{
+    const int kind = pl->kind == CLRUN__GEMM_SP ? 2 : pl->kind == CLRUN__GEMM_S8;
+    unsigned v[8], n = 0;
+    *p = cuda_tiles[kind];
+    clrun_status st = clrun__setting_uints(ctx, CLRUN__SET_WGMMA_CUDA_TILES, v, &n);
+    if (st || n != 8) return st;
+    const struct wg_params e = {v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]};
+    if (!wg_ok(clrun_ctx_device(ctx), &e, kind == 2, 1))
+        return clrun__setting_refuse(ctx, CLRUN__SET_WGMMA_CUDA_TILES,
+                                     "tiles the kernel cannot run through the CUDA driver (WS 1; KB 64 or 32, 64 for 2:4; BM a multiple "
+                                     "of 64·WG; WN 64, 128 or 256 dividing BN; 2 + WAIT ≤ STAGES ≤ 16; STAGES·((BM+BN)·KB) ≤ 226 KiB, "
+                                     "A's half for 2:4)");
+    *p = e;
+    return CLRUN_OK;
 }
 
 /* The wgmma kernel on a plan in its layout: f16/bf16, s8 (A M×K, B N×K) with its epilogue, or 2:4
- * f16/bf16 (A's values M×kv with its metadata). */
+ * f16/bf16 (A's values M×kv with its metadata). Through the CUDA driver where via_cuda says so. */
 static clrun_status launch(clrun_ctx *ctx, const clrun__gemm_plan *pl)
 {
     const clrun_gemm_desc *d = &pl->d;
     const int s8 = pl->kind == CLRUN__GEMM_S8, sp = pl->kind == CLRUN__GEMM_SP;
-    const struct wg_state *ws = state(ctx);
+    struct wg_state *ws = state(ctx);
     clrun_status st;
     clrun_kernel *k = NULL;
     struct wg_params p;
-    char opts[240];
+    char opts[260];
     if (!ws) return CLRUN_HOST_OUT_OF_MEMORY;
     if (sp && !ws->sp_form) return clrun__fail(ctx, CLRUN_UNSUPPORTED, "gemm sp: the 2:4 wgmma kernel was not probed on this context");
     /* The TMA tiles are the built-in ones for products of 2^39 flops and more: at 8192³ they ran 3%
@@ -186,7 +252,8 @@ static clrun_status launch(clrun_ctx *ctx, const clrun__gemm_plan *pl)
      * (docs/BENCHMARKS.md). Tiles from the tuning file or $CLRUN_GEMM_TILES with WS 1 load
      * through TMA at any size. The 2:4 kernel loads through TMA only. */
     int tma = (sp || ws->tma[s8] == 1) && d->a && d->b && d->k; /* (a product of K 0 reads no operand) */
-    if ((st = wg_params(ctx, pl, large(d), tma, &p))) return st;
+    int cuda = tma && via_cuda(ctx, ws, pl);
+    if ((st = cuda ? cuda_params(ctx, pl, &p) : wg_params(ctx, pl, large(d), tma, &p))) return st;
     tma = tma && p.ws == 1;
     const size_t es = s8 ? 1 : 2;
     clrun_buf *maps = NULL;
@@ -194,49 +261,66 @@ static clrun_status launch(clrun_ctx *ctx, const clrun__gemm_plan *pl)
     if (tma) { /* both maps in the one slot buffer; a map the driver refuses sends this product to cp.async */
         clrun_buf *ma = NULL, *mb = NULL;
         tma = operand_map(ctx, d->a, d->a_off, d->lda, d->stride_a, d->batch, d->m, sp ? clrun_sp24_kv(d->k) : d->k, d->trans_a != 0, p.bm,
-                          es, sp ? p.kb / 2 : p.kb, &ma, &ia) == CLRUN_OK &&
-              operand_map(ctx, d->b, d->b_off, d->ldb, d->stride_b, d->batch, d->n, d->k, d->trans_b == 0, p.bn, es, p.kb, &mb, &ib) ==
-                  CLRUN_OK &&
+                          es, sp ? p.kb / 2 : p.kb, cuda, &ma, &ia) == CLRUN_OK &&
+              operand_map(ctx, d->b, d->b_off, d->ldb, d->stride_b, d->batch, d->n, d->k, d->trans_b == 0, p.bn, es, p.kb, cuda, &mb,
+                          &ib) == CLRUN_OK &&
               ma == mb;
         maps = ma;
-        if (!tma && sp) return clrun__fail(ctx, CLRUN_UNSUPPORTED, "gemm sp: no tensor map for this product: %s", clrun_last_error(ctx));
+        if (!tma && sp && !cuda)
+            return clrun__fail(ctx, CLRUN_UNSUPPORTED, "gemm sp: no tensor map for this product: %s", clrun_last_error(ctx));
         if (!tma && clrun__setting_on(CLRUN__SET_VERBOSE))
             fprintf(stderr, "clrun: this product loads with cp.async, not TMA: %s\n", clrun_last_error(ctx));
-        if (!tma && (st = wg_params(ctx, pl, 0, 0, &p))) return st;
+        if (!tma && cuda) { /* back on OpenCL's kernel */
+            if (ws->cuda_probing) return clrun__fail(ctx, CLRUN_UNSUPPORTED, "gemm: no tensor map for a launch through the CUDA driver");
+            cuda = 0;
+            tma = sp || ws->tma[s8] == 1;
+            if ((st = wg_params(ctx, pl, large(d), tma, &p))) return st;
+            tma = tma && p.ws == 1 &&
+                  operand_map(ctx, d->a, d->a_off, d->lda, d->stride_a, d->batch, d->m, sp ? clrun_sp24_kv(d->k) : d->k, d->trans_a != 0,
+                              p.bm, es, sp ? p.kb / 2 : p.kb, 0, &ma, &ia) == CLRUN_OK &&
+                  operand_map(ctx, d->b, d->b_off, d->ldb, d->stride_b, d->batch, d->n, d->k, d->trans_b == 0, p.bn, es, p.kb, 0, &mb,
+                              &ib) == CLRUN_OK &&
+                  ma == mb;
+            maps = ma;
+        }
+        if (!tma && !cuda && (st = wg_params(ctx, pl, 0, 0, &p))) return st;
     }
     if (sp && !tma) return clrun__fail(ctx, CLRUN_UNSUPPORTED, "gemm sp: the 2:4 wgmma kernel loads through TMA only");
     snprintf(opts, sizeof opts,
              "-clrun-ptx-rewrite -DABT=%d -DBM=%u -DBN=%u -DWG=%u -DWN=%u -DSTAGES=%u -DWAIT=%u -DKB=%u -DWS=%u -DTA=%d -DTB=%d -DC2=%d "
-             "-DEPI=%d -DTMA=%d -DSP=%d -DSPMETA=%d",
+             "-DEPI=%d -DTMA=%d -DSP=%d -DSPMETA=%d -DCUDA_LAUNCH=%d",
              s8 ? 3 : clrun__float_code(d->type), p.bm, p.bn, p.wg, p.wn, p.stages, p.wait, p.kb, p.ws, d->trans_a != 0, d->trans_b != 0,
-             clrun__gemm_c2(d), pl->e != NULL, tma, sp, sp ? ws->sp_form : 1);
+             clrun__gemm_c2(d), pl->e != NULL, tma, sp, sp ? ws->sp_form : 1, cuda);
     if ((st = clrun__lib_kernel(ctx, "gemm_wgmma_nv", opts, "clrun_gemm_wgmma", &k))) return st;
     const size_t threads = (size_t)(p.wg + (p.ws != 0)) * 128, tiles = ((d->m + p.bm - 1) / p.bm) * ((d->n + p.bn - 1) / p.bn);
     const clrun__grid g = {2, {tiles * threads, d->batch, 1}, {threads, 1, 1}};
+    /* the kernel's stages and the 1 KiB its start is rounded up by */
+    const size_t dyn = (size_t)p.stages * ((sp ? p.bm / 2 : p.bm) + p.bn) * p.kb + 1024;
+#define GO(...) (cuda ? CLRUN__RUN_CUDA(k, g, dyn, __VA_ARGS__) : CLRUN__RUN(k, g, __VA_ARGS__))
     if (s8 && !tma) return clrun__gemm_launch_s8(k, g, d, 16, pl->e);
     if (!tma) return clrun__gemm_launch_shaped(k, g, d, 8);
     if (s8) {
         const clrun_s8_epilogue *e = pl->e;
-        return CLRUN__RUN(k, g, ARG_U32(d->m), ARG_U32(d->n), ARG_U32(d->k), ARG_F32(1.0f), ARG_F32(0.0f), ARG_BUF(d->a), ARG_U64(d->a_off),
-                          ARG_U32(d->lda), ARG_U64(d->stride_a), ARG_BUF(d->b), ARG_U64(d->b_off), ARG_U32(d->ldb), ARG_U64(d->stride_b),
-                          ARG_BUF(d->c), ARG_U64(d->c_off), ARG_U32(d->ldc), ARG_U64(d->stride_c), ARG_BUF(e ? e->row_scale : NULL),
-                          ARG_BUF(e ? e->col_scale : NULL), ARG_BUF(e ? e->bias : NULL),
-                          ARG_I32((e && e->relu ? 1 : 0) | (d->beta == 1.0f ? 2 : 0)), ARG_BUF(maps), ARG_U64(ia), ARG_U64(ib));
+        return GO(ARG_U32(d->m), ARG_U32(d->n), ARG_U32(d->k), ARG_F32(1.0f), ARG_F32(0.0f), ARG_BUF(d->a), ARG_U64(d->a_off),
+                  ARG_U32(d->lda), ARG_U64(d->stride_a), ARG_BUF(d->b), ARG_U64(d->b_off), ARG_U32(d->ldb), ARG_U64(d->stride_b),
+                  ARG_BUF(d->c), ARG_U64(d->c_off), ARG_U32(d->ldc), ARG_U64(d->stride_c), ARG_BUF(e ? e->row_scale : NULL),
+                  ARG_BUF(e ? e->col_scale : NULL), ARG_BUF(e ? e->bias : NULL),
+                  ARG_I32((e && e->relu ? 1 : 0) | (d->beta == 1.0f ? 2 : 0)), ARG_BUF(maps), ARG_U64(ia), ARG_U64(ib));
     }
     if (sp)
-        return CLRUN__RUN(k, g, ARG_U32(d->m), ARG_U32(d->n), ARG_U32(d->k), ARG_F32(d->alpha), ARG_F32(d->beta), ARG_BUF(d->a),
-                          ARG_U64(d->a_off), ARG_U32(d->lda), ARG_U64(d->stride_a), ARG_BUF(pl->meta), ARG_U64(pl->meta_off), ARG_BUF(d->b),
-                          ARG_U64(d->b_off), ARG_U32(d->ldb), ARG_U64(d->stride_b), ARG_BUF(d->c), ARG_U64(d->c_off), ARG_U32(d->ldc),
-                          ARG_U64(d->stride_c), ARG_BUF(maps), ARG_U64(ia), ARG_U64(ib));
-    return CLRUN__RUN(k, g, ARG_U32(d->m), ARG_U32(d->n), ARG_U32(d->k), ARG_F32(d->alpha), ARG_F32(d->beta), ARG_BUF(d->a),
-                      ARG_U64(d->a_off), ARG_U32(d->lda), ARG_U64(d->stride_a), ARG_BUF(d->b), ARG_U64(d->b_off), ARG_U32(d->ldb),
-                      ARG_U64(d->stride_b), ARG_BUF(d->c), ARG_U64(d->c_off), ARG_U32(d->ldc), ARG_U64(d->stride_c), ARG_BUF(maps),
-                      ARG_U64(ia), ARG_U64(ib));
+        return GO(ARG_U32(d->m), ARG_U32(d->n), ARG_U32(d->k), ARG_F32(d->alpha), ARG_F32(d->beta), ARG_BUF(d->a), ARG_U64(d->a_off),
+                  ARG_U32(d->lda), ARG_U64(d->stride_a), ARG_BUF(pl->meta), ARG_U64(pl->meta_off), ARG_BUF(d->b), ARG_U64(d->b_off),
+                  ARG_U32(d->ldb), ARG_U64(d->stride_b), ARG_BUF(d->c), ARG_U64(d->c_off), ARG_U32(d->ldc), ARG_U64(d->stride_c),
+                  ARG_BUF(maps), ARG_U64(ia), ARG_U64(ib));
+    return GO(ARG_U32(d->m), ARG_U32(d->n), ARG_U32(d->k), ARG_F32(d->alpha), ARG_F32(d->beta), ARG_BUF(d->a), ARG_U64(d->a_off),
+              ARG_U32(d->lda), ARG_U64(d->stride_a), ARG_BUF(d->b), ARG_U64(d->b_off), ARG_U32(d->ldb), ARG_U64(d->stride_b), ARG_BUF(d->c),
+              ARG_U64(d->c_off), ARG_U32(d->ldc), ARG_U64(d->stride_c), ARG_BUF(maps), ARG_U64(ia), ARG_U64(ib));
+#undef GO
 }
 
 /* The wgmma probe: small integers (exact in f32 and int32) on shapes with edges in M, N and K — kind
  * 0: f16 in all four layouts and bf16; 1: s8 with A M×K and B N×K — against the host. */
-static int probe_kind(clrun_ctx *ctx, int kind)
+static int probe_kind(clrun_ctx *ctx, int kind, int cuda)
 {
     enum { PM = 72, PN = 136, PK = 208 };
     static const int layouts[][3] = {{0, 0, 1}, {0, 1, 1}, {1, 0, 1}, {1, 1, 1}, {0, 0, 2}, {0, 1, 3}}; /* TA, TB, ABT */
@@ -268,14 +352,15 @@ static int probe_kind(clrun_ctx *ctx, int kind)
                 if (abt == 3) ((int32_t *)want)[i * PN + j] = (int32_t)s;
                 else want[i * PN + j] = (float)s;
             }
-        clrun__gemm_plan pl = {.kind = abt == 3 ? CLRUN__GEMM_S8 : CLRUN__GEMM_FLOAT, .what = abt == 3 ? "gemm s8" : "gemm"};
+        clrun__gemm_plan pl = {.kind = abt == 3 ? CLRUN__GEMM_S8 : CLRUN__GEMM_FLOAT, .what = abt == 3 ? "gemm s8" : "gemm", .cuda = cuda};
         clrun_gemm_desc *d = &pl.d;
         d->m = PM, d->n = PN, d->k = PK, d->alpha = 1, d->trans_a = ta, d->trans_b = tb, d->lda = ta ? PM : PK, d->ldb = tb ? PK : PN;
         d->ldc = PN, d->batch = 1, d->type = abt == 1 ? CLRUN_F16 : abt == 2 ? CLRUN_BF16 : CLRUN_I8;
         const size_t es = abt == 3 ? 1 : 2;
         ok = clrun__gemm_probe(ctx, &clrun__gemm_wgmma, &pl, ha, es * PM * PK, hb, es * PK * PN, want, sizeof *want * PM * PN);
         if (!ok && clrun__setting_on(CLRUN__SET_VERBOSE))
-            fprintf(stderr, "clrun: the wgmma probe failed for %s with A%s and B%s: %s\n",
+            fprintf(stderr, "clrun: the wgmma probe%s failed for %s with A%s and B%s: %s\n",
+                    cuda ? " (launched through the CUDA driver)" : "",
                     abt == 1   ? "f16"
                     : abt == 2 ? "bf16"
                                : "s8",
@@ -304,7 +389,7 @@ static int probe(clrun_ctx *ctx, enum clrun__gemm_kind kind)
         if (!ws || !clrun__tmap_available(ctx)) return 0;
         for (int form = 1; form <= 2; form++) {
             ws->sp_form = form;
-            if (clrun__gemm_probe_sp(ctx, &clrun__gemm_wgmma, 0) && clrun__gemm_probe_sp(ctx, &clrun__gemm_wgmma, 1)) return 1;
+            if (clrun__gemm_probe_sp(ctx, &clrun__gemm_wgmma, 0, 0) && clrun__gemm_probe_sp(ctx, &clrun__gemm_wgmma, 1, 0)) return 1;
             if (clrun__setting_on(CLRUN__SET_VERBOSE))
                 fprintf(stderr, "clrun: the 2:4 wgmma kernel with metadata form %d failed its probe: %s\n", form, clrun_last_error(ctx));
         }
@@ -313,7 +398,7 @@ static int probe(clrun_ctx *ctx, enum clrun__gemm_kind kind)
     }
     if (ws && clrun__tmap_available(ctx)) { /* TMA loads first; cp.async where their probe fails */
         ws->tma[s8] = ws->probing = 1;
-        const int ok = probe_kind(ctx, s8);
+        const int ok = probe_kind(ctx, s8, 0);
         ws->probing = 0;
         if (ok) return 1;
         if (clrun__setting_on(CLRUN__SET_VERBOSE))
@@ -321,7 +406,7 @@ static int probe(clrun_ctx *ctx, enum clrun__gemm_kind kind)
                     s8 ? "s8" : "f16/bf16", clrun_last_error(ctx));
         ws->tma[s8] = -1;
     }
-    return probe_kind(ctx, s8);
+    return probe_kind(ctx, s8, 0);
 }
 
 static const char *refuses(clrun_ctx *ctx, const clrun__gemm_plan *p)

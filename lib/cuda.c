@@ -256,8 +256,8 @@ static struct cu_state *driver(clrun_ctx *ctx)
     if (!s) return NULL;
     if (s->tried) return s->ok ? s : NULL;
     s->tried = 1;
-    char *why = s->why;
-    const size_t wn = sizeof s->why;
+    char why[300] = ""; /* not s->why: ready() may have written its own reason there first */
+    const size_t wn = sizeof why;
     const double t0 = now_ms();
     pthread_once(&cu.once, load);
     if (!cu.ok) snprintf(why, wn, "%s", cu.why);
@@ -284,6 +284,7 @@ static struct cu_state *driver(clrun_ctx *ctx)
     cu_result r = 0;
     if (!*why && (r = cu.retain(&s->cc, s->dev))) snprintf(why, wn, "cuDevicePrimaryCtxRetain failed: %s", cu_err(r));
     if (*why) {
+        snprintf(s->why, sizeof s->why, "%s", why);
         if (clrun__setting_on(CLRUN__SET_VERBOSE)) fprintf(stderr, "clrun: no CUDA driver for %s: %s\n", ctx->info.name, why);
         return NULL;
     }
@@ -573,6 +574,21 @@ char *clrun__ptx_dynamic_smem(const char *ptx, size_t len)
     memcpy(w, after, (size_t)(decl - after)), w += decl - after;
     memcpy(w, decl_end, (size_t)(end - decl_end)), w += end - decl_end;
     *w = 0;
+    /* NVIDIA's OpenCL compiler adds environment registers that its runtime sets: %envreg0-2 to the
+     * group ids (the offset of a grid it splits), %envreg3-5 to the global ids (the global offset).
+     * A driver launch is one grid without an offset, where both are 0; any other register is refused. */
+    char *r = o;
+    for (char *p = o; *p;) {
+        if (!strncmp(p, "%envreg", 7)) {
+            const char *d = p + 7;
+            if (!(d[0] >= '0' && d[0] <= '5') || (d[1] >= '0' && d[1] <= '9')) {
+                free(o);
+                return NULL;
+            }
+            *r++ = '0', p += 8;
+        } else *r++ = *p++;
+    }
+    *r = 0;
     return o;
 }
 

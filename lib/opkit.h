@@ -127,7 +127,8 @@ char *clrun__ptx_rewrite(const unsigned char *bin, size_t len, size_t *out_len);
 
 /* PTX text with its one `.shared` array whose name holds clrun_dyn_smem made dynamic shared memory:
  * `.extern .shared .align A .b8 NAME[];` at module scope, after `.address_size` (lib/cuda.c);
- * malloc'd, NULL where the text has no such declaration. */
+ * %envreg0-5 (the group and global offsets NVIDIA's OpenCL runtime sets) made 0; malloc'd, NULL where
+ * the text has no such declaration or reads another environment register. */
 char *clrun__ptx_dynamic_smem(const char *ptx, size_t len);
 
 /* ---- typed bind and launch -------------------------------------------------------------------- */

@@ -176,6 +176,21 @@ static void cuda_launch_kernel(void **state)
         free(p);
     }
     assert_null(clrun__ptx_dynamic_smem(".version 8.0\n.target sm_90a\n.address_size 64\n.shared .b8 other[4];\n", 64));
+    /* the group and global offsets of NVIDIA's OpenCL runtime are 0 in a driver launch; other
+     * environment registers are refused */
+    static const char head[] =
+        ".version 8.0\n.target sm_90a\n.address_size 64\n.entry k()\n{\n.shared .align 16 .b8 k_clrun_dyn_smem[16];\n";
+    char text[512];
+    snprintf(text, sizeof text, "%smov.u32 %%r1, %%ctaid.x;\nmov.b32 %%r2, %%envreg0;\nmov.b32 %%r3, %%envreg5;\n}\n", head);
+    char *d = clrun__ptx_dynamic_smem(text, strlen(text));
+    assert_non_null(d);
+    if (strstr(d, "envreg") || !strstr(d, "mov.b32 %r2, 0;") || !strstr(d, "mov.b32 %r3, 0;") || !strstr(d, "mov.u32 %r1, %ctaid.x;"))
+        fail_msg("the offsets were not made 0: %s", d);
+    free(d);
+    snprintf(text, sizeof text, "%smov.b32 %%r2, %%envreg7;\n}\n", head);
+    assert_null(clrun__ptx_dynamic_smem(text, strlen(text)));
+    snprintf(text, sizeof text, "%smov.b32 %%r2, %%envreg12;\n}\n", head);
+    assert_null(clrun__ptx_dynamic_smem(text, strlen(text)));
 }
 
 /* The 2:4 form (-DSP=1, with TMA): one wgmma.mma_async.sp k32 per 64-row piece and slice, A's

@@ -360,12 +360,20 @@ CLRUN_API cl_mem clrun_buf_cl_mem(const clrun_buf *b);
  *  CLRUN_UNSUPPORTED, with the reason in clrun_last_error. docs/CUDA.md has the details. */
 CLRUN_API clrun_status clrun_buf_cuda_address(const clrun_buf *b, uint64_t *address, int *cuda_device);
 
-/** Copy `bytes` of CUDA device memory at address src (of the buffer's CUDA device, valid in its
- *  primary context: a PyTorch or CuPy tensor's data pointer) into a shared buffer (see
- *  clrun_buf_cuda_address) at byte `offset`, on the device, blocking: the context's queue is
- *  finished first and the copy has landed when it returns. CLRUN_UNSUPPORTED when the buffer is
- *  not shared; CLRUN_INVALID_ARG for a range past it or a source the driver refuses. */
+/** Copy `bytes` of CUDA device memory at address src (valid in the primary context of its CUDA
+ *  device: a PyTorch or CuPy tensor's data pointer) into the buffer at byte `offset`, blocking: the
+ *  copy has landed when it returns. Into a shared buffer (see clrun_buf_cuda_address) it is one
+ *  device copy, after the context's queue is finished; into any other buffer of an NVIDIA GPU it goes
+ *  through host memory, 8 MiB at a time (the CUDA driver is loaded for it; $CLRUN_CUDA is not needed).
+ *  CLRUN_UNSUPPORTED where the buffer's device has no CUDA driver (not an NVIDIA GPU, no
+ *  libcuda.so.1); CLRUN_INVALID_ARG for a range past the buffer or a source the driver refuses. */
 CLRUN_API clrun_status clrun_buf_copy_from_cuda(clrun_buf *dst, size_t offset, uint64_t src, size_t bytes);
+
+/** Wait for the legacy default stream of the primary context of ctx's CUDA device: what CUDA work
+ *  (PyTorch's, CuPy's) was ordered before it — a DLPack producer's for stream=1 — has finished, so
+ *  commands queued afterwards on ctx read its results in shared memory. CLRUN_UNSUPPORTED where the
+ *  device has no CUDA driver (not an NVIDIA GPU, no libcuda.so.1). */
+CLRUN_API clrun_status clrun_cuda_synchronize(clrun_ctx *ctx);
 
 /** Blocking copy of `bytes` from host `src` into the buffer at byte `offset`: it returns once the
  *  data is in the buffer, so a command queued afterwards on any queue (a stream too) reads it. src is

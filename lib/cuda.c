@@ -101,6 +101,7 @@ static struct {
     cu_result (*stream_destroy)(cu_stream);
     cu_result (*stream_sync)(cu_stream);
     cu_result (*memcpy_async)(cu_ptr, cu_ptr, size_t, cu_stream);
+    cu_result (*memcpy_dtoh)(void *, cu_ptr, size_t);
     cu_result (*sem_import)(cu_extsem *, const cu_extsem_desc *);
     cu_result (*sem_destroy)(cu_extsem);
     cu_result (*sem_signal)(const cu_extsem *, const cu_extsem_params *, unsigned, cu_stream);
@@ -162,6 +163,7 @@ static void load(void)
     SYM(cu.stream_destroy, "cuStreamDestroy_v2");
     SYM(cu.stream_sync, "cuStreamSynchronize");
     SYM(cu.memcpy_async, "cuMemcpyDtoDAsync_v2");
+    SYM(cu.memcpy_dtoh, "cuMemcpyDtoH_v2");
     SYM(cu.sem_import, "cuImportExternalSemaphore");
     SYM(cu.sem_destroy, "cuDestroyExternalSemaphore");
     SYM(cu.sem_signal, "cuSignalExternalSemaphoresAsync");
@@ -737,23 +739,64 @@ clrun_status clrun_buf_copy_from_cuda(clrun_buf *dst, size_t offset, uint64_t sr
         return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_buf_copy_from_cuda: range [%zu, %zu + %zu) is outside the buffer of %zu bytes",
                            offset, offset, bytes, dst->bytes);
     if (!src) return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_buf_copy_from_cuda: src is 0");
-    if (!dst->cu_addr) {
-        uint64_t ignored;
-        return clrun_buf_cuda_address(dst, &ignored, NULL);
-    }
     if (!bytes) return CLRUN_OK;
+    if (!dst->cu_addr) { /* memory OpenCL's alone: through the host, in pieces */
+        struct cu_state *d = driver(ctx);
+        if (!d) {
+            const struct cu_state *st = clrun__op_state(ctx, &cu_key, sizeof *st, state_release);
+            return clrun__fail(ctx, CLRUN_UNSUPPORTED, "clrun_buf_copy_from_cuda: no CUDA driver for this buffer's device: %s",
+                               ctx->info.type != CLRUN_DEVICE_GPU || !strstr(ctx->info.platform_vendor, "NVIDIA")
+                                   ? "CUDA memory is read on NVIDIA GPUs only"
+                               : st ? st->why
+                                    : "out of host memory");
+        }
+        const size_t piece = bytes < ((size_t)8 << 20) ? bytes : (size_t)8 << 20;
+        unsigned char *h = malloc(piece);
+        if (!h) return clrun__fail(ctx, CLRUN_HOST_OUT_OF_MEMORY, "clrun_buf_copy_from_cuda: %zu bytes of staging memory", piece);
+        clrun_status st = CLRUN_OK;
+        cu.api.set_current(d->cc);
+        for (size_t done = 0; done < bytes && st == CLRUN_OK; done += piece) {
+            const size_t n = bytes - done < piece ? bytes - done : piece;
+            const cu_result r = cu.memcpy_dtoh(h, src + done, n);
+            if (r)
+                st = clrun__fail(ctx, CLRUN_INVALID_ARG,
+                                 "clrun_buf_copy_from_cuda: reading CUDA memory at 0x%llx failed (%s): is it device memory valid in the "
+                                 "primary context?",
+                                 (unsigned long long)(src + done), cu_err(r));
+            else st = clrun_upload(dst, offset + done, h, n);
+        }
+        free(h);
+        return st;
+    }
     struct cu_state *s = ready(ctx);
     if (!s || !launch_ready(ctx, s)) return clrun__fail(ctx, CLRUN_UNSUPPORTED, "clrun_buf_copy_from_cuda: no CUDA driver here");
     cl_command_queue q = clrun_ctx_cl_queue(ctx);
     cl_int err = clFinish(q);
     if (err != CL_SUCCESS) return clrun__fail_cl(ctx, err, "clFinish", "clrun_buf_copy_from_cuda");
     cu.api.set_current(s->cc);
-    cu_result r = cu.memcpy_async(dst->cu_addr + offset, src, bytes, s->stream);
-    if (!r) r = cu.stream_sync(s->stream);
+    /* on the legacy default stream: after what a DLPack producer ordered for it (stream=1) */
+    cu_result r = cu.memcpy_async(dst->cu_addr + offset, src, bytes, NULL);
+    if (!r) r = cu.stream_sync(NULL);
     if (r)
         return clrun__fail(ctx, CLRUN_INVALID_ARG,
                            "clrun_buf_copy_from_cuda: the copy failed (%s): is the source device memory of CUDA device %d, valid in its "
                            "primary context?",
                            cu_err(r), dst->cu_dev);
+    return CLRUN_OK;
+}
+
+clrun_status clrun_cuda_synchronize(clrun_ctx *ctx)
+{
+    if (!ctx) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_cuda_synchronize: ctx is NULL");
+    CLRUN__SERIAL(ctx);
+    struct cu_state *s = driver(ctx);
+    if (!s)
+        return clrun__fail(ctx, CLRUN_UNSUPPORTED, "clrun_cuda_synchronize: no CUDA driver for %s: %s", ctx->info.name,
+                           ctx->info.type != CLRUN_DEVICE_GPU || !strstr(ctx->info.platform_vendor, "NVIDIA")
+                               ? "not an NVIDIA GPU"
+                               : ((struct cu_state *)clrun__op_state(ctx, &cu_key, sizeof *s, state_release))->why);
+    cu.api.set_current(s->cc);
+    const cu_result r = cu.stream_sync(NULL);
+    if (r) return clrun__fail(ctx, CLRUN_CL_ERROR, "clrun_cuda_synchronize: cuStreamSynchronize failed (%s)", cu_err(r));
     return CLRUN_OK;
 }

@@ -5,6 +5,7 @@ divisors), each result compared with NumPy's (the references computed under NEP 
 still defaults to the old rules)."""
 import contextlib
 import copy
+import ctypes
 import pickle
 import threading
 
@@ -509,7 +510,59 @@ def test_dlpack(ctx, rng):
     with pytest.raises(clrun.InvalidArgument):
         clrun.from_dlpack([1, 2, 3], ctx)
     with pytest.raises(clrun.Unsupported, match="host"):
-        clrun.from_dlpack(type("G", (), {"__dlpack_device__": lambda s: (2, 0)})(), ctx)
+        clrun.from_dlpack(type("G", (), {"__dlpack_device__": lambda s: (9, 0)})(), ctx)
+
+
+class _FakeCuda:
+    """A DLPack producer on CUDA device 0 (a made-up address) that counts its deleter's calls and
+    records the stream it was asked for."""
+
+    def __init__(self, shape, code=2, bits=32, lanes=1):
+        from clrun import _dlpack as D
+        self.deleted, self.streams = 0, []
+        self._shape = (ctypes.c_int64 * len(shape))(*shape)
+        self._m = D._Managed()
+        self._m.dl_tensor = D._Tensor(0x7f0000001000, D._Device(2, 0), len(shape), D._DType(code, bits, lanes), self._shape, None, 0)
+
+        def gone(p):
+            self.deleted += 1
+        self._deleter = D._DELETER(gone)
+        self._m.deleter = self._deleter
+        self._m.manager_ctx = None
+
+    def __dlpack_device__(self):
+        return (2, 0)
+
+    def __dlpack__(self, stream=None, **kw):
+        self.streams.append(stream)
+        new = ctypes.pythonapi.PyCapsule_New
+        new.restype, new.argtypes = ctypes.py_object, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+        return new(ctypes.addressof(self._m), b"dltensor", None)
+
+
+def test_dlpack_cuda_producer_refused_or_copied(ctx):
+    """A CUDA producer: asked for stream 1; its tensor deleted exactly once whatever happens; a type
+    clrun lacks refused in words; off NVIDIA, refused for want of a CUDA driver."""
+    bad = _FakeCuda((4, 4), code=2, bits=32, lanes=4)
+    with pytest.raises(clrun.Unsupported, match="lanes"):
+        clrun.from_dlpack(bad, ctx)
+    assert bad.deleted == 1 and bad.streams == [1]
+    odd = _FakeCuda((3,), code=2, bits=24)
+    with pytest.raises(clrun.Unsupported, match="24 bits"):
+        clrun.from_dlpack(odd, ctx)
+    assert odd.deleted == 1
+    dev = ctx.device
+    f = _FakeCuda((1000,))
+    if dev.type == "gpu" and "NVIDIA" in dev.platform_vendor:
+        with pytest.raises(clrun.InvalidArgument, match="CUDA"):  # the made-up address: the driver refuses it
+            clrun.from_dlpack(f, ctx)
+    else:
+        with pytest.raises(clrun.Unsupported, match="NVIDIA GPUs only"):
+            clrun.from_dlpack(f, ctx)
+    assert f.deleted == 1
+    empty = _FakeCuda((0, 5))  # nothing to copy: an empty Array anywhere
+    e = clrun.from_dlpack(empty, ctx)
+    assert e.shape == (0, 5) and e.dtype == np.float32 and empty.deleted == 1
 
 
 def test_ordered_blocks_wait_for_events_and_give_one(ctx, rng):

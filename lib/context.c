@@ -193,6 +193,7 @@ void clrun_close(clrun_ctx *ctx)
     }
     free(ctx->curs);
     if (ctx->context) clReleaseContext(ctx->context);
+    clrun__cu_drain(); /* the memory of its buffers shared with CUDA */
     pthread_mutex_destroy(&ctx->pinned_lock);
     pthread_mutex_destroy(&ctx->lock);
     free(ctx->err);

@@ -356,7 +356,14 @@ struct cu_alloc {
     size_t size;
     cu_handle handle;
     cu_context cc;
+    struct cu_alloc *next; /* on the list of allocations whose cl_mem is gone */
 };
+
+/* Allocations whose cl_mem OpenCL destroyed, to be unmapped and released: not in the destructor
+ * callback itself, which NVIDIA's runtime may call from inside its own driver calls (at a finish or
+ * as the context is released), where a CUDA call waits forever. */
+static pthread_mutex_t gone_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct cu_alloc *gone;
 
 static void free_alloc(struct cu_alloc *a)
 {
@@ -373,7 +380,23 @@ static void free_alloc(struct cu_alloc *a)
 static void CL_CALLBACK destroyed(cl_mem mem, void *user)
 {
     (void)mem;
-    free_alloc(user);
+    struct cu_alloc *a = user;
+    pthread_mutex_lock(&gone_lock);
+    a->next = gone, gone = a;
+    pthread_mutex_unlock(&gone_lock);
+}
+
+void clrun__cu_drain(void)
+{
+    pthread_mutex_lock(&gone_lock);
+    struct cu_alloc *a = gone;
+    gone = NULL;
+    pthread_mutex_unlock(&gone_lock);
+    while (a) {
+        struct cu_alloc *next = a->next;
+        free_alloc(a);
+        a = next;
+    }
 }
 
 int clrun__cu_alloc(clrun_ctx *ctx, size_t bytes, cl_mem_flags flags, int force, cl_mem *mem, uint64_t *addr, int *ordinal)
@@ -382,6 +405,7 @@ int clrun__cu_alloc(clrun_ctx *ctx, size_t bytes, cl_mem_flags flags, int force,
     if (bytes < CLRUN__CU_MIN && !force) return 0;
     struct cu_state *s = ready(ctx);
     if (!s) return 0;
+    clrun__cu_drain(); /* what was freed goes back to the driver before more is taken */
     const double t0 = now_ms();
     struct cu_alloc *a = calloc(1, sizeof *a);
     if (!a) return 0;

@@ -90,6 +90,9 @@ struct clrun_buf {
 /* lib/cuda.c: a shared allocation of `bytes` (1: *mem, *addr and *ordinal set; 0: make a plain buffer), from
  * CLRUN__CU_MIN bytes or (force) at any size */
 int clrun__cu_alloc(clrun_ctx *ctx, size_t bytes, cl_mem_flags flags, int force, cl_mem *mem, uint64_t *addr, int *ordinal);
+/* Unmap and release the shared allocations whose cl_mem OpenCL has destroyed since the last call
+ * (lib/cuda.c): at the next shared allocation, and at clrun_close once the OpenCL context is gone. */
+void clrun__cu_drain(void);
 
 struct clrun_prog {
     clrun_ctx *ctx;

@@ -1,0 +1,762 @@
+/* translate.c — CUDA kernel text to OpenCL C 1.2, on libclang's parse (work in progress).
+ *
+ * The CUDA source is parsed by clang as CUDA device code (-x cuda --cuda-device-only -nocudainc
+ * -nocudalib) with a prelude of declarations (the built-in variables, __syncthreads, the atomics and
+ * math functions) included ahead of it, so the user's offsets and lines are the file's own. The AST
+ * is walked and the source rewritten by edits at byte ranges the AST gives: never by scanning text.
+ *
+ *   extern "C" { … }                   the linkage removed (OpenCL C has none)
+ *   __global__ void f(T *p)            __kernel void f(__global T *p)
+ *   __device__ T g(U *p)               T g(__global U *p) (pointers of device functions: global memory)
+ *   __shared__ T s[N] (in a function)  __local T s[N]
+ *   __constant__ T c[N] (file scope)   __constant T c[N]
+ *   threadIdx.x, blockIdx.y, …         ((unsigned)get_local_id(0)), ((unsigned)get_group_id(1)), …
+ *   __syncthreads()                    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)
+ *   atomicAdd(float *, float)          clrun_atomic_add_f32(…) (compare-and-swap), by the pointee type
+ *   sinf, __expf, rsqrtf, fmaf, …      OpenCL's built-ins, through macros in the emitted prelude
+ *
+ * Anything else clang accepts but this cannot express is refused with the file, line and construct:
+ * templates, lambdas, references, new/delete, classes with member functions, kernel launches in
+ * device code, dynamic __shared__ arrays (for now), pointers to pointers. */
+#define _POSIX_C_SOURCE 200809L
+#include <clang-c/Index.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "translate.h"
+
+static const char prelude_cuda[] =
+    "#define __global__ __attribute__((global))\n"
+    "#define __device__ __attribute__((device))\n"
+    "#define __host__ __attribute__((host))\n"
+    "#define __shared__ __attribute__((shared))\n"
+    "#define __constant__ __attribute__((constant))\n"
+    "#define __restrict__ __restrict\n"
+    "#define __forceinline__ inline\n"
+    "struct uint3 { unsigned x, y, z; };\n"
+    "struct dim3 { unsigned x, y, z; };\n"
+    "extern const __device__ uint3 threadIdx, blockIdx;\n"
+    "extern const __device__ dim3 blockDim, gridDim;\n"
+    "__device__ void __syncthreads(void);\n"
+    "__device__ int atomicAdd(int *, int); __device__ unsigned atomicAdd(unsigned *, unsigned);\n"
+    "__device__ float atomicAdd(float *, float);\n"
+    "__device__ int atomicSub(int *, int); __device__ unsigned atomicSub(unsigned *, unsigned);\n"
+    "__device__ int atomicExch(int *, int); __device__ unsigned atomicExch(unsigned *, unsigned);\n"
+    "__device__ float atomicExch(float *, float);\n"
+    "__device__ int atomicMin(int *, int); __device__ unsigned atomicMin(unsigned *, unsigned);\n"
+    "__device__ int atomicMax(int *, int); __device__ unsigned atomicMax(unsigned *, unsigned);\n"
+    "__device__ unsigned atomicInc(unsigned *, unsigned); __device__ unsigned atomicDec(unsigned *, unsigned);\n"
+    "__device__ int atomicCAS(int *, int, int); __device__ unsigned atomicCAS(unsigned *, unsigned, unsigned);\n"
+    "__device__ int atomicAnd(int *, int); __device__ unsigned atomicAnd(unsigned *, unsigned);\n"
+    "__device__ int atomicOr(int *, int); __device__ unsigned atomicOr(unsigned *, unsigned);\n"
+    "__device__ int atomicXor(int *, int); __device__ unsigned atomicXor(unsigned *, unsigned);\n"
+    "__device__ float sinf(float); __device__ float cosf(float); __device__ float tanf(float);\n"
+    "__device__ float expf(float); __device__ float logf(float); __device__ float sqrtf(float);\n"
+    "__device__ float rsqrtf(float); __device__ float fabsf(float); __device__ float powf(float, float);\n"
+    "__device__ float fmaf(float, float, float); __device__ float fminf(float, float);\n"
+    "__device__ float fmaxf(float, float); __device__ float floorf(float); __device__ float ceilf(float);\n"
+    "__device__ float __expf(float); __device__ float __logf(float); __device__ float __sinf(float);\n"
+    "__device__ float __cosf(float); __device__ float __fdividef(float, float); __device__ float tanhf(float);\n"
+    "__device__ float exp2f(float); __device__ float log2f(float); __device__ float atan2f(float, float);\n"
+    "__device__ int min(int, int); __device__ int max(int, int);\n"
+    "extern \"C\" __device__ int printf(const char *, ...);\n";
+
+/* The OpenCL C the translation starts with: the CUDA names OpenCL spells differently. */
+static const char prelude_cl[] =
+    "/* translated from CUDA by clrun */\n"
+    "#define sinf sin\n#define cosf cos\n#define tanf tan\n#define expf exp\n#define logf log\n"
+    "#define sqrtf sqrt\n#define rsqrtf rsqrt\n#define fabsf fabs\n#define powf pow\n#define fmaf fma\n"
+    "#define fminf fmin\n#define fmaxf fmax\n#define floorf floor\n#define ceilf ceil\n#define tanhf tanh\n"
+    "#define exp2f exp2\n#define log2f log2\n#define atan2f atan2\n"
+    "#define __expf native_exp\n#define __logf native_log\n#define __sinf native_sin\n#define __cosf native_cos\n"
+    "#define __fdividef native_divide\n#define __restrict__ restrict\n#define __forceinline__ inline\n"
+    "static float clrun_atomic_add_f32(volatile __global float *p, float v)\n"
+    "{\n"
+    "    union { unsigned u; float f; } old, next;\n"
+    "    do {\n"
+    "        old.f = *p;\n"
+    "        next.f = old.f + v;\n"
+    "    } while (atomic_cmpxchg((volatile __global unsigned *)p, old.u, next.u) != old.u);\n"
+    "    return old.f;\n"
+    "}\n"
+    "static float clrun_atomic_xchg_f32(volatile __global float *p, float v) { return atomic_xchg(p, v); }\n";
+
+struct edit {
+    unsigned start, end; /* the byte range replaced */
+    char *text;
+};
+
+struct tr {
+    CXTranslationUnit tu;
+    CXFile file;
+    const char *src;
+    size_t len;
+    const char *name;
+    struct edit *e;
+    size_t n, cap;
+    char *err;
+    size_t errn;
+    int failed;
+    int collect; /* 1: the first passes, spaces gathered and nothing edited */
+    struct var {
+        CXCursor decl;
+        int space; /* SP_* bits: where a pointer (or array) variable points */
+    } *vars;
+    size_t nvars, capvars;
+    struct fparam {
+        CXCursor fn; /* a device function (its definition) */
+        unsigned index;
+        int seen;    /* SP_* bits of the arguments passed at its calls (this pass) */
+        int decided; /* … the last pass's: what the parameter is declared with */
+    } *fparams;
+    size_t nfparams, capfparams;
+    int changed;
+};
+
+enum { SP_PRIVATE = 1, SP_GLOBAL = 2, SP_LOCAL = 4, SP_CONSTANT = 8 };
+
+static const char *space_word(int sp)
+{
+    return sp == SP_GLOBAL ? "__global " : sp == SP_LOCAL ? "__local " : sp == SP_CONSTANT ? "__constant " : "";
+}
+
+static struct var *var_of(struct tr *t, CXCursor d)
+{
+    for (size_t i = 0; i < t->nvars; i++)
+        if (clang_equalCursors(t->vars[i].decl, d)) return &t->vars[i];
+    return NULL;
+}
+
+static void set_var(struct tr *t, CXCursor d, int space)
+{
+    struct var *v = var_of(t, d);
+    if (v) {
+        if ((v->space | space) != v->space) t->changed = 1;
+        v->space |= space;
+        return;
+    }
+    if (t->nvars == t->capvars) {
+        size_t cap = t->capvars ? 2 * t->capvars : 64;
+        struct var *nv = realloc(t->vars, cap * sizeof *nv);
+        if (!nv) return;
+        t->vars = nv, t->capvars = cap;
+    }
+    t->vars[t->nvars++] = (struct var){d, space};
+    t->changed = 1;
+}
+
+static struct fparam *fparam_of(struct tr *t, CXCursor fn, unsigned index, int make)
+{
+    for (size_t i = 0; i < t->nfparams; i++)
+        if (t->fparams[i].index == index && clang_equalCursors(t->fparams[i].fn, fn)) return &t->fparams[i];
+    if (!make) return NULL;
+    if (t->nfparams == t->capfparams) {
+        size_t cap = t->capfparams ? 2 * t->capfparams : 32;
+        struct fparam *np = realloc(t->fparams, cap * sizeof *np);
+        if (!np) return NULL;
+        t->fparams = np, t->capfparams = cap;
+    }
+    t->fparams[t->nfparams] = (struct fparam){fn, index, 0, 0};
+    return &t->fparams[t->nfparams++];
+}
+
+struct kids {
+    CXCursor c[8];
+    int n;
+};
+
+static enum CXChildVisitResult collect_kids(CXCursor c, CXCursor parent, CXClientData d)
+{
+    (void)parent;
+    struct kids *k = d;
+    if (k->n < 8) k->c[k->n++] = c;
+    return CXChildVisit_Continue;
+}
+
+static int first_token_is(struct tr *t, CXCursor c, const char *word)
+{
+    CXToken *tok = NULL;
+    unsigned nt = 0;
+    clang_tokenize(t->tu, clang_getCursorExtent(c), &tok, &nt);
+    int yes = 0;
+    if (nt) {
+        CXString w = clang_getTokenSpelling(t->tu, tok[0]);
+        yes = !strcmp(clang_getCString(w), word);
+        clang_disposeString(w);
+    }
+    clang_disposeTokens(t->tu, tok, nt);
+    return yes;
+}
+
+static int is_pointer(CXType ty)
+{
+    ty = clang_getCanonicalType(ty);
+    return ty.kind == CXType_Pointer;
+}
+
+/* Where the pointer value of expression c points (SP_* bits; 0 unknown). */
+static int space_of(struct tr *t, CXCursor c)
+{
+    struct kids k = {.n = 0};
+    const enum CXCursorKind kind = clang_getCursorKind(c);
+    switch (kind) {
+    case CXCursor_DeclRefExpr: {
+        CXCursor d = clang_getCursorReferenced(c);
+        struct var *v = var_of(t, d);
+        return v ? v->space : 0;
+    }
+    case CXCursor_UnaryOperator:
+        clang_visitChildren(c, collect_kids, &k);
+        if (k.n == 1 && first_token_is(t, c, "&")) {
+            CXCursor o = k.c[0];
+            while (clang_getCursorKind(o) == CXCursor_ParenExpr || clang_getCursorKind(o) == CXCursor_UnexposedExpr) {
+                struct kids k2 = {.n = 0};
+                clang_visitChildren(o, collect_kids, &k2);
+                if (k2.n != 1) break;
+                o = k2.c[0];
+            }
+            if (clang_getCursorKind(o) == CXCursor_ArraySubscriptExpr) {
+                struct kids k3 = {.n = 0};
+                clang_visitChildren(o, collect_kids, &k3);
+                return k3.n ? space_of(t, k3.c[0]) : 0;
+            }
+            if (clang_getCursorKind(o) == CXCursor_DeclRefExpr) {
+                struct var *v = var_of(t, clang_getCursorReferenced(o));
+                return v && !is_pointer(clang_getCursorType(clang_getCursorReferenced(o))) ? v->space : SP_PRIVATE;
+            }
+            return SP_PRIVATE;
+        }
+        return k.n == 1 ? space_of(t, k.c[0]) : 0; /* ++p, p++ */
+    case CXCursor_BinaryOperator:
+    case CXCursor_CompoundAssignOperator:
+        clang_visitChildren(c, collect_kids, &k);
+        for (int i = 0; i < k.n; i++)
+            if (is_pointer(clang_getCursorType(k.c[i]))) return space_of(t, k.c[i]);
+        return 0;
+    case CXCursor_ConditionalOperator:
+        clang_visitChildren(c, collect_kids, &k);
+        return k.n == 3 ? space_of(t, k.c[1]) | space_of(t, k.c[2]) : 0;
+    case CXCursor_ParenExpr:
+    case CXCursor_UnexposedExpr:
+    case CXCursor_CStyleCastExpr:
+        clang_visitChildren(c, collect_kids, &k);
+        for (int i = k.n - 1; i >= 0; i--) {
+            const enum CXCursorKind ck = clang_getCursorKind(k.c[i]);
+            if (clang_isExpression(ck)) return space_of(t, k.c[i]);
+        }
+        return 0;
+    default:
+        return 0;
+    }
+}
+
+/* The one space of bits sp, or 0 where there are several (SP_* bits) and none (global). */
+static int one_space(int sp)
+{
+    if (!sp) return SP_GLOBAL;
+    return (sp & (sp - 1)) ? 0 : sp;
+}
+
+static void refuse(struct tr *t, CXCursor c, const char *fmt, ...)
+{
+    if (t->failed) return;
+    t->failed = 1;
+    unsigned line = 0, col = 0;
+    clang_getExpansionLocation(clang_getCursorLocation(c), NULL, &line, &col, NULL);
+    int k = snprintf(t->err, t->errn, "%s:%u:%u: ", t->name, line, col);
+    if (k < 0 || (size_t)k >= t->errn) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(t->err + k, t->errn - (size_t)k, fmt, ap);
+    va_end(ap);
+}
+
+static void edit(struct tr *t, unsigned start, unsigned end, const char *text)
+{
+    if (t->collect) return;
+    for (size_t i = 0; i < t->n; i++) /* the same edit reached twice */
+        if (t->e[i].start == start && t->e[i].end == end && !strcmp(t->e[i].text, text)) return;
+    if (t->n == t->cap) {
+        size_t cap = t->cap ? 2 * t->cap : 64;
+        struct edit *e = realloc(t->e, cap * sizeof *e);
+        if (!e) {
+            t->failed = 1;
+            snprintf(t->err, t->errn, "%s: out of memory", t->name);
+            return;
+        }
+        t->e = e, t->cap = cap;
+    }
+    t->e[t->n++] = (struct edit){start, end, strdup(text)};
+}
+
+static const char main_name[] = "/clrun-cuda/kernel.cu", pre_name[] = "/clrun-cuda/prelude.h";
+
+/* Whether f is the user's file (a macro's use counts where it is expanded). */
+static int is_main(CXFile f)
+{
+    if (!f) return 0;
+    CXString n = clang_getFileName(f);
+    const int yes = !strcmp(clang_getCString(n), main_name);
+    clang_disposeString(n);
+    return yes;
+}
+
+/* The byte range of c in the main file; 0 when it is not (all) there. */
+static int range(struct tr *t, CXCursor c, unsigned *start, unsigned *end)
+{
+    CXSourceRange r = clang_getCursorExtent(c);
+    CXFile f1, f2;
+    clang_getExpansionLocation(clang_getRangeStart(r), &f1, NULL, NULL, start);
+    clang_getExpansionLocation(clang_getRangeEnd(r), &f2, NULL, NULL, end);
+    return is_main(f1) && is_main(f2) && *start <= *end && *end <= t->len;
+}
+
+static int in_main(struct tr *t, CXCursor c)
+{
+    (void)t;
+    CXFile f;
+    clang_getExpansionLocation(clang_getCursorLocation(c), &f, NULL, NULL, NULL);
+    return is_main(f);
+}
+
+static int has_child_kind(CXCursor c, enum CXCursorKind kind);
+
+struct find {
+    enum CXCursorKind kind;
+    int found;
+};
+
+static enum CXChildVisitResult find_kind(CXCursor c, CXCursor parent, CXClientData d)
+{
+    (void)parent;
+    struct find *f = d;
+    if (clang_getCursorKind(c) == f->kind) {
+        f->found = 1;
+        return CXChildVisit_Break;
+    }
+    return CXChildVisit_Continue;
+}
+
+static int has_child_kind(CXCursor c, enum CXCursorKind kind)
+{
+    struct find f = {kind, 0};
+    clang_visitChildren(c, find_kind, &f);
+    return f.found;
+}
+
+/* Attribute cursors of a declaration replaced: global → __kernel, device/host removed, shared →
+ * __local, constant → __constant. */
+static enum CXChildVisitResult attrs(CXCursor c, CXCursor parent, CXClientData d)
+{
+    struct tr *t = d;
+    unsigned s, e;
+    const enum CXCursorKind k = clang_getCursorKind(c);
+    const char *to = k == CXCursor_CUDAGlobalAttr     ? "__kernel"
+                     : k == CXCursor_CUDADeviceAttr   ? ""
+                     : k == CXCursor_CUDAHostAttr     ? ""
+                     : k == CXCursor_CUDASharedAttr   ? "__local"
+                     : k == CXCursor_CUDAConstantAttr ? "__constant"
+                                                      : NULL;
+    if (to && range(t, c, &s, &e)) {
+        if (getenv("CU2CL_DEBUG")) {
+            CXString ps = clang_getCursorSpelling(parent);
+            fprintf(stderr, "attr %d of %s (kind %d) at [%u, %u)\n", (int)k, clang_getCString(ps), (int)clang_getCursorKind(parent), s, e);
+            clang_disposeString(ps);
+        }
+        edit(t, s, e, to);
+    }
+    return CXChildVisit_Continue;
+}
+
+/* A pointer parameter of a kernel or device function: __global before its type. */
+static void param(struct tr *t, CXCursor f, unsigned index, CXCursor p, int kernel)
+{
+    CXType ty = clang_getCanonicalType(clang_getCursorType(p));
+    if (ty.kind == CXType_LValueReference || ty.kind == CXType_RValueReference) {
+        refuse(t, p, "reference parameter '%s': OpenCL C has no references", clang_getCString(clang_getCursorSpelling(p)));
+        return;
+    }
+    if (ty.kind != CXType_Pointer) {
+        set_var(t, p, SP_PRIVATE);
+        return;
+    }
+    CXType pointee = clang_getCanonicalType(clang_getPointeeType(ty));
+    if (pointee.kind == CXType_Pointer) {
+        refuse(t, p, "parameter '%s' is a pointer to a pointer, which OpenCL C cannot pass to a %s",
+               clang_getCString(clang_getCursorSpelling(p)), kernel ? "kernel" : "function");
+        return;
+    }
+    int sp = SP_GLOBAL;
+    if (!kernel) {
+        struct fparam *fp = fparam_of(t, f, index, 1);
+        sp = one_space(fp ? fp->decided : 0);
+        if (!sp && !t->collect) {
+            refuse(t, p, "device function '%s' is called with parameter '%s' in several address spaces (%s%s%s%s): not translated yet",
+                   clang_getCString(clang_getCursorSpelling(f)), clang_getCString(clang_getCursorSpelling(p)),
+                   fp->decided & SP_GLOBAL ? "global " : "", fp->decided & SP_LOCAL ? "shared " : "",
+                   fp->decided & SP_CONSTANT ? "constant " : "", fp->decided & SP_PRIVATE ? "private" : "");
+            return;
+        }
+    }
+    if (t->collect) {
+        struct var *v = var_of(t, p);
+        if (v && v->space != sp) v->space = sp, t->changed = 1;
+        else if (!v) set_var(t, p, sp);
+        return;
+    }
+    unsigned s, e;
+    if (sp != SP_PRIVATE && range(t, p, &s, &e)) edit(t, s, s, space_word(sp));
+}
+
+static const char *builtin_fn(const char *var)
+{
+    if (!strcmp(var, "threadIdx")) return "get_local_id";
+    if (!strcmp(var, "blockIdx")) return "get_group_id";
+    if (!strcmp(var, "blockDim")) return "get_local_size";
+    if (!strcmp(var, "gridDim")) return "get_num_groups";
+    return NULL;
+}
+
+/* The atomics by CUDA name and pointee type: the OpenCL 1.2 function. */
+static const char *atomic_fn(const char *name, enum CXTypeKind pointee)
+{
+    static const struct {
+        const char *cuda, *cl;
+    } ints[] = {{"atomicAdd", "atomic_add"}, {"atomicSub", "atomic_sub"}, {"atomicExch", "atomic_xchg"}, {"atomicMin", "atomic_min"},
+                {"atomicMax", "atomic_max"}, {"atomicCAS", "atomic_cmpxchg"}, {"atomicAnd", "atomic_and"}, {"atomicOr", "atomic_or"},
+                {"atomicXor", "atomic_xor"}};
+    if (pointee == CXType_Float) {
+        if (!strcmp(name, "atomicAdd")) return "clrun_atomic_add_f32";
+        if (!strcmp(name, "atomicExch")) return "clrun_atomic_xchg_f32";
+        return NULL;
+    }
+    if (pointee != CXType_Int && pointee != CXType_UInt) return NULL;
+    for (size_t i = 0; i < sizeof ints / sizeof *ints; i++)
+        if (!strcmp(name, ints[i].cuda)) return ints[i].cl;
+    return NULL;
+}
+
+static enum CXChildVisitResult visit(CXCursor c, CXCursor parent, CXClientData d);
+
+static void function(struct tr *t, CXCursor f)
+{
+    const int kernel = has_child_kind(f, CXCursor_CUDAGlobalAttr);
+    if (kernel && clang_getCanonicalType(clang_getResultType(clang_getCursorType(f))).kind != CXType_Void)
+        refuse(t, f, "kernel '%s' must return void", clang_getCString(clang_getCursorSpelling(f)));
+    clang_visitChildren(f, attrs, t);
+    const int n = clang_Cursor_getNumArguments(f);
+    for (int i = 0; i < n; i++) param(t, f, (unsigned)i, clang_Cursor_getArgument(f, (unsigned)i), kernel);
+    clang_visitChildren(f, visit, t);
+}
+
+static enum CXChildVisitResult visit(CXCursor c, CXCursor parent, CXClientData d)
+{
+    struct tr *t = d;
+    if (t->failed) return CXChildVisit_Break;
+    if (!in_main(t, c)) return CXChildVisit_Continue;
+    const enum CXCursorKind k = clang_getCursorKind(c);
+    unsigned s, e;
+    switch (k) {
+    case CXCursor_LinkageSpec:
+    case CXCursor_UnexposedDecl: { /* extern "C" [{] … [}] (libclang 14 exposes it as neither): removed */
+        CXSourceRange r = clang_getCursorExtent(c);
+        CXToken *tok = NULL;
+        unsigned nt = 0;
+        clang_tokenize(t->tu, r, &tok, &nt);
+        int linkage = 0;
+        if (nt >= 2 && range(t, c, &s, &e)) {
+            CXString w0 = clang_getTokenSpelling(t->tu, tok[0]);
+            linkage = !strcmp(clang_getCString(w0), "extern") && clang_getTokenKind(tok[1]) == CXToken_Literal;
+            clang_disposeString(w0);
+        }
+        if (linkage) {
+            unsigned a, b;
+            clang_getExpansionLocation(clang_getTokenLocation(t->tu, tok[0]), NULL, NULL, NULL, &a);
+            CXSourceRange r1 = clang_getTokenExtent(t->tu, tok[1]);
+            clang_getExpansionLocation(clang_getRangeEnd(r1), NULL, NULL, NULL, &b);
+            if (nt >= 3 && clang_getTokenKind(tok[2]) == CXToken_Punctuation) {
+                CXString sp = clang_getTokenSpelling(t->tu, tok[2]);
+                if (!strcmp(clang_getCString(sp), "{")) {
+                    CXSourceRange r2 = clang_getTokenExtent(t->tu, tok[2]);
+                    clang_getExpansionLocation(clang_getRangeEnd(r2), NULL, NULL, NULL, &b);
+                    unsigned ce, cs;
+                    CXSourceRange rl = clang_getTokenExtent(t->tu, tok[nt - 1]);
+                    clang_getExpansionLocation(clang_getRangeStart(rl), NULL, NULL, NULL, &cs);
+                    clang_getExpansionLocation(clang_getRangeEnd(rl), NULL, NULL, NULL, &ce);
+                    edit(t, cs, ce, "");
+                }
+                clang_disposeString(sp);
+            }
+            edit(t, a, b, "");
+        }
+        clang_disposeTokens(t->tu, tok, nt);
+        return CXChildVisit_Recurse;
+    }
+    case CXCursor_FunctionDecl: {
+        /* at file scope only: clang adds implicit declarations where some functions are called */
+        const enum CXCursorKind pk = clang_getCursorKind(parent);
+        if (pk == CXCursor_TranslationUnit || pk == CXCursor_LinkageSpec || pk == CXCursor_UnexposedDecl) function(t, c);
+        return CXChildVisit_Continue;
+    }
+    case CXCursor_VarDecl: {
+        clang_visitChildren(c, attrs, t);
+        const int shared = has_child_kind(c, CXCursor_CUDASharedAttr), constant = has_child_kind(c, CXCursor_CUDAConstantAttr);
+        const int file_scope = clang_getCursorKind(parent) == CXCursor_TranslationUnit ||
+                               clang_getCursorKind(parent) == CXCursor_LinkageSpec || clang_getCursorKind(parent) == CXCursor_UnexposedDecl;
+        CXType ty = clang_getCanonicalType(clang_getCursorType(c));
+        if (shared && clang_Cursor_getStorageClass(c) == CX_SC_Extern) {
+            refuse(t, c, "extern __shared__ '%s' (dynamic shared memory) is not translated yet", clang_getCString(clang_getCursorSpelling(c)));
+            return CXChildVisit_Break;
+        }
+        if (file_scope && !constant && !shared) {
+            refuse(t, c, "global variable '%s' in device memory (__device__): OpenCL C 1.2 has program-scope variables only in __constant",
+                   clang_getCString(clang_getCursorSpelling(c)));
+            return CXChildVisit_Break;
+        }
+        if (shared || constant) {
+            set_var(t, c, shared ? SP_LOCAL : SP_CONSTANT);
+        } else if (ty.kind == CXType_Pointer) {
+            struct kids k = {.n = 0};
+            clang_visitChildren(c, collect_kids, &k);
+            int sp = 0;
+            for (int i = k.n - 1; i >= 0 && !sp; i--)
+                if (clang_isExpression(clang_getCursorKind(k.c[i]))) sp = space_of(t, k.c[i]);
+            if (sp) set_var(t, c, sp);
+            else if (!var_of(t, c)) set_var(t, c, 0);
+            if (!t->collect) {
+                const struct var *v = var_of(t, c);
+                const int one = one_space(v ? v->space : 0);
+                unsigned s0, e0;
+                if (!one)
+                    refuse(t, c, "pointer '%s' points to several address spaces: not translated", clang_getCString(clang_getCursorSpelling(c)));
+                else if (one != SP_PRIVATE && range(t, c, &s0, &e0))
+                    edit(t, s0, s0, space_word(one));
+            }
+        } else
+            set_var(t, c, SP_PRIVATE); /* arrays and scalars of the function: private */
+        return CXChildVisit_Recurse;
+    }
+    case CXCursor_BinaryOperator: { /* p = expr: p points where expr does */
+        struct kids k = {.n = 0};
+        clang_visitChildren(c, collect_kids, &k);
+        if (k.n == 2 && clang_getCursorKind(k.c[0]) == CXCursor_DeclRefExpr && is_pointer(clang_getCursorType(k.c[0]))) {
+            CXCursor d = clang_getCursorReferenced(k.c[0]);
+            const int sp = space_of(t, k.c[1]);
+            if (sp && clang_getCursorKind(d) == CXCursor_VarDecl) set_var(t, d, sp);
+        }
+        return CXChildVisit_Recurse;
+    }
+    case CXCursor_CStyleCastExpr:
+        if (is_pointer(clang_getCursorType(c)) && !t->collect) {
+            const int one = one_space(space_of(t, c));
+            unsigned s0, e0;
+            if (!one) refuse(t, c, "a cast of a pointer into several address spaces: not translated");
+            else if (one != SP_PRIVATE && range(t, c, &s0, &e0)) edit(t, s0 + 1, s0 + 1, space_word(one));
+        }
+        return CXChildVisit_Recurse;
+    case CXCursor_MemberRefExpr: { /* threadIdx.x → ((unsigned)get_local_id(0)) */
+        CXCursor base = clang_getNullCursor();
+        struct find f = {CXCursor_DeclRefExpr, 0};
+        (void)f;
+        CXCursor ref = clang_getCursorReferenced(c);
+        CXString field = clang_getCursorSpelling(ref);
+        const char *fn = NULL;
+        /* the object: the member expression's first token */
+        CXToken *tok = NULL;
+        unsigned nt = 0;
+        clang_tokenize(t->tu, clang_getCursorExtent(c), &tok, &nt);
+        if (nt == 3) {
+            CXString obj = clang_getTokenSpelling(t->tu, tok[0]);
+            fn = builtin_fn(clang_getCString(obj));
+            clang_disposeString(obj);
+        }
+        clang_disposeTokens(t->tu, tok, nt);
+        (void)base;
+        const char *fl = clang_getCString(field);
+        if (fn && range(t, c, &s, &e)) {
+            const int dim = !strcmp(fl, "x") ? 0 : !strcmp(fl, "y") ? 1 : !strcmp(fl, "z") ? 2 : -1;
+            char buf[64];
+            snprintf(buf, sizeof buf, "((unsigned)%s(%d))", fn, dim);
+            if (dim >= 0) edit(t, s, e, buf);
+            clang_disposeString(field);
+            return CXChildVisit_Continue;
+        }
+        clang_disposeString(field);
+        return CXChildVisit_Recurse;
+    }
+    case CXCursor_DeclRefExpr: {
+        CXString sp = clang_getCursorSpelling(c);
+        const char *name = clang_getCString(sp);
+        if (builtin_fn(name)) refuse(t, c, "'%s' is used whole; only its .x, .y and .z are translated", name);
+        clang_disposeString(sp);
+        return CXChildVisit_Continue;
+    }
+    case CXCursor_CallExpr: {
+        CXString sp = clang_getCursorSpelling(c);
+        const char *name = clang_getCString(sp);
+        CXCursor callee = clang_getCursorDefinition(clang_getCursorReferenced(c));
+        if (!clang_Cursor_isNull(callee) && in_main(t, callee)) {
+            const int na = clang_Cursor_getNumArguments(c);
+            for (int i = 0; i < na; i++) {
+                CXCursor a = clang_Cursor_getArgument(c, (unsigned)i);
+                if (!is_pointer(clang_getCursorType(a))) continue;
+                struct fparam *fp = fparam_of(t, callee, (unsigned)i, 1);
+                const int sp = space_of(t, a);
+                if (fp && (fp->seen | (sp ? sp : SP_GLOBAL)) != fp->seen) fp->seen |= sp ? sp : SP_GLOBAL, t->changed = 1;
+            }
+        }
+        if (!strcmp(name, "__syncthreads") && range(t, c, &s, &e)) {
+            edit(t, s, e, "barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)");
+            clang_disposeString(sp);
+            return CXChildVisit_Continue;
+        }
+        if (!strncmp(name, "atomic", 6)) {
+            CXCursor a0 = clang_Cursor_getArgument(c, 0);
+            CXType pt = clang_getCanonicalType(clang_getPointeeType(clang_getCanonicalType(clang_getCursorType(a0))));
+            const char *to = atomic_fn(name, pt.kind);
+            if (!strcmp(name, "atomicInc") || !strcmp(name, "atomicDec"))
+                refuse(t, c, "%s (wrapping at a bound) is not translated yet", name);
+            else if (!to)
+                refuse(t, c, "%s on %s has no OpenCL C 1.2 form", name, clang_getCString(clang_getTypeSpelling(pt)));
+            else {
+                /* the callee's name: the call's first token */
+                CXToken *tok = NULL;
+                unsigned nt = 0;
+                clang_tokenize(t->tu, clang_getCursorExtent(c), &tok, &nt);
+                if (nt) {
+                    CXSourceRange r = clang_getTokenExtent(t->tu, tok[0]);
+                    clang_getExpansionLocation(clang_getRangeStart(r), NULL, NULL, NULL, &s);
+                    clang_getExpansionLocation(clang_getRangeEnd(r), NULL, NULL, NULL, &e);
+                    edit(t, s, e, to);
+                }
+                clang_disposeTokens(t->tu, tok, nt);
+            }
+        }
+        if (!strncmp(name, "__shfl", 6) || !strncmp(name, "__ballot", 8) || !strncmp(name, "__any", 5) || !strncmp(name, "__all", 5))
+            refuse(t, c, "warp intrinsic %s is not translated yet", name);
+        clang_disposeString(sp);
+        return CXChildVisit_Recurse;
+    }
+    case CXCursor_FunctionTemplate:
+    case CXCursor_ClassTemplate:
+        refuse(t, c, "template '%s': templates are not translated", clang_getCString(clang_getCursorSpelling(c)));
+        return CXChildVisit_Break;
+    case CXCursor_LambdaExpr:
+        refuse(t, c, "a lambda: OpenCL C has none");
+        return CXChildVisit_Break;
+    case CXCursor_CXXNewExpr:
+    case CXCursor_CXXDeleteExpr:
+        refuse(t, c, "new/delete in device code");
+        return CXChildVisit_Break;
+    case CXCursor_CXXMethod:
+        refuse(t, c, "member function '%s': classes with member functions are not translated",
+               clang_getCString(clang_getCursorSpelling(c)));
+        return CXChildVisit_Break;
+    case CXCursor_Namespace:
+        refuse(t, c, "namespace '%s' (cooperative_groups and other C++ namespaces are not translated)",
+               clang_getCString(clang_getCursorSpelling(c)));
+        return CXChildVisit_Break;
+    default:
+        if (k == CXCursor_CallExpr + 0) break;
+        return CXChildVisit_Recurse;
+    }
+    return CXChildVisit_Recurse;
+}
+
+static int by_start(const void *a, const void *b)
+{
+    const struct edit *x = a, *y = b;
+    return x->start != y->start ? (x->start < y->start ? -1 : 1) : (x->end < y->end ? -1 : x->end > y->end);
+}
+
+char *clrun__cuda_translate(const char *src, size_t len, const char *name, char *err, size_t errn)
+{
+    struct tr t = {.src = src, .len = len, .name = name ? name : "kernel.cu", .err = err, .errn = errn};
+    if (errn) err[0] = 0;
+    char *copy = malloc(len + 1);
+    if (!copy) return NULL;
+    memcpy(copy, src, len), copy[len] = 0;
+    struct CXUnsavedFile files[2] = {{main_name, copy, (unsigned long)len}, {pre_name, prelude_cuda, sizeof prelude_cuda - 1}};
+    const char *args[] = {"-x", "cuda", "--cuda-device-only", "-nocudainc", "-nocudalib", "--cuda-gpu-arch=sm_70", "-std=c++14",
+                          "-Wno-unknown-cuda-version", "-include", pre_name};
+    CXIndex idx = clang_createIndex(0, 0);
+    enum CXErrorCode ec = clang_parseTranslationUnit2(idx, main_name, args, sizeof args / sizeof *args, files, 2,
+                                                      CXTranslationUnit_None, &t.tu);
+    char *out = NULL;
+    if (ec != CXError_Success) {
+        snprintf(err, errn, "%s: libclang could not parse it (error %d)", t.name, (int)ec);
+        goto done;
+    }
+    t.file = clang_getFile(t.tu, main_name);
+    for (unsigned i = 0; i < clang_getNumDiagnostics(t.tu); i++) {
+        CXDiagnostic dg = clang_getDiagnostic(t.tu, i);
+        if (clang_getDiagnosticSeverity(dg) >= CXDiagnostic_Error) {
+            unsigned line = 0, col = 0;
+            CXFile f;
+            clang_getExpansionLocation(clang_getDiagnosticLocation(dg), &f, &line, &col, NULL);
+            CXString m = clang_getDiagnosticSpelling(dg);
+            snprintf(err, errn, "%s:%u:%u: error: %s", t.name, line, col, clang_getCString(m));
+            clang_disposeString(m);
+            clang_disposeDiagnostic(dg);
+            goto done;
+        }
+        clang_disposeDiagnostic(dg);
+    }
+    /* address spaces gathered until they settle (calls seen before their callees' bodies), then the edits */
+    t.collect = 1;
+    int *before = NULL;
+    size_t nbefore = 0;
+    for (int pass = 0; pass < 8 && !t.failed; pass++) {
+        /* each pass from the last one's parameter spaces, its own variables' and calls' afresh */
+        int *snap = malloc((t.nvars + t.nfparams + 1) * sizeof *snap);
+        if (!snap) break;
+        for (size_t i = 0; i < t.nvars; i++) snap[i] = t.vars[i].space;
+        for (size_t i = 0; i < t.nfparams; i++) snap[t.nvars + i] = t.fparams[i].seen;
+        const size_t nsnap = t.nvars + t.nfparams;
+        if (pass) {
+            for (size_t i = 0; i < t.nvars; i++) t.vars[i].space = 0;
+            for (size_t i = 0; i < t.nfparams; i++) t.fparams[i].decided = t.fparams[i].seen, t.fparams[i].seen = 0;
+        }
+        free(before);
+        before = snap, nbefore = nsnap;
+        clang_visitChildren(clang_getTranslationUnitCursor(t.tu), visit, &t);
+        int same = pass > 0 && t.nvars + t.nfparams == nbefore;
+        for (size_t i = 0; same && i < t.nvars; i++) same = t.vars[i].space == before[i];
+        for (size_t i = 0; same && i < t.nfparams; i++) same = t.fparams[i].seen == before[t.nvars + i];
+        if (same) break;
+    }
+    free(before);
+    for (size_t i = 0; i < t.nfparams; i++) t.fparams[i].decided = t.fparams[i].seen;
+    t.collect = 0;
+    if (!t.failed) clang_visitChildren(clang_getTranslationUnitCursor(t.tu), visit, &t);
+    if (t.failed) goto done;
+    qsort(t.e, t.n, sizeof *t.e, by_start);
+    if (getenv("CU2CL_DEBUG"))
+        for (size_t i = 0; i < t.n; i++) fprintf(stderr, "edit [%u, %u) -> '%s'\n", t.e[i].start, t.e[i].end, t.e[i].text);
+    size_t cap = sizeof prelude_cl + len + 64;
+    for (size_t i = 0; i < t.n; i++) cap += strlen(t.e[i].text);
+    out = malloc(cap);
+    if (!out) goto done;
+    char *w = out;
+    w += sprintf(w, "%s#line 1\n", prelude_cl);
+    unsigned at = 0;
+    for (size_t i = 0; i < t.n; i++) {
+        if (t.e[i].start < at || t.e[i].end < t.e[i].start || t.e[i].end > len) continue; /* inside an edit made, or not ours */
+        memcpy(w, src + at, t.e[i].start - at), w += t.e[i].start - at;
+        w += sprintf(w, "%s", t.e[i].text);
+        at = t.e[i].end;
+    }
+    memcpy(w, src + at, len - at), w += len - at;
+    *w = 0;
+done:
+    free(t.vars);
+    free(t.fparams);
+    for (size_t i = 0; i < t.n; i++) free(t.e[i].text);
+    free(t.e);
+    if (t.tu) clang_disposeTranslationUnit(t.tu);
+    clang_disposeIndex(idx);
+    free(copy);
+    return out;
+}

@@ -735,12 +735,17 @@ char *clrun__cuda_translate(const char *src, size_t len, const char *name, char 
     qsort(t.e, t.n, sizeof *t.e, by_start);
     if (getenv("CU2CL_DEBUG"))
         for (size_t i = 0; i < t.n; i++) fprintf(stderr, "edit [%u, %u) -> '%s'\n", t.e[i].start, t.e[i].end, t.e[i].text);
-    size_t cap = sizeof prelude_cl + len + 64;
+    size_t cap = sizeof prelude_cl + len + 2 * strlen(t.name) + 64;
     for (size_t i = 0; i < t.n; i++) cap += strlen(t.e[i].text);
     out = malloc(cap);
     if (!out) goto done;
     char *w = out;
-    w += sprintf(w, "%s#line 1\n", prelude_cl);
+    w += sprintf(w, "%s#line 1 \"", prelude_cl); /* the compiler's messages name the user's file and lines */
+    for (const char *q = t.name; *q; q++) {
+        if (*q == '"' || *q == '\\') *w++ = '\\';
+        *w++ = *q;
+    }
+    w += sprintf(w, "\"\n");
     unsigned at = 0;
     for (size_t i = 0; i < t.n; i++) {
         if (t.e[i].start < at || t.e[i].end < t.e[i].start || t.e[i].end > len) continue; /* inside an edit made, or not ours */

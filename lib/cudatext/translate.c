@@ -61,7 +61,17 @@ static const char prelude_cuda[] =
     "__device__ float __cosf(float); __device__ float __fdividef(float, float); __device__ float tanhf(float);\n"
     "__device__ float exp2f(float); __device__ float log2f(float); __device__ float atan2f(float, float);\n"
     "__device__ int min(int, int); __device__ int max(int, int);\n"
-    "extern \"C\" __device__ int printf(const char *, ...);\n";
+    "extern \"C\" __device__ int printf(const char *, ...);\n"
+    "struct __attribute__((aligned(8))) float2 { float x, y; }; struct __attribute__((aligned(16))) float4 { float x, y, z, w; };\n"
+    "struct __attribute__((aligned(8))) int2 { int x, y; }; struct __attribute__((aligned(16))) int4 { int x, y, z, w; };\n"
+    "struct __attribute__((aligned(8))) uint2 { unsigned x, y; }; struct __attribute__((aligned(16))) uint4 { unsigned x, y, z, w; };\n"
+    "struct __attribute__((aligned(4))) uchar4 { unsigned char x, y, z, w; };\n"
+    "__device__ float2 make_float2(float, float); __device__ float4 make_float4(float, float, float, float);\n"
+    "__device__ int2 make_int2(int, int); __device__ int4 make_int4(int, int, int, int);\n"
+    "__device__ uint2 make_uint2(unsigned, unsigned); __device__ uint4 make_uint4(unsigned, unsigned, unsigned, unsigned);\n"
+    "__device__ uchar4 make_uchar4(unsigned char, unsigned char, unsigned char, unsigned char);\n"
+    "__device__ float __ldg(const float *); __device__ int __ldg(const int *); __device__ unsigned __ldg(const unsigned *);\n"
+    "__device__ float4 __ldg(const float4 *); __device__ float2 __ldg(const float2 *);\n";
 
 /* The OpenCL C the translation starts with: the CUDA names OpenCL spells differently. */
 static const char prelude_cl[] =
@@ -81,7 +91,29 @@ static const char prelude_cl[] =
     "    } while (atomic_cmpxchg((volatile __global unsigned *)p, old.u, next.u) != old.u);\n"
     "    return old.f;\n"
     "}\n"
-    "static float clrun_atomic_xchg_f32(volatile __global float *p, float v) { return atomic_xchg(p, v); }\n";
+    "static float clrun_atomic_xchg_f32(volatile __global float *p, float v) { return atomic_xchg(p, v); }\n"
+    "static float clrun_atomic_add_f32_l(volatile __local float *p, float v)\n"
+    "{\n"
+    "    union { unsigned u; float f; } old, next;\n"
+    "    do {\n"
+    "        old.f = *p;\n"
+    "        next.f = old.f + v;\n"
+    "    } while (atomic_cmpxchg((volatile __local unsigned *)p, old.u, next.u) != old.u);\n"
+    "    return old.f;\n"
+    "}\n"
+    "static float clrun_atomic_xchg_f32_l(volatile __local float *p, float v) { return atomic_xchg(p, v); }\n"
+    "#define CLRUN_WRAP(name, space, step)                                                  \\\n"
+    "    static unsigned name(volatile space unsigned *p, unsigned bound)                   \\\n"
+    "    {                                                                                  \\\n"
+    "        unsigned old;                                                                  \\\n"
+    "        do old = *p;                                                                   \\\n"
+    "        while (atomic_cmpxchg(p, old, step) != old);                                   \\\n"
+    "        return old;                                                                    \\\n"
+    "    }\n"
+    "CLRUN_WRAP(clrun_atomic_inc_u32, __global, old >= bound ? 0u : old + 1u)\n"
+    "CLRUN_WRAP(clrun_atomic_inc_u32_l, __local, old >= bound ? 0u : old + 1u)\n"
+    "CLRUN_WRAP(clrun_atomic_dec_u32, __global, (old == 0u || old > bound) ? bound : old - 1u)\n"
+    "CLRUN_WRAP(clrun_atomic_dec_u32_l, __local, (old == 0u || old > bound) ? bound : old - 1u)\n";
 
 struct edit {
     unsigned start, end; /* the byte range replaced */
@@ -440,6 +472,22 @@ static const char *atomic_fn(const char *name, enum CXTypeKind pointee)
 
 static enum CXChildVisitResult visit(CXCursor c, CXCursor parent, CXClientData d);
 
+/* The call's callee name (its first token) replaced by text. */
+static void rename_callee(struct tr *t, CXCursor call, const char *text)
+{
+    CXToken *tok = NULL;
+    unsigned nt = 0, s, e;
+    clang_tokenize(t->tu, clang_getCursorExtent(call), &tok, &nt);
+    if (nt) {
+        CXSourceRange r = clang_getTokenExtent(t->tu, tok[0]);
+        CXFile f1, f2;
+        clang_getExpansionLocation(clang_getRangeStart(r), &f1, NULL, NULL, &s);
+        clang_getExpansionLocation(clang_getRangeEnd(r), &f2, NULL, NULL, &e);
+        if (is_main(f1) && is_main(f2)) edit(t, s, e, text);
+    }
+    clang_disposeTokens(t->tu, tok, nt);
+}
+
 static void function(struct tr *t, CXCursor f)
 {
     const int kernel = has_child_kind(f, CXCursor_CUDAGlobalAttr);
@@ -615,24 +663,28 @@ static enum CXChildVisitResult visit(CXCursor c, CXCursor parent, CXClientData d
         if (!strncmp(name, "atomic", 6)) {
             CXCursor a0 = clang_Cursor_getArgument(c, 0);
             CXType pt = clang_getCanonicalType(clang_getPointeeType(clang_getCanonicalType(clang_getCursorType(a0))));
-            const char *to = atomic_fn(name, pt.kind);
-            if (!strcmp(name, "atomicInc") || !strcmp(name, "atomicDec"))
-                refuse(t, c, "%s (wrapping at a bound) is not translated yet", name);
-            else if (!to)
-                refuse(t, c, "%s on %s has no OpenCL C 1.2 form", name, clang_getCString(clang_getTypeSpelling(pt)));
-            else {
-                /* the callee's name: the call's first token */
-                CXToken *tok = NULL;
-                unsigned nt = 0;
-                clang_tokenize(t->tu, clang_getCursorExtent(c), &tok, &nt);
-                if (nt) {
-                    CXSourceRange r = clang_getTokenExtent(t->tu, tok[0]);
-                    clang_getExpansionLocation(clang_getRangeStart(r), NULL, NULL, NULL, &s);
-                    clang_getExpansionLocation(clang_getRangeEnd(r), NULL, NULL, NULL, &e);
-                    edit(t, s, e, to);
-                }
-                clang_disposeTokens(t->tu, tok, nt);
+            const int sp = one_space(space_of(t, a0));
+            char to[48] = "";
+            if (!strcmp(name, "atomicInc") || !strcmp(name, "atomicDec")) {
+                if (pt.kind == CXType_UInt) snprintf(to, sizeof to, "clrun_atomic_%s_u32", name[6] == 'I' ? "inc" : "dec");
+            } else {
+                const char *fn = atomic_fn(name, pt.kind);
+                if (fn) snprintf(to, sizeof to, "%s", fn);
             }
+            /* clrun's compare-and-swap helpers come for global and local memory */
+            if (*to && !strncmp(to, "clrun_", 6) && sp == SP_LOCAL) strcat(to, "_l");
+            if (!*to)
+                refuse(t, c, "%s on %s has no OpenCL C 1.2 form", name, clang_getCString(clang_getTypeSpelling(pt)));
+            else if (!strncmp(to, "clrun_", 6) && sp != SP_GLOBAL && sp != SP_LOCAL)
+                refuse(t, c, "%s on memory other than global or shared", name);
+            else
+                rename_callee(t, c, to);
+        }
+        if (!strcmp(name, "__ldg")) rename_callee(t, c, "*"); /* __ldg(p) → *(p): a plain load */
+        if (!strncmp(name, "make_", 5)) { /* make_float4(a, b, c, d) → (float4)(a, b, c, d) */
+            char cast[40];
+            snprintf(cast, sizeof cast, "(%s)", name + 5);
+            rename_callee(t, c, cast);
         }
         if (!strncmp(name, "__shfl", 6) || !strncmp(name, "__ballot", 8) || !strncmp(name, "__any", 5) || !strncmp(name, "__all", 5))
             refuse(t, c, "warp intrinsic %s is not translated yet", name);

@@ -145,6 +145,16 @@ struct tr {
     } *fparams;
     size_t nfparams, capfparams;
     int changed;
+    struct hoist {
+        CXCursor decl;
+        int scalar;
+        char name[64], param[160], what[96]; /* "__local float *s", "dynamic __shared__ float" */
+    } hoists[32];
+    int nhoists;
+    CXCursor cur_fn;
+    int in_kernel;
+    unsigned kused; /* the hoisted variables the current kernel reads: bits */
+    char note[4096]; /* per kernel, its extra arguments (a comment ahead of the code) */
 };
 
 enum { SP_PRIVATE = 1, SP_GLOBAL = 2, SP_LOCAL = 4, SP_CONSTANT = 8 };
@@ -496,7 +506,59 @@ static void function(struct tr *t, CXCursor f)
     clang_visitChildren(f, attrs, t);
     const int n = clang_Cursor_getNumArguments(f);
     for (int i = 0; i < n; i++) param(t, f, (unsigned)i, clang_Cursor_getArgument(f, (unsigned)i), kernel);
+    t->cur_fn = f, t->in_kernel = kernel, t->kused = 0;
     clang_visitChildren(f, visit, t);
+    t->in_kernel = 0;
+    if (!kernel || !t->kused || t->collect || !clang_isCursorDefinition(f)) return;
+    /* the variables it reads, as its last arguments: after its last parameter, or inside its ( ) */
+    char extra[1024] = "";
+    size_t k = 0;
+    CXString fs = clang_getCursorSpelling(f);
+    k += (size_t)snprintf(t->note + strlen(t->note), sizeof t->note - strlen(t->note), "// clrun: kernel %s takes after its own arguments:",
+                          clang_getCString(fs));
+    clang_disposeString(fs);
+    for (int h = 0; h < t->nhoists; h++)
+        if (t->kused & (1u << h)) {
+            const size_t used = strlen(extra);
+            snprintf(extra + used, sizeof extra - used, "%s%s", used || n ? ", " : "", t->hoists[h].param);
+            char one[200];
+            snprintf(one, sizeof one, " %s (%s)", t->hoists[h].name, t->hoists[h].what);
+            const size_t nl = strlen(t->note);
+            snprintf(t->note + nl, sizeof t->note - nl, "%s", one);
+        }
+    const size_t nl = strlen(t->note);
+    snprintf(t->note + nl, sizeof t->note - nl, "\n");
+    (void)k;
+    unsigned s0 = 0, e0 = 0;
+    if (n > 0) {
+        if (range(t, clang_Cursor_getArgument(f, (unsigned)n - 1), &s0, &e0)) edit(t, e0, e0, extra);
+        return;
+    }
+    CXToken *tok = NULL;
+    unsigned nt = 0;
+    /* from the name on: the extent may start inside a macro (__global__), which tokenizes to nothing */
+    clang_tokenize(t->tu, clang_getRange(clang_getCursorLocation(f), clang_getRangeEnd(clang_getCursorExtent(f))), &tok, &nt);
+    for (unsigned i = 0; i + 1 < nt; i++) {
+        CXString w = clang_getTokenSpelling(t->tu, tok[i]);
+        if (getenv("CU2CL_DEBUG")) fprintf(stderr, "token %u '%s'\n", i, clang_getCString(w));
+        const int open = !strcmp(clang_getCString(w), "(");
+        clang_disposeString(w);
+        if (open) {
+            CXFile ff;
+            clang_getExpansionLocation(clang_getRangeEnd(clang_getTokenExtent(t->tu, tok[i])), &ff, NULL, NULL, &e0);
+            CXString w2 = clang_getTokenSpelling(t->tu, tok[i + 1]);
+            if (!strcmp(clang_getCString(w2), "void")) { /* f(void) */
+                unsigned vs, ve;
+                clang_getExpansionLocation(clang_getRangeStart(clang_getTokenExtent(t->tu, tok[i + 1])), NULL, NULL, NULL, &vs);
+                clang_getExpansionLocation(clang_getRangeEnd(clang_getTokenExtent(t->tu, tok[i + 1])), NULL, NULL, NULL, &ve);
+                if (is_main(ff)) edit(t, vs, ve, extra);
+            } else if (is_main(ff))
+                edit(t, e0, e0, extra);
+            clang_disposeString(w2);
+            break;
+        }
+    }
+    clang_disposeTokens(t->tu, tok, nt);
 }
 
 static enum CXChildVisitResult visit(CXCursor c, CXCursor parent, CXClientData d)
@@ -549,15 +611,48 @@ static enum CXChildVisitResult visit(CXCursor c, CXCursor parent, CXClientData d
         return CXChildVisit_Continue;
     }
     case CXCursor_VarDecl: {
-        clang_visitChildren(c, attrs, t);
         const int shared = has_child_kind(c, CXCursor_CUDASharedAttr), constant = has_child_kind(c, CXCursor_CUDAConstantAttr);
         const int file_scope = clang_getCursorKind(parent) == CXCursor_TranslationUnit ||
                                clang_getCursorKind(parent) == CXCursor_LinkageSpec || clang_getCursorKind(parent) == CXCursor_UnexposedDecl;
         CXType ty = clang_getCanonicalType(clang_getCursorType(c));
-        if (shared && clang_Cursor_getStorageClass(c) == CX_SC_Extern) {
-            refuse(t, c, "extern __shared__ '%s' (dynamic shared memory) is not translated yet", clang_getCString(clang_getCursorSpelling(c)));
-            return CXChildVisit_Break;
+        struct kids init = {.n = 0};
+        clang_visitChildren(c, collect_kids, &init);
+        int has_init = 0;
+        for (int i = 0; i < init.n; i++) has_init |= clang_isExpression(clang_getCursorKind(init.c[i])) && clang_getCursorKind(init.c[i]) != CXCursor_IntegerLiteral;
+        if (constant && file_scope && ty.kind == CXType_ConstantArray) { /* coef[4]: the size is a literal child, no initialiser */
+            has_init = 0;
+            for (int i = 0; i < init.n; i++) has_init |= clang_getCursorKind(init.c[i]) == CXCursor_InitListExpr;
         }
+        if ((shared && clang_Cursor_getStorageClass(c) == CX_SC_Extern) || (constant && file_scope && !has_init)) {
+            /* set by the launch: a kernel argument of each kernel that reads it */
+            int h = 0;
+            while (h < t->nhoists && !clang_equalCursors(t->hoists[h].decl, c)) h++;
+            if (h == t->nhoists) {
+                if (h == 32) {
+                    refuse(t, c, "more than 32 __constant__ and extern __shared__ variables");
+                    return CXChildVisit_Break;
+                }
+                struct hoist *x = &t->hoists[t->nhoists++];
+                x->decl = c;
+                const int array = ty.kind == CXType_ConstantArray || ty.kind == CXType_IncompleteArray;
+                CXType el = array ? clang_getArrayElementType(ty) : ty;
+                CXString es = clang_getTypeSpelling(el), ns = clang_getCursorSpelling(c);
+                x->scalar = !array;
+                snprintf(x->name, sizeof x->name, "%s", clang_getCString(ns));
+                snprintf(x->param, sizeof x->param, "%s %s *%s", shared ? "__local" : "__constant", clang_getCString(es), clang_getCString(ns));
+                snprintf(x->what, sizeof x->what, "%s %s%s", shared ? "dynamic __shared__" : "__constant__", clang_getCString(es),
+                         array ? "[]" : "");
+                clang_disposeString(es), clang_disposeString(ns);
+            }
+            set_var(t, c, shared ? SP_LOCAL : SP_CONSTANT);
+            unsigned s0, e0;
+            if (clang_getCursorKind(parent) == CXCursor_DeclStmt && range(t, parent, &s0, &e0))
+                edit(t, s0, e0, "");
+            else if (range(t, c, &s0, &e0))
+                edit(t, s0, e0, "/* a kernel argument */");
+            return CXChildVisit_Continue;
+        }
+        clang_visitChildren(c, attrs, t);
         if (file_scope && !constant && !shared) {
             refuse(t, c, "global variable '%s' in device memory (__device__): OpenCL C 1.2 has program-scope variables only in __constant",
                    clang_getCString(clang_getCursorSpelling(c)));
@@ -638,6 +733,18 @@ static enum CXChildVisitResult visit(CXCursor c, CXCursor parent, CXClientData d
         CXString sp = clang_getCursorSpelling(c);
         const char *name = clang_getCString(sp);
         if (builtin_fn(name)) refuse(t, c, "'%s' is used whole; only its .x, .y and .z are translated", name);
+        CXCursor d = clang_getCursorReferenced(c);
+        for (int h = 0; h < t->nhoists; h++)
+            if (clang_equalCursors(t->hoists[h].decl, d)) {
+                if (!t->in_kernel)
+                    refuse(t, c, "'%s' (%s) is read in a device function: only kernels take it yet (pass it as a parameter)", name,
+                           t->hoists[h].what);
+                t->kused |= 1u << h;
+                unsigned s0, e0;
+                char deref[80];
+                snprintf(deref, sizeof deref, "(*%s)", name);
+                if (t->hoists[h].scalar && range(t, c, &s0, &e0)) edit(t, s0, e0, deref);
+            }
         clang_disposeString(sp);
         return CXChildVisit_Continue;
     }
@@ -787,12 +894,12 @@ char *clrun__cuda_translate(const char *src, size_t len, const char *name, char 
     qsort(t.e, t.n, sizeof *t.e, by_start);
     if (getenv("CU2CL_DEBUG"))
         for (size_t i = 0; i < t.n; i++) fprintf(stderr, "edit [%u, %u) -> '%s'\n", t.e[i].start, t.e[i].end, t.e[i].text);
-    size_t cap = sizeof prelude_cl + len + 2 * strlen(t.name) + 64;
+    size_t cap = sizeof prelude_cl + sizeof t.note + len + 2 * strlen(t.name) + 64;
     for (size_t i = 0; i < t.n; i++) cap += strlen(t.e[i].text);
     out = malloc(cap);
     if (!out) goto done;
     char *w = out;
-    w += sprintf(w, "%s#line 1 \"", prelude_cl); /* the compiler's messages name the user's file and lines */
+    w += sprintf(w, "%s%s#line 1 \"", prelude_cl, t.note); /* the compiler's messages name the user's file and lines */
     for (const char *q = t.name; *q; q++) {
         if (*q == '"' || *q == '\\') *w++ = '\\';
         *w++ = *q;

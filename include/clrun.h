@@ -441,6 +441,23 @@ CLRUN_API clrun_status clrun_prog_source(clrun_ctx *ctx, const char *source, con
  *  An unknown name is CLRUN_NOT_FOUND with the list of embedded names. */
 CLRUN_API clrun_status clrun_prog_builtin(clrun_ctx *ctx, const char *name, const char *options, clrun_prog **out);
 
+/** Build CUDA kernel text (a `.cu` file's contents: `__global__` functions, `threadIdx`,
+ *  `__shared__`, atomics, the float math library; docs/CUDA_TEXT.md lists what is translated) for
+ *  ctx's device: translated to OpenCL C 1.2 on libclang's parse, then built as clrun_prog_source
+ *  builds (cached alike). A construct that cannot be translated is CLRUN_BUILD_FAILED with its
+ *  file, line and name in clrun_last_error; compile errors name the CUDA file's lines. Uninitialised
+ *  `__constant__` and `extern __shared__` variables become the last arguments of the kernels that
+ *  read them, in declaration order (`__constant T *`, `__local T *`). CLRUN_UNSUPPORTED where
+ *  libclrun was built without libclang's headers or libclang cannot be loaded. */
+CLRUN_API clrun_status clrun_prog_cuda(clrun_ctx *ctx, const char *source, const char *name, const char *options, clrun_prog **out);
+
+/** The OpenCL C clrun_prog_cuda builds from CUDA source (name: the file named in messages, NULL for
+ *  "kernel.cu"), into *out: malloc'd, freed with clrun_string_free. */
+CLRUN_API clrun_status clrun_cuda_translate(const char *source, const char *name, char **out);
+
+/** Free a string clrun returned for the caller to own (clrun_cuda_translate). NULL is ignored. */
+CLRUN_API void clrun_string_free(char *s);
+
 /** Free a program. Kernels made from it must be freed first. NULL is ignored. */
 CLRUN_API void clrun_prog_free(clrun_prog *p);
 

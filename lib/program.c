@@ -289,6 +289,13 @@ static clrun_status load_file(clrun_ctx *ctx, const char *path, const char *root
     if (rc)
         return clrun__fail(ctx, CLRUN_IO_ERROR, "cannot read kernel file %s: %s%s", path, strerror(rc),
                            rc == EFBIG ? " (kernel sources are read up to 16 MiB)" : "");
+    const size_t pn = strlen(path);
+    if (pn > 3 && !strcmp(path + pn - 3, ".cu")) { /* CUDA kernel text (lib/cudatext) */
+        clrun_status st = memchr(data, 0, len) ? clrun__fail(ctx, CLRUN_FORMAT_ERROR, "kernel file %s holds a NUL byte", path)
+                                                : clrun_prog_cuda(ctx, data, path, options, out);
+        free(data);
+        return st;
+    }
     char dir[4096];
     snprintf(dir, sizeof dir, "%s", path);
     char *slash = strrchr(dir, '/');

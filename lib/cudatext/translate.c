@@ -28,6 +28,9 @@
 #include <string.h>
 
 #include "translate.h"
+#if __has_include("cudatext_config.h")
+#include "cudatext_config.h"
+#endif
 
 /* libclang, loaded with dlopen on first use (no link dependency, nothing loaded by programs that
  * never translate): the functions used here. Its C interface is stable, so any libclang from 14 on. */

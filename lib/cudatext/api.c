@@ -1,0 +1,53 @@
+/* api.c — CUDA kernel text as a program source: clrun_cuda_translate, clrun_prog_cuda (include/clrun.h).
+ * The translation (translate.c) is built where libclang's headers were found (meson option
+ * cuda_text); elsewhere these calls refuse in words. */
+#include "internal.h"
+#include "cudatext_config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#if CLRUN_HAVE_CUDA_TEXT
+#include "cudatext/translate.h"
+#endif
+
+static clrun_status translate(clrun_ctx *ctx, const char *fn, const char *source, const char *name, char **out)
+{
+#if CLRUN_HAVE_CUDA_TEXT
+    char err[2048];
+    *out = clrun__cuda_translate(source, strlen(source), name, err, sizeof err);
+    if (!*out) return clrun__fail(ctx, *err ? CLRUN_BUILD_FAILED : CLRUN_HOST_OUT_OF_MEMORY, "%s: %s", fn, *err ? err : "out of memory");
+    return CLRUN_OK;
+#else
+    (void)source, (void)name;
+    *out = NULL;
+    return clrun__fail(ctx, CLRUN_UNSUPPORTED,
+                       "%s: this libclrun was built without CUDA kernel text (libclang's headers were not found: install "
+                       "libclang-dev and rebuild)",
+                       fn);
+#endif
+}
+
+clrun_status clrun_cuda_translate(const char *source, const char *name, char **out)
+{
+    if (!out) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_cuda_translate: out is NULL");
+    *out = NULL;
+    if (!source) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_cuda_translate: source is NULL");
+    return translate(NULL, "clrun_cuda_translate", source, name ? name : "kernel.cu", out);
+}
+
+void clrun_string_free(char *s) { free(s); }
+
+clrun_status clrun_prog_cuda(clrun_ctx *ctx, const char *source, const char *name, const char *options, clrun_prog **out)
+{
+    if (!ctx) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_prog_cuda: ctx is NULL");
+    if (!source) return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_prog_cuda: source is NULL");
+    if (!out) return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_prog_cuda: out is NULL");
+    *out = NULL;
+    char *cl = NULL;
+    clrun_status st = translate(ctx, "clrun_prog_cuda", source, name ? name : "kernel.cu", &cl);
+    if (st != CLRUN_OK) return st;
+    st = clrun_prog_source(ctx, cl, name ? name : "kernel.cu", options, out);
+    free(cl);
+    return st;
+}

@@ -47,6 +47,8 @@
     X(clang_disposeTranslationUnit) \
     X(clang_equalCursors) \
     X(clang_getArrayElementType) \
+    X(clang_getArraySize) \
+    X(clang_Type_getSizeOf) \
     X(clang_getCString) \
     X(clang_getCanonicalType) \
     X(clang_getCursorDefinition) \
@@ -734,8 +736,12 @@ static enum CXChildVisitResult visit(CXCursor c, CXCursor parent, CXClientData d
                 x->scalar = !array;
                 snprintf(x->name, sizeof x->name, "%s", lc.clang_getCString(ns));
                 snprintf(x->param, sizeof x->param, "%s %s *%s", shared ? "__local" : "__constant", lc.clang_getCString(es), lc.clang_getCString(ns));
-                snprintf(x->what, sizeof x->what, "%s %s%s", shared ? "dynamic __shared__" : "__constant__", lc.clang_getCString(es),
-                         array ? "[]" : "");
+                const long long bytes = shared ? 0 : lc.clang_Type_getSizeOf(ty);
+                char dims[32] = "";
+                if (ty.kind == CXType_ConstantArray) snprintf(dims, sizeof dims, "[%lld]", lc.clang_getArraySize(ty));
+                else if (array) snprintf(dims, sizeof dims, "[]");
+                snprintf(x->what, sizeof x->what, "%s %s%s, %lld bytes", shared ? "dynamic __shared__" : "__constant__",
+                         lc.clang_getCString(es), dims, bytes < 0 ? 0 : bytes);
                 lc.clang_disposeString(es), lc.clang_disposeString(ns);
             }
             set_var(t, c, shared ? SP_LOCAL : SP_CONSTANT);

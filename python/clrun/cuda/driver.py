@@ -1,0 +1,216 @@
+"""As pycuda.driver, over clrun: In, Out, InOut, mem_alloc, memcpy_htod/dtoh, Device, Context,
+Function (block=, grid=, shared=, stream=, time_kernel=, prepare/prepared_call), Stream, Event, and
+SourceModule (the seed article imports it from here).
+
+Launch shapes are CUDA's: the kernel runs grid × block threads in blocks of block; OpenCL's global
+size is their product, its local size the block."""
+import time
+
+import numpy as np
+
+import clrun
+from .._kernel import In, InOut, Out  # noqa: F401 - PyCUDA's argument wrappers, same meaning
+
+
+class Error(Exception):
+    pass
+
+
+class LogicError(Error):
+    pass
+
+
+class Device:
+    """A clrun device by its position in clrun's list (clrun.devices())."""
+
+    def __init__(self, ordinal):
+        devs = clrun.devices()
+        if not 0 <= ordinal < len(devs):
+            raise LogicError(f"Device({ordinal}): there are {len(devs)} devices")
+        self._info = devs[ordinal]
+        self.ordinal = ordinal
+
+    @staticmethod
+    def count():
+        return len(clrun.devices())
+
+    def name(self):
+        return self._info.name
+
+    def total_memory(self):
+        return self._info.global_mem
+
+    def make_context(self):
+        return Context(clrun.open(str(self.ordinal)), self)
+
+
+class Context:
+    """A clrun context made current for clrun.cuda (pycuda.driver.Context)."""
+    _stack = []
+
+    def __init__(self, ctx, device=None):
+        self._clrun = ctx
+        self._device = device
+        Context._stack.append(self)
+
+    @classmethod
+    def _autoinit(cls):
+        if not cls._stack:
+            cls(clrun.open())
+        return cls._stack[-1]
+
+    @classmethod
+    def _current(cls):
+        if not cls._stack:
+            raise LogicError("no current context: import clrun.cuda.autoinit first (or Device(n).make_context())")
+        return cls._stack[-1]
+
+    def get_device(self):
+        if self._device is None:
+            self._device = Device(int(self._clrun.device.index))
+        return self._device
+
+    @staticmethod
+    def synchronize():
+        Context._current()._clrun.finish()
+
+    def pop(self):
+        if Context._stack and Context._stack[-1] is self:
+            Context._stack.pop()
+
+    def detach(self):
+        self.pop()
+        self._clrun.close()
+
+
+class DeviceAllocation:
+    """Device memory of mem_alloc: a clrun Array of bytes; passed to kernels as their pointer."""
+
+    def __init__(self, nbytes):
+        self.array = Context._current()._clrun.empty((max(int(nbytes), 1),), np.uint8)
+        self.nbytes = int(nbytes)
+
+    def free(self):
+        self.array = None
+
+
+def mem_alloc(nbytes):
+    return DeviceAllocation(nbytes)
+
+
+def memcpy_htod(dest, src):
+    src = np.ascontiguousarray(src)
+    if src.nbytes > dest.nbytes:
+        raise LogicError(f"memcpy_htod: {src.nbytes} bytes into an allocation of {dest.nbytes}")
+    dest.array[:src.nbytes].set(src.view(np.uint8).reshape(-1))
+
+
+def memcpy_dtoh(dest, src):
+    if not dest.flags.c_contiguous or dest.nbytes > src.nbytes:
+        raise LogicError("memcpy_dtoh: dest must be a C-contiguous array no larger than the allocation")
+    dest.view(np.uint8).reshape(-1)[:] = src.array[:dest.nbytes].get()
+
+
+class Stream:
+    def __init__(self, flags=0):
+        self._s = Context._current()._clrun.stream()
+
+    def synchronize(self):
+        self._s.synchronize()
+
+    def is_done(self):
+        return self._s.is_done() if hasattr(self._s, "is_done") else True
+
+
+class Event:
+    """Host-timed event (pycuda.driver.Event): record() waits for the stream given (or the context)
+    and reads the clock; time_till / time_since in milliseconds."""
+
+    def __init__(self, flags=0):
+        self._t = None
+
+    def record(self, stream=None):
+        (stream._s.synchronize() if stream is not None else Context._current()._clrun.finish())
+        self._t = time.perf_counter()
+        return self
+
+    def synchronize(self):
+        return self
+
+    def query(self):
+        return True
+
+    def time_till(self, other):
+        return (other._t - self._t) * 1e3
+
+    def time_since(self, other):
+        return (self._t - other._t) * 1e3
+
+
+def _dims(v, n, what):
+    v = tuple(int(x) for x in v)
+    if not 1 <= len(v) <= n or any(x < 1 for x in v):
+        raise LogicError(f"{what}={v}: 1 to {n} positive sizes")
+    return v + (1,) * (3 - len(v))
+
+
+class Function:
+    """A kernel of a SourceModule, launched as CUDA launches: f(*args, block=(x, y, z), grid=(x, y))."""
+
+    def __init__(self, module, kernel, extra):
+        self._module, self._k, self._extra = module, kernel, extra
+        self._prepared = None
+
+    def _args(self, args, shared):
+        out = []
+        for i, a in enumerate(args):
+            out.append(self._typed(i, a) if isinstance(a, DeviceAllocation) else a)
+        for name, what in self._extra:  # the translation's extra arguments: __constant__ globals, dynamic shared
+            if what.startswith("dynamic __shared__"):
+                out.append(clrun.Local(max(int(shared), 4)))
+            else:
+                out.append(self._typed(len(out), self._module._global_for(name, what)))
+        return out
+
+    def _typed(self, i, alloc):
+        """Untyped device memory (mem_alloc) as the element type of the kernel's pointer argument i."""
+        from .._kernel import _CL_OF
+        from .._buffer import Buffer
+        from .. import _lib as L
+        ptr = self._k._ptr[i] if i < len(self._k._ptr) else None
+        inverse = {v: k for k, v in _CL_OF.items()}
+        dt = np.dtype(inverse.get(ptr[0], np.uint8)) if ptr else np.dtype(np.uint8)
+        h, _ = alloc.array._raw()
+        return Buffer.from_int_ptr(alloc.array.ctx, L.buf_cl_mem(h), (max(alloc.nbytes // dt.itemsize, 1),), dt)
+
+    def __call__(self, *args, block=(1, 1, 1), grid=(1, 1), shared=0, stream=None, time_kernel=False, texrefs=()):
+        b, g = _dims(block, 3, "block"), _dims(grid, 3, "grid")
+        gs = tuple(b[i] * g[i] for i in range(3))
+        dims = 3 if gs[2] > 1 or b[2] > 1 else 2 if gs[1] > 1 or b[1] > 1 else 1
+        t0 = time.perf_counter()
+        call = self._k
+        if stream is not None:
+            with stream._s:
+                call(*self._args(args, shared), global_size=gs[:dims], local_size=b[:dims], check_size=False)
+        else:
+            call(*self._args(args, shared), global_size=gs[:dims], local_size=b[:dims], check_size=False)
+        if time_kernel:
+            Context._current()._clrun.finish()
+            return time.perf_counter() - t0
+        return None
+
+    def prepare(self, arg_types, block=None):
+        self._prepared = (arg_types, block)
+        return self
+
+    def prepared_call(self, grid, block, *args, shared_size=0):
+        return self(*args, block=block, grid=grid, shared=shared_size)
+
+    def prepared_timed_call(self, grid, block, *args, shared_size=0):
+        t = self(*args, block=block, grid=grid, shared=shared_size, time_kernel=True)
+        return lambda: t
+
+
+def SourceModule(*args, **kw):  # noqa: N802 - PyCUDA's name (the seed article calls drv.SourceModule)
+    from .compiler import SourceModule as _SM
+    return _SM(*args, **kw)

@@ -41,6 +41,10 @@ static const char *run_help = "usage: clrun run FILE.cl -k KERNEL -g X[,Y[,Z]] [
                               "  -k, --kernel NAME       kernel to run (required without --sim)\n"
                               "  -g, --global X[,Y[,Z]]  global work size, 1-3 dimensions (required without --sim)\n"
                               "  -l, --local X[,Y[,Z]]   work-group size (default: the driver chooses; the global size is exact)\n"
+                              "  --grid X[,Y[,Z]], --block X[,Y[,Z]]\n"
+                              "                          CUDA's launch shape instead of -g/-l: grid blocks of block threads\n"
+                              "                          (global = grid x block, local = block)\n"
+                              "  --emit-cl               FILE.cu: print the OpenCL C it is translated to, and nothing else\n"
                               "  -D NAME[=VAL]           preprocessor definition, repeatable\n"
                               "  -O, --options OPTS      more build options, e.g. \"-cl-fast-relaxed-math\" (also --build-options,\n"
                               "                          as oclgrind-kernel names it; repeated, all are kept in order)\n"
@@ -198,6 +202,9 @@ int cmd_run(int argc, char **argv)
                                          {"json", no_argument, NULL, 'j'},
                                          {"timeout", required_argument, NULL, 'T'},
                                          {"timing", no_argument, NULL, 'M'},
+                                         {"grid", required_argument, NULL, 'G'},
+                                         {"block", required_argument, NULL, 'B'},
+                                         {"emit-cl", no_argument, NULL, 'E'},
                                          {"help", no_argument, NULL, 'h'},
                                          {0}};
     int c, rc;
@@ -253,6 +260,13 @@ int cmd_run(int argc, char **argv)
             break;
         case 's': o.sim = optarg; break;
         case 'M': o.timing = 1; break;
+        case 'G':
+            if ((rc = run_parse_sizes(optarg, o.grid, &o.gdims, "--grid"))) return rc;
+            break;
+        case 'B':
+            if ((rc = run_parse_sizes(optarg, o.block, &o.bdims, "--block"))) return rc;
+            break;
+        case 'E': o.emit_cl = 1; break;
         case 'T':
             o.timeout = strtod(optarg, &end);
             if (!*optarg || *end || !(o.timeout > 0) || o.timeout > 1e6)
@@ -269,6 +283,45 @@ int cmd_run(int argc, char **argv)
     }
     if (optind >= argc) return run_usage_error("no kernel file given (usage: clrun run FILE.cl -k KERNEL -g SIZE ARG...)");
     o.file = argv[optind++];
+    if (o.emit_cl) {
+        const size_t fl = strlen(o.file);
+        if (fl < 4 || strcmp(o.file + fl - 3, ".cu")) return run_usage_error("--emit-cl takes a CUDA file (FILE.cu), not '%s'", o.file);
+        FILE *f = fopen(o.file, "rb");
+        if (!f) return run_usage_error("cannot read %s: %s", o.file, strerror(errno));
+        char *src = NULL;
+        size_t n = 0, cap = 0;
+        for (size_t got = 1; got;) {
+            if (n + 65536 + 1 > cap) {
+                char *p = realloc(src, cap = 2 * cap + 65536 + 1);
+                if (!p) return (free(src), fclose(f), fprintf(stderr, "clrun run: out of memory\n"), EXIT_RUNTIME);
+                src = p;
+            }
+            n += got = fread(src + n, 1, 65536, f);
+        }
+        fclose(f);
+        src[n] = 0;
+        char *cl = NULL;
+        clrun_status st = clrun_cuda_translate(src, o.file, &cl);
+        free(src);
+        if (st != CLRUN_OK) {
+            fprintf(stderr, "clrun run: %s\n", clrun_last_error(NULL));
+            return st == CLRUN_UNSUPPORTED ? EXIT_RUNTIME : EXIT_BUILD;
+        }
+        fputs(cl, stdout);
+        clrun_string_free(cl);
+        return 0;
+    }
+    if (o.gdims || o.bdims) { /* CUDA's shape: global = grid x block, local = block */
+        if (o.dims || o.ldims) return run_usage_error("give -g/-l or --grid/--block, not both");
+        if (!o.gdims || !o.bdims) return run_usage_error("--grid and --block go together");
+        o.dims = o.gdims > o.bdims ? o.gdims : o.bdims;
+        for (unsigned i = 0; i < 3; i++) {
+            const size_t g = i < o.gdims ? o.grid[i] : 1, b = i < o.bdims ? o.block[i] : 1;
+            if (b && g > SIZE_MAX / b) return run_usage_error("--grid x --block overflows");
+            o.global[i] = g * b, o.local[i] = b;
+        }
+        o.ldims = o.dims;
+    }
     if (!o.kernel) return run_usage_error("no kernel name given (-k NAME)");
     if (!o.dims) return run_usage_error("no global size given (-g X[,Y[,Z]])");
     if (o.ldims && o.ldims != o.dims) return run_usage_error("-l has %u dimensions, -g has %u", o.ldims, o.dims);

@@ -40,6 +40,9 @@ struct run_opts {
     int repeat, json, seed_set;
     double bytes, rtol, atol, timeout; /* timeout: seconds per launch, 0 none */
     int timing;                        /* --sim: print the launch line and time too */
+    int emit_cl;                       /* --emit-cl: print the OpenCL C of a .cu file and stop */
+    size_t grid[3], block[3];          /* --grid / --block: CUDA's launch shape */
+    unsigned gdims, bdims;
     int atol_set;
     struct check checks[MAX_CHECKS];
     int nchecks;

@@ -63,7 +63,9 @@
     X(clang_getDiagnosticSeverity) \
     X(clang_getDiagnosticSpelling) \
     X(clang_getExpansionLocation) \
+    X(clang_getSpellingLocation) \
     X(clang_getFile) \
+    X(clang_getIncludedFile) \
     X(clang_getFileName) \
     X(clang_getNullCursor) \
     X(clang_getNumDiagnostics) \
@@ -152,6 +154,12 @@ static const char prelude_cuda[] =
     "__device__ float __cosf(float); __device__ float __fdividef(float, float); __device__ float tanhf(float);\n"
     "__device__ float exp2f(float); __device__ float log2f(float); __device__ float atan2f(float, float);\n"
     "__device__ int min(int, int); __device__ int max(int, int);\n"
+    "typedef unsigned int uint; typedef unsigned char uchar; typedef unsigned short ushort; typedef unsigned long ulong;\n"
+    "typedef signed char int8_t; typedef short int16_t; typedef int int32_t; typedef long long int64_t;\n"
+    "typedef unsigned char uint8_t; typedef unsigned short uint16_t; typedef unsigned int uint32_t; typedef unsigned long long uint64_t;\n"
+    "typedef unsigned long size_t;\n"
+    "__device__ int __mul24(int, int); __device__ unsigned __umul24(unsigned, unsigned);\n"
+    "__device__ float __saturatef(float); __device__ float __fmul_rn(float, float); __device__ float __fadd_rn(float, float);\n"
     "extern \"C\" __device__ int printf(const char *, ...);\n"
     "struct __attribute__((aligned(8))) float2 { float x, y; }; struct __attribute__((aligned(16))) float4 { float x, y, z, w; };\n"
     "struct __attribute__((aligned(8))) int2 { int x, y; }; struct __attribute__((aligned(16))) int4 { int x, y, z, w; };\n"
@@ -172,7 +180,10 @@ static const char prelude_cl[] =
     "#define fminf fmin\n#define fmaxf fmax\n#define floorf floor\n#define ceilf ceil\n#define tanhf tanh\n"
     "#define exp2f exp2\n#define log2f log2\n#define atan2f atan2\n"
     "#define __expf native_exp\n#define __logf native_log\n#define __sinf native_sin\n#define __cosf native_cos\n"
-    "#define __fdividef native_divide\n#define __restrict__ restrict\n#define __forceinline__ inline\n"
+    "#define __fdividef native_divide\n#define __mul24(a, b) mul24((int)(a), (int)(b))\n#define __umul24(a, b) mul24((uint)(a), (uint)(b))\n#define __saturatef(x) clamp((x), 0.0f, 1.0f)\n"
+    "#define __fmul_rn(a, b) ((a) * (b))\n#define __fadd_rn(a, b) ((a) + (b))\n"
+    "typedef char int8_t;\ntypedef short int16_t;\ntypedef int int32_t;\ntypedef long int64_t;\n"
+    "typedef uchar uint8_t;\ntypedef ushort uint16_t;\ntypedef uint uint32_t;\ntypedef ulong uint64_t;\n#define __restrict__ restrict\n#define __forceinline__ inline\n"
     "static float clrun_atomic_add_f32(volatile __global float *p, float v)\n"
     "{\n"
     "    union { unsigned u; float f; } old, next;\n"
@@ -424,7 +435,7 @@ static void edit(struct tr *t, unsigned start, unsigned end, const char *text)
     t->e[t->n++] = (struct edit){start, end, strdup(text)};
 }
 
-static const char main_name[] = "/clrun-cuda/kernel.cu", pre_name[] = "/clrun-cuda/prelude.h";
+static const char main_name[] = "/clrun-cuda/kernel.cu", pre_name[] = "/clrun-cuda/prelude.h", std_dir[] = "/clrun-cuda/include/";
 
 /* Whether f is the user's file (a macro's use counts where it is expanded). */
 static int is_main(CXFile f)
@@ -441,6 +452,11 @@ static int range(struct tr *t, CXCursor c, unsigned *start, unsigned *end)
 {
     CXSourceRange r = lc.clang_getCursorExtent(c);
     CXFile f1, f2;
+    /* where the text is spelled, when that is the user's file: code, and macro arguments there
+     * (IMUL(blockIdx.x, W)); else where it is expanded: the prelude's macros (__global__) */
+    lc.clang_getSpellingLocation(lc.clang_getRangeStart(r), &f1, NULL, NULL, start);
+    lc.clang_getSpellingLocation(lc.clang_getRangeEnd(r), &f2, NULL, NULL, end);
+    if (is_main(f1) && is_main(f2) && *start <= *end && *end <= t->len) return 1;
     lc.clang_getExpansionLocation(lc.clang_getRangeStart(r), &f1, NULL, NULL, start);
     lc.clang_getExpansionLocation(lc.clang_getRangeEnd(r), &f2, NULL, NULL, end);
     return is_main(f1) && is_main(f2) && *start <= *end && *end <= t->len;
@@ -700,6 +716,22 @@ static enum CXChildVisitResult visit(CXCursor c, CXCursor parent, CXClientData d
         lc.clang_disposeTokens(t->tu, tok, nt);
         return CXChildVisit_Recurse;
     }
+    case CXCursor_InclusionDirective: { /* a standard header: the line removed; a file of the user's: refused */
+        CXFile inc = lc.clang_getIncludedFile(c);
+        int ours = 0;
+        if (inc) {
+            CXString n = lc.clang_getFileName(inc);
+            ours = !strncmp(lc.clang_getCString(n), std_dir, sizeof std_dir - 1);
+            lc.clang_disposeString(n);
+        }
+        if (!ours) {
+            CXString n = lc.clang_getCursorSpelling(c);
+            refuse(t, c, "#include \"%s\": included files are not translated yet (paste it in)", lc.clang_getCString(n));
+            lc.clang_disposeString(n);
+        } else if (range(t, c, &s, &e))
+            edit(t, s, e, "");
+        return CXChildVisit_Continue;
+    }
     case CXCursor_FunctionDecl: {
         /* at file scope only: clang adds implicit declarations where some functions are called */
         const enum CXCursorKind pk = lc.clang_getCursorKind(parent);
@@ -942,12 +974,22 @@ char *clrun__cuda_translate(const char *src, size_t len, const char *name, char 
     char *copy = malloc(len + 1);
     if (!copy) return NULL;
     memcpy(copy, src, len), copy[len] = 0;
-    struct CXUnsavedFile files[2] = {{main_name, copy, (unsigned long)len}, {pre_name, prelude_cuda, sizeof prelude_cuda - 1}};
+    /* the standard headers CUDA sources include are empty here (their functions are the prelude's
+     * and OpenCL's built-ins); -nostdinc keeps the host's own out */
+    static const char *const std_headers[] = {"stdio.h", "stdlib.h", "math.h", "cuda.h", "cuda_runtime.h", "device_launch_parameters.h",
+                                              "stdint.h", "float.h", "limits.h", "assert.h", "cmath", "cstdio", "cstdint", "math_constants.h"};
+    enum { NSTD = sizeof std_headers / sizeof *std_headers };
+    struct CXUnsavedFile files[2 + NSTD] = {{main_name, copy, (unsigned long)len}, {pre_name, prelude_cuda, sizeof prelude_cuda - 1}};
+    char std_paths[NSTD][64];
+    for (int i = 0; i < NSTD; i++) {
+        snprintf(std_paths[i], sizeof std_paths[i], "%s%s", std_dir, std_headers[i]);
+        files[2 + i] = (struct CXUnsavedFile){std_paths[i], "", 0};
+    }
     const char *args[] = {"-x", "cuda", "--cuda-device-only", "-nocudainc", "-nocudalib", "--cuda-gpu-arch=sm_70", "-std=c++14",
-                          "-Wno-unknown-cuda-version", "-include", pre_name};
+                          "-Wno-unknown-cuda-version", "-nostdinc", "-I/clrun-cuda/include", "-include", pre_name};
     CXIndex idx = lc.clang_createIndex(0, 0);
-    enum CXErrorCode ec = lc.clang_parseTranslationUnit2(idx, main_name, args, sizeof args / sizeof *args, files, 2,
-                                                      CXTranslationUnit_None, &t.tu);
+    enum CXErrorCode ec = lc.clang_parseTranslationUnit2(idx, main_name, args, sizeof args / sizeof *args, files, 2 + NSTD,
+                                                      CXTranslationUnit_DetailedPreprocessingRecord, &t.tu);
     char *out = NULL;
     if (ec != CXError_Success) {
         snprintf(err, errn, "%s: libclang could not parse it (error %d)", t.name, (int)ec);

@@ -12,6 +12,14 @@ import clrun
 from .._kernel import In, InOut, Out  # noqa: F401 - PyCUDA's argument wrappers, same meaning
 
 
+def init(flags=0):
+    """As cuInit: nothing to do (clrun finds its devices on first use)."""
+
+
+# PyCUDA passes a GPUArray's memory to kernels as .gpudata: a clrun Array is its own
+clrun.Array.gpudata = property(lambda self: self)
+
+
 class Error(Exception):
     pass
 
@@ -61,9 +69,9 @@ class Context:
 
     @classmethod
     def _current(cls):
-        if not cls._stack:
-            raise LogicError("no current context: import clrun.cuda.autoinit first (or Device(n).make_context())")
-        return cls._stack[-1]
+        """The current context; without one, a context on the default device is made (as
+        clrun.cuda.autoinit would)."""
+        return cls._stack[-1] if cls._stack else cls._autoinit()
 
     def get_device(self):
         if self._device is None:
@@ -109,6 +117,52 @@ def memcpy_dtoh(dest, src):
     if not dest.flags.c_contiguous or dest.nbytes > src.nbytes:
         raise LogicError("memcpy_dtoh: dest must be a C-contiguous array no larger than the allocation")
     dest.view(np.uint8).reshape(-1)[:] = src.array[:dest.nbytes].get()
+
+
+def mem_alloc_like(arr):
+    return DeviceAllocation(np.asarray(arr).nbytes)
+
+
+def to_device(arr):
+    """A new allocation holding the array's bytes."""
+    arr = np.ascontiguousarray(arr)
+    d = DeviceAllocation(arr.nbytes)
+    memcpy_htod(d, arr)
+    return d
+
+
+def from_device(alloc, shape, dtype, order="C"):
+    out = np.empty(shape, dtype, order=order)
+    memcpy_dtoh(out, alloc)
+    return out
+
+
+def from_device_like(alloc, other):
+    return from_device(alloc, other.shape, other.dtype)
+
+
+def memcpy_dtod(dest, src, size):
+    dest.array[:int(size)] = src.array[:int(size)]
+
+
+def memcpy_htod_async(dest, src, stream=None):
+    memcpy_htod(dest, src)
+
+
+def memcpy_dtoh_async(dest, src, stream=None):
+    memcpy_dtoh(dest, src)
+
+
+def memset_d8(dest, value, count):
+    dest.array[:int(count)].fill(np.uint8(value))
+
+
+def pagelocked_empty(shape, dtype, order="C", mem_flags=0):
+    return np.empty(shape, dtype, order=order)
+
+
+def pagelocked_zeros(shape, dtype, order="C", mem_flags=0):
+    return np.zeros(shape, dtype, order=order)
 
 
 class Stream:

@@ -255,6 +255,9 @@ struct tr {
     int nhoists;
     CXCursor cur_fn;
     int in_kernel;
+    unsigned body_open;   /* the current function's body: just after its '{' */
+    CXCursor top[256];    /* … its outermost statements */
+    int ntop;
     unsigned kused; /* the hoisted variables the current kernel reads: bits */
     char note[4096]; /* per kernel, its extra arguments (a comment ahead of the code) */
 };
@@ -605,6 +608,14 @@ static void rename_callee(struct tr *t, CXCursor call, const char *text)
     lc.clang_disposeTokens(t->tu, tok, nt);
 }
 
+static enum CXChildVisitResult collect_top(CXCursor c, CXCursor parent, CXClientData d)
+{
+    (void)parent;
+    struct tr *t = d;
+    if (t->ntop < 256) t->top[t->ntop++] = c;
+    return CXChildVisit_Continue;
+}
+
 static void function(struct tr *t, CXCursor f)
 {
     const int kernel = has_child_kind(f, CXCursor_CUDAGlobalAttr);
@@ -613,7 +624,15 @@ static void function(struct tr *t, CXCursor f)
     lc.clang_visitChildren(f, attrs, t);
     const int n = lc.clang_Cursor_getNumArguments(f);
     for (int i = 0; i < n; i++) param(t, f, (unsigned)i, lc.clang_Cursor_getArgument(f, (unsigned)i), kernel);
-    t->cur_fn = f, t->in_kernel = kernel, t->kused = 0;
+    t->cur_fn = f, t->in_kernel = kernel, t->kused = 0, t->ntop = 0, t->body_open = 0;
+    struct kids fk = {.n = 0};
+    lc.clang_visitChildren(f, collect_kids, &fk);
+    for (int i = 0; i < fk.n; i++)
+        if (lc.clang_getCursorKind(fk.c[i]) == CXCursor_CompoundStmt) {
+            unsigned bs, be;
+            if (range(t, fk.c[i], &bs, &be)) t->body_open = bs + 1;
+            lc.clang_visitChildren(fk.c[i], collect_top, t);
+        }
     lc.clang_visitChildren(f, visit, t);
     t->in_kernel = 0;
     if (!kernel || !t->kused || t->collect || !lc.clang_isCursorDefinition(f)) return;
@@ -783,6 +802,35 @@ static enum CXChildVisitResult visit(CXCursor c, CXCursor parent, CXClientData d
             else if (range(t, c, &s0, &e0))
                 edit(t, s0, e0, "/* a kernel argument */");
             return CXChildVisit_Continue;
+        }
+        if (shared && !file_scope) { /* OpenCL C 1.2: __local only at a kernel's outermost scope */
+            if (!t->in_kernel) {
+                CXString n = lc.clang_getCursorSpelling(c);
+                refuse(t, c, "__shared__ '%s' in a device function: OpenCL C 1.2 has __local variables only in kernels (not translated yet)",
+                       lc.clang_getCString(n));
+                lc.clang_disposeString(n);
+                return CXChildVisit_Break;
+            }
+            int top = 0;
+            for (int i = 0; i < t->ntop && !top; i++) top = lc.clang_equalCursors(t->top[i], parent);
+            unsigned ds, de, as = 0, ae = 0;
+            struct kids ak = {.n = 0};
+            lc.clang_visitChildren(c, collect_kids, &ak);
+            for (int i = 0; i < ak.n; i++)
+                if (lc.clang_getCursorKind(ak.c[i]) == CXCursor_CUDASharedAttr) range(t, ak.c[i], &as, &ae);
+            if (!top && t->body_open && lc.clang_getCursorKind(parent) == CXCursor_DeclStmt && range(t, parent, &ds, &de) && ds <= as &&
+                ae <= de && ae > as) { /* hoisted: moved to the top of the kernel's body */
+                const size_t n = (size_t)(as - ds) + 7 + (size_t)(de - ae) + 8;
+                char *moved = malloc(n + 1);
+                if (moved) {
+                    snprintf(moved, n + 1, "\n    %.*s__local%.*s", (int)(as - ds), t->src + ds, (int)(de - ae), t->src + ae);
+                    edit(t, ds, de, "");
+                    edit(t, t->body_open, t->body_open, moved);
+                    free(moved);
+                }
+                set_var(t, c, SP_LOCAL);
+                return CXChildVisit_Continue;
+            }
         }
         lc.clang_visitChildren(c, attrs, t);
         if (file_scope && !constant && !shared) {
@@ -956,10 +1004,14 @@ static enum CXChildVisitResult visit(CXCursor c, CXCursor parent, CXClientData d
     return CXChildVisit_Recurse;
 }
 
+/* By start; at one start, insertions first, then the longest replacement (which covers the others). */
 static int by_start(const void *a, const void *b)
 {
     const struct edit *x = a, *y = b;
-    return x->start != y->start ? (x->start < y->start ? -1 : 1) : (x->end < y->end ? -1 : x->end > y->end);
+    if (x->start != y->start) return x->start < y->start ? -1 : 1;
+    const int xi = x->end == x->start, yi = y->end == y->start;
+    if (xi != yi) return xi ? -1 : 1;
+    return x->end > y->end ? -1 : x->end < y->end;
 }
 
 char *clrun__cuda_translate(const char *src, size_t len, const char *name, char *err, size_t errn)

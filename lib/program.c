@@ -292,7 +292,7 @@ static clrun_status load_file(clrun_ctx *ctx, const char *path, const char *root
     const size_t pn = strlen(path);
     if (pn > 3 && !strcmp(path + pn - 3, ".cu")) { /* CUDA kernel text (lib/cudatext) */
         clrun_status st = memchr(data, 0, len) ? clrun__fail(ctx, CLRUN_FORMAT_ERROR, "kernel file %s holds a NUL byte", path)
-                                                : clrun_prog_cuda(ctx, data, path, options, out);
+                                               : clrun_prog_cuda(ctx, data, path, options, out);
         free(data);
         return st;
     }

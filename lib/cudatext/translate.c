@@ -34,56 +34,56 @@
 
 /* libclang, loaded with dlopen on first use (no link dependency, nothing loaded by programs that
  * never translate): the functions used here. Its C interface is stable, so any libclang from 14 on. */
-#define LIBCLANG_FUNCTIONS(X) \
-    X(clang_Cursor_getArgument) \
-    X(clang_Cursor_getNumArguments) \
-    X(clang_Cursor_getStorageClass) \
-    X(clang_Cursor_isNull) \
-    X(clang_createIndex) \
-    X(clang_disposeDiagnostic) \
-    X(clang_disposeIndex) \
-    X(clang_disposeString) \
-    X(clang_disposeTokens) \
-    X(clang_disposeTranslationUnit) \
-    X(clang_equalCursors) \
-    X(clang_getArrayElementType) \
-    X(clang_getArraySize) \
-    X(clang_Type_getSizeOf) \
-    X(clang_getCString) \
-    X(clang_getCanonicalType) \
-    X(clang_getCursorDefinition) \
-    X(clang_getCursorExtent) \
-    X(clang_getCursorKind) \
-    X(clang_getCursorLocation) \
-    X(clang_getCursorReferenced) \
-    X(clang_getCursorSpelling) \
-    X(clang_getCursorType) \
-    X(clang_getDiagnostic) \
-    X(clang_getDiagnosticLocation) \
-    X(clang_getDiagnosticSeverity) \
-    X(clang_getDiagnosticSpelling) \
-    X(clang_getExpansionLocation) \
-    X(clang_getSpellingLocation) \
-    X(clang_getFile) \
-    X(clang_getIncludedFile) \
-    X(clang_getFileName) \
-    X(clang_getNullCursor) \
-    X(clang_getNumDiagnostics) \
-    X(clang_getPointeeType) \
-    X(clang_getRange) \
-    X(clang_getRangeEnd) \
-    X(clang_getRangeStart) \
-    X(clang_getResultType) \
-    X(clang_getTokenExtent) \
-    X(clang_getTokenKind) \
-    X(clang_getTokenLocation) \
-    X(clang_getTokenSpelling) \
+#define LIBCLANG_FUNCTIONS(X)         \
+    X(clang_Cursor_getArgument)       \
+    X(clang_Cursor_getNumArguments)   \
+    X(clang_Cursor_getStorageClass)   \
+    X(clang_Cursor_isNull)            \
+    X(clang_createIndex)              \
+    X(clang_disposeDiagnostic)        \
+    X(clang_disposeIndex)             \
+    X(clang_disposeString)            \
+    X(clang_disposeTokens)            \
+    X(clang_disposeTranslationUnit)   \
+    X(clang_equalCursors)             \
+    X(clang_getArrayElementType)      \
+    X(clang_getArraySize)             \
+    X(clang_Type_getSizeOf)           \
+    X(clang_getCString)               \
+    X(clang_getCanonicalType)         \
+    X(clang_getCursorDefinition)      \
+    X(clang_getCursorExtent)          \
+    X(clang_getCursorKind)            \
+    X(clang_getCursorLocation)        \
+    X(clang_getCursorReferenced)      \
+    X(clang_getCursorSpelling)        \
+    X(clang_getCursorType)            \
+    X(clang_getDiagnostic)            \
+    X(clang_getDiagnosticLocation)    \
+    X(clang_getDiagnosticSeverity)    \
+    X(clang_getDiagnosticSpelling)    \
+    X(clang_getExpansionLocation)     \
+    X(clang_getSpellingLocation)      \
+    X(clang_getFile)                  \
+    X(clang_getIncludedFile)          \
+    X(clang_getFileName)              \
+    X(clang_getNullCursor)            \
+    X(clang_getNumDiagnostics)        \
+    X(clang_getPointeeType)           \
+    X(clang_getRange)                 \
+    X(clang_getRangeEnd)              \
+    X(clang_getRangeStart)            \
+    X(clang_getResultType)            \
+    X(clang_getTokenExtent)           \
+    X(clang_getTokenKind)             \
+    X(clang_getTokenLocation)         \
+    X(clang_getTokenSpelling)         \
     X(clang_getTranslationUnitCursor) \
-    X(clang_getTypeSpelling) \
-    X(clang_isCursorDefinition) \
-    X(clang_isExpression) \
-    X(clang_parseTranslationUnit2) \
-    X(clang_tokenize) \
+    X(clang_getTypeSpelling)          \
+    X(clang_isCursorDefinition)       \
+    X(clang_isExpression)             \
+    X(clang_parseTranslationUnit2)    \
+    X(clang_tokenize)                 \
     X(clang_visitChildren)
 
 static struct {
@@ -110,10 +110,10 @@ static void lc_load(void)
         snprintf(lc.why, sizeof lc.why, "libclang could not be loaded (%s; Debian: libclang1-14 or newer)", dlerror());
         return;
     }
-#define SYM(f)                                                                            \
-    if (!(*(void **)&lc.f = dlsym(h, #f))) {                                              \
+#define SYM(f)                                                                                 \
+    if (!(*(void **)&lc.f = dlsym(h, #f))) {                                                   \
         snprintf(lc.why, sizeof lc.why, "the libclang loaded has no %s (older than 14?)", #f); \
-        return;                                                                           \
+        return;                                                                                \
     }
     LIBCLANG_FUNCTIONS(SYM)
 #undef SYM
@@ -180,10 +180,12 @@ static const char prelude_cl[] =
     "#define fminf fmin\n#define fmaxf fmax\n#define floorf floor\n#define ceilf ceil\n#define tanhf tanh\n"
     "#define exp2f exp2\n#define log2f log2\n#define atan2f atan2\n"
     "#define __expf native_exp\n#define __logf native_log\n#define __sinf native_sin\n#define __cosf native_cos\n"
-    "#define __fdividef native_divide\n#define __mul24(a, b) mul24((int)(a), (int)(b))\n#define __umul24(a, b) mul24((uint)(a), (uint)(b))\n#define __saturatef(x) clamp((x), 0.0f, 1.0f)\n"
+    "#define __fdividef native_divide\n#define __mul24(a, b) mul24((int)(a), (int)(b))\n#define __umul24(a, b) mul24((uint)(a), "
+    "(uint)(b))\n#define __saturatef(x) clamp((x), 0.0f, 1.0f)\n"
     "#define __fmul_rn(a, b) ((a) * (b))\n#define __fadd_rn(a, b) ((a) + (b))\n"
     "typedef char int8_t;\ntypedef short int16_t;\ntypedef int int32_t;\ntypedef long int64_t;\n"
-    "typedef uchar uint8_t;\ntypedef ushort uint16_t;\ntypedef uint uint32_t;\ntypedef ulong uint64_t;\n#define __restrict__ restrict\n#define __forceinline__ inline\n"
+    "typedef uchar uint8_t;\ntypedef ushort uint16_t;\ntypedef uint uint32_t;\ntypedef ulong uint64_t;\n#define __restrict__ "
+    "restrict\n#define __forceinline__ inline\n"
     "static float clrun_atomic_add_f32(volatile __global float *p, float v)\n"
     "{\n"
     "    union { unsigned u; float f; } old, next;\n"
@@ -237,14 +239,14 @@ struct tr {
     struct var {
         CXCursor decl;
         int space; /* SP_* bits: where a pointer (or array) variable points */
-    } *vars;
+    } * vars;
     size_t nvars, capvars;
     struct fparam {
         CXCursor fn; /* a device function (its definition) */
         unsigned index;
         int seen;    /* SP_* bits of the arguments passed at its calls (this pass) */
         int decided; /* … the last pass's: what the parameter is declared with */
-    } *fparams;
+    } * fparams;
     size_t nfparams, capfparams;
     int changed;
     struct hoist {
@@ -255,10 +257,10 @@ struct tr {
     int nhoists;
     CXCursor cur_fn;
     int in_kernel;
-    unsigned body_open;   /* the current function's body: just after its '{' */
-    CXCursor top[256];    /* … its outermost statements */
+    unsigned body_open; /* the current function's body: just after its '{' */
+    CXCursor top[256];  /* … its outermost statements */
     int ntop;
-    unsigned kused; /* the hoisted variables the current kernel reads: bits */
+    unsigned kused;  /* the hoisted variables the current kernel reads: bits */
     char note[4096]; /* per kernel, its extra arguments (a comment ahead of the code) */
 };
 
@@ -394,8 +396,7 @@ static int space_of(struct tr *t, CXCursor c)
             if (lc.clang_isExpression(ck)) return space_of(t, k.c[i]);
         }
         return 0;
-    default:
-        return 0;
+    default: return 0;
     }
 }
 
@@ -514,7 +515,8 @@ static enum CXChildVisitResult attrs(CXCursor c, CXCursor parent, CXClientData d
     if (to && range(t, c, &s, &e)) {
         if (getenv("CU2CL_DEBUG")) {
             CXString ps = lc.clang_getCursorSpelling(parent);
-            fprintf(stderr, "attr %d of %s (kind %d) at [%u, %u)\n", (int)k, lc.clang_getCString(ps), (int)lc.clang_getCursorKind(parent), s, e);
+            fprintf(stderr, "attr %d of %s (kind %d) at [%u, %u)\n", (int)k, lc.clang_getCString(ps), (int)lc.clang_getCursorKind(parent),
+                    s, e);
             lc.clang_disposeString(ps);
         }
         edit(t, s, e, to);
@@ -576,9 +578,9 @@ static const char *atomic_fn(const char *name, enum CXTypeKind pointee)
 {
     static const struct {
         const char *cuda, *cl;
-    } ints[] = {{"atomicAdd", "atomic_add"}, {"atomicSub", "atomic_sub"}, {"atomicExch", "atomic_xchg"}, {"atomicMin", "atomic_min"},
-                {"atomicMax", "atomic_max"}, {"atomicCAS", "atomic_cmpxchg"}, {"atomicAnd", "atomic_and"}, {"atomicOr", "atomic_or"},
-                {"atomicXor", "atomic_xor"}};
+    } ints[] = {{"atomicAdd", "atomic_add"}, {"atomicSub", "atomic_sub"}, {"atomicExch", "atomic_xchg"},
+                {"atomicMin", "atomic_min"}, {"atomicMax", "atomic_max"}, {"atomicCAS", "atomic_cmpxchg"},
+                {"atomicAnd", "atomic_and"}, {"atomicOr", "atomic_or"},   {"atomicXor", "atomic_xor"}};
     if (pointee == CXType_Float) {
         if (!strcmp(name, "atomicAdd")) return "clrun_atomic_add_f32";
         if (!strcmp(name, "atomicExch")) return "clrun_atomic_xchg_f32";
@@ -640,8 +642,8 @@ static void function(struct tr *t, CXCursor f)
     char extra[1024] = "";
     size_t k = 0;
     CXString fs = lc.clang_getCursorSpelling(f);
-    k += (size_t)snprintf(t->note + strlen(t->note), sizeof t->note - strlen(t->note), "// clrun: kernel %s takes after its own arguments:",
-                          lc.clang_getCString(fs));
+    k += (size_t)snprintf(t->note + strlen(t->note), sizeof t->note - strlen(t->note),
+                          "// clrun: kernel %s takes after its own arguments:", lc.clang_getCString(fs));
     lc.clang_disposeString(fs);
     for (int h = 0; h < t->nhoists; h++)
         if (t->kused & (1u << h)) {
@@ -663,7 +665,8 @@ static void function(struct tr *t, CXCursor f)
     CXToken *tok = NULL;
     unsigned nt = 0;
     /* from the name on: the extent may start inside a macro (__global__), which tokenizes to nothing */
-    lc.clang_tokenize(t->tu, lc.clang_getRange(lc.clang_getCursorLocation(f), lc.clang_getRangeEnd(lc.clang_getCursorExtent(f))), &tok, &nt);
+    lc.clang_tokenize(t->tu, lc.clang_getRange(lc.clang_getCursorLocation(f), lc.clang_getRangeEnd(lc.clang_getCursorExtent(f))), &tok,
+                      &nt);
     for (unsigned i = 0; i + 1 < nt; i++) {
         CXString w = lc.clang_getTokenSpelling(t->tu, tok[i]);
         if (getenv("CU2CL_DEBUG")) fprintf(stderr, "token %u '%s'\n", i, lc.clang_getCString(w));
@@ -678,8 +681,7 @@ static void function(struct tr *t, CXCursor f)
                 lc.clang_getExpansionLocation(lc.clang_getRangeStart(lc.clang_getTokenExtent(t->tu, tok[i + 1])), NULL, NULL, NULL, &vs);
                 lc.clang_getExpansionLocation(lc.clang_getRangeEnd(lc.clang_getTokenExtent(t->tu, tok[i + 1])), NULL, NULL, NULL, &ve);
                 if (is_main(ff)) edit(t, vs, ve, extra);
-            } else if (is_main(ff))
-                edit(t, e0, e0, extra);
+            } else if (is_main(ff)) edit(t, e0, e0, extra);
             lc.clang_disposeString(w2);
             break;
         }
@@ -692,7 +694,8 @@ static enum CXChildVisitResult visit(CXCursor c, CXCursor parent, CXClientData d
     struct tr *t = d;
     if (getenv("CU2CL_DEBUG") > (char *)1) {
         CXString sp = lc.clang_getCursorSpelling(c);
-        fprintf(stderr, "visit kind %d (parent %d) %s main %d\n", (int)lc.clang_getCursorKind(c), (int)lc.clang_getCursorKind(parent), lc.clang_getCString(sp), in_main(t, c));
+        fprintf(stderr, "visit kind %d (parent %d) %s main %d\n", (int)lc.clang_getCursorKind(c), (int)lc.clang_getCursorKind(parent),
+                lc.clang_getCString(sp), in_main(t, c));
         lc.clang_disposeString(sp);
     }
     if (t->failed) return CXChildVisit_Break;
@@ -747,8 +750,7 @@ static enum CXChildVisitResult visit(CXCursor c, CXCursor parent, CXClientData d
             CXString n = lc.clang_getCursorSpelling(c);
             refuse(t, c, "#include \"%s\": included files are not translated yet (paste it in)", lc.clang_getCString(n));
             lc.clang_disposeString(n);
-        } else if (range(t, c, &s, &e))
-            edit(t, s, e, "");
+        } else if (range(t, c, &s, &e)) edit(t, s, e, "");
         return CXChildVisit_Continue;
     }
     case CXCursor_FunctionDecl: {
@@ -760,12 +762,15 @@ static enum CXChildVisitResult visit(CXCursor c, CXCursor parent, CXClientData d
     case CXCursor_VarDecl: {
         const int shared = has_child_kind(c, CXCursor_CUDASharedAttr), constant = has_child_kind(c, CXCursor_CUDAConstantAttr);
         const int file_scope = lc.clang_getCursorKind(parent) == CXCursor_TranslationUnit ||
-                               lc.clang_getCursorKind(parent) == CXCursor_LinkageSpec || lc.clang_getCursorKind(parent) == CXCursor_UnexposedDecl;
+                               lc.clang_getCursorKind(parent) == CXCursor_LinkageSpec ||
+                               lc.clang_getCursorKind(parent) == CXCursor_UnexposedDecl;
         CXType ty = lc.clang_getCanonicalType(lc.clang_getCursorType(c));
         struct kids init = {.n = 0};
         lc.clang_visitChildren(c, collect_kids, &init);
         int has_init = 0;
-        for (int i = 0; i < init.n; i++) has_init |= lc.clang_isExpression(lc.clang_getCursorKind(init.c[i])) && lc.clang_getCursorKind(init.c[i]) != CXCursor_IntegerLiteral;
+        for (int i = 0; i < init.n; i++)
+            has_init |=
+                lc.clang_isExpression(lc.clang_getCursorKind(init.c[i])) && lc.clang_getCursorKind(init.c[i]) != CXCursor_IntegerLiteral;
         if (constant && file_scope && ty.kind == CXType_ConstantArray) { /* coef[4]: the size is a literal child, no initialiser */
             has_init = 0;
             for (int i = 0; i < init.n; i++) has_init |= lc.clang_getCursorKind(init.c[i]) == CXCursor_InitListExpr;
@@ -786,7 +791,8 @@ static enum CXChildVisitResult visit(CXCursor c, CXCursor parent, CXClientData d
                 CXString es = lc.clang_getTypeSpelling(el), ns = lc.clang_getCursorSpelling(c);
                 x->scalar = !array;
                 snprintf(x->name, sizeof x->name, "%s", lc.clang_getCString(ns));
-                snprintf(x->param, sizeof x->param, "%s %s *%s", shared ? "__local" : "__constant", lc.clang_getCString(es), lc.clang_getCString(ns));
+                snprintf(x->param, sizeof x->param, "%s %s *%s", shared ? "__local" : "__constant", lc.clang_getCString(es),
+                         lc.clang_getCString(ns));
                 const long long bytes = shared ? 0 : lc.clang_Type_getSizeOf(ty);
                 char dims[32] = "";
                 if (ty.kind == CXType_ConstantArray) snprintf(dims, sizeof dims, "[%lld]", lc.clang_getArraySize(ty));
@@ -797,16 +803,15 @@ static enum CXChildVisitResult visit(CXCursor c, CXCursor parent, CXClientData d
             }
             set_var(t, c, shared ? SP_LOCAL : SP_CONSTANT);
             unsigned s0, e0;
-            if (lc.clang_getCursorKind(parent) == CXCursor_DeclStmt && range(t, parent, &s0, &e0))
-                edit(t, s0, e0, "");
-            else if (range(t, c, &s0, &e0))
-                edit(t, s0, e0, "/* a kernel argument */");
+            if (lc.clang_getCursorKind(parent) == CXCursor_DeclStmt && range(t, parent, &s0, &e0)) edit(t, s0, e0, "");
+            else if (range(t, c, &s0, &e0)) edit(t, s0, e0, "/* a kernel argument */");
             return CXChildVisit_Continue;
         }
         if (shared && !file_scope) { /* OpenCL C 1.2: __local only at a kernel's outermost scope */
             if (!t->in_kernel) {
                 CXString n = lc.clang_getCursorSpelling(c);
-                refuse(t, c, "__shared__ '%s' in a device function: OpenCL C 1.2 has __local variables only in kernels (not translated yet)",
+                refuse(t, c,
+                       "__shared__ '%s' in a device function: OpenCL C 1.2 has __local variables only in kernels (not translated yet)",
                        lc.clang_getCString(n));
                 lc.clang_disposeString(n);
                 return CXChildVisit_Break;
@@ -853,12 +858,11 @@ static enum CXChildVisitResult visit(CXCursor c, CXCursor parent, CXClientData d
                 const int one = one_space(v ? v->space : 0);
                 unsigned s0, e0;
                 if (!one)
-                    refuse(t, c, "pointer '%s' points to several address spaces: not translated", lc.clang_getCString(lc.clang_getCursorSpelling(c)));
-                else if (one != SP_PRIVATE && range(t, c, &s0, &e0))
-                    edit(t, s0, s0, space_word(one));
+                    refuse(t, c, "pointer '%s' points to several address spaces: not translated",
+                           lc.clang_getCString(lc.clang_getCursorSpelling(c)));
+                else if (one != SP_PRIVATE && range(t, c, &s0, &e0)) edit(t, s0, s0, space_word(one));
             }
-        } else
-            set_var(t, c, SP_PRIVATE); /* arrays and scalars of the function: private */
+        } else set_var(t, c, SP_PRIVATE); /* arrays and scalars of the function: private */
         return CXChildVisit_Recurse;
     }
     case CXCursor_BinaryOperator: { /* p = expr: p points where expr does */
@@ -960,15 +964,13 @@ static enum CXChildVisitResult visit(CXCursor c, CXCursor parent, CXClientData d
             }
             /* clrun's compare-and-swap helpers come for global and local memory */
             if (*to && !strncmp(to, "clrun_", 6) && sp == SP_LOCAL) strcat(to, "_l");
-            if (!*to)
-                refuse(t, c, "%s on %s has no OpenCL C 1.2 form", name, lc.clang_getCString(lc.clang_getTypeSpelling(pt)));
+            if (!*to) refuse(t, c, "%s on %s has no OpenCL C 1.2 form", name, lc.clang_getCString(lc.clang_getTypeSpelling(pt)));
             else if (!strncmp(to, "clrun_", 6) && sp != SP_GLOBAL && sp != SP_LOCAL)
                 refuse(t, c, "%s on memory other than global or shared", name);
-            else
-                rename_callee(t, c, to);
+            else rename_callee(t, c, to);
         }
         if (!strcmp(name, "__ldg")) rename_callee(t, c, "*"); /* __ldg(p) → *(p): a plain load */
-        if (!strncmp(name, "make_", 5)) { /* make_float4(a, b, c, d) → (float4)(a, b, c, d) */
+        if (!strncmp(name, "make_", 5)) {                     /* make_float4(a, b, c, d) → (float4)(a, b, c, d) */
             char cast[40];
             snprintf(cast, sizeof cast, "(%s)", name + 5);
             rename_callee(t, c, cast);
@@ -982,13 +984,9 @@ static enum CXChildVisitResult visit(CXCursor c, CXCursor parent, CXClientData d
     case CXCursor_ClassTemplate:
         refuse(t, c, "template '%s': templates are not translated", lc.clang_getCString(lc.clang_getCursorSpelling(c)));
         return CXChildVisit_Break;
-    case CXCursor_LambdaExpr:
-        refuse(t, c, "a lambda: OpenCL C has none");
-        return CXChildVisit_Break;
+    case CXCursor_LambdaExpr: refuse(t, c, "a lambda: OpenCL C has none"); return CXChildVisit_Break;
     case CXCursor_CXXNewExpr:
-    case CXCursor_CXXDeleteExpr:
-        refuse(t, c, "new/delete in device code");
-        return CXChildVisit_Break;
+    case CXCursor_CXXDeleteExpr: refuse(t, c, "new/delete in device code"); return CXChildVisit_Break;
     case CXCursor_CXXMethod:
         refuse(t, c, "member function '%s': classes with member functions are not translated",
                lc.clang_getCString(lc.clang_getCursorSpelling(c)));
@@ -1028,8 +1026,9 @@ char *clrun__cuda_translate(const char *src, size_t len, const char *name, char 
     memcpy(copy, src, len), copy[len] = 0;
     /* the standard headers CUDA sources include are empty here (their functions are the prelude's
      * and OpenCL's built-ins); -nostdinc keeps the host's own out */
-    static const char *const std_headers[] = {"stdio.h", "stdlib.h", "math.h", "cuda.h", "cuda_runtime.h", "device_launch_parameters.h",
-                                              "stdint.h", "float.h", "limits.h", "assert.h", "cmath", "cstdio", "cstdint", "math_constants.h"};
+    static const char *const std_headers[] = {
+        "stdio.h",  "stdlib.h", "math.h", "cuda.h",  "cuda_runtime.h",  "device_launch_parameters.h", "stdint.h", "float.h", "limits.h",
+        "assert.h", "cmath",    "cstdio", "cstdint", "math_constants.h"};
     enum { NSTD = sizeof std_headers / sizeof *std_headers };
     struct CXUnsavedFile files[2 + NSTD] = {{main_name, copy, (unsigned long)len}, {pre_name, prelude_cuda, sizeof prelude_cuda - 1}};
     char std_paths[NSTD][64];
@@ -1037,11 +1036,21 @@ char *clrun__cuda_translate(const char *src, size_t len, const char *name, char 
         snprintf(std_paths[i], sizeof std_paths[i], "%s%s", std_dir, std_headers[i]);
         files[2 + i] = (struct CXUnsavedFile){std_paths[i], "", 0};
     }
-    const char *args[] = {"-x", "cuda", "--cuda-device-only", "-nocudainc", "-nocudalib", "--cuda-gpu-arch=sm_70", "-std=c++14",
-                          "-Wno-unknown-cuda-version", "-nostdinc", "-I/clrun-cuda/include", "-include", pre_name};
+    const char *args[] = {"-x",
+                          "cuda",
+                          "--cuda-device-only",
+                          "-nocudainc",
+                          "-nocudalib",
+                          "--cuda-gpu-arch=sm_70",
+                          "-std=c++14",
+                          "-Wno-unknown-cuda-version",
+                          "-nostdinc",
+                          "-I/clrun-cuda/include",
+                          "-include",
+                          pre_name};
     CXIndex idx = lc.clang_createIndex(0, 0);
     enum CXErrorCode ec = lc.clang_parseTranslationUnit2(idx, main_name, args, sizeof args / sizeof *args, files, 2 + NSTD,
-                                                      CXTranslationUnit_DetailedPreprocessingRecord, &t.tu);
+                                                         CXTranslationUnit_DetailedPreprocessingRecord, &t.tu);
     char *out = NULL;
     if (ec != CXError_Success) {
         snprintf(err, errn, "%s: libclang could not parse it (error %d)", t.name, (int)ec);

@@ -10,7 +10,10 @@ int main(int argc, char **argv)
     fclose(f);
     char err[1024];
     char *o = clrun__cuda_translate(buf, n, argv[1], err, sizeof err);
-    if (!o) { fprintf(stderr, "%s\n", err); return 2; }
+    if (!o) {
+        fprintf(stderr, "%s\n", err);
+        return 2;
+    }
     fputs(o, stdout);
     free(o);
     (void)argc;

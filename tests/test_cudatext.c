@@ -1,0 +1,161 @@
+/* test_cudatext.c — CUDA kernel text (lib/cudatext): translated kernels run and agree with the host;
+ * what cannot be translated is refused with the file, line and construct; compile errors name the
+ * CUDA file's lines. Where libclrun was built without libclang's headers, or libclang cannot be
+ * loaded, every call is CLRUN_UNSUPPORTED with the reason, and that is what is checked. */
+#include "helpers.h"
+
+#include <math.h>
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+static float frand(void)
+{
+    rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+    return (float)((int)(rng >> 40) % 2001 - 1000) / 250.0f;
+}
+
+/* 1 when translation works here; else the refusal is checked and the caller skips. */
+static int available(void)
+{
+    char *out = NULL;
+    clrun_status st = clrun_cuda_translate("__global__ void k(float *a) { a[0] = 1.0f; }\n", "probe.cu", &out);
+    if (st == CLRUN_OK) {
+        clrun_string_free(out);
+        return 1;
+    }
+    assert_int_equal(st, CLRUN_UNSUPPORTED);
+    const char *why = clrun_last_error(NULL);
+    assert_true(strstr(why, "libclang") != NULL);
+    fprintf(stderr, "skipped: %s\n", why);
+    return 0;
+}
+
+static const char article[] = "__global__ void multiply_them(float *dest, float *a, float *b)\n"
+                              "{\n"
+                              "  const int i = threadIdx.x;\n"
+                              "  dest[i] = a[i] * b[i];\n"
+                              "}\n";
+
+static void article_kernel(void **state)
+{
+    clrun_ctx *ctx = *state;
+    if (!available()) skip();
+    enum { N = 400 };
+    float a[N], b[N], d[N];
+    for (int i = 0; i < N; i++) a[i] = frand(), b[i] = frand();
+    clrun_prog *p = NULL;
+    clrun_kernel *k = NULL;
+    clrun_buf *da = NULL, *db = NULL, *dd = NULL;
+    CHECK_OK(ctx, clrun_prog_cuda(ctx, article, "article.cu", NULL, &p));
+    CHECK_OK(ctx, clrun_kernel_new(p, "multiply_them", &k));
+    CHECK_OK(ctx, clrun_buf_new_from(ctx, a, sizeof a, 0, &da));
+    CHECK_OK(ctx, clrun_buf_new_from(ctx, b, sizeof b, 0, &db));
+    CHECK_OK(ctx, clrun_buf_new(ctx, sizeof d, 0, &dd));
+    CHECK_OK(ctx, clrun_arg_buf(k, 0, dd));
+    CHECK_OK(ctx, clrun_arg_buf(k, 1, da));
+    CHECK_OK(ctx, clrun_arg_buf(k, 2, db));
+    const size_t g = N, l = N <= clrun_ctx_device(ctx)->max_work_group ? N : 1;
+    if (l == 1) { /* threadIdx.x alone indexes: one block of 400 is needed */
+        fprintf(stderr, "skipped: work-groups of %d items do not fit this device\n", N);
+    } else {
+        CHECK_OK(ctx, clrun_launch(k, 1, &g, &l));
+        CHECK_OK(ctx, clrun_download(dd, 0, d, sizeof d));
+        for (int i = 0; i < N; i++)
+            if (d[i] != a[i] * b[i]) fail_msg("dest[%d] = %g, a*b = %g", i, d[i], a[i] * b[i]);
+    }
+    clrun_buf_free(da), clrun_buf_free(db), clrun_buf_free(dd);
+    clrun_kernel_free(k);
+    clrun_prog_free(p);
+}
+
+/* a block reduction in shared memory declared in a nested block, a device function reading shared
+ * memory, a __constant__ array set by the launch (the kernel's extra argument), float atomics */
+static const char reduction[] = "#include <cuda_runtime.h>\n"
+                                "__constant__ float weight[4];\n"
+                                "__device__ float pair(const float *s, int t) { return s[t] + s[t + 1]; }\n"
+                                "__global__ void wsum(const float *in, float *out, int n)\n"
+                                "{\n"
+                                "    int t = threadIdx.x, i = blockIdx.x * blockDim.x + t;\n"
+                                "    if (n > 0) {\n"
+                                "        __shared__ float s[65];\n"
+                                "        s[t] = i < n ? in[i] * weight[blockIdx.x % 4] : 0.0f;\n"
+                                "        if (t == 0) s[64] = 0.0f;\n"
+                                "        __syncthreads();\n"
+                                "        if (t % 2 == 0) atomicAdd(out, pair(s, t));\n"
+                                "    }\n"
+                                "}\n";
+
+static void reduction_kernel(void **state)
+{
+    clrun_ctx *ctx = *state;
+    if (!available()) skip();
+    if (clrun_ctx_device(ctx)->max_work_group < 64) skip();
+    enum { N = 1000, B = 64 };
+    float in[N], w[4] = {1.0f, 0.5f, -2.0f, 0.25f}, out = 0.0f;
+    for (int i = 0; i < N; i++) in[i] = frand();
+    double want = 0;
+    for (int i = 0; i < N; i++) want += (double)in[i] * w[(i / B) % 4];
+    clrun_prog *p = NULL;
+    clrun_kernel *k = NULL;
+    clrun_buf *din = NULL, *dout = NULL, *dw = NULL;
+    CHECK_OK(ctx, clrun_prog_cuda(ctx, reduction, "reduction.cu", NULL, &p));
+    CHECK_OK(ctx, clrun_kernel_new(p, "wsum", &k));
+    assert_int_equal(clrun_kernel_nargs(k), 4); /* in, out, n, then weight */
+    CHECK_OK(ctx, clrun_buf_new_from(ctx, in, sizeof in, 0, &din));
+    CHECK_OK(ctx, clrun_buf_new_from(ctx, &out, sizeof out, 0, &dout));
+    CHECK_OK(ctx, clrun_buf_new_from(ctx, w, sizeof w, 0, &dw));
+    CHECK_OK(ctx, clrun_arg_buf(k, 0, din));
+    CHECK_OK(ctx, clrun_arg_buf(k, 1, dout));
+    CHECK_OK(ctx, clrun_arg_i32(k, 2, N));
+    CHECK_OK(ctx, clrun_arg_buf(k, 3, dw));
+    const size_t g = (N + B - 1) / B * B, l = B;
+    CHECK_OK(ctx, clrun_launch(k, 1, &g, &l));
+    CHECK_OK(ctx, clrun_download(dout, 0, &out, sizeof out));
+    if (fabs(out - want) > 1e-3 * (1 + fabs(want))) fail_msg("sum %g, the host says %g", out, want);
+    clrun_buf_free(din), clrun_buf_free(dout), clrun_buf_free(dw);
+    clrun_kernel_free(k);
+    clrun_prog_free(p);
+}
+
+static void refusals(void **state)
+{
+    clrun_ctx *ctx = *state;
+    char *out = NULL;
+    CHECK_FAIL(NULL, clrun_cuda_translate(NULL, "x.cu", &out), CLRUN_INVALID_ARG, "source is NULL");
+    CHECK_FAIL(NULL, clrun_cuda_translate(article, "x.cu", NULL), CLRUN_INVALID_ARG, "out is NULL");
+    if (!available()) skip();
+    static const struct {
+        const char *src, *needle;
+    } cases[] = {
+        {"template <typename T> __global__ void k(T *a) { a[0] = 1; }\n", "x.cu:1:"},
+        {"__global__ void k(float *a)\n{\n  auto f = [](float v) { return v; };\n  a[0] = f(1.0f);\n}\n", "x.cu:3:"},
+        {"__global__ void k(float **a) { a[0][0] = 1.0f; }\n", "pointer to a pointer"},
+        {"__global__ void k(float *a) { a[0] = __shfl_down_sync(0xffffffff, a[0], 1); }\n", "__shfl"},
+        {"#include \"mine.cuh\"\n__global__ void k(float *a) { a[0] = 1.0f; }\n", "x.cu:1:"},
+        {"__global__ void k(float *a)\n{\n  a[0] = undefined_name;\n}\n", "x.cu:3:10: error: use of undeclared identifier"},
+        {"__device__ float g[4];\n__global__ void k(float *a) { a[0] = g[0]; }\n", "global variable 'g'"},
+        {"__device__ void f(float *p) { p[0] = 1.0f; }\n__global__ void k(float *a)\n{\n  __shared__ float s[4];\n  f(a);\n  f(s);\n}\n",
+         "several address spaces"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        out = (char *)1;
+        const clrun_status st = clrun_cuda_translate(cases[i].src, "x.cu", &out);
+        if (st != CLRUN_BUILD_FAILED || out != NULL) fail_msg("case %zu: status %d", i, (int)st);
+        if (!strstr(clrun_last_error(NULL), cases[i].needle))
+            fail_msg("case %zu: '%s' lacks '%s'", i, clrun_last_error(NULL), cases[i].needle);
+    }
+    /* a compile error of the device's compiler names the CUDA file's line */
+    clrun_prog *p = NULL;
+    CHECK_FAIL(ctx, clrun_prog_cuda(ctx, "__global__ void k(float *a)\n{\n  a[0] = 1.0f\n}\n", "y.cu", NULL, &p), CLRUN_BUILD_FAILED,
+               "y.cu:3");
+    assert_null(p);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(refusals),
+        cmocka_unit_test(article_kernel),
+        cmocka_unit_test(reduction_kernel),
+    };
+    return cmocka_run_group_tests(tests, ctx_setup, ctx_teardown);
+}

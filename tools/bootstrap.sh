@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 
 PACKAGES="ocl-icd-opencl-dev opencl-headers pocl-opencl-icd libclblast-dev libcmocka-dev meson
 ninja-build pkg-config libxxhash-dev libpng-dev libjpeg-dev libexif-dev libjansson-dev librandom123-dev libvkfft-dev zlib1g-dev dataset-fashion-mnist gcc libc6-dev oclgrind python3 openmpi-bin libopenmpi-dev
-python3-numpy python3-pytest clang"
+python3-numpy python3-pytest clang libclang-dev"
 
 # the test command's own: clang 16 and libclc compile every kernel for AMD GPUs (tests/offline_check.py);
 # abigail-tools compares the ABI with abi/libclrun.abi (tests/check_abi.sh); cmake builds a consumer

@@ -83,3 +83,13 @@ def test_refused_in_words():
     from clrun.cuda.compiler import SourceModule
     with pytest.raises(clrun.BuildFailed, match=r"kernel.cu:1:\d+: template"):
         SourceModule("template <typename T> __global__ void k(T *a) { a[0] = 1; }\n")
+
+
+def test_mangled_names_and_no_extern_c():
+    from clrun.cuda.compiler import SourceModule
+    import clrun.cuda.driver as drv
+    mod = SourceModule("__global__ void twice(float *a) { a[threadIdx.x] *= 2.0f; }\n", no_extern_c=True)
+    f = mod.get_function("_Z5twicePf")
+    a = np.arange(8, dtype=np.float32)
+    f(drv.InOut(a), block=(8, 1, 1))
+    assert np.array_equal(a, np.arange(8, dtype=np.float32) * 2)

@@ -1,5 +1,6 @@
 """As pycuda.compiler: SourceModule."""
 import ctypes
+import re
 
 from .. import _lib as L
 from .._core import _check
@@ -61,6 +62,12 @@ class SourceModule:
         return g
 
     def get_function(self, name):
+        """The kernel by name; a C++-mangled name (no_extern_c=True: "_Z13multiply_themPfS_S_") is
+        taken by its identifier, OpenCL C having no mangling."""
+        m = re.match(r"_Z(\d+)", name)
+        if m:
+            n = int(m.group(1))
+            name = name[m.end():m.end() + n]
         return _drv.Function(self, self._prog.kernel(name), self._extra.get(name, []))
 
     def get_global(self, name):

@@ -618,8 +618,43 @@ static enum CXChildVisitResult collect_top(CXCursor c, CXCursor parent, CXClient
     return CXChildVisit_Continue;
 }
 
+/* Names OpenCL C's built-in functions take: a function of the user's so named is renamed clrun_NAME
+ * (a kernel "step" is then clrun_step, which the comment ahead of the code says). */
+static int cl_builtin(const char *n)
+{
+    static const char *const names[] = {
+        "abs", "acos", "all", "any", "asin", "atan", "atan2", "barrier", "bitselect", "ceil", "clamp", "clz", "copysign", "cos",
+        "cross", "degrees", "distance", "dot", "exp", "exp2", "fabs", "fast_distance", "fast_length", "fast_normalize", "floor",
+        "fma", "fmax", "fmin", "fmod", "fract", "hadd", "hypot", "isinf", "isnan", "length", "log", "log2", "mad", "max", "min",
+        "mix", "mul24", "nan", "normalize", "popcount", "pow", "radians", "rhadd", "rint", "rotate", "round", "rsqrt", "select",
+        "shuffle", "shuffle2", "sign", "sin", "smoothstep", "sqrt", "step", "tan", "tanh", "trunc", "upsample", "prefetch"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        if (!strcmp(n, names[i])) return 1;
+    return 0;
+}
+
 static void function(struct tr *t, CXCursor f)
 {
+    {
+        CXString fs = lc.clang_getCursorSpelling(f);
+        const char *fname = lc.clang_getCString(fs);
+        if (cl_builtin(fname) && !t->collect) {
+            unsigned at;
+            CXFile ff;
+            lc.clang_getExpansionLocation(lc.clang_getCursorLocation(f), &ff, NULL, NULL, &at);
+            char to[80];
+            snprintf(to, sizeof to, "clrun_%s", fname);
+            if (is_main(ff) && at + strlen(fname) <= t->len && !strncmp(t->src + at, fname, strlen(fname))) {
+                edit(t, at, at + (unsigned)strlen(fname), to);
+                if (has_child_kind(f, CXCursor_CUDAGlobalAttr) && lc.clang_isCursorDefinition(f)) {
+                    const size_t nl = strlen(t->note);
+                    snprintf(t->note + nl, sizeof t->note - nl, "// clrun: kernel %s is %s (OpenCL C has a built-in %s)\n", fname, to,
+                             fname);
+                }
+            }
+        }
+        lc.clang_disposeString(fs);
+    }
     const int kernel = has_child_kind(f, CXCursor_CUDAGlobalAttr);
     if (kernel && lc.clang_getCanonicalType(lc.clang_getResultType(lc.clang_getCursorType(f))).kind != CXType_Void)
         refuse(t, f, "kernel '%s' must return void", lc.clang_getCString(lc.clang_getCursorSpelling(f)));
@@ -968,6 +1003,11 @@ static enum CXChildVisitResult visit(CXCursor c, CXCursor parent, CXClientData d
             else if (!strncmp(to, "clrun_", 6) && sp != SP_GLOBAL && sp != SP_LOCAL)
                 refuse(t, c, "%s on memory other than global or shared", name);
             else rename_callee(t, c, to);
+        }
+        if (!lc.clang_Cursor_isNull(callee) && in_main(t, callee) && cl_builtin(name)) {
+            char to[80];
+            snprintf(to, sizeof to, "clrun_%s", name);
+            rename_callee(t, c, to);
         }
         if (!strcmp(name, "__ldg")) rename_callee(t, c, "*"); /* __ldg(p) → *(p): a plain load */
         if (!strncmp(name, "make_", 5)) {                     /* make_float4(a, b, c, d) → (float4)(a, b, c, d) */

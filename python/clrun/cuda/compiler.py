@@ -25,6 +25,10 @@ def _extra_arguments(cl):
     comment the translation writes ahead of the code."""
     extra = {}
     for line in cl.splitlines():
+        if line.startswith("// clrun: kernel ") and " is clrun_" in line:
+            cuda_name, _, rest = line[len("// clrun: kernel "):].partition(" is ")
+            extra.setdefault("__renamed__", {})[cuda_name] = rest.split()[0]
+            continue
         if not line.startswith("// clrun: kernel "):
             continue
         head, _, rest = line[len("// clrun: kernel "):].partition(" takes after its own arguments:")
@@ -68,7 +72,8 @@ class SourceModule:
         if m:
             n = int(m.group(1))
             name = name[m.end():m.end() + n]
-        return _drv.Function(self, self._prog.kernel(name), self._extra.get(name, []))
+        cl_name = self._extra.get("__renamed__", {}).get(name, name)
+        return _drv.Function(self, self._prog.kernel(cl_name), self._extra.get(name, []))
 
     def get_global(self, name):
         """(DeviceAllocation, bytes) of a __constant__ variable: fill it with memcpy_htod before

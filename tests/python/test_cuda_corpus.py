@@ -1,0 +1,99 @@
+"""The corpus of CUDA kernels gathered from public material (tests/data/cuda/corpus, licences in
+LICENSES.md there): each is built unchanged through clrun.cuda and its results compared with NumPy.
+Skipped, saying why, where libclrun has no CUDA kernel text."""
+import os
+
+import numpy as np
+import pytest
+
+import clrun
+
+CORPUS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "cuda", "corpus")
+
+
+def _why():
+    from clrun.cuda.compiler import translate
+    try:
+        translate("__global__ void k(float *a) { a[0] = 1.0f; }\n")
+    except clrun.Unsupported as e:
+        return str(e)
+    return None
+
+
+pytestmark = pytest.mark.skipif(_why() is not None, reason=f"no CUDA kernel text here: {_why()}")
+
+
+def module(name):
+    from clrun.cuda.compiler import SourceModule
+    with open(os.path.join(CORPUS, name)) as f:
+        return SourceModule(f.read(), name=name)
+
+
+def test_hello_gpu(rng):
+    import clrun.cuda.driver as drv
+    f = module("hello_gpu.cu").get_function("multiply_them")
+    a, b = (rng.standard_normal(400).astype(np.float32) for _ in range(2))
+    dest = np.zeros_like(a)
+    f(drv.Out(dest), drv.In(a), drv.In(b), block=(400, 1, 1), grid=(1, 1))
+    assert np.array_equal(dest, a * b)
+
+
+def test_matrixmul_simple(rng):
+    import clrun.cuda.driver as drv
+    f = module("matrixmul_simple.cu").get_function("MatrixMulKernel")
+    a, b = (rng.standard_normal((16, 16)).astype(np.float32) for _ in range(2))
+    c = np.zeros((16, 16), np.float32)
+    f(drv.In(a), drv.In(b), drv.Out(c), block=(16, 16, 1))
+    assert np.allclose(c, a @ b, rtol=1e-5, atol=1e-5)
+
+
+def test_matrixmul_tiled(rng):
+    from clrun.cuda import gpuarray
+    f = module("matrixmul_tiled.cu").get_function("MatrixMulKernel")
+    a, b = (rng.standard_normal((64, 64)).astype(np.float32) for _ in range(2))
+    ga, gb, gc = gpuarray.to_gpu(a), gpuarray.to_gpu(b), gpuarray.empty((64, 64), np.float32)
+    f(ga, gb, gc, grid=(4, 4), block=(16, 16, 1))
+    assert np.allclose(gc.get(), a @ b, rtol=1e-4, atol=1e-4)
+
+
+def test_matrix_transpose(rng):
+    from clrun.cuda import gpuarray
+    f = module("matrix_transpose.cu").get_function("transpose")
+    a = rng.standard_normal((48, 64)).astype(np.float32)  # height 48, width 64: multiples of the block
+    at = gpuarray.empty((64, 48), np.float32)
+    f(at, gpuarray.to_gpu(a), np.int32(64), np.int32(48), grid=(4, 3), block=(16, 16, 1))
+    assert np.array_equal(at.get(), a.T)
+
+
+def test_game_of_life(rng):
+    import clrun.cuda.driver as drv
+    f = module("game_of_life.cu").get_function("step")
+    n = 32
+    c = (rng.random((n, n)) < 0.3).astype(np.int32)
+    m = np.zeros_like(c)
+    f(drv.In(c), drv.Out(m), block=(8, 8, 1), grid=(4, 4))
+    count = sum(np.roll(np.roll(c, dy, 0), dx, 1) for dy in (-1, 0, 1) for dx in (-1, 0, 1) if dy or dx)
+    want = np.where(count == 3, 1, np.where(count == 2, c, 0))
+    assert np.array_equal(m, want)
+
+
+def test_rgb2gray(rng):
+    import clrun.cuda.driver as drv
+    if not clrun.open().device.fp64:
+        pytest.skip("the kernel's constants are doubles and this device has no fp64")
+    f = module("simple_rgb2gray.cu").get_function("rgb2gray")
+    r, g, b = (rng.random((256, 256)).astype(np.float32) for _ in range(3))
+    dest = np.zeros_like(r)
+    f(drv.Out(dest), drv.In(r), drv.In(g), drv.In(b), block=(256, 1, 1), grid=(256, 1))
+    want = (0.299 * r.astype(np.float64) + 0.587 * g + 0.114 * b).astype(np.float32)
+    assert np.allclose(dest, want, rtol=1e-6, atol=1e-6)
+
+
+def test_manhattan_distance(rng):
+    import clrun.cuda.driver as drv
+    f = module("manhattan_distance.cu").get_function("diffusion")
+    w = 7
+    res = rng.integers(-50, 50, (w, w)).astype(np.int32)
+    want = ((res - 1.0) + (res - 2.0) + (res - 3.0)).astype(np.int32)
+    f(drv.InOut(res), np.int32(w), np.int32(w), np.float32(1), np.float32(2), np.float32(3), block=(w, w, 1))
+    assert np.array_equal(res, want)

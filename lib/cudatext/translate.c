@@ -633,12 +633,38 @@ static int cl_builtin(const char *n)
     return 0;
 }
 
+/* Words OpenCL C reserves that CUDA leaves free (a kernel named "kernel", a variable "local"). */
+static int cl_reserved(const char *n)
+{
+    static const char *const names[] = {"kernel", "global", "local", "constant", "private", "read_only", "write_only", "read_write",
+                                        "half", "sampler_t", "event_t", "image1d_t", "image2d_t", "image3d_t", "restrict"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        if (!strcmp(n, names[i])) return 1;
+    return 0;
+}
+
+/* The declaration's name at its location renamed clrun_NAME where OpenCL C reserves it. */
+static void rename_decl(struct tr *t, CXCursor d)
+{
+    CXString ns = lc.clang_getCursorSpelling(d);
+    const char *n = lc.clang_getCString(ns);
+    if (*n && cl_reserved(n)) {
+        unsigned at;
+        CXFile ff;
+        lc.clang_getExpansionLocation(lc.clang_getCursorLocation(d), &ff, NULL, NULL, &at);
+        char to[80];
+        snprintf(to, sizeof to, "clrun_%s", n);
+        if (is_main(ff) && at + strlen(n) <= t->len && !strncmp(t->src + at, n, strlen(n))) edit(t, at, at + (unsigned)strlen(n), to);
+    }
+    lc.clang_disposeString(ns);
+}
+
 static void function(struct tr *t, CXCursor f)
 {
     {
         CXString fs = lc.clang_getCursorSpelling(f);
         const char *fname = lc.clang_getCString(fs);
-        if (cl_builtin(fname) && !t->collect) {
+        if ((cl_builtin(fname) || cl_reserved(fname)) && !t->collect) {
             unsigned at;
             CXFile ff;
             lc.clang_getExpansionLocation(lc.clang_getCursorLocation(f), &ff, NULL, NULL, &at);
@@ -648,7 +674,7 @@ static void function(struct tr *t, CXCursor f)
                 edit(t, at, at + (unsigned)strlen(fname), to);
                 if (has_child_kind(f, CXCursor_CUDAGlobalAttr) && lc.clang_isCursorDefinition(f)) {
                     const size_t nl = strlen(t->note);
-                    snprintf(t->note + nl, sizeof t->note - nl, "// clrun: kernel %s is %s (OpenCL C has a built-in %s)\n", fname, to,
+                    snprintf(t->note + nl, sizeof t->note - nl, "// clrun: kernel %s is %s (OpenCL C reserves the name %s)\n", fname, to,
                              fname);
                 }
             }
@@ -660,7 +686,10 @@ static void function(struct tr *t, CXCursor f)
         refuse(t, f, "kernel '%s' must return void", lc.clang_getCString(lc.clang_getCursorSpelling(f)));
     lc.clang_visitChildren(f, attrs, t);
     const int n = lc.clang_Cursor_getNumArguments(f);
-    for (int i = 0; i < n; i++) param(t, f, (unsigned)i, lc.clang_Cursor_getArgument(f, (unsigned)i), kernel);
+    for (int i = 0; i < n; i++) {
+        param(t, f, (unsigned)i, lc.clang_Cursor_getArgument(f, (unsigned)i), kernel);
+        rename_decl(t, lc.clang_Cursor_getArgument(f, (unsigned)i));
+    }
     t->cur_fn = f, t->in_kernel = kernel, t->kused = 0, t->ntop = 0, t->body_open = 0;
     struct kids fk = {.n = 0};
     lc.clang_visitChildren(f, collect_kids, &fk);
@@ -795,6 +824,7 @@ static enum CXChildVisitResult visit(CXCursor c, CXCursor parent, CXClientData d
         return CXChildVisit_Continue;
     }
     case CXCursor_VarDecl: {
+        rename_decl(t, c);
         const int shared = has_child_kind(c, CXCursor_CUDASharedAttr), constant = has_child_kind(c, CXCursor_CUDAConstantAttr);
         const int file_scope = lc.clang_getCursorKind(parent) == CXCursor_TranslationUnit ||
                                lc.clang_getCursorKind(parent) == CXCursor_LinkageSpec ||
@@ -953,6 +983,12 @@ static enum CXChildVisitResult visit(CXCursor c, CXCursor parent, CXClientData d
         const char *name = lc.clang_getCString(sp);
         if (builtin_fn(name)) refuse(t, c, "'%s' is used whole; only its .x, .y and .z are translated", name);
         CXCursor d = lc.clang_getCursorReferenced(c);
+        if (cl_reserved(name) && in_main(t, d)) {
+            unsigned s0, e0;
+            char to[80];
+            snprintf(to, sizeof to, "clrun_%s", name);
+            if (range(t, c, &s0, &e0)) edit(t, s0, e0, to);
+        }
         for (int h = 0; h < t->nhoists; h++)
             if (lc.clang_equalCursors(t->hoists[h].decl, d)) {
                 if (!t->in_kernel)
@@ -1004,7 +1040,7 @@ static enum CXChildVisitResult visit(CXCursor c, CXCursor parent, CXClientData d
                 refuse(t, c, "%s on memory other than global or shared", name);
             else rename_callee(t, c, to);
         }
-        if (!lc.clang_Cursor_isNull(callee) && in_main(t, callee) && cl_builtin(name)) {
+        if (!lc.clang_Cursor_isNull(callee) && in_main(t, callee) && (cl_builtin(name) || cl_reserved(name))) {
             char to[80];
             snprintf(to, sizeof to, "clrun_%s", name);
             rename_callee(t, c, to);

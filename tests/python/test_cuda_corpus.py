@@ -97,3 +97,39 @@ def test_manhattan_distance(rng):
     want = ((res - 1.0) + (res - 2.0) + (res - 3.0)).astype(np.int32)
     f(drv.InOut(res), np.int32(w), np.int32(w), np.float32(1), np.float32(2), np.float32(3), block=(w, w, 1))
     assert np.array_equal(res, want)
+
+
+def test_doublify_prepared(rng):
+    import clrun.cuda.driver as drv
+    a = rng.standard_normal((4, 4)).astype(np.float32)
+    a_gpu = drv.mem_alloc(a.size * a.dtype.itemsize)
+    drv.memcpy_htod(a_gpu, a)
+    func = module("doublify.cu").get_function("doublify")
+    func.prepare("P")
+    func.prepared_call((1, 1), (4, 4, 1), a_gpu, shared_size=20)
+    out = np.empty_like(a)
+    drv.memcpy_dtoh(out, a_gpu)
+    assert np.array_equal(out, 2 * a)
+
+
+def test_constant_memory(rng):
+    import clrun.cuda.driver as drv
+    mod = module("constant_memory.cu")
+    f = mod.get_function("copy_constant_into_global")
+    const_array, nbytes = mod.get_global("const_array")
+    assert nbytes == 128
+    host = rng.integers(0, 255, 32).astype(np.float32)
+    result = drv.mem_alloc_like(host)
+    drv.memcpy_htod(const_array, host)
+    f(result, grid=(1, 1), block=(32, 1, 1))
+    back = np.zeros_like(host)
+    drv.memcpy_dtoh(back, result)
+    assert np.array_equal(back, host)
+
+
+def test_large_smem():
+    from clrun.cuda import gpuarray
+    f = module("large_smem.cu").get_function("kernel")  # "kernel": a word OpenCL C reserves
+    arg = gpuarray.zeros((4000,), dtype=np.float32)  # as PyCUDA's test: float memory to an int*
+    f(arg, block=(1, 1, 1))
+    assert arg.get().view(np.int32)[0] == 0

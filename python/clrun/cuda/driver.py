@@ -102,6 +102,11 @@ class DeviceAllocation:
         self.array = None
 
 
+class _AsAllocation:
+    def __init__(self, array):
+        self.array, self.nbytes = array, array.nbytes
+
+
 def mem_alloc(nbytes):
     return DeviceAllocation(nbytes)
 
@@ -217,8 +222,14 @@ class Function:
 
     def _args(self, args, shared):
         out = []
+        from .._kernel import _CL_OF
         for i, a in enumerate(args):
-            out.append(self._typed(i, a) if isinstance(a, DeviceAllocation) else a)
+            if isinstance(a, DeviceAllocation):
+                a = self._typed(i, a)
+            elif isinstance(a, clrun.Array) and i < len(self._k._ptr) and self._k._ptr[i] and \
+                    _CL_OF.get(a.dtype) != self._k._ptr[i][0] and a._base is None:
+                a = self._typed(i, _AsAllocation(a))  # CUDA takes any pointer: the memory read as the kernel's type
+            out.append(a)
         for name, what in self._extra:  # the translation's extra arguments: __constant__ globals, dynamic shared
             if what.startswith("dynamic __shared__"):
                 out.append(clrun.Local(max(int(shared), 4)))

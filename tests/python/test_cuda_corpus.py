@@ -133,3 +133,35 @@ def test_large_smem():
     arg = gpuarray.zeros((4000,), dtype=np.float32)  # as PyCUDA's test: float memory to an int*
     f(arg, block=(1, 1, 1))
     assert arg.get().view(np.int32)[0] == 0
+
+
+def test_vector_add(rng):
+    from clrun.cuda import gpuarray
+    f = module("vectorAdd_kernel.cu").get_function("VecAdd_kernel")
+    n = 50000
+    a, b = (rng.standard_normal(n).astype(np.float32) for _ in range(2))
+    c = gpuarray.empty(n, np.float32)
+    f(gpuarray.to_gpu(a), gpuarray.to_gpu(b), c, np.int32(n), block=(256, 1, 1), grid=((n + 255) // 256, 1))
+    assert np.array_equal(c.get(), a + b)
+
+
+def test_simple_atomic_intrinsics():
+    """NVIDIA's sample: every atomic on one word each, from 256 threads (its computeGold's checks)."""
+    import clrun.cuda.driver as drv
+    f = module("simpleAtomicIntrinsics_kernel.cu").get_function("testKernel")
+    n = 256
+    data = np.zeros(11, np.int32)
+    data[8] = data[10] = 0xFF
+    f(drv.InOut(data), block=(64, 1, 1), grid=(n // 64, 1))
+    tids = np.arange(n, dtype=np.int64)
+    assert data[0] == 10 * n and data[1] == -10 * n
+    assert 0 <= data[2] < n and data[3] == n - 1 and data[4] == 0
+    assert data[5] == n % 18 and data[6] == (138 - n % 138) % 138
+    assert 0 <= data[7] < n
+    want_and = 0xFF
+    for t in tids:
+        want_and &= int(2 * t + 7)
+    want_xor = 0xFF
+    for t in tids:
+        want_xor ^= int(t)
+    assert data[8] == want_and and data[9] == -1 and data[10] == want_xor

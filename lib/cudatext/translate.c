@@ -158,6 +158,16 @@ static const char prelude_cuda[] =
     "typedef signed char int8_t; typedef short int16_t; typedef int int32_t; typedef long long int64_t;\n"
     "typedef unsigned char uint8_t; typedef unsigned short uint16_t; typedef unsigned int uint32_t; typedef unsigned long long uint64_t;\n"
     "typedef unsigned long size_t;\n"
+    "__device__ int __shfl_sync(unsigned, int, int, int = 32); __device__ float __shfl_sync(unsigned, float, int, int = 32);\n"
+    "__device__ unsigned __shfl_sync(unsigned, unsigned, int, int = 32);\n"
+    "__device__ int __shfl_down_sync(unsigned, int, unsigned, int = 32); __device__ float __shfl_down_sync(unsigned, float, unsigned, int = 32);\n"
+    "__device__ unsigned __shfl_down_sync(unsigned, unsigned, unsigned, int = 32);\n"
+    "__device__ int __shfl_up_sync(unsigned, int, unsigned, int = 32); __device__ float __shfl_up_sync(unsigned, float, unsigned, int = 32);\n"
+    "__device__ int __shfl_xor_sync(unsigned, int, int, int = 32); __device__ float __shfl_xor_sync(unsigned, float, int, int = 32);\n"
+    "__device__ unsigned __ballot_sync(unsigned, int); __device__ int __any_sync(unsigned, int); __device__ int __all_sync(unsigned, int);\n"
+    "__device__ unsigned __activemask(void); __device__ void __syncwarp(unsigned = 0xffffffff);\n"
+    "typedef long clock_t; __device__ clock_t clock(void); __device__ long long clock64(void);\n"
+    "__device__ void __threadfence(void); __device__ void __threadfence_block(void);\n"
     "__device__ int __mul24(int, int); __device__ unsigned __umul24(unsigned, unsigned);\n"
     "__device__ float __saturatef(float); __device__ float __fmul_rn(float, float); __device__ float __fadd_rn(float, float);\n"
     "extern \"C\" __device__ int printf(const char *, ...);\n"
@@ -1051,8 +1061,12 @@ static enum CXChildVisitResult visit(CXCursor c, CXCursor parent, CXClientData d
             snprintf(cast, sizeof cast, "(%s)", name + 5);
             rename_callee(t, c, cast);
         }
-        if (!strncmp(name, "__shfl", 6) || !strncmp(name, "__ballot", 8) || !strncmp(name, "__any", 5) || !strncmp(name, "__all", 5))
+        if (!strncmp(name, "__shfl", 6) || !strncmp(name, "__ballot", 8) || !strncmp(name, "__any", 5) || !strncmp(name, "__all", 5) ||
+            !strcmp(name, "__activemask") || !strcmp(name, "__syncwarp"))
             refuse(t, c, "warp intrinsic %s is not translated yet", name);
+        if (!strcmp(name, "clock") || !strcmp(name, "clock64")) refuse(t, c, "%s(): OpenCL C has no cycle counter", name);
+        if (!strcmp(name, "__threadfence") && range(t, c, &s, &e)) edit(t, s, e, "mem_fence(CLK_GLOBAL_MEM_FENCE)");
+        if (!strcmp(name, "__threadfence_block") && range(t, c, &s, &e)) edit(t, s, e, "mem_fence(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)");
         lc.clang_disposeString(sp);
         return CXChildVisit_Recurse;
     }

@@ -128,6 +128,8 @@ static const char prelude_cuda[] =
     "#define __constant__ __attribute__((constant))\n"
     "#define __restrict__ __restrict\n"
     "#define __forceinline__ inline\n"
+    "#define __launch_bounds__(...) __attribute__((launch_bounds(__VA_ARGS__)))\n"
+    "#define __noinline__ __attribute__((noinline))\n"
     "struct uint3 { unsigned x, y, z; };\n"
     "struct dim3 { unsigned x, y, z; };\n"
     "extern const __device__ uint3 threadIdx, blockIdx;\n"
@@ -196,6 +198,7 @@ static const char prelude_cl[] =
     "typedef char int8_t;\ntypedef short int16_t;\ntypedef int int32_t;\ntypedef long int64_t;\n"
     "typedef uchar uint8_t;\ntypedef ushort uint16_t;\ntypedef uint uint32_t;\ntypedef ulong uint64_t;\n#define __restrict__ "
     "restrict\n#define __forceinline__ inline\n"
+    "#define __launch_bounds__(...)\n#define __noinline__ __attribute__((noinline))\n"
     "static float clrun_atomic_add_f32(volatile __global float *p, float v)\n"
     "{\n"
     "    union { unsigned u; float f; } old, next;\n"
@@ -763,6 +766,40 @@ static void function(struct tr *t, CXCursor f)
     lc.clang_disposeTokens(t->tu, tok, nt);
 }
 
+/* What a refused header brings, or NULL. */
+static const char *refused_header(CXCursor inc)
+{
+    static const struct {
+        const char *prefix, *what;
+    } list[] = {{"cooperative_groups", "cooperative groups"}, {"cuda_fp16", "half-precision types (__half)"},
+                {"cuda_bf16", "bfloat16 types"}, {"mma.h", "tensor-core fragments (wmma)"}, {"helper_", "the CUDA samples' helpers"},
+                {"curand", "cuRAND's device API"}, {"cub/", "CUB"}, {"thrust/", "Thrust"}};
+    CXString n = lc.clang_getCursorSpelling(inc);
+    const char *name = lc.clang_getCString(n), *what = NULL;
+    for (size_t i = 0; i < sizeof list / sizeof *list && !what; i++)
+        if (!strncmp(name, list[i].prefix, strlen(list[i].prefix))) what = list[i].what;
+    lc.clang_disposeString(n);
+    return what;
+}
+
+/* A refused header among the file's #include lines: its refusal goes before clang's errors about
+ * what the header would have declared. */
+static enum CXChildVisitResult find_refused_include(CXCursor c, CXCursor parent, CXClientData d)
+{
+    (void)parent;
+    struct tr *t = d;
+    if (lc.clang_getCursorKind(c) == CXCursor_InclusionDirective && in_main(t, c)) {
+        const char *why = refused_header(c);
+        if (why) {
+            CXString n = lc.clang_getCursorSpelling(c);
+            refuse(t, c, "#include <%s>: %s are not translated", lc.clang_getCString(n), why);
+            lc.clang_disposeString(n);
+            return CXChildVisit_Break;
+        }
+    }
+    return CXChildVisit_Continue;
+}
+
 static enum CXChildVisitResult visit(CXCursor c, CXCursor parent, CXClientData d)
 {
     struct tr *t = d;
@@ -820,7 +857,12 @@ static enum CXChildVisitResult visit(CXCursor c, CXCursor parent, CXClientData d
             ours = !strncmp(lc.clang_getCString(n), std_dir, sizeof std_dir - 1);
             lc.clang_disposeString(n);
         }
-        if (!ours) {
+        const char *why = refused_header(c);
+        if (why) {
+            CXString n = lc.clang_getCursorSpelling(c);
+            refuse(t, c, "#include <%s>: %s are not translated", lc.clang_getCString(n), why);
+            lc.clang_disposeString(n);
+        } else if (!ours) {
             CXString n = lc.clang_getCursorSpelling(c);
             refuse(t, c, "#include \"%s\": included files are not translated yet (paste it in)", lc.clang_getCString(n));
             lc.clang_disposeString(n);
@@ -1074,6 +1116,9 @@ static enum CXChildVisitResult visit(CXCursor c, CXCursor parent, CXClientData d
     case CXCursor_ClassTemplate:
         refuse(t, c, "template '%s': templates are not translated", lc.clang_getCString(lc.clang_getCursorSpelling(c)));
         return CXChildVisit_Break;
+    case CXCursor_GCCAsmStmt:
+        refuse(t, c, "an asm statement (inline PTX) is not translated");
+        return CXChildVisit_Break;
     case CXCursor_LambdaExpr: refuse(t, c, "a lambda: OpenCL C has none"); return CXChildVisit_Break;
     case CXCursor_CXXNewExpr:
     case CXCursor_CXXDeleteExpr: refuse(t, c, "new/delete in device code"); return CXChildVisit_Break;
@@ -1147,6 +1192,8 @@ char *clrun__cuda_translate(const char *src, size_t len, const char *name, char 
         goto done;
     }
     t.file = lc.clang_getFile(t.tu, main_name);
+    lc.clang_visitChildren(lc.clang_getTranslationUnitCursor(t.tu), find_refused_include, &t);
+    if (t.failed) goto done;
     for (unsigned i = 0; i < lc.clang_getNumDiagnostics(t.tu); i++) {
         CXDiagnostic dg = lc.clang_getDiagnostic(t.tu, i);
         if (getenv("CU2CL_DEBUG")) {

@@ -170,6 +170,11 @@ static const char prelude_cuda[] =
     "__device__ unsigned __activemask(void); __device__ void __syncwarp(unsigned = 0xffffffff);\n"
     "typedef long clock_t; __device__ clock_t clock(void); __device__ long long clock64(void);\n"
     "__device__ void __threadfence(void); __device__ void __threadfence_block(void);\n"
+    "typedef unsigned long long cudaTextureObject_t; typedef unsigned long long CUtexObject;\n"
+    "typedef unsigned long long cudaSurfaceObject_t;\n"
+    "template <class T> __device__ T tex1D(cudaTextureObject_t, float); template <class T> __device__ T tex1Dfetch(cudaTextureObject_t, int);\n"
+    "template <class T> __device__ T tex2D(cudaTextureObject_t, float, float);\n"
+    "template <class T> __device__ T tex3D(cudaTextureObject_t, float, float, float);\n"
     "__device__ int __mul24(int, int); __device__ unsigned __umul24(unsigned, unsigned);\n"
     "__device__ float __saturatef(float); __device__ float __fmul_rn(float, float); __device__ float __fadd_rn(float, float);\n"
     "extern \"C\" __device__ int printf(const char *, ...);\n"
@@ -1106,6 +1111,8 @@ static enum CXChildVisitResult visit(CXCursor c, CXCursor parent, CXClientData d
         if (!strncmp(name, "__shfl", 6) || !strncmp(name, "__ballot", 8) || !strncmp(name, "__any", 5) || !strncmp(name, "__all", 5) ||
             !strcmp(name, "__activemask") || !strcmp(name, "__syncwarp"))
             refuse(t, c, "warp intrinsic %s is not translated yet", name);
+        if (!strncmp(name, "tex1D", 5) || !strncmp(name, "tex2D", 5) || !strncmp(name, "tex3D", 5) || !strncmp(name, "surf", 4))
+            refuse(t, c, "texture and surface access (%s) is not translated", name);
         if (!strcmp(name, "clock") || !strcmp(name, "clock64")) refuse(t, c, "%s(): OpenCL C has no cycle counter", name);
         if (!strcmp(name, "__threadfence") && range(t, c, &s, &e)) edit(t, s, e, "mem_fence(CLK_GLOBAL_MEM_FENCE)");
         if (!strcmp(name, "__threadfence_block") && range(t, c, &s, &e)) edit(t, s, e, "mem_fence(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)");

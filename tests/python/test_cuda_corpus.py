@@ -165,3 +165,30 @@ def test_simple_atomic_intrinsics():
     for t in tids:
         want_xor ^= int(t)
     assert data[8] == want_and and data[9] == -1 and data[10] == want_xor
+
+
+REFUSED = [
+    ("clock_kernel.cu", r"clock_kernel.cu:\d+:\d+: clock\(\)"),
+    ("simpleVote_kernel.cu", r"simpleVote_kernel.cu:\d+:\d+: warp intrinsic __any_sync"),
+    ("simpleTexture_kernel.cu", r"simpleTexture_kernel.cu:\d+:\d+: texture and surface access \(tex2D\)"),
+    ("reduction_kernel.cu", r"reduction_kernel.cu:\d+:\d+: #include <cooperative_groups.h>"),
+    ("inlinePTX_kernel.cu", r"inlinePTX_kernel.cu:\d+:\d+: an asm statement"),
+    ("matrixMul_kernel.cu", r"matrixMul_kernel.cu:\d+:\d+: template 'matrixMul'"),
+]
+
+
+@pytest.mark.parametrize("name,message", REFUSED)
+def test_refused_by_construct(name, message):
+    """Kernels of the corpus clrun cannot translate: refused, naming the file, line and construct."""
+    with pytest.raises(clrun.BuildFailed, match=message):
+        module(name)
+
+
+def test_corpus_coverage():
+    """Every kernel file of the corpus is in a test here, run or refused."""
+    run = {"hello_gpu.cu", "matrixmul_simple.cu", "matrixmul_tiled.cu", "matrix_transpose.cu", "game_of_life.cu",
+           "simple_rgb2gray.cu", "manhattan_distance.cu", "doublify.cu", "constant_memory.cu", "large_smem.cu",
+           "vectorAdd_kernel.cu", "simpleAtomicIntrinsics_kernel.cu"}
+    files = {f for f in os.listdir(CORPUS) if f.endswith(".cu")}
+    assert files == run | {n for n, _ in REFUSED}
+    print(f"corpus: {len(run)} of {len(files)} run ({100 * len(run) // len(files)}%), {len(REFUSED)} refused by construct")

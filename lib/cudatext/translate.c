@@ -162,17 +162,21 @@ static const char prelude_cuda[] =
     "typedef unsigned long size_t;\n"
     "__device__ int __shfl_sync(unsigned, int, int, int = 32); __device__ float __shfl_sync(unsigned, float, int, int = 32);\n"
     "__device__ unsigned __shfl_sync(unsigned, unsigned, int, int = 32);\n"
-    "__device__ int __shfl_down_sync(unsigned, int, unsigned, int = 32); __device__ float __shfl_down_sync(unsigned, float, unsigned, int = 32);\n"
+    "__device__ int __shfl_down_sync(unsigned, int, unsigned, int = 32); __device__ float __shfl_down_sync(unsigned, float, unsigned, int "
+    "= 32);\n"
     "__device__ unsigned __shfl_down_sync(unsigned, unsigned, unsigned, int = 32);\n"
-    "__device__ int __shfl_up_sync(unsigned, int, unsigned, int = 32); __device__ float __shfl_up_sync(unsigned, float, unsigned, int = 32);\n"
+    "__device__ int __shfl_up_sync(unsigned, int, unsigned, int = 32); __device__ float __shfl_up_sync(unsigned, float, unsigned, int = "
+    "32);\n"
     "__device__ int __shfl_xor_sync(unsigned, int, int, int = 32); __device__ float __shfl_xor_sync(unsigned, float, int, int = 32);\n"
-    "__device__ unsigned __ballot_sync(unsigned, int); __device__ int __any_sync(unsigned, int); __device__ int __all_sync(unsigned, int);\n"
+    "__device__ unsigned __ballot_sync(unsigned, int); __device__ int __any_sync(unsigned, int); __device__ int __all_sync(unsigned, "
+    "int);\n"
     "__device__ unsigned __activemask(void); __device__ void __syncwarp(unsigned = 0xffffffff);\n"
     "typedef long clock_t; __device__ clock_t clock(void); __device__ long long clock64(void);\n"
     "__device__ void __threadfence(void); __device__ void __threadfence_block(void);\n"
     "typedef unsigned long long cudaTextureObject_t; typedef unsigned long long CUtexObject;\n"
     "typedef unsigned long long cudaSurfaceObject_t;\n"
-    "template <class T> __device__ T tex1D(cudaTextureObject_t, float); template <class T> __device__ T tex1Dfetch(cudaTextureObject_t, int);\n"
+    "template <class T> __device__ T tex1D(cudaTextureObject_t, float); template <class T> __device__ T tex1Dfetch(cudaTextureObject_t, "
+    "int);\n"
     "template <class T> __device__ T tex2D(cudaTextureObject_t, float, float);\n"
     "template <class T> __device__ T tex3D(cudaTextureObject_t, float, float, float);\n"
     "__device__ int __mul24(int, int); __device__ unsigned __umul24(unsigned, unsigned);\n"
@@ -641,11 +645,14 @@ static enum CXChildVisitResult collect_top(CXCursor c, CXCursor parent, CXClient
 static int cl_builtin(const char *n)
 {
     static const char *const names[] = {
-        "abs", "acos", "all", "any", "asin", "atan", "atan2", "barrier", "bitselect", "ceil", "clamp", "clz", "copysign", "cos",
-        "cross", "degrees", "distance", "dot", "exp", "exp2", "fabs", "fast_distance", "fast_length", "fast_normalize", "floor",
-        "fma", "fmax", "fmin", "fmod", "fract", "hadd", "hypot", "isinf", "isnan", "length", "log", "log2", "mad", "max", "min",
-        "mix", "mul24", "nan", "normalize", "popcount", "pow", "radians", "rhadd", "rint", "rotate", "round", "rsqrt", "select",
-        "shuffle", "shuffle2", "sign", "sin", "smoothstep", "sqrt", "step", "tan", "tanh", "trunc", "upsample", "prefetch"};
+        "abs",      "acos",    "all",   "any",           "asin",        "atan",           "atan2",   "barrier",   "bitselect",
+        "ceil",     "clamp",   "clz",   "copysign",      "cos",         "cross",          "degrees", "distance",  "dot",
+        "exp",      "exp2",    "fabs",  "fast_distance", "fast_length", "fast_normalize", "floor",   "fma",       "fmax",
+        "fmin",     "fmod",    "fract", "hadd",          "hypot",       "isinf",          "isnan",   "length",    "log",
+        "log2",     "mad",     "max",   "min",           "mix",         "mul24",          "nan",     "normalize", "popcount",
+        "pow",      "radians", "rhadd", "rint",          "rotate",      "round",          "rsqrt",   "select",    "shuffle",
+        "shuffle2", "sign",    "sin",   "smoothstep",    "sqrt",        "step",           "tan",     "tanh",      "trunc",
+        "upsample", "prefetch"};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++)
         if (!strcmp(n, names[i])) return 1;
     return 0;
@@ -654,8 +661,8 @@ static int cl_builtin(const char *n)
 /* Words OpenCL C reserves that CUDA leaves free (a kernel named "kernel", a variable "local"). */
 static int cl_reserved(const char *n)
 {
-    static const char *const names[] = {"kernel", "global", "local", "constant", "private", "read_only", "write_only", "read_write",
-                                        "half", "sampler_t", "event_t", "image1d_t", "image2d_t", "image3d_t", "restrict"};
+    static const char *const names[] = {"kernel", "global",    "local",   "constant",  "private",   "read_only", "write_only", "read_write",
+                                        "half",   "sampler_t", "event_t", "image1d_t", "image2d_t", "image3d_t", "restrict"};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++)
         if (!strcmp(n, names[i])) return 1;
     return 0;
@@ -776,9 +783,14 @@ static const char *refused_header(CXCursor inc)
 {
     static const struct {
         const char *prefix, *what;
-    } list[] = {{"cooperative_groups", "cooperative groups"}, {"cuda_fp16", "half-precision types (__half)"},
-                {"cuda_bf16", "bfloat16 types"}, {"mma.h", "tensor-core fragments (wmma)"}, {"helper_", "the CUDA samples' helpers"},
-                {"curand", "cuRAND's device API"}, {"cub/", "CUB"}, {"thrust/", "Thrust"}};
+    } list[] = {{"cooperative_groups", "cooperative groups"},
+                {"cuda_fp16", "half-precision types (__half)"},
+                {"cuda_bf16", "bfloat16 types"},
+                {"mma.h", "tensor-core fragments (wmma)"},
+                {"helper_", "the CUDA samples' helpers"},
+                {"curand", "cuRAND's device API"},
+                {"cub/", "CUB"},
+                {"thrust/", "Thrust"}};
     CXString n = lc.clang_getCursorSpelling(inc);
     const char *name = lc.clang_getCString(n), *what = NULL;
     for (size_t i = 0; i < sizeof list / sizeof *list && !what; i++)
@@ -1115,7 +1127,8 @@ static enum CXChildVisitResult visit(CXCursor c, CXCursor parent, CXClientData d
             refuse(t, c, "texture and surface access (%s) is not translated", name);
         if (!strcmp(name, "clock") || !strcmp(name, "clock64")) refuse(t, c, "%s(): OpenCL C has no cycle counter", name);
         if (!strcmp(name, "__threadfence") && range(t, c, &s, &e)) edit(t, s, e, "mem_fence(CLK_GLOBAL_MEM_FENCE)");
-        if (!strcmp(name, "__threadfence_block") && range(t, c, &s, &e)) edit(t, s, e, "mem_fence(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)");
+        if (!strcmp(name, "__threadfence_block") && range(t, c, &s, &e))
+            edit(t, s, e, "mem_fence(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)");
         lc.clang_disposeString(sp);
         return CXChildVisit_Recurse;
     }
@@ -1123,9 +1136,7 @@ static enum CXChildVisitResult visit(CXCursor c, CXCursor parent, CXClientData d
     case CXCursor_ClassTemplate:
         refuse(t, c, "template '%s': templates are not translated", lc.clang_getCString(lc.clang_getCursorSpelling(c)));
         return CXChildVisit_Break;
-    case CXCursor_GCCAsmStmt:
-        refuse(t, c, "an asm statement (inline PTX) is not translated");
-        return CXChildVisit_Break;
+    case CXCursor_GCCAsmStmt: refuse(t, c, "an asm statement (inline PTX) is not translated"); return CXChildVisit_Break;
     case CXCursor_LambdaExpr: refuse(t, c, "a lambda: OpenCL C has none"); return CXChildVisit_Break;
     case CXCursor_CXXNewExpr:
     case CXCursor_CXXDeleteExpr: refuse(t, c, "new/delete in device code"); return CXChildVisit_Break;

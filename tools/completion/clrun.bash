@@ -7,7 +7,7 @@ _clrun()
     cur=${COMP_WORDS[COMP_CWORD]}
     prev=${COMP_WORDS[COMP_CWORD-1]}
     local commands="devices info run op bench tune demo"
-    local benchmarks="transfer launch vector gemm mixed canny pipeline int8 sparse overlap random scan sort hist fft conv"
+    local benchmarks="transfer launch vector gemm mixed canny pipeline int8 sparse overlap random scan sort hist fft conv cuda"
     local backends="auto kernel tensor wgmma mma.sync gpu-kernel cpu-kernel clblast"
     if [ "$COMP_CWORD" -eq 1 ]; then
         COMPREPLY=($(compgen -W "$commands --help --version" -- "$cur"))

@@ -8,7 +8,8 @@
 
 /* Every benchmark's name, in the order of `clrun bench --help`: the dispatcher, the top-level help and
  * the messages take it from here. */
-#define BENCH_NAMES "transfer, launch, vector, gemm, mixed, canny, pipeline, int8, sparse, overlap, random, scan, sort, hist, fft, conv"
+#define BENCH_NAMES \
+    "transfer, launch, vector, gemm, mixed, canny, pipeline, int8, sparse, overlap, random, scan, sort, hist, fft, conv, cuda"
 
 struct bench_opts {
     const char *spec;
@@ -54,5 +55,7 @@ int bench_hist(const struct bench_opts *o);
 int bench_fft(const struct bench_opts *o);
 /* conv.c */
 int bench_conv(const struct bench_opts *o);
+/* cuda.c */
+int bench_cuda(const struct bench_opts *o);
 
 #endif

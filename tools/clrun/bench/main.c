@@ -142,7 +142,11 @@ static const char *bench_help = "usage: clrun bench NAME [-d SPEC] [--json] [--r
                                 "             cost and whether its kernels came from the cache\n"
                                 "  conv       conv2d forward, backward-data and backward-weights (clrun_conv2d_*) on ResNet-50's 3x3 and\n"
                                 "             1x1 convolutions (NCHW; batch 64 in f16 on a GPU, 8 in f32 otherwise), against PyTorch\n"
-                                "             (cuDNN with benchmark mode on CUDA, its CPU kernels) or NumPy's im2col + matmul\n\n"
+                                "             (cuDNN with benchmark mode on CUDA, its CPU kernels) or NumPy's im2col + matmul\n"
+                                "  cuda       CUDA kernel text (clrun_prog_cuda): saxpy, a 16x16-tiled matmul, a shared-memory\n"
+                                "             reduction and a 32x32-tiled transpose, translated, against the same kernels written\n"
+                                "             in OpenCL C (their outputs compared bit for bit; exit 5 if they differ) and, on\n"
+                                "             CUDA, the same source through CuPy's RawKernel (--size MiB of saxpy/reduce input)\n\n"
                                 "  -d, --device SPEC   device (default: $CLRUN_DEVICE, else the best)\n"
                                 "  --json              one JSON record per line: op, impl, size, median_ms, gbps\n"
                                 "  --repeat N          timed repetitions after a warm-up (default 5)\n"
@@ -206,7 +210,7 @@ int cmd_bench(int argc, char **argv)
         {.name = "pipeline", .bench = bench_pipeline}, {.name = "int8", .bench = bench_int8},     {.name = "sparse", .bench = bench_sparse},
         {.name = "overlap", .bench = bench_overlap},   {.name = "random", .bench = bench_random}, {.name = "scan", .bench = bench_scan},
         {.name = "sort", .bench = bench_sort},         {.name = "hist", .bench = bench_hist},     {.name = "fft", .bench = bench_fft},
-        {.name = "conv", .bench = bench_conv},
+        {.name = "conv", .bench = bench_conv},         {.name = "cuda", .bench = bench_cuda},
     };
     for (size_t i = 0; i < sizeof benches / sizeof *benches; i++)
         if (strcmp(name, benches[i].name) == 0) return benches[i].bench(&o);

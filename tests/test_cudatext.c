@@ -116,6 +116,46 @@ static void reduction_kernel(void **state)
     clrun_prog_free(p);
 }
 
+/* File-scope constants (a const int sizing a __shared__ array, a const float table, two declarators in
+ * one declaration) are read by device code as in CUDA; a static kernel is a kernel. */
+static void constants_and_static_kernels(void **state)
+{
+    clrun_ctx *ctx = *state;
+    if (!available()) skip();
+    static const char src[] = "const int TILE = 8, TWICE = 2 * TILE;\n"
+                              "const float w[3] = {0.5f, -1.0f, 4.0f};\n"
+                              "__global__ static void k(float *o, const float *in)\n"
+                              "{\n"
+                              "    __shared__ float s[TILE][TILE + 1];\n"
+                              "    int t = threadIdx.x;\n"
+                              "    s[t / TILE][t % TILE] = in[t];\n"
+                              "    __syncthreads();\n"
+                              "    o[t] = s[t % TILE][t / TILE] * w[t % 3] + TWICE;\n"
+                              "}\n";
+    float in[64], out[64];
+    for (int i = 0; i < 64; i++) in[i] = (float)(i * 7 % 13) - 6.0f;
+    clrun_prog *p = NULL;
+    clrun_kernel *k = NULL;
+    clrun_buf *din = NULL, *dout = NULL;
+    CHECK_OK(ctx, clrun_prog_cuda(ctx, src, "consts.cu", NULL, &p));
+    CHECK_OK(ctx, clrun_kernel_new(p, "k", &k));
+    CHECK_OK(ctx, clrun_buf_new_from(ctx, in, sizeof in, 0, &din));
+    CHECK_OK(ctx, clrun_buf_new(ctx, sizeof out, 0, &dout));
+    CHECK_OK(ctx, clrun_arg_buf(k, 0, dout));
+    CHECK_OK(ctx, clrun_arg_buf(k, 1, din));
+    const size_t g = 64;
+    CHECK_OK(ctx, clrun_launch(k, 1, &g, &g));
+    CHECK_OK(ctx, clrun_download(dout, 0, out, sizeof out));
+    static const float w[3] = {0.5f, -1.0f, 4.0f};
+    for (int t = 0; t < 64; t++) {
+        const float want = in[(t % 8) * 8 + t / 8] * w[t % 3] + 16.0f;
+        if (out[t] != want) fail_msg("o[%d] = %g, want %g", t, out[t], want);
+    }
+    clrun_buf_free(din), clrun_buf_free(dout);
+    clrun_kernel_free(k);
+    clrun_prog_free(p);
+}
+
 static void refusals(void **state)
 {
     clrun_ctx *ctx = *state;
@@ -133,6 +173,7 @@ static void refusals(void **state)
         {"#include \"mine.cuh\"\n__global__ void k(float *a) { a[0] = 1.0f; }\n", "x.cu:1:"},
         {"__global__ void k(float *a)\n{\n  a[0] = undefined_name;\n}\n", "x.cu:3:10: error: use of undeclared identifier"},
         {"__device__ float g[4];\n__global__ void k(float *a) { a[0] = g[0]; }\n", "global variable 'g'"},
+        {"float host_only = 2.0f;\n__global__ void k(float *a) { a[0] = 1.0f; }\n", "host variable 'host_only'"},
         {"__device__ void f(float *p) { p[0] = 1.0f; }\n__global__ void k(float *a)\n{\n  __shared__ float s[4];\n  f(a);\n  f(s);\n}\n",
          "several address spaces"},
     };
@@ -156,6 +197,7 @@ int main(void)
         cmocka_unit_test(refusals),
         cmocka_unit_test(article_kernel),
         cmocka_unit_test(reduction_kernel),
+        cmocka_unit_test(constants_and_static_kernels),
     };
     return cmocka_run_group_tests(tests, ctx_setup, ctx_teardown);
 }

@@ -20,6 +20,7 @@
  * device code, dynamic __shared__ arrays (for now), pointers to pointers. */
 #define _POSIX_C_SOURCE 200809L
 #include <clang-c/Index.h>
+#include <ctype.h>
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -80,6 +81,7 @@
     X(clang_getTokenSpelling)         \
     X(clang_getTranslationUnitCursor) \
     X(clang_getTypeSpelling)          \
+    X(clang_isConstQualifiedType)     \
     X(clang_isCursorDefinition)       \
     X(clang_isExpression)             \
     X(clang_parseTranslationUnit2)    \
@@ -709,6 +711,18 @@ static void function(struct tr *t, CXCursor f)
     const int kernel = has_child_kind(f, CXCursor_CUDAGlobalAttr);
     if (kernel && lc.clang_getCanonicalType(lc.clang_getResultType(lc.clang_getCursorType(f))).kind != CXType_Void)
         refuse(t, f, "kernel '%s' must return void", lc.clang_getCString(lc.clang_getCursorSpelling(f)));
+    if (kernel && lc.clang_Cursor_getStorageClass(f) == CX_SC_Static) { /* OpenCL C: a kernel cannot be static */
+        unsigned fs, fe, at;
+        CXFile ff;
+        lc.clang_getExpansionLocation(lc.clang_getCursorLocation(f), &ff, NULL, NULL, &at);
+        if (is_main(ff) && range(t, f, &fs, &fe))
+            for (unsigned i = fs; i + 6 <= at; i++)
+                if (!strncmp(t->src + i, "static", 6) && (i == 0 || !(isalnum((unsigned char)t->src[i - 1]) || t->src[i - 1] == '_')) &&
+                    !(isalnum((unsigned char)t->src[i + 6]) || t->src[i + 6] == '_')) {
+                    edit(t, i, i + 6, "");
+                    break;
+                }
+    }
     lc.clang_visitChildren(f, attrs, t);
     const int n = lc.clang_Cursor_getNumArguments(f);
     for (int i = 0; i < n; i++) {
@@ -973,8 +987,34 @@ static enum CXChildVisitResult visit(CXCursor c, CXCursor parent, CXClientData d
         }
         lc.clang_visitChildren(c, attrs, t);
         if (file_scope && !constant && !shared) {
-            refuse(t, c, "global variable '%s' in device memory (__device__): OpenCL C 1.2 has program-scope variables only in __constant",
-                   lc.clang_getCString(lc.clang_getCursorSpelling(c)));
+            CXType el = ty;
+            while (el.kind == CXType_ConstantArray) el = lc.clang_getArrayElementType(el);
+            const int device = has_child_kind(c, CXCursor_CUDADeviceAttr);
+            unsigned s0, e0;
+            int inited = 0; /* an array's size is a literal child too: its initialiser is a list */
+            for (int i = 0; i < init.n; i++)
+                inited |= ty.kind == CXType_ConstantArray ? lc.clang_getCursorKind(init.c[i]) == CXCursor_InitListExpr
+                                                          : lc.clang_isExpression(lc.clang_getCursorKind(init.c[i]));
+            const int is_const = lc.clang_isConstQualifiedType(el) || lc.clang_isConstQualifiedType(ty) ||
+                                 lc.clang_isConstQualifiedType(lc.clang_getCursorType(c)); /* the array's or its elements' */
+            if (!device && is_const && inited && range(t, c, &s0, &e0)) {
+                /* `const int TILE_DIM = 32;` at file scope: CUDA lets device code read it; in OpenCL C a
+                 * program-scope constant is __constant (one insertion for `const int a = 1, b = 2;`) */
+                edit(t, s0, s0, "__constant ");
+                set_var(t, c, SP_CONSTANT);
+                return CXChildVisit_Continue;
+            }
+            CXString n = lc.clang_getCursorSpelling(c);
+            if (device)
+                refuse(t, c,
+                       "global variable '%s' in device memory (__device__): OpenCL C 1.2 has program-scope variables only in __constant",
+                       lc.clang_getCString(n));
+            else
+                refuse(t, c,
+                       "host variable '%s' (neither const nor __device__ or __constant__): device code cannot read it; leave host "
+                       "code out of kernel source",
+                       lc.clang_getCString(n));
+            lc.clang_disposeString(n);
             return CXChildVisit_Break;
         }
         if (shared || constant) {

@@ -167,6 +167,89 @@ def test_simple_atomic_intrinsics():
     assert data[8] == want_and and data[9] == -1 and data[10] == want_xor
 
 
+def test_shared_memory_reverse(rng):
+    """NVIDIA's blog (CUDA C++ series, shared memory): static and dynamic shared arrays."""
+    import clrun.cuda.driver as drv
+    mod = module("shared_memory_reverse.cu")
+    n = 64
+    a = rng.integers(-1000, 1000, n).astype(np.int32)
+    for name, shared in (("staticReverse", 0), ("dynamicReverse", n * 4)):
+        d = a.copy()
+        mod.get_function(name)(drv.InOut(d), np.int32(n), block=(n, 1, 1), shared=shared)
+        assert np.array_equal(d, a[::-1]), name
+
+
+def test_blog_transpose(rng):
+    """NVIDIA's blog (efficient matrix transpose): the copies and the three transposes, 32x32 tiles of 32x8 threads."""
+    from clrun.cuda import gpuarray
+    mod = module("blog_transpose.cu")
+    n = 96
+    a = rng.standard_normal((n, n)).astype(np.float32)
+    ga = gpuarray.to_gpu(a)
+    for name, want in (("copy", a), ("copySharedMem", a), ("transposeNaive", a.T), ("transposeCoalesced", a.T),
+                       ("transposeNoBankConflicts", a.T)):
+        out = gpuarray.zeros((n, n), np.float32)
+        mod.get_function(name)(out, ga, grid=(n // 32, n // 32), block=(32, 8, 1))
+        assert np.array_equal(out.get(), want), name
+
+
+def test_finite_difference(rng):
+    """NVIDIA's blog (finite difference methods): eighth-order derivatives along x, y and z of a periodic 64^3
+    field, with small and large pencils; the stencil's coefficients are __constant__ scalars set from the host."""
+    import clrun.cuda.driver as drv
+    mod = module("finite_difference.cu")
+    m, sp, lp = 64, 4, 32
+    f = rng.standard_normal((m, m, m)).astype(np.float32)  # [z][y][x]
+    dsinv = np.float32(m - 1)
+    coef = [np.float32(4 / 5) * dsinv, np.float32(-1 / 5) * dsinv, np.float32(4 / 105) * dsinv, np.float32(-1 / 280) * dsinv]
+    for axis_name in "xyz":
+        for c, name in zip(coef, "abcd"):
+            ptr, nbytes = mod.get_global(f"c_{name}{axis_name}")
+            assert nbytes == 4
+            drv.memcpy_htod(ptr, np.array([c], np.float32))
+    shapes = {"derivative_x": ((m // sp, m), (m, sp, 1), 2), "derivative_x_lPencils": ((m // lp, m), (m, sp, 1), 2),
+              "derivative_y": ((m // sp, m), (sp, m, 1), 1), "derivative_y_lPencils": ((m // lp, m), (lp, m * sp // lp, 1), 1),
+              "derivative_z": ((m // sp, m), (sp, m, 1), 0), "derivative_z_lPencils": ((m // lp, m), (lp, m * sp // lp, 1), 0)}
+    for name, (grid, block, axis) in shapes.items():
+        p = np.concatenate([np.take(f, range(m - 5, m - 1), axis), f, np.take(f, range(1, 5), axis)], axis)  # period m - 1
+        sh = lambda o: np.take(p, range(4 + o, 4 + o + m), axis)  # noqa: E731
+        want = sum(c * (sh(k + 1) - sh(-k - 1)) for k, c in enumerate(coef))
+        df = np.zeros_like(f)
+        mod.get_function(name)(drv.In(f), drv.Out(df), grid=grid, block=block)
+        assert np.allclose(df, want, rtol=1e-5, atol=2e-3), name
+
+
+def test_samples_intro(rng):
+    """Kernels of NVIDIA's introductory samples (simpleZeroCopy, asyncAPI, simpleMultiCopy, cudaOpenMP,
+    simpleMultiGPU), each run as its sample runs it."""
+    import clrun.cuda.driver as drv
+    mod = module("samples_intro.cu")
+    n = 1 << 14
+    a, b = (rng.standard_normal(n).astype(np.float32) for _ in range(2))
+    c = np.zeros_like(a)
+    mod.get_function("vectorAddGPU")(drv.In(a), drv.In(b), drv.InOut(c), np.int32(n - 3), block=(256, 1, 1), grid=(n // 256, 1))
+    assert np.array_equal(c[:-3], (a + b)[:-3]) and not c[-3:].any()
+    g = rng.integers(-100, 100, n).astype(np.int32)
+    want = g + 26
+    mod.get_function("increment_kernel")(drv.InOut(g), np.int32(26), block=(512, 1, 1), grid=(n // 512, 1))
+    assert np.array_equal(g, want)
+    out = np.zeros_like(g)
+    mod.get_function("incKernel")(drv.InOut(out), drv.In(g), np.int32(n - 5), np.int32(3), block=(128, 1, 1), grid=(n // 128, 1))
+    assert np.array_equal(out[:-5], g[:-5] + 1) and not out[-5:].any()
+    h = g.copy()
+    mod.get_function("kernelAddConstant")(drv.InOut(h), np.int32(-7), block=(128, 1, 1), grid=(n // 128, 1))
+    assert np.array_equal(h, g - 7)
+    threads = 32 * 256
+    part = np.zeros(threads, np.float32)
+    x = rng.standard_normal(n * 3 + 11).astype(np.float32)
+    mod.get_function("reduceKernel")(drv.Out(part), drv.In(x), np.int32(x.size), block=(256, 1, 1), grid=(32, 1))
+    want = np.zeros(threads, np.float32)
+    for pos in range(0, x.size, threads):  # each thread's sum in its own order
+        chunk = x[pos:pos + threads]
+        want[:chunk.size] += chunk
+    assert np.array_equal(part, want)
+
+
 REFUSED = [
     ("clock_kernel.cu", r"clock_kernel.cu:\d+:\d+: clock\(\)"),
     ("simpleVote_kernel.cu", r"simpleVote_kernel.cu:\d+:\d+: warp intrinsic __any_sync"),
@@ -188,7 +271,14 @@ def test_corpus_coverage():
     """Every kernel file of the corpus is in a test here, run or refused."""
     run = {"hello_gpu.cu", "matrixmul_simple.cu", "matrixmul_tiled.cu", "matrix_transpose.cu", "game_of_life.cu",
            "simple_rgb2gray.cu", "manhattan_distance.cu", "doublify.cu", "constant_memory.cu", "large_smem.cu",
-           "vectorAdd_kernel.cu", "simpleAtomicIntrinsics_kernel.cu"}
+           "vectorAdd_kernel.cu", "simpleAtomicIntrinsics_kernel.cu", "shared_memory_reverse.cu", "blog_transpose.cu",
+           "finite_difference.cu", "samples_intro.cu"}
     files = {f for f in os.listdir(CORPUS) if f.endswith(".cu")}
     assert files == run | {n for n, _ in REFUSED}
-    print(f"corpus: {len(run)} of {len(files)} run ({100 * len(run) // len(files)}%), {len(REFUSED)} refused by construct")
+
+    def kernels(names):  # __global__ functions, templates included
+        import re
+        return sum(len(re.findall(r"\b__global__\b", open(os.path.join(CORPUS, n)).read())) for n in names)
+    kr, kall = kernels(run), kernels(files)
+    print(f"corpus: {len(run)} of {len(files)} files run ({100 * len(run) // len(files)}%), {len(REFUSED)} refused by construct; "
+          f"{kr} of {kall} kernels ({100 * kr // kall}%)")

@@ -104,7 +104,7 @@ static pthread_once_t lc_once = PTHREAD_ONCE_INIT;
 static void lc_load(void)
 {
     /* the one whose headers this was built with first: libclang 16 visits no file-scope function's
-     * children here (to be understood: NOTES.md) */
+     * children here (to be understood: README.md here) */
     static const char *const names[] = {CLRUN_LIBCLANG, "libclang-14.so.1", "libclang.so.1"};
     void *h = NULL;
     for (size_t i = 0; i < sizeof names / sizeof *names && !h; i++) h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
@@ -527,6 +527,7 @@ static int has_child_kind(CXCursor c, enum CXCursorKind kind)
  * __local, constant → __constant. */
 static enum CXChildVisitResult attrs(CXCursor c, CXCursor parent, CXClientData d)
 {
+    (void)parent;
     struct tr *t = d;
     unsigned s, e;
     const enum CXCursorKind k = lc.clang_getCursorKind(c);
@@ -536,15 +537,7 @@ static enum CXChildVisitResult attrs(CXCursor c, CXCursor parent, CXClientData d
                      : k == CXCursor_CUDASharedAttr   ? "__local"
                      : k == CXCursor_CUDAConstantAttr ? "__constant"
                                                       : NULL;
-    if (to && range(t, c, &s, &e)) {
-        if (getenv("CU2CL_DEBUG")) {
-            CXString ps = lc.clang_getCursorSpelling(parent);
-            fprintf(stderr, "attr %d of %s (kind %d) at [%u, %u)\n", (int)k, lc.clang_getCString(ps), (int)lc.clang_getCursorKind(parent),
-                    s, e);
-            lc.clang_disposeString(ps);
-        }
-        edit(t, s, e, to);
-    }
+    if (to && range(t, c, &s, &e)) { edit(t, s, e, to); }
     return CXChildVisit_Continue;
 }
 
@@ -772,7 +765,6 @@ static void function(struct tr *t, CXCursor f)
                       &nt);
     for (unsigned i = 0; i + 1 < nt; i++) {
         CXString w = lc.clang_getTokenSpelling(t->tu, tok[i]);
-        if (getenv("CU2CL_DEBUG")) fprintf(stderr, "token %u '%s'\n", i, lc.clang_getCString(w));
         const int open = !strcmp(lc.clang_getCString(w), "(");
         lc.clang_disposeString(w);
         if (open) {
@@ -834,12 +826,6 @@ static enum CXChildVisitResult find_refused_include(CXCursor c, CXCursor parent,
 static enum CXChildVisitResult visit(CXCursor c, CXCursor parent, CXClientData d)
 {
     struct tr *t = d;
-    if (getenv("CU2CL_DEBUG") > (char *)1) {
-        CXString sp = lc.clang_getCursorSpelling(c);
-        fprintf(stderr, "visit kind %d (parent %d) %s main %d\n", (int)lc.clang_getCursorKind(c), (int)lc.clang_getCursorKind(parent),
-                lc.clang_getCString(sp), in_main(t, c));
-        lc.clang_disposeString(sp);
-    }
     if (t->failed) return CXChildVisit_Break;
     if (!in_main(t, c)) return CXChildVisit_Continue;
     const enum CXCursorKind k = lc.clang_getCursorKind(c);
@@ -1254,11 +1240,6 @@ char *clrun__cuda_translate(const char *src, size_t len, const char *name, char 
     if (t.failed) goto done;
     for (unsigned i = 0; i < lc.clang_getNumDiagnostics(t.tu); i++) {
         CXDiagnostic dg = lc.clang_getDiagnostic(t.tu, i);
-        if (getenv("CU2CL_DEBUG")) {
-            CXString m = lc.clang_getDiagnosticSpelling(dg);
-            fprintf(stderr, "diag %d: %s\n", (int)lc.clang_getDiagnosticSeverity(dg), lc.clang_getCString(m));
-            lc.clang_disposeString(m);
-        }
         if (lc.clang_getDiagnosticSeverity(dg) >= CXDiagnostic_Error) {
             unsigned line = 0, col = 0;
             CXFile f;
@@ -1300,8 +1281,6 @@ char *clrun__cuda_translate(const char *src, size_t len, const char *name, char 
     if (!t.failed) lc.clang_visitChildren(lc.clang_getTranslationUnitCursor(t.tu), visit, &t);
     if (t.failed) goto done;
     if (t.n) qsort(t.e, t.n, sizeof *t.e, by_start);
-    if (getenv("CU2CL_DEBUG"))
-        for (size_t i = 0; i < t.n; i++) fprintf(stderr, "edit [%u, %u) -> '%s'\n", t.e[i].start, t.e[i].end, t.e[i].text);
     size_t cap = sizeof prelude_cl + sizeof t.note + len + 2 * strlen(t.name) + 64;
     for (size_t i = 0; i < t.n; i++) cap += strlen(t.e[i].text);
     out = malloc(cap);

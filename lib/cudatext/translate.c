@@ -193,7 +193,80 @@ static const char prelude_cuda[] =
     "__device__ uint2 make_uint2(unsigned, unsigned); __device__ uint4 make_uint4(unsigned, unsigned, unsigned, unsigned);\n"
     "__device__ uchar4 make_uchar4(unsigned char, unsigned char, unsigned char, unsigned char);\n"
     "__device__ float __ldg(const float *); __device__ int __ldg(const int *); __device__ unsigned __ldg(const unsigned *);\n"
-    "__device__ float4 __ldg(const float4 *); __device__ float2 __ldg(const float2 *);\n";
+    "__device__ float4 __ldg(const float4 *); __device__ float2 __ldg(const float2 *);\n"
+    "__device__ float sinf(float); __device__ float cosf(float); __device__ float tanf(float); __device__ float asinf(float);\n"
+    "__device__ float acosf(float); __device__ float atanf(float); __device__ float sinhf(float); __device__ float coshf(float);\n"
+    "__device__ float asinhf(float); __device__ float acoshf(float); __device__ float atanhf(float); __device__ float log10f(float);\n"
+    "__device__ float expm1f(float); __device__ float log1pf(float); __device__ float cbrtf(float); __device__ float rcbrtf(float);\n"
+    "__device__ float truncf(float); __device__ float roundf(float); __device__ float rintf(float); __device__ float nearbyintf(float);\n"
+    "__device__ float erff(float); __device__ float erfcf(float); __device__ float lgammaf(float); __device__ float tgammaf(float);\n"
+    "__device__ float logbf(float); __device__ float sinpif(float); __device__ float cospif(float); __device__ float exp10f(float);\n"
+    "__device__ float __tanf(float); __device__ float __log2f(float); __device__ float __log10f(float); __device__ float __exp10f(float);\n"
+    "__device__ float __frcp_rn(float); __device__ float __fsqrt_rn(float); __device__ float __frsqrt_rn(float);\n"
+    "__device__ float fmodf(float, float); __device__ float hypotf(float, float); __device__ float copysignf(float, float); __device__ "
+    "float fdimf(float, float);\n"
+    "__device__ float remainderf(float, float); __device__ float nextafterf(float, float); __device__ float __powf(float, float); "
+    "__device__ float __fdiv_rn(float, float);\n"
+    "__device__ float __fsub_rn(float, float); __device__ float __fmul_rz(float, float); __device__ float __fadd_rz(float, float);\n"
+    "__device__ float __fmaf_rn(float, float, float); __device__ void sincosf(float, float *, float *); __device__ void __sincosf(float, "
+    "float *, float *);\n"
+    "__device__ double sin(double); __device__ float sin(float); __device__ double cos(double); __device__ float cos(float); __device__ "
+    "double tan(double); __device__ float tan(float); __device__ double asin(double); __device__ float asin(float);\n"
+    "__device__ double acos(double); __device__ float acos(float); __device__ double atan(double); __device__ float atan(float); "
+    "__device__ double sinh(double); __device__ float sinh(float); __device__ double cosh(double); __device__ float cosh(float);\n"
+    "__device__ double tanh(double); __device__ float tanh(float); __device__ double asinh(double); __device__ float asinh(float); "
+    "__device__ double acosh(double); __device__ float acosh(float); __device__ double atanh(double); __device__ float atanh(float);\n"
+    "__device__ double exp(double); __device__ float exp(float); __device__ double exp2(double); __device__ float exp2(float); __device__ "
+    "double exp10(double); __device__ float exp10(float); __device__ double expm1(double); __device__ float expm1(float);\n"
+    "__device__ double log(double); __device__ float log(float); __device__ double log2(double); __device__ float log2(float); __device__ "
+    "double log10(double); __device__ float log10(float); __device__ double log1p(double); __device__ float log1p(float);\n"
+    "__device__ double sqrt(double); __device__ float sqrt(float); __device__ double rsqrt(double); __device__ float rsqrt(float); "
+    "__device__ double cbrt(double); __device__ float cbrt(float); __device__ double fabs(double); __device__ float fabs(float);\n"
+    "__device__ double floor(double); __device__ float floor(float); __device__ double ceil(double); __device__ float ceil(float); "
+    "__device__ double trunc(double); __device__ float trunc(float); __device__ double round(double); __device__ float round(float);\n"
+    "__device__ double rint(double); __device__ float rint(float); __device__ double erf(double); __device__ float erf(float); __device__ "
+    "double erfc(double); __device__ float erfc(float); __device__ double lgamma(double); __device__ float lgamma(float);\n"
+    "__device__ double tgamma(double); __device__ float tgamma(float);\n"
+    "__device__ double pow(double, double); __device__ float pow(float, float); __device__ double atan2(double, double); __device__ float "
+    "atan2(float, float); __device__ double fmod(double, double); __device__ float fmod(float, float); __device__ double hypot(double, "
+    "double); __device__ float hypot(float, float);\n"
+    "__device__ double copysign(double, double); __device__ float copysign(float, float); __device__ double fdim(double, double); "
+    "__device__ float fdim(float, float); __device__ double fmin(double, double); __device__ float fmin(float, float); __device__ double "
+    "fmax(double, double); __device__ float fmax(float, float);\n"
+    "__device__ double remainder(double, double); __device__ float remainder(float, float); __device__ double nextafter(double, double); "
+    "__device__ float nextafter(float, float);\n"
+    "__device__ double fma(double, double, double); __device__ float fma(float, float, float); __device__ int abs(int); __device__ long "
+    "labs(long); __device__ long long llabs(long long); __device__ long abs(long); __device__ long long abs(long long); __device__ "
+    "unsigned min(unsigned, unsigned); __device__ unsigned max(unsigned, unsigned);\n"
+    "__device__ long long min(long long, long long); __device__ long long max(long long, long long); __device__ unsigned long long "
+    "min(unsigned long long, unsigned long long); __device__ unsigned long long max(unsigned long long, unsigned long long); __device__ "
+    "float min(float, float); __device__ float max(float, float);\n"
+    "__device__ double min(double, double); __device__ double max(double, double); __device__ int __popc(unsigned); __device__ int "
+    "__popcll(unsigned long long); __device__ int __clz(int); __device__ int __clzll(long long); __device__ int __ffs(int); __device__ "
+    "unsigned __brev(unsigned); __device__ unsigned __umulhi(unsigned, unsigned); __device__ int __mulhi(int, int);\n"
+    "__device__ int __float_as_int(float); __device__ float __int_as_float(int); __device__ unsigned __float_as_uint(float); __device__ "
+    "float __uint_as_float(unsigned); __device__ int __float2int_rn(float); __device__ int __float2int_rz(float); __device__ int "
+    "__float2int_rd(float); __device__ int __float2int_ru(float); __device__ unsigned __float2uint_rn(float); __device__ unsigned "
+    "__float2uint_rz(float);\n"
+    "__device__ float __int2float_rn(int); __device__ float __uint2float_rn(unsigned); __device__ unsigned long long atomicAdd(unsigned "
+    "long long *, unsigned long long); __device__ unsigned long long atomicExch(unsigned long long *, unsigned long long); __device__ "
+    "unsigned long long atomicCAS(unsigned long long *, unsigned long long, unsigned long long);\n"
+    "__device__ unsigned long long atomicMin(unsigned long long *, unsigned long long); __device__ unsigned long long atomicMax(unsigned "
+    "long long *, unsigned long long); __device__ unsigned long long atomicAnd(unsigned long long *, unsigned long long); __device__ "
+    "unsigned long long atomicOr(unsigned long long *, unsigned long long);\n"
+    "__device__ unsigned long long atomicXor(unsigned long long *, unsigned long long); __device__ long long atomicMin(long long *, long "
+    "long); __device__ long long atomicMax(long long *, long long); __device__ double atomicAdd(double *, double); __device__ int "
+    "__syncthreads_count(int); __device__ int __syncthreads_and(int); __device__ int __syncthreads_or(int);\n"
+    "struct float3 { float x, y, z; }; struct int3 { int x, y, z; }; struct __attribute__((aligned(16))) double2 { double x, y; }; struct "
+    "__attribute__((aligned(2))) uchar2 { unsigned char x, y; }; struct __attribute__((aligned(4))) char4 { signed char x, y, z, w; }; "
+    "struct __attribute__((aligned(4))) short2 { short x, y; }; struct __attribute__((aligned(8))) short4 { short x, y, z, w; }; struct "
+    "__attribute__((aligned(4))) ushort2 { unsigned short x, y; };\n"
+    "struct __attribute__((aligned(16))) long2 { long x, y; }; struct __attribute__((aligned(16))) ulong2 { unsigned long x, y; }; "
+    "__device__ float3 make_float3(float, float, float); __device__ int3 make_int3(int, int, int); __device__ uint3 make_uint3(unsigned, "
+    "unsigned, unsigned); __device__ double2 make_double2(double, double); __device__ uchar2 make_uchar2(unsigned char, unsigned char);\n"
+    "__device__ char4 make_char4(signed char, signed char, signed char, signed char); __device__ short2 make_short2(short, short); "
+    "__device__ double __ldg(const double *); __device__ int2 __ldg(const int2 *); __device__ int4 __ldg(const int4 *); __device__ "
+    "unsigned char __ldg(const unsigned char *); __device__ uint2 __ldg(const uint2 *); __device__ uint4 __ldg(const uint4 *);\n";
 
 /* The OpenCL C the translation starts with: the CUDA names OpenCL spells differently. */
 static const char prelude_cl[] =
@@ -206,6 +279,61 @@ static const char prelude_cl[] =
     "#define __fdividef native_divide\n#define __mul24(a, b) mul24((int)(a), (int)(b))\n#define __umul24(a, b) mul24((uint)(a), "
     "(uint)(b))\n#define __saturatef(x) clamp((x), 0.0f, 1.0f)\n"
     "#define __fmul_rn(a, b) ((a) * (b))\n#define __fadd_rn(a, b) ((a) + (b))\n"
+    "#define asinf asin\n#define acosf acos\n#define atanf atan\n#define sinhf sinh\n#define coshf cosh\n"
+    "#define asinhf asinh\n#define acoshf acosh\n#define atanhf atanh\n#define log10f log10\n"
+    "#define expm1f expm1\n#define log1pf log1p\n#define cbrtf cbrt\n#define truncf trunc\n"
+    "#define roundf round\n#define rintf rint\n#define nearbyintf rint\n#define erff erf\n"
+    "#define erfcf erfc\n#define lgammaf lgamma\n#define tgammaf tgamma\n#define logbf logb\n"
+    "#define sinpif sinpi\n#define cospif cospi\n#define exp10f exp10\n#define fmodf fmod\n"
+    "#define hypotf hypot\n#define copysignf copysign\n#define fdimf fdim\n#define remainderf remainder\n"
+    "#define nextafterf nextafter\n#define __tanf native_tan\n#define __log2f native_log2\n"
+    "#define __log10f native_log10\n#define __exp10f native_exp10\n#define __powf pow\n"
+    "#define __fsqrt_rn sqrt\n#define __frsqrt_rn rsqrt\n#define __fmaf_rn fma\n"
+    "#define __float_as_int as_int\n#define __int_as_float as_float\n#define __float_as_uint as_uint\n"
+    "#define __uint_as_float as_float\n#define __float2int_rn convert_int_rte\n"
+    "#define __float2int_rz convert_int_rtz\n#define __float2int_rd convert_int_rtn\n"
+    "#define __float2int_ru convert_int_rtp\n#define __float2uint_rn convert_uint_rte\n"
+    "#define __float2uint_rz convert_uint_rtz\n#define __int2float_rn convert_float_rte\n"
+    "#define __uint2float_rn convert_float_rte\n"
+    "#define rcbrtf(x) (1.0f / cbrt(x))\n#define __frcp_rn(x) (1.0f / (x))\n#define __fdiv_rn(a, b) ((a) / (b))\n"
+    "#define __fsub_rn(a, b) ((a) - (b))\n#define __fmul_rz(a, b) ((a) * (b))\n#define __fadd_rz(a, b) ((a) + (b))\n"
+    "#define sincosf(x, s, c) (*(s) = sincos((x), (c)))\n#define __sincosf(x, s, c) (*(s) = native_sin(x), *(c) = native_cos(x))\n"
+    "#define __popc(x) ((int)popcount((uint)(x)))\n#define __popcll(x) ((int)popcount((ulong)(x)))\n"
+    "#define __clz(x) ((int)clz((int)(x)))\n#define __clzll(x) ((int)clz((long)(x)))\n"
+    "#define __umulhi(a, b) mul_hi((uint)(a), (uint)(b))\n#define __mulhi(a, b) mul_hi((int)(a), (int)(b))\n"
+    "#define labs(x) ((long)abs((long)(x)))\n#define llabs(x) ((long)abs((long)(x)))\n"
+    "static int clrun_ffs(int x) { return x == 0 ? 0 : 32 - (int)clz(x & -x); }\n#define __ffs clrun_ffs\n"
+    "static uint clrun_brev(uint x)\n"
+    "{\n"
+    "    x = ((x >> 1) & 0x55555555u) | ((x & 0x55555555u) << 1);\n"
+    "    x = ((x >> 2) & 0x33333333u) | ((x & 0x33333333u) << 2);\n"
+    "    x = ((x >> 4) & 0x0f0f0f0fu) | ((x & 0x0f0f0f0fu) << 4);\n"
+    "    x = ((x >> 8) & 0x00ff00ffu) | ((x & 0x00ff00ffu) << 8);\n"
+    "    return (x >> 16) | (x << 16);\n"
+    "}\n#define __brev clrun_brev\n"
+    "#ifdef cl_khr_fp64\n#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n#endif\n"
+    "#ifdef cl_khr_int64_base_atomics\n#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable\n#endif\n"
+    "#ifdef cl_khr_int64_extended_atomics\n#pragma OPENCL EXTENSION cl_khr_int64_extended_atomics : enable\n#endif\n"
+    "#if defined(cl_khr_fp64) && defined(cl_khr_int64_base_atomics)\n"
+    "static double clrun_atomic_add_f64(volatile __global double *p, double v)\n"
+    "{\n"
+    "    ulong old, next;\n"
+    "    do {\n"
+    "        old = as_ulong(*p);\n"
+    "        next = as_ulong(as_double(old) + v);\n"
+    "    } while (atom_cmpxchg((volatile __global ulong *)p, old, next) != old);\n"
+    "    return as_double(old);\n"
+    "}\n"
+    "static double clrun_atomic_add_f64_l(volatile __local double *p, double v)\n"
+    "{\n"
+    "    ulong old, next;\n"
+    "    do {\n"
+    "        old = as_ulong(*p);\n"
+    "        next = as_ulong(as_double(old) + v);\n"
+    "    } while (atom_cmpxchg((volatile __local ulong *)p, old, next) != old);\n"
+    "    return as_double(old);\n"
+    "}\n"
+    "#endif\n"
     "typedef char int8_t;\ntypedef short int16_t;\ntypedef int int32_t;\ntypedef long int64_t;\n"
     "typedef uchar uint8_t;\ntypedef ushort uint16_t;\ntypedef uint uint32_t;\ntypedef ulong uint64_t;\n#define __restrict__ "
     "restrict\n#define __forceinline__ inline\n"
@@ -542,6 +670,50 @@ static enum CXChildVisitResult attrs(CXCursor c, CXCursor parent, CXClientData d
 }
 
 /* A pointer parameter of a kernel or device function: __global before its type. */
+/* OpenCL C refuses kernel parameters of type bool, size_t, ptrdiff_t, intptr_t, uintptr_t (and
+ * pointers to them): spelled in CUDA's sizes instead (bool 1 byte, the rest 8 on a 64-bit host). A
+ * by-value or pointed-to three-component vector is 12 bytes in CUDA and 16 in OpenCL: refused. */
+static void kernel_param_types(struct tr *t, CXCursor p)
+{
+    CXType ty = lc.clang_getCanonicalType(lc.clang_getCursorType(p));
+    CXType el = ty.kind == CXType_Pointer ? lc.clang_getCanonicalType(lc.clang_getPointeeType(ty)) : ty;
+    CXString es = lc.clang_getTypeSpelling(el);
+    const char *e = lc.clang_getCString(es);
+    const char *bare = !strncmp(e, "const ", 6) ? e + 6 : e;
+    if (!strncmp(bare, "struct ", 7)) bare += 7;
+    static const char *const three[] = {"float3", "int3", "uint3", "char3", "uchar3", "short3", "ushort3", "double3", "long3", "ulong3"};
+    for (size_t i = 0; i < sizeof three / sizeof *three; i++)
+        if (!strcmp(bare, three[i])) {
+            CXString n = lc.clang_getCursorSpelling(p);
+            refuse(t, p,
+                   "kernel parameter '%s' of %s: OpenCL lays a three-component vector out as four, CUDA does not; pass "
+                   "its components or a four-component type",
+                   lc.clang_getCString(n), bare);
+            lc.clang_disposeString(n);
+            break;
+        }
+    lc.clang_disposeString(es);
+    CXToken *tok = NULL;
+    unsigned nt = 0;
+    lc.clang_tokenize(t->tu, lc.clang_getCursorExtent(p), &tok, &nt);
+    for (unsigned i = 0; i < nt; i++) {
+        CXString w = lc.clang_getTokenSpelling(t->tu, tok[i]);
+        const char *ws = lc.clang_getCString(w);
+        const char *to = !strcmp(ws, "bool")                                                             ? "uchar"
+                         : !strcmp(ws, "size_t") || !strcmp(ws, "uintptr_t")                             ? "ulong"
+                         : !strcmp(ws, "ptrdiff_t") || !strcmp(ws, "intptr_t") || !strcmp(ws, "ssize_t") ? "long"
+                                                                                                         : NULL;
+        lc.clang_disposeString(w);
+        unsigned s, e2;
+        CXFile f1, f2;
+        CXSourceRange r = lc.clang_getTokenExtent(t->tu, tok[i]);
+        lc.clang_getExpansionLocation(lc.clang_getRangeStart(r), &f1, NULL, NULL, &s);
+        lc.clang_getExpansionLocation(lc.clang_getRangeEnd(r), &f2, NULL, NULL, &e2);
+        if (to && is_main(f1) && is_main(f2)) edit(t, s, e2, to);
+    }
+    lc.clang_disposeTokens(t->tu, tok, nt);
+}
+
 static void param(struct tr *t, CXCursor f, unsigned index, CXCursor p, int kernel)
 {
     CXType ty = lc.clang_getCanonicalType(lc.clang_getCursorType(p));
@@ -549,6 +721,7 @@ static void param(struct tr *t, CXCursor f, unsigned index, CXCursor p, int kern
         refuse(t, p, "reference parameter '%s': OpenCL C has no references", lc.clang_getCString(lc.clang_getCursorSpelling(p)));
         return;
     }
+    if (kernel && !t->collect) kernel_param_types(t, p);
     if (ty.kind != CXType_Pointer) {
         set_var(t, p, SP_PRIVATE);
         return;
@@ -601,6 +774,17 @@ static const char *atomic_fn(const char *name, enum CXTypeKind pointee)
     if (pointee == CXType_Float) {
         if (!strcmp(name, "atomicAdd")) return "clrun_atomic_add_f32";
         if (!strcmp(name, "atomicExch")) return "clrun_atomic_xchg_f32";
+        return NULL;
+    }
+    if (pointee == CXType_Double) return !strcmp(name, "atomicAdd") ? "clrun_atomic_add_f64" : NULL;
+    if (pointee == CXType_LongLong || pointee == CXType_ULongLong || pointee == CXType_Long || pointee == CXType_ULong) {
+        /* 64-bit: the cl_khr_int64_base/extended_atomics functions (a device without them rejects the build) */
+        static const struct {
+            const char *cuda, *cl;
+        } longs[] = {{"atomicAdd", "atom_add"}, {"atomicExch", "atom_xchg"}, {"atomicCAS", "atom_cmpxchg"}, {"atomicMin", "atom_min"},
+                     {"atomicMax", "atom_max"}, {"atomicAnd", "atom_and"},   {"atomicOr", "atom_or"},       {"atomicXor", "atom_xor"}};
+        for (size_t i = 0; i < sizeof longs / sizeof *longs; i++)
+            if (!strcmp(name, longs[i].cuda)) return longs[i].cl;
         return NULL;
     }
     if (pointee != CXType_Int && pointee != CXType_UInt) return NULL;
@@ -1140,6 +1324,14 @@ static enum CXChildVisitResult visit(CXCursor c, CXCursor parent, CXClientData d
             snprintf(to, sizeof to, "clrun_%s", name);
             rename_callee(t, c, to);
         }
+        if (!strcmp(name, "abs") && lc.clang_Cursor_getNumArguments(c) == 1) { /* OpenCL's abs of an int is unsigned */
+            const enum CXTypeKind ak = lc.clang_getCanonicalType(lc.clang_getCursorType(lc.clang_Cursor_getArgument(c, 0))).kind;
+            rename_callee(t, c,
+                          ak == CXType_Float || ak == CXType_Double                                                    ? "fabs"
+                          : ak == CXType_Long || ak == CXType_LongLong || ak == CXType_ULong || ak == CXType_ULongLong ? "(long)abs"
+                                                                                                                       : "(int)abs");
+        }
+        if (!strncmp(name, "__syncthreads_", 14)) refuse(t, c, "%s (a block-wide vote) is not translated yet", name);
         if (!strcmp(name, "__ldg")) rename_callee(t, c, "*"); /* __ldg(p) → *(p): a plain load */
         if (!strncmp(name, "make_", 5)) {                     /* make_float4(a, b, c, d) → (float4)(a, b, c, d) */
             char cast[40];
@@ -1156,6 +1348,26 @@ static enum CXChildVisitResult visit(CXCursor c, CXCursor parent, CXClientData d
         if (!strcmp(name, "__threadfence_block") && range(t, c, &s, &e))
             edit(t, s, e, "mem_fence(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)");
         lc.clang_disposeString(sp);
+        return CXChildVisit_Recurse;
+    }
+    case CXCursor_StructDecl:
+    case CXCursor_UnionDecl:
+    case CXCursor_EnumDecl: {
+        /* C++ names `struct P {…};` as P; C needs `struct P`: a typedef after the definition */
+        unsigned s0, e0;
+        CXString n = lc.clang_getCursorSpelling(c);
+        const char *ns = lc.clang_getCString(n);
+        const char *word = k == CXCursor_StructDecl ? "struct" : k == CXCursor_UnionDecl ? "union" : "enum";
+        if (lc.clang_isCursorDefinition(c) && *ns && !strchr(ns, ' ') && range(t, c, &s0, &e0)) {
+            unsigned q = e0;
+            while (q < t->len && isspace((unsigned char)t->src[q])) q++;
+            if (q < t->len && t->src[q] == ';') {
+                char td[200];
+                snprintf(td, sizeof td, " typedef %s %s %s;", word, ns, ns);
+                edit(t, q + 1, q + 1, td);
+            }
+        }
+        lc.clang_disposeString(n);
         return CXChildVisit_Recurse;
     }
     case CXCursor_FunctionTemplate:
@@ -1179,6 +1391,54 @@ static enum CXChildVisitResult visit(CXCursor c, CXCursor parent, CXClientData d
         return CXChildVisit_Recurse;
     }
     return CXChildVisit_Recurse;
+}
+
+/* `long long` is reserved in OpenCL C, where `long` has its 64 bits: the second `long` of each pair
+ * is removed (`unsigned long long` → `unsigned long`), comments, strings and characters skipped. */
+static void long_long(struct tr *t)
+{
+    const char *s = t->src;
+    size_t i = 0, last_long_end = 0;
+    int last_was_long = 0;
+    while (i < t->len) {
+        const char ch = s[i];
+        if (ch == '/' && i + 1 < t->len && s[i + 1] == '/') {
+            while (i < t->len && s[i] != '\n') i++;
+            continue;
+        }
+        if (ch == '/' && i + 1 < t->len && s[i + 1] == '*') {
+            i += 2;
+            while (i + 1 < t->len && !(s[i] == '*' && s[i + 1] == '/')) i++;
+            i += 2;
+            continue;
+        }
+        if (ch == '"' || ch == '\'') {
+            for (i++; i < t->len && s[i] != ch; i++)
+                if (s[i] == '\\') i++;
+            i++, last_was_long = 0;
+            continue;
+        }
+        if (isspace((unsigned char)ch)) {
+            i++;
+            continue;
+        }
+        if (isalpha((unsigned char)ch) || ch == '_') {
+            size_t b = i;
+            while (i < t->len && (isalnum((unsigned char)s[i]) || s[i] == '_')) i++;
+            const int is_long = i - b == 4 && !strncmp(s + b, "long", 4);
+            if (is_long && last_was_long) {
+                edit(t, (unsigned)last_long_end, (unsigned)i, ""); /* from the end of the first to the end of the second */
+                last_was_long = 0;
+            } else last_was_long = is_long, last_long_end = i;
+            continue;
+        }
+        if (isdigit((unsigned char)ch)) { /* a number, its suffixes included (1ULL stays: OpenCL C reads it) */
+            while (i < t->len && (isalnum((unsigned char)s[i]) || s[i] == '.' || s[i] == '_')) i++;
+            last_was_long = 0;
+            continue;
+        }
+        i++, last_was_long = 0;
+    }
 }
 
 /* By start; at one start, insertions first, then the longest replacement (which covers the others). */
@@ -1280,6 +1540,7 @@ char *clrun__cuda_translate(const char *src, size_t len, const char *name, char 
     t.collect = 0;
     if (!t.failed) lc.clang_visitChildren(lc.clang_getTranslationUnitCursor(t.tu), visit, &t);
     if (t.failed) goto done;
+    long_long(&t);
     if (t.n) qsort(t.e, t.n, sizeof *t.e, by_start);
     size_t cap = sizeof prelude_cl + sizeof t.note + len + 2 * strlen(t.name) + 64;
     for (size_t i = 0; i < t.n; i++) cap += strlen(t.e[i].text);

@@ -134,3 +134,165 @@ def test_bench_cuda_translation_gives_the_hand_kernels_bits():
     translated = [x for x in recs if x["impl"].startswith("clrun")]
     assert sorted(x["op"] for x in translated) == ["matmul", "reduce", "saxpy", "transpose"]
     assert all(x["same_bits"] is True and x["translated_over_hand"] > 0 for x in translated)
+
+
+def test_types_kernel_parameters_and_structs(rng):
+    """size_t, bool, long long, <stdint.h> types as kernel parameters (OpenCL refuses some of them as
+    spelled); C++'s struct and enum names; file-scope const tables."""
+    import clrun.cuda.driver as drv
+    from clrun.cuda.compiler import SourceModule
+    mod = SourceModule("""
+#include <stdint.h>
+struct Pair { float x, y; };
+enum Mode { ADD, MUL };
+const float scale[2] = {2.0f, -0.5f};
+__device__ float apply(Pair p, Mode m) { return m == ADD ? p.x + p.y : p.x * p.y; }
+__global__ void k(float *out, const Pair *ps, size_t n, bool twice, long long big, unsigned long long ubig,
+                  int64_t s64, uint32_t u32, int mode)
+{
+    size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    long long acc = big + (long long)(ubig >> 40) + s64 + u32;
+    float v = apply(ps[i], (Mode)mode) * scale[i % 2];
+    out[i] = (twice ? 2.0f * v : v) + (float)(acc % 1000);
+}
+""")
+    n = 1000
+    ps = np.zeros(n, dtype=[("x", np.float32), ("y", np.float32)])
+    ps["x"], ps["y"] = rng.standard_normal(n), rng.standard_normal(n)
+    out = np.zeros(n, np.float32)
+    big, ubig, s64, u32 = -(1 << 40) - 7, (1 << 63) + (5 << 40), 123456789012, 4000000000
+    acc = big + (ubig >> 40) + s64 + u32
+    for mode, twice in ((0, True), (1, False)):
+        mod.get_function("k")(drv.Out(out), drv.In(ps), np.uintp(n), np.bool_(twice), np.int64(big), np.uint64(ubig),
+                              np.int64(s64), np.uint32(u32), np.int32(mode), block=(128, 1, 1), grid=((n + 127) // 128, 1))
+        v = (ps["x"] + ps["y"] if mode == 0 else ps["x"] * ps["y"]) * np.where(np.arange(n) % 2 == 0, np.float32(2), np.float32(-0.5))
+        want = (np.float32(2) * v if twice else v) + np.float32(int(np.fmod(acc, 1000)))
+        assert np.allclose(out, want.astype(np.float32), rtol=1e-6, atol=1e-6), mode
+
+
+def test_math_library_and_integer_intrinsics(rng):
+    """CUDA's single-precision math library and integer intrinsics, against NumPy."""
+    import clrun.cuda.driver as drv
+    from clrun.cuda.compiler import SourceModule
+    names = ["sinf", "cosf", "tanf", "asinf", "acosf", "atanf", "sinhf", "coshf", "tanhf", "expf", "exp2f", "expm1f",
+             "logf", "log2f", "log10f", "log1pf", "sqrtf", "rsqrtf", "cbrtf", "fabsf", "floorf", "ceilf", "truncf",
+             "roundf", "rintf", "erff", "erfcf", "__expf", "__logf", "__sinf", "__cosf", "__powf_2", "powf_3",
+             "fmodf_3", "hypotf_3", "copysignf_m", "fminf_3", "fmaxf_3", "fmaf_2_1", "atan2f_3"]
+
+    def call(n):
+        base = n.split("_")[0] if not n.startswith("__") else "__" + n[2:].split("_")[0]
+        rest = n[len(base):]
+        if rest == "_2":
+            return f"{base}(x, 2.0f)"
+        if rest == "_3":
+            return f"{base}(x, 0.75f)"
+        if rest == "_m":
+            return f"{base}(2.0f, -x)"
+        if rest == "_2_1":
+            return f"{base}(x, 2.0f, 1.0f)"
+        return f"{base}(x)"
+    body = "\n".join(f"    o[{i} * n + i] = {call(nm)};" for i, nm in enumerate(names))
+    mod = SourceModule(f"""
+__global__ void f(float *o, const float *in, int n)
+{{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    float x = in[i];
+{body}
+}}
+__global__ void ints(int *o, const int *in, int n)
+{{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    int v = in[i];
+    o[8 * i + 0] = abs(v) - 5;
+    o[8 * i + 1] = __popc(v);
+    o[8 * i + 2] = __clz(v);
+    o[8 * i + 3] = __ffs(v);
+    o[8 * i + 4] = (int)__brev((unsigned)v);
+    o[8 * i + 5] = min(v, 7) + max(v, -7);
+    o[8 * i + 6] = __float_as_int((float)v);
+    o[8 * i + 7] = (int)__umulhi((unsigned)v, 0x9e3779b9u);
+}}
+""")
+    n = 512
+    x = rng.uniform(0.05, 0.95, n).astype(np.float32)  # inside every function's domain
+    o = np.zeros(len(names) * n, np.float32)
+    mod.get_function("f")(drv.Out(o), drv.In(x), np.int32(n), block=(128, 1, 1), grid=(n // 128, 1))
+    x64 = x.astype(np.float64)
+    import math
+    ref = {"sinf": np.sin, "cosf": np.cos, "tanf": np.tan, "asinf": np.arcsin, "acosf": np.arccos, "atanf": np.arctan,
+           "sinhf": np.sinh, "coshf": np.cosh, "tanhf": np.tanh, "expf": np.exp, "exp2f": np.exp2, "expm1f": np.expm1,
+           "logf": np.log, "log2f": np.log2, "log10f": np.log10, "log1pf": np.log1p, "sqrtf": np.sqrt,
+           "rsqrtf": lambda v: 1 / np.sqrt(v), "cbrtf": np.cbrt, "fabsf": np.abs, "floorf": np.floor, "ceilf": np.ceil,
+           "truncf": np.trunc, "roundf": lambda v: np.floor(v + 0.5), "rintf": np.rint,
+           "erff": np.vectorize(math.erf), "erfcf": np.vectorize(math.erfc), "__expf": np.exp, "__logf": np.log,
+           "__sinf": np.sin, "__cosf": np.cos, "__powf_2": lambda v: v ** 2, "powf_3": lambda v: v ** 0.75,
+           "fmodf_3": lambda v: np.fmod(v, 0.75), "hypotf_3": lambda v: np.hypot(v, 0.75),
+           "copysignf_m": lambda v: -2.0 + 0 * v, "fminf_3": lambda v: np.minimum(v, 0.75), "fmaxf_3": lambda v: np.maximum(v, 0.75),
+           "fmaf_2_1": lambda v: v * 2 + 1, "atan2f_3": lambda v: np.arctan2(v, 0.75)}
+    for i, nm in enumerate(names):
+        got = o[i * n:(i + 1) * n].astype(np.float64)
+        want = ref[nm](x64)
+        tol = 2e-3 if nm.startswith("__") else 2e-6  # the fast intrinsics are approximations in CUDA too
+        assert np.allclose(got, want, rtol=tol, atol=tol), nm
+    v = np.concatenate([rng.integers(-2**31, 2**31, n - 4), [0, -1, 1, -2**31]]).astype(np.int32)
+    oi = np.zeros(8 * n, np.int32)
+    mod.get_function("ints")(drv.Out(oi), drv.In(v), np.int32(n), block=(128, 1, 1), grid=(n // 128, 1))
+    oi = oi.reshape(n, 8)
+    u = v.view(np.uint32).astype(np.uint64)
+    assert np.array_equal(oi[:, 0], (np.abs(v.astype(np.int64)) - 5).astype(np.int32))
+    assert np.array_equal(oi[:, 1], [bin(int(w)).count("1") for w in u])
+    assert np.array_equal(oi[:, 2], [32 - int(w).bit_length() for w in u])
+    assert np.array_equal(oi[:, 3], [(int(w) & -int(w)).bit_length() for w in u])
+    assert np.array_equal(oi[:, 4].view(np.uint32), [int(f"{int(w):032b}"[::-1], 2) for w in u])
+    assert np.array_equal(oi[:, 5], np.minimum(v, 7) + np.maximum(v, -7))
+    assert np.array_equal(oi[:, 6], v.astype(np.float32).view(np.int32))
+    assert np.array_equal(oi[:, 7].view(np.uint32), ((u * 0x9E3779B9) >> 32).astype(np.uint32))
+
+
+def test_64_bit_atomics(rng):
+    """atomicAdd/Max/Min on unsigned long long and long long, atomicAdd on double (compare-and-swap):
+    where the device has 64-bit atomics (cl_khr_int64_base_atomics), else the build is refused."""
+    import clrun.cuda.driver as drv
+    from clrun.cuda.compiler import SourceModule
+    import ctypes
+    import ctypes.util
+    cl = ctypes.CDLL(ctypes.util.find_library("OpenCL") or "libOpenCL.so.1")
+    buf, size = ctypes.create_string_buffer(1 << 16), ctypes.c_size_t(0)
+    assert cl.clGetDeviceInfo(ctypes.c_void_p(clrun.open().device_int_ptr), ctypes.c_uint(0x1030), ctypes.c_size_t(1 << 16), buf,
+                              ctypes.byref(size)) == 0  # CL_DEVICE_EXTENSIONS
+    ext = buf.value.decode().split()
+    if "cl_khr_int64_base_atomics" not in ext or "cl_khr_int64_extended_atomics" not in ext:
+        pytest.skip("the device has no 64-bit atomics")
+    src = """
+__global__ void k(unsigned long long *c, long long *m, const long long *v, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    atomicAdd(c, (unsigned long long)v[i] & 0xffffull);
+    atomicMax(&m[0], v[i]);
+    atomicMin(&m[1], v[i]);
+}
+"""
+    if clrun.open().device.fp64:
+        src += """
+__global__ void d(double *s, const double *v, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) atomicAdd(s, v[i]);
+}
+"""
+    mod = SourceModule(src)
+    n = 4096
+    v = rng.integers(-2**62, 2**62, n).astype(np.int64)
+    c = np.zeros(1, np.uint64)
+    m = np.array([-2**63, 2**63 - 1], np.int64)
+    mod.get_function("k")(drv.InOut(c), drv.InOut(m), drv.In(v), np.int32(n), block=(256, 1, 1), grid=(n // 256, 1))
+    assert c[0] == int((v.view(np.uint64) & 0xFFFF).sum()) and m[0] == v.max() and m[1] == v.min()
+    if clrun.open().device.fp64:
+        w = rng.integers(-1000, 1000, n).astype(np.float64) / 4  # exact in any order
+        s = np.zeros(1, np.float64)
+        mod.get_function("d")(drv.InOut(s), drv.In(w), np.int32(n), block=(256, 1, 1), grid=(n // 256, 1))
+        assert s[0] == w.sum()

@@ -455,6 +455,11 @@ CLRUN_API clrun_status clrun_prog_cuda(clrun_ctx *ctx, const char *source, const
  *  "kernel.cu"), into *out: malloc'd, freed with clrun_string_free. */
 CLRUN_API clrun_status clrun_cuda_translate(const char *source, const char *name, char **out);
 
+/** clrun_cuda_translate with the build options the OpenCL C will be built with (NULL: none): their
+ *  macro definitions (-D NAME[=VALUE], -DNAME, -U NAME) hold while the CUDA source is parsed, as
+ *  clrun_prog_cuda does with its options. */
+CLRUN_API clrun_status clrun_cuda_translate_options(const char *source, const char *name, const char *options, char **out);
+
 /** Free a string clrun returned for the caller to own (clrun_cuda_translate). NULL is ignored. */
 CLRUN_API void clrun_string_free(char *s);
 

@@ -11,15 +11,15 @@
 #include "cudatext/translate.h"
 #endif
 
-static clrun_status translate(clrun_ctx *ctx, const char *fn, const char *source, const char *name, char **out)
+static clrun_status translate(clrun_ctx *ctx, const char *fn, const char *source, const char *name, const char *options, char **out)
 {
 #if CLRUN_HAVE_CUDA_TEXT
     char err[2048];
-    *out = clrun__cuda_translate(source, strlen(source), name, err, sizeof err);
+    *out = clrun__cuda_translate(source, strlen(source), name, options, err, sizeof err);
     if (!*out) return clrun__fail(ctx, *err ? CLRUN_BUILD_FAILED : CLRUN_HOST_OUT_OF_MEMORY, "%s: %s", fn, *err ? err : "out of memory");
     return CLRUN_OK;
 #else
-    (void)source, (void)name;
+    (void)source, (void)name, (void)options;
     *out = NULL;
     return clrun__fail(ctx, CLRUN_UNSUPPORTED,
                        "%s: this libclrun was built without CUDA kernel text (libclang's headers were not found: install "
@@ -33,7 +33,15 @@ clrun_status clrun_cuda_translate(const char *source, const char *name, char **o
     if (!out) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_cuda_translate: out is NULL");
     *out = NULL;
     if (!source) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_cuda_translate: source is NULL");
-    return translate(NULL, "clrun_cuda_translate", source, name ? name : "kernel.cu", out);
+    return translate(NULL, "clrun_cuda_translate", source, name ? name : "kernel.cu", NULL, out);
+}
+
+clrun_status clrun_cuda_translate_options(const char *source, const char *name, const char *options, char **out)
+{
+    if (!out) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_cuda_translate_options: out is NULL");
+    *out = NULL;
+    if (!source) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_cuda_translate_options: source is NULL");
+    return translate(NULL, "clrun_cuda_translate_options", source, name ? name : "kernel.cu", options, out);
 }
 
 void clrun_string_free(char *s) { free(s); }
@@ -45,7 +53,7 @@ clrun_status clrun_prog_cuda(clrun_ctx *ctx, const char *source, const char *nam
     if (!out) return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_prog_cuda: out is NULL");
     *out = NULL;
     char *cl = NULL;
-    clrun_status st = translate(ctx, "clrun_prog_cuda", source, name ? name : "kernel.cu", &cl);
+    clrun_status st = translate(ctx, "clrun_prog_cuda", source, name ? name : "kernel.cu", options, &cl);
     if (st != CLRUN_OK) return st;
     st = clrun_prog_source(ctx, cl, name ? name : "kernel.cu", options, out);
     free(cl);

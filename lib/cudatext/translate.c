@@ -132,6 +132,20 @@ static const char prelude_cuda[] =
     "#define __forceinline__ inline\n"
     "#define __launch_bounds__(...) __attribute__((launch_bounds(__VA_ARGS__)))\n"
     "#define __noinline__ __attribute__((noinline))\n"
+    "#define INT_MAX 2147483647\n#define INT_MIN (-INT_MAX - 1)\n#define UINT_MAX 0xffffffffu\n#define CHAR_BIT 8\n"
+    "#define SHRT_MAX 32767\n#define SHRT_MIN (-32768)\n#define USHRT_MAX 65535\n#define UCHAR_MAX 255\n#define SCHAR_MAX 127\n"
+    "#define SCHAR_MIN (-128)\n#define LONG_MAX 0x7fffffffffffffffL\n#define LONG_MIN (-LONG_MAX - 1)\n"
+    "#define ULONG_MAX 0xffffffffffffffffUL\n#define FLT_MAX 3.402823466e+38F\n#define FLT_MIN 1.175494351e-38F\n"
+    "#define FLT_EPSILON 1.192092896e-07F\n#define DBL_MAX 1.7976931348623158e+308\n#define DBL_MIN 2.2250738585072014e-308\n"
+    "#define DBL_EPSILON 2.2204460492503131e-16\n#define INFINITY __builtin_huge_valf()\n#define NAN __builtin_nanf(\"\")\n"
+    "#define M_PI 3.14159265358979323846\n#define M_E 2.7182818284590452354\n#define M_SQRT2 1.41421356237309504880\n"
+    "#define M_LN2 0.69314718055994530942\n#define M_PI_2 1.57079632679489661923\n#define M_PI_4 0.78539816339744830962\n"
+    "#define M_1_PI 0.31830988618379067154\n#define M_2_PI 0.63661977236758134308\n#define M_LOG2E 1.4426950408889634074\n"
+    "#define M_LOG10E 0.43429448190325182765\n#define M_LN10 2.30258509299404568402\n#define M_SQRT1_2 0.70710678118654752440\n"
+    "#define M_2_SQRTPI 1.12837916709551257390\n"
+    "#define CUDART_PI_F 3.141592654f\n#define CUDART_PI 3.1415926535897931e+0\n#define CUDART_INF_F __builtin_huge_valf()\n"
+    "#define CUDART_NAN_F __builtin_nanf(\"\")\n"
+    "#define assert(x) ((void)(x))\n"
     "struct uint3 { unsigned x, y, z; };\n"
     "struct dim3 { unsigned x, y, z; };\n"
     "extern const __device__ uint3 threadIdx, blockIdx;\n"
@@ -279,6 +293,8 @@ static const char prelude_cl[] =
     "#define __fdividef native_divide\n#define __mul24(a, b) mul24((int)(a), (int)(b))\n#define __umul24(a, b) mul24((uint)(a), "
     "(uint)(b))\n#define __saturatef(x) clamp((x), 0.0f, 1.0f)\n"
     "#define __fmul_rn(a, b) ((a) * (b))\n#define __fadd_rn(a, b) ((a) + (b))\n"
+    "#define CUDART_PI_F 3.141592654f\n#define CUDART_PI M_PI\n#define CUDART_INF_F INFINITY\n#define CUDART_NAN_F NAN\n"
+    "#define assert(x) ((x) ? (void)0 : (void)printf(\"%s:%d: assertion '%s' failed\\n\", __FILE__, __LINE__, #x))\n"
     "#define asinf asin\n#define acosf acos\n#define atanf atan\n#define sinhf sinh\n#define coshf cosh\n"
     "#define asinhf asinh\n#define acoshf acosh\n#define atanhf atanh\n#define log10f log10\n"
     "#define expm1f expm1\n#define log1pf log1p\n#define cbrtf cbrt\n#define truncf trunc\n"
@@ -1451,7 +1467,7 @@ static int by_start(const void *a, const void *b)
     return x->end > y->end ? -1 : x->end < y->end;
 }
 
-char *clrun__cuda_translate(const char *src, size_t len, const char *name, char *err, size_t errn)
+char *clrun__cuda_translate(const char *src, size_t len, const char *name, const char *options, char *err, size_t errn)
 {
     struct tr t = {.src = src, .len = len, .name = name ? name : "kernel.cu", .err = err, .errn = errn};
     if (errn) err[0] = 0;
@@ -1487,9 +1503,22 @@ char *clrun__cuda_translate(const char *src, size_t len, const char *name, char 
                           "-I/clrun-cuda/include",
                           "-include",
                           pre_name};
+    /* the build options' macro definitions (-D NAME[=VALUE], -U NAME) hold for the parse too */
+    enum { NARGS = sizeof args / sizeof *args, MAXDEF = 64 };
+    const char *all[NARGS + MAXDEF];
+    memcpy(all, args, sizeof args);
+    int nall = NARGS;
+    char *opts = options ? strdup(options) : NULL, *save = NULL;
+    for (char *w = opts ? strtok_r(opts, " \t\n", &save) : NULL; w; w = strtok_r(NULL, " \t\n", &save)) {
+        if ((!strcmp(w, "-D") || !strcmp(w, "-U")) && nall + 2 <= NARGS + MAXDEF) {
+            char *v = strtok_r(NULL, " \t\n", &save);
+            if (v) all[nall++] = w, all[nall++] = v;
+        } else if ((!strncmp(w, "-D", 2) || !strncmp(w, "-U", 2)) && nall < NARGS + MAXDEF) all[nall++] = w;
+    }
     CXIndex idx = lc.clang_createIndex(0, 0);
-    enum CXErrorCode ec = lc.clang_parseTranslationUnit2(idx, main_name, args, sizeof args / sizeof *args, files, 2 + NSTD,
-                                                         CXTranslationUnit_DetailedPreprocessingRecord, &t.tu);
+    enum CXErrorCode ec =
+        lc.clang_parseTranslationUnit2(idx, main_name, all, nall, files, 2 + NSTD, CXTranslationUnit_DetailedPreprocessingRecord, &t.tu);
+    free(opts);
     char *out = NULL;
     if (ec != CXError_Success) {
         snprintf(err, errn, "%s: libclang could not parse it (error %d)", t.name, (int)ec);

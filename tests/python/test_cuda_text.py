@@ -296,3 +296,33 @@ __global__ void d(double *s, const double *v, int n)
         s = np.zeros(1, np.float64)
         mod.get_function("d")(drv.InOut(s), drv.In(w), np.int32(n), block=(256, 1, 1), grid=(n // 256, 1))
         assert s[0] == w.sum()
+
+
+def test_nvcc_options_macros_and_asserts(capfd):
+    """PyCUDA's options are nvcc's: -D/-U hold for the CUDA parse and the build, --use_fast_math is
+    OpenCL's fast math, code-generation flags are dropped; <float.h>/<math.h> constants and assert."""
+    import clrun.cuda.driver as drv
+    from clrun.cuda.compiler import SourceModule, cl_options
+    assert cl_options(["-DN=2", "-arch=sm_80", "-Xptxas", "-v", "--use_fast_math", "-lineinfo", "-O3", "-U", "X"]) == \
+        "-DN=2 -cl-fast-relaxed-math -U X"
+    mod = SourceModule("""
+#include <float.h>
+#include <math.h>
+#include <assert.h>
+__global__ void k(float *a)
+{
+#ifdef TWICE
+    a[threadIdx.x] = 2 * SCALE * threadIdx.x + (FLT_MAX > 1e38f) + (float)M_PI * 0.0f;
+#else
+    a[threadIdx.x] = -1.0f;
+#endif
+    assert(threadIdx.x < 6);
+}
+""", options=["-DSCALE=3.0f", "-D", "TWICE", "-arch=sm_80", "--use_fast_math"])
+    a = np.zeros(8, np.float32)
+    mod.get_function("k")(drv.Out(a), block=(8, 1, 1))
+    assert np.array_equal(a, 6 * np.arange(8, dtype=np.float32) + 1)
+    import ctypes
+    ctypes.CDLL(None).fflush(None)  # the device's printf goes through the C library's stdout buffer
+    out = capfd.readouterr().out
+    assert out.count("assertion") == 2 and "kernel.cu:12: assertion" in out

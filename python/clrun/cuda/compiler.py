@@ -7,10 +7,11 @@ from .._core import _check
 from . import driver as _drv
 
 
-def translate(source, name="kernel.cu"):
-    """The OpenCL C libclrun builds from CUDA source (clrun_cuda_translate)."""
+def translate(source, name="kernel.cu", options=None):
+    """The OpenCL C libclrun builds from CUDA source (clrun_cuda_translate_options): the -D and -U of
+    options (OpenCL build options, a string) hold while the CUDA is parsed."""
     out = ctypes.c_char_p()
-    st = L.cuda_translate(source.encode(), name.encode(), ctypes.byref(out))
+    st = L.cuda_translate_options(source.encode(), name.encode(), options.encode() if options else None, ctypes.byref(out))
     try:
         if st:
             _check(st, None)
@@ -42,18 +43,47 @@ def _extra_arguments(cl):
     return extra
 
 
+# nvcc's options that only steer NVIDIA's code generation: meaningless for an OpenCL build
+_NVCC_ONLY = re.compile(r"^(-arch|--gpu-architecture|-code|--gpu-code|-gencode|--generate-code|-lineinfo|--generate-line-info|-G|"
+                        r"--device-debug|-O\d?|-Xptxas|--ptxas-options|-Xcompiler|--compiler-options|-rdc|--relocatable-device-code|"
+                        r"-std|--std|--expt-relaxed-constexpr|--expt-extended-lambda|-m64|--machine|-w|--disable-warnings|-keep|"
+                        r"--keep|-maxrregcount|--maxrregcount|-ftz|-prec-div|-prec-sqrt|-fmad|--restrict|-restrict)(=.*)?$")
+
+
+def cl_options(options):
+    """PyCUDA's options (nvcc's, a list or a string) as OpenCL build options: -D/-U/-I and OpenCL's
+    own -cl-* kept, --use_fast_math as -cl-fast-relaxed-math, nvcc's code-generation flags dropped;
+    anything else is passed on (the OpenCL build refuses what it does not know)."""
+    if options is None:
+        return None
+    words = list(options) if isinstance(options, (list, tuple)) else str(options).split()
+    out, i = [], 0
+    while i < len(words):
+        w = str(words[i])
+        if w in ("-use_fast_math", "--use_fast_math"):
+            out.append("-cl-fast-relaxed-math")
+        elif w in ("-Xptxas", "--ptxas-options", "-Xcompiler", "--compiler-options", "-maxrregcount", "--maxrregcount",
+                   "-arch", "-code", "-gencode", "--machine"):
+            i += 1  # the flag and its value
+        elif not _NVCC_ONLY.match(w):
+            out.append(w)
+        i += 1
+    return " ".join(out) or None
+
+
 class SourceModule:
-    """CUDA source built for the current context's device. options: OpenCL build options;
+    """CUDA source built for the current context's device. options: nvcc's or OpenCL's build options
+    (cl_options: -D/-U also hold for the parse of the CUDA);
     no_extern_c is accepted for PyCUDA's sake (OpenCL C has no name mangling, so the names are the
     source's either way); keep=True keeps the translated OpenCL C as ``.cl_source``."""
 
     def __init__(self, source, nvcc=None, options=None, keep=False, no_extern_c=False, arch=None, code=None,
                  cache_dir=None, include_dirs=(), name="kernel.cu"):
         self.ctx = _drv.Context._current()
-        cl = translate(source, name)
+        opts = cl_options(options)
+        cl = translate(source, name, opts)
         self.cl_source = cl if keep else None
         self._extra = _extra_arguments(cl)
-        opts = " ".join(options) if isinstance(options, (list, tuple)) else options
         self._prog = self.ctx._clrun.program(source=cl, options=opts, name=name)
         self._globals = {}
 

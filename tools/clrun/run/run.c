@@ -301,7 +301,7 @@ int cmd_run(int argc, char **argv)
         fclose(f);
         src[n] = 0;
         char *cl = NULL;
-        clrun_status st = clrun_cuda_translate(src, o.file, &cl);
+        clrun_status st = clrun_cuda_translate_options(src, o.file, o.defines[0] ? o.defines : NULL, &cl);
         free(src);
         if (st != CLRUN_OK) {
             fprintf(stderr, "clrun run: %s\n", clrun_last_error(NULL));

@@ -174,8 +174,13 @@ static void refusals(void **state)
         {"__global__ void k(float *a)\n{\n  a[0] = undefined_name;\n}\n", "x.cu:3:10: error: use of undeclared identifier"},
         {"__device__ float g[4];\n__global__ void k(float *a) { a[0] = g[0]; }\n", "global variable 'g'"},
         {"float host_only = 2.0f;\n__global__ void k(float *a) { a[0] = 1.0f; }\n", "host variable 'host_only'"},
-        {"__device__ void f(float *p) { p[0] = 1.0f; }\n__global__ void k(float *a)\n{\n  __shared__ float s[4];\n  f(a);\n  f(s);\n}\n",
-         "several address spaces"},
+        {"__device__ void f(float *p) { float *q = p; q[0] = 1.0f; }\n__global__ void k(float *a)\n{\n  __shared__ float s[4];\n  f(a);\n"
+         "  f(s);\n}\n",
+         "declares pointer variables"},
+        {"__device__ void g(float *p) { p[0] = 2.0f; }\n__device__ void f(float *p) { g(p); }\n__global__ void k(float *a)\n{\n"
+         "  __shared__ float s[4];\n  f(a);\n  f(s);\n}\n",
+         "passes a pointer on to 'g'"},
+        {"__device__ void f(float &v) { v = 1.0f; }\n__global__ void k(float &a) { f(a); }\n", "reference parameter 'a' of a kernel"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         out = (char *)1;

@@ -16,8 +16,9 @@
  *   sinf, __expf, rsqrtf, fmaf, …      OpenCL's built-ins, through macros in the emitted prelude
  *
  * Anything else clang accepts but this cannot express is refused with the file, line and construct:
- * templates, lambdas, references, new/delete, classes with member functions, kernel launches in
- * device code, dynamic __shared__ arrays (for now), pointers to pointers. */
+ * templates, lambdas, references other than device functions' parameters, new/delete, classes with
+ * member functions, kernel launches in device code, pointers to pointers (docs/CUDA_TEXT.md has the
+ * whole table, README.md here how it works). */
 #define _POSIX_C_SOURCE 200809L
 #include <clang-c/Index.h>
 #include <ctype.h>
@@ -428,6 +429,13 @@ struct tr {
     unsigned body_open; /* the current function's body: just after its '{' */
     CXCursor top[256];  /* … its outermost statements */
     int ntop;
+    struct clone { /* a device function called with pointers into several address spaces: a copy per combination */
+        CXCursor fn;
+        int ncombos;
+        int combo[8][16];               /* per parameter: its space (pointer and reference parameters), else 0 */
+        unsigned first_line, last_line; /* of its definition in the user's file */
+    } clones[16];
+    int nclones;
     unsigned kused;  /* the hoisted variables the current kernel reads: bits */
     char note[4096]; /* per kernel, its extra arguments (a comment ahead of the code) */
 };
@@ -477,6 +485,26 @@ static struct fparam *fparam_of(struct tr *t, CXCursor fn, unsigned index, int m
     }
     t->fparams[t->nfparams] = (struct fparam){fn, index, 0, 0};
     return &t->fparams[t->nfparams++];
+}
+
+/* Whether device function f (its definition) is called with pointers into several address spaces
+ * in one parameter (the last pass's decision). */
+static int multi_space(struct tr *t, CXCursor f)
+{
+    for (size_t i = 0; i < t->nfparams; i++)
+        if (lc.clang_equalCursors(t->fparams[i].fn, f) && (t->fparams[i].decided & (t->fparams[i].decided - 1))) return 1;
+    return 0;
+}
+
+static struct clone *clone_of(struct tr *t, CXCursor f, int make)
+{
+    for (int i = 0; i < t->nclones; i++)
+        if (lc.clang_equalCursors(t->clones[i].fn, f)) return &t->clones[i];
+    if (!make || t->nclones == 16) return NULL;
+    struct clone *c = &t->clones[t->nclones++];
+    memset(c, 0, sizeof *c);
+    c->fn = f;
+    return c;
 }
 
 struct kids {
@@ -573,6 +601,87 @@ static int one_space(int sp)
 {
     if (!sp) return SP_GLOBAL;
     return (sp & (sp - 1)) ? 0 : sp;
+}
+
+static void edit(struct tr *t, unsigned start, unsigned end, const char *text);
+static int is_main(CXFile f);
+
+/* A CUDA vector type (float4, uint2, …): OpenCL C cannot take the address of its components. */
+static int is_vector_type(CXType ty)
+{
+    CXString sp = lc.clang_getTypeSpelling(lc.clang_getCanonicalType(ty));
+    const char *n = lc.clang_getCString(sp);
+    if (!strncmp(n, "const ", 6)) n += 6;
+    if (!strncmp(n, "struct ", 7)) n += 7;
+    static const char *const bases[] = {"float", "double", "int", "uint", "char", "uchar", "short", "ushort", "long", "ulong"};
+    int yes = 0;
+    const size_t len = strlen(n);
+    for (size_t i = 0; i < sizeof bases / sizeof *bases && !yes; i++)
+        yes = len == strlen(bases[i]) + 1 && !strncmp(n, bases[i], len - 1) && n[len - 1] >= '2' && n[len - 1] <= '4';
+    lc.clang_disposeString(sp);
+    return yes;
+}
+
+/* Where the object lvalue expression o lives (SP_* bits; 0 unknown): the space a pointer to it
+ * points into. *component is set where o is a vector's component (v.x). */
+static int lvalue_space(struct tr *t, CXCursor o, int *component)
+{
+    struct kids k = {.n = 0};
+    while (lc.clang_getCursorKind(o) == CXCursor_ParenExpr || lc.clang_getCursorKind(o) == CXCursor_UnexposedExpr) {
+        struct kids k2 = {.n = 0};
+        lc.clang_visitChildren(o, collect_kids, &k2);
+        if (k2.n != 1) break;
+        o = k2.c[0];
+    }
+    switch (lc.clang_getCursorKind(o)) {
+    case CXCursor_ArraySubscriptExpr: lc.clang_visitChildren(o, collect_kids, &k); return k.n ? space_of(t, k.c[0]) : 0;
+    case CXCursor_DeclRefExpr: {
+        CXCursor d = lc.clang_getCursorReferenced(o);
+        struct var *v = var_of(t, d);
+        if (lc.clang_getCanonicalType(lc.clang_getCursorType(d)).kind == CXType_LValueReference) return v ? v->space : 0;
+        return v && !is_pointer(lc.clang_getCursorType(d)) ? v->space : SP_PRIVATE;
+    }
+    case CXCursor_MemberRefExpr:
+        lc.clang_visitChildren(o, collect_kids, &k);
+        if (!k.n) return 0;
+        if (is_pointer(lc.clang_getCursorType(k.c[0]))) return space_of(t, k.c[0]); /* p->x */
+        if (is_vector_type(lc.clang_getCursorType(k.c[0]))) *component = 1;
+        return lvalue_space(t, k.c[0], component); /* s.x */
+    case CXCursor_UnaryOperator:
+        lc.clang_visitChildren(o, collect_kids, &k);
+        return k.n == 1 && first_token_is(t, o, "*") ? space_of(t, k.c[0]) : 0;
+    default: return 0;
+    }
+}
+
+/* A device function's parameter `T &x` (T not const): passed as a pointer. */
+static int ref_param(CXCursor d)
+{
+    if (lc.clang_getCursorKind(d) != CXCursor_ParmDecl) return 0;
+    CXType ty = lc.clang_getCanonicalType(lc.clang_getCursorType(d));
+    return ty.kind == CXType_LValueReference && !lc.clang_isConstQualifiedType(lc.clang_getPointeeType(ty));
+}
+
+/* The token text of c's first token spelled word, replaced by text (the `&` of a parameter). */
+static void replace_token(struct tr *t, CXCursor c, const char *word, const char *text)
+{
+    CXToken *tok = NULL;
+    unsigned nt = 0;
+    lc.clang_tokenize(t->tu, lc.clang_getCursorExtent(c), &tok, &nt);
+    for (unsigned i = 0; i < nt; i++) {
+        CXString w = lc.clang_getTokenSpelling(t->tu, tok[i]);
+        const int hit = !strcmp(lc.clang_getCString(w), word);
+        lc.clang_disposeString(w);
+        if (!hit) continue;
+        unsigned s, e;
+        CXFile f1, f2;
+        CXSourceRange r = lc.clang_getTokenExtent(t->tu, tok[i]);
+        lc.clang_getExpansionLocation(lc.clang_getRangeStart(r), &f1, NULL, NULL, &s);
+        lc.clang_getExpansionLocation(lc.clang_getRangeEnd(r), &f2, NULL, NULL, &e);
+        if (is_main(f1) && is_main(f2)) edit(t, s, e, text);
+        break;
+    }
+    lc.clang_disposeTokens(t->tu, tok, nt);
 }
 
 static void refuse(struct tr *t, CXCursor c, const char *fmt, ...)
@@ -733,12 +842,20 @@ static void kernel_param_types(struct tr *t, CXCursor p)
 static void param(struct tr *t, CXCursor f, unsigned index, CXCursor p, int kernel)
 {
     CXType ty = lc.clang_getCanonicalType(lc.clang_getCursorType(p));
-    if (ty.kind == CXType_LValueReference || ty.kind == CXType_RValueReference) {
-        refuse(t, p, "reference parameter '%s': OpenCL C has no references", lc.clang_getCString(lc.clang_getCursorSpelling(p)));
+    if (ty.kind == CXType_RValueReference || (kernel && ty.kind == CXType_LValueReference)) {
+        refuse(t, p, "reference parameter '%s' of a %s: OpenCL C has no references", lc.clang_getCString(lc.clang_getCursorSpelling(p)),
+               kernel ? "kernel" : "function (&&)");
         return;
     }
-    if (kernel && !t->collect) kernel_param_types(t, p);
-    if (ty.kind != CXType_Pointer) {
+    if (ty.kind == CXType_LValueReference && lc.clang_isConstQualifiedType(lc.clang_getPointeeType(ty))) {
+        if (!t->collect) replace_token(t, p, "&", ""); /* const T &x: by value, as it reads the same */
+        set_var(t, p, SP_PRIVATE);
+        return;
+    }
+    if (ty.kind == CXType_LValueReference) { /* T &x: a pointer, its uses *x, its arguments &arg */
+        if (!t->collect) replace_token(t, p, "&", "*");
+    } else if (kernel && !t->collect) kernel_param_types(t, p);
+    if (ty.kind != CXType_Pointer && ty.kind != CXType_LValueReference) {
         set_var(t, p, SP_PRIVATE);
         return;
     }
@@ -752,6 +869,13 @@ static void param(struct tr *t, CXCursor f, unsigned index, CXCursor p, int kern
     if (!kernel) {
         struct fparam *fp = fparam_of(t, f, index, 1);
         sp = one_space(fp ? fp->decided : 0);
+        if (!sp && !t->collect && clone_of(t, f, 0)) { /* a copy per combination: the space filled in by expand_clones */
+            unsigned s0, e0;
+            char mark[32];
+            snprintf(mark, sizeof mark, "/*@CLRUN_SP%u@*/", index);
+            if (range(t, p, &s0, &e0)) edit(t, s0, s0, mark);
+            return;
+        }
         if (!sp && !t->collect) {
             refuse(t, p, "device function '%s' is called with parameter '%s' in several address spaces (%s%s%s%s): not translated yet",
                    lc.clang_getCString(lc.clang_getCursorSpelling(f)), lc.clang_getCString(lc.clang_getCursorSpelling(p)),
@@ -879,6 +1003,20 @@ static void rename_decl(struct tr *t, CXCursor d)
     lc.clang_disposeString(ns);
 }
 
+/* Sets *(int *)d where a function body declares a pointer or reference variable. */
+static enum CXChildVisitResult find_pointer_var(CXCursor c, CXCursor parent, CXClientData d)
+{
+    (void)parent;
+    if (lc.clang_getCursorKind(c) == CXCursor_VarDecl) {
+        const enum CXTypeKind k = lc.clang_getCanonicalType(lc.clang_getCursorType(c)).kind;
+        if (k == CXType_Pointer || k == CXType_LValueReference) {
+            *(int *)d = 1;
+            return CXChildVisit_Break;
+        }
+    }
+    return CXChildVisit_Recurse;
+}
+
 static void function(struct tr *t, CXCursor f)
 {
     {
@@ -915,6 +1053,35 @@ static void function(struct tr *t, CXCursor f)
                     edit(t, i, i + 6, "");
                     break;
                 }
+    }
+    if (!kernel && !t->collect && lc.clang_isCursorDefinition(f) && multi_space(t, f)) {
+        /* copies per combination of its pointers' spaces (expand_clones): marked here, named at the calls */
+        int ptr_var = 0;
+        lc.clang_visitChildren(f, find_pointer_var, &ptr_var);
+        struct clone *cl = clone_of(t, f, 1);
+        unsigned fs, fe, at;
+        CXFile ff;
+        lc.clang_getExpansionLocation(lc.clang_getCursorLocation(f), &ff, NULL, NULL, &at);
+        CXString fsp = lc.clang_getCursorSpelling(f);
+        const size_t nl = strlen(lc.clang_getCString(fsp));
+        lc.clang_disposeString(fsp);
+        if (ptr_var)
+            refuse(t, f,
+                   "device function '%s' is called with pointers into several address spaces and declares pointer variables: not "
+                   "translated yet",
+                   lc.clang_getCString(lc.clang_getCursorSpelling(f)));
+        else if (!cl) refuse(t, f, "more than 16 device functions called with pointers into several address spaces");
+        else if (is_main(ff) && range(t, f, &fs, &fe)) {
+            cl->first_line = cl->last_line = 1;
+            for (unsigned i = 0; i < fe && i < t->len; i++)
+                if (t->src[i] == '\n') (i < fs ? cl->first_line++ : 0), cl->last_line++;
+            char mark[48];
+            snprintf(mark, sizeof mark, "/*@CLRUN_FN%d{@*/", (int)(cl - t->clones));
+            edit(t, fs, fs, mark);
+            snprintf(mark, sizeof mark, "/*@}CLRUN_FN%d@*/", (int)(cl - t->clones));
+            edit(t, fe, fe, mark);
+            edit(t, at + (unsigned)nl, at + (unsigned)nl, "/*@CLRUN_NAME@*/");
+        }
     }
     lc.clang_visitChildren(f, attrs, t);
     const int n = lc.clang_Cursor_getNumArguments(f);
@@ -1278,6 +1445,12 @@ static enum CXChildVisitResult visit(CXCursor c, CXCursor parent, CXClientData d
         const char *name = lc.clang_getCString(sp);
         if (builtin_fn(name)) refuse(t, c, "'%s' is used whole; only its .x, .y and .z are translated", name);
         CXCursor d = lc.clang_getCursorReferenced(c);
+        if (ref_param(d) && !cl_reserved(name)) {
+            unsigned s0, e0;
+            char deref[80];
+            snprintf(deref, sizeof deref, "(*%s)", name);
+            if (range(t, c, &s0, &e0)) edit(t, s0, e0, deref);
+        }
         if (cl_reserved(name) && in_main(t, d)) {
             unsigned s0, e0;
             char to[80];
@@ -1306,11 +1479,69 @@ static enum CXChildVisitResult visit(CXCursor c, CXCursor parent, CXClientData d
             const int na = lc.clang_Cursor_getNumArguments(c);
             for (int i = 0; i < na; i++) {
                 CXCursor a = lc.clang_Cursor_getArgument(c, (unsigned)i);
-                if (!is_pointer(lc.clang_getCursorType(a))) continue;
+                const int by_ref =
+                    i < lc.clang_Cursor_getNumArguments(callee) && ref_param(lc.clang_Cursor_getArgument(callee, (unsigned)i));
+                int sp;
+                if (by_ref) { /* f(x) for f(float &v): f(&(x)), x's space that of the pointer */
+                    int component = 0;
+                    sp = lvalue_space(t, a, &component);
+                    if (component) {
+                        refuse(t, a, "a vector's component passed by reference: OpenCL C cannot take its address");
+                        break;
+                    }
+                    unsigned s0, e0;
+                    if (range(t, a, &s0, &e0)) edit(t, s0, s0, "&("), edit(t, e0, e0, ")");
+                } else if (!is_pointer(lc.clang_getCursorType(a))) continue;
+                else sp = space_of(t, a);
                 struct fparam *fp = fparam_of(t, callee, (unsigned)i, 1);
-                const int sp = space_of(t, a);
                 if (fp && (fp->seen | (sp ? sp : SP_GLOBAL)) != fp->seen) fp->seen |= sp ? sp : SP_GLOBAL, t->changed = 1;
             }
+        }
+        if (!t->collect && !lc.clang_Cursor_isNull(t->cur_fn) && !has_child_kind(t->cur_fn, CXCursor_CUDAGlobalAttr) &&
+            multi_space(t, t->cur_fn)) { /* in a function copied per space: pointers passed on would need copies too */
+            const int na = lc.clang_Cursor_getNumArguments(c);
+            for (int i = 0; i < na; i++)
+                if (is_pointer(lc.clang_getCursorType(lc.clang_Cursor_getArgument(c, (unsigned)i))) ||
+                    (!lc.clang_Cursor_isNull(callee) && i < lc.clang_Cursor_getNumArguments(callee) &&
+                     ref_param(lc.clang_Cursor_getArgument(callee, (unsigned)i)))) {
+                    refuse(t, c, "'%s', called with pointers into several address spaces, passes a pointer on to '%s': not translated yet",
+                           lc.clang_getCString(lc.clang_getCursorSpelling(t->cur_fn)), name);
+                    break;
+                }
+        }
+        if (!t->collect && !t->failed && !lc.clang_Cursor_isNull(callee) && in_main(t, callee) && multi_space(t, callee)) {
+            /* the copy for this call's combination of spaces: NAME_clrun_<g|l|c|p per pointer parameter> */
+            struct clone *cl = clone_of(t, callee, 1);
+            int combo[16] = {0};
+            char suffix[40] = "_clrun_";
+            const int na = lc.clang_Cursor_getNumArguments(c), np = lc.clang_Cursor_getNumArguments(callee);
+            for (int i = 0; i < na && i < np && i < 16 && !t->failed; i++) {
+                CXCursor a = lc.clang_Cursor_getArgument(c, (unsigned)i), pd = lc.clang_Cursor_getArgument(callee, (unsigned)i);
+                const int by_ref = ref_param(pd);
+                if (!by_ref && !is_pointer(lc.clang_getCursorType(pd))) continue;
+                int component = 0;
+                const int sp = one_space(by_ref ? lvalue_space(t, a, &component) : space_of(t, a));
+                if (!sp) refuse(t, a, "argument %d of '%s' may point into several address spaces", i + 1, name);
+                combo[i] = sp;
+                const size_t sl = strlen(suffix);
+                if (sl + 1 < sizeof suffix)
+                    suffix[sl] = sp == SP_GLOBAL ? 'g' : sp == SP_LOCAL ? 'l' : sp == SP_CONSTANT ? 'c' : 'p', suffix[sl + 1] = 0;
+            }
+            int found = -1;
+            for (int j = 0; cl && j < cl->ncombos && found < 0; j++)
+                if (!memcmp(cl->combo[j], combo, sizeof combo)) found = j;
+            if (cl && found < 0 && cl->ncombos < 8) memcpy(cl->combo[found = cl->ncombos++], combo, sizeof combo);
+            if (!cl || found < 0) refuse(t, c, "'%s' is called with more combinations of address spaces than clrun copies it for", name);
+            CXToken *tok = NULL;
+            unsigned nt = 0;
+            lc.clang_tokenize(t->tu, lc.clang_getCursorExtent(c), &tok, &nt);
+            if (nt && !t->failed) {
+                unsigned e0;
+                CXFile f0;
+                lc.clang_getExpansionLocation(lc.clang_getRangeEnd(lc.clang_getTokenExtent(t->tu, tok[0])), &f0, NULL, NULL, &e0);
+                if (is_main(f0)) edit(t, e0, e0, suffix);
+            }
+            lc.clang_disposeTokens(t->tu, tok, nt);
         }
         if (!strcmp(name, "__syncthreads") && range(t, c, &s, &e)) {
             edit(t, s, e, "barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)");
@@ -1457,6 +1688,69 @@ static void long_long(struct tr *t)
     }
 }
 
+/* name at w with '"' and '\\' escaped (a #line's file name); the end of what was written */
+static char *put_quoted(char *w, const char *name)
+{
+    for (; *name; name++) {
+        if (*name == '"' || *name == '\\') *w++ = '\\';
+        *w++ = *name;
+    }
+    return w;
+}
+
+/* The translation with each function called with pointers into several address spaces written once
+ * per combination its calls use (between its markers; its parameters' spaces and name suffix filled
+ * in), each copy under a #line of the function's first line, the code after it under its last. */
+static char *expand_clones(struct tr *t, char *out)
+{
+    for (int n = 0; n < t->nclones && out; n++) {
+        const struct clone *cl = &t->clones[n];
+        char b[48], e[48];
+        snprintf(b, sizeof b, "/*@CLRUN_FN%d{@*/", n);
+        snprintf(e, sizeof e, "/*@}CLRUN_FN%d@*/", n);
+        char *pb = strstr(out, b), *pe = pb ? strstr(pb, e) : NULL;
+        if (!pe) continue;
+        const char *body = pb + strlen(b);
+        const size_t blen = (size_t)(pe - body), tail = strlen(pe + strlen(e));
+        const int copies = cl->ncombos ? cl->ncombos : 1;
+        size_t cap =
+            (size_t)(pb - out) + tail + 1 + (size_t)copies * (blen + 64 + 2 * strlen(t->name) + 64 * 16) + 64 + 2 * strlen(t->name);
+        char *x = malloc(cap), *w = x;
+        if (!x) {
+            free(out);
+            return NULL;
+        }
+        memcpy(w, out, (size_t)(pb - out)), w += pb - out;
+        for (int j = 0; j < copies; j++) {
+            w += sprintf(w, "\n#line %u \"", cl->first_line);
+            w = put_quoted(w, t->name);
+            w += sprintf(w, "\"\n");
+            for (const char *q = body; q < pe;) {
+                unsigned k;
+                int used = 0;
+                if (!strncmp(q, "/*@CLRUN_SP", 11) && sscanf(q + 11, "%u@*/%n", &k, &used) == 1 && used) {
+                    w += sprintf(w, "%s", k < 16 && cl->ncombos ? space_word(cl->combo[j][k]) : "");
+                    q += 11 + used;
+                } else if (!strncmp(q, "/*@CLRUN_NAME@*/", 16)) {
+                    w += sprintf(w, "_clrun_");
+                    for (int i = 0; i < 16 && cl->ncombos; i++) {
+                        const int sp = cl->combo[j][i];
+                        if (sp) *w++ = sp == SP_GLOBAL ? 'g' : sp == SP_LOCAL ? 'l' : sp == SP_CONSTANT ? 'c' : 'p';
+                    }
+                    q += 16;
+                } else *w++ = *q++;
+            }
+        }
+        w += sprintf(w, "\n#line %u \"", cl->last_line);
+        w = put_quoted(w, t->name);
+        w += sprintf(w, "\"\n");
+        memcpy(w, pe + strlen(e), tail + 1);
+        free(out);
+        out = x;
+    }
+    return out;
+}
+
 /* By start; at one start, insertions first, then the longest replacement (which covers the others). */
 static int by_start(const void *a, const void *b)
 {
@@ -1591,6 +1885,7 @@ char *clrun__cuda_translate(const char *src, size_t len, const char *name, const
     }
     memcpy(w, src + at, len - at), w += len - at;
     *w = 0;
+    if (t.nclones) out = expand_clones(&t, out);
 done:
     free(t.vars);
     free(t.fparams);

@@ -326,3 +326,50 @@ __global__ void k(float *a)
     ctypes.CDLL(None).fflush(None)  # the device's printf goes through the C library's stdout buffer
     out = capfd.readouterr().out
     assert out.count("assertion") == 2 and "kernel.cu:12: assertion" in out
+
+
+def test_references_and_functions_copied_per_address_space(rng):
+    """Device functions taking references (T &x: a pointer; const T &x: a value) and device functions
+    called with pointers into global and shared memory (a copy per combination)."""
+    import clrun.cuda.driver as drv
+    from clrun.cuda.compiler import SourceModule
+    mod = SourceModule("""
+struct Acc { float sum; int n; };
+__device__ void swap(float &a, float &b) { float t = a; a = b; b = t; }
+__device__ void add(Acc &acc, const float &v) { acc.sum += v; acc.n++; }
+__device__ void body(float &call, float &put, float s, const float &x) { call = s * x; put = call - s; }
+__device__ float total(const float *p, int n) { float s = 0.0f; for (int i = 0; i < n; i++) s += p[i]; return s; }
+__global__ void k(float *a, float *b, float *out)
+{
+    __shared__ float sh[64];
+    int i = threadIdx.x;
+    sh[i] = a[i];
+    __syncthreads();
+    if (i % 2 == 0) swap(sh[i], sh[i + 1]);
+    __syncthreads();
+    float c, p;
+    body(c, p, sh[i], 3.0f);
+    Acc acc = {0.0f, 0};
+    add(acc, c);
+    add(acc, p);
+    swap(a[i], b[i]);
+    __syncthreads();
+    out[i] = acc.sum + acc.n + total(sh, 4) + total(b, 2);
+}
+""")
+    a, b = (rng.standard_normal(64).astype(np.float32) for _ in range(2))
+    a0, b0 = a.copy(), b.copy()
+    out = np.zeros(64, np.float32)
+    mod.get_function("k")(drv.InOut(a), drv.InOut(b), drv.Out(out), block=(64, 1, 1))
+    sh = a0.reshape(32, 2)[:, ::-1].ravel()
+    c = sh * np.float32(3)
+    p = c - sh
+    want = ((np.float32(0) + c) + p) + np.float32(2) + (((sh[0] + sh[1]) + sh[2]) + sh[3]) + (a0[0] + a0[1])
+    assert np.array_equal(a, b0) and np.array_equal(b, a0)
+    assert np.allclose(out, want, rtol=1e-6, atol=1e-6)
+    with pytest.raises(clrun.BuildFailed, match=r"vector's component passed by reference"):
+        SourceModule("__device__ void inc(float &v) { v += 1; }\n"
+                     "__global__ void k(float4 *a) { float4 v = a[0]; inc(v.x); a[0] = v; }\n")
+    with pytest.raises(clrun.BuildFailed, match=r"kernel.cu:1:\d+: device function 'f' is called with pointers into several"):
+        SourceModule("__device__ float f(float *p) { float *q = p + 1; return *q; }\n"
+                     "__global__ void k(float *a) { __shared__ float s[2]; s[threadIdx.x] = a[0]; a[1] = f(a) + f(s); }\n")

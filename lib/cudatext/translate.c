@@ -36,57 +36,65 @@
 
 /* libclang, loaded with dlopen on first use (no link dependency, nothing loaded by programs that
  * never translate): the functions used here. Its C interface is stable, so any libclang from 14 on. */
-#define LIBCLANG_FUNCTIONS(X)         \
-    X(clang_Cursor_getArgument)       \
-    X(clang_Cursor_getNumArguments)   \
-    X(clang_Cursor_getStorageClass)   \
-    X(clang_Cursor_isNull)            \
-    X(clang_createIndex)              \
-    X(clang_disposeDiagnostic)        \
-    X(clang_disposeIndex)             \
-    X(clang_disposeString)            \
-    X(clang_disposeTokens)            \
-    X(clang_disposeTranslationUnit)   \
-    X(clang_equalCursors)             \
-    X(clang_getArrayElementType)      \
-    X(clang_getArraySize)             \
-    X(clang_Type_getSizeOf)           \
-    X(clang_getCString)               \
-    X(clang_getCanonicalType)         \
-    X(clang_getCursorDefinition)      \
-    X(clang_getCursorExtent)          \
-    X(clang_getCursorKind)            \
-    X(clang_getCursorLocation)        \
-    X(clang_getCursorReferenced)      \
-    X(clang_getCursorSpelling)        \
-    X(clang_getCursorType)            \
-    X(clang_getDiagnostic)            \
-    X(clang_getDiagnosticLocation)    \
-    X(clang_getDiagnosticSeverity)    \
-    X(clang_getDiagnosticSpelling)    \
-    X(clang_getExpansionLocation)     \
-    X(clang_getSpellingLocation)      \
-    X(clang_getFile)                  \
-    X(clang_getIncludedFile)          \
-    X(clang_getFileName)              \
-    X(clang_getNullCursor)            \
-    X(clang_getNumDiagnostics)        \
-    X(clang_getPointeeType)           \
-    X(clang_getRange)                 \
-    X(clang_getRangeEnd)              \
-    X(clang_getRangeStart)            \
-    X(clang_getResultType)            \
-    X(clang_getTokenExtent)           \
-    X(clang_getTokenKind)             \
-    X(clang_getTokenLocation)         \
-    X(clang_getTokenSpelling)         \
-    X(clang_getTranslationUnitCursor) \
-    X(clang_getTypeSpelling)          \
-    X(clang_isConstQualifiedType)     \
-    X(clang_isCursorDefinition)       \
-    X(clang_isExpression)             \
-    X(clang_parseTranslationUnit2)    \
-    X(clang_tokenize)                 \
+#define LIBCLANG_FUNCTIONS(X)                        \
+    X(clang_Cursor_getArgument)                      \
+    X(clang_Cursor_getNumArguments)                  \
+    X(clang_Cursor_getStorageClass)                  \
+    X(clang_Cursor_isNull)                           \
+    X(clang_Cursor_getNumTemplateArguments)          \
+    X(clang_Cursor_getTemplateArgumentKind)          \
+    X(clang_Cursor_getTemplateArgumentType)          \
+    X(clang_Cursor_getTemplateArgumentValue)         \
+    X(clang_Cursor_getTemplateArgumentUnsignedValue) \
+    X(clang_getSpecializedCursorTemplate)            \
+    X(clang_getNumOverloadedDecls)                   \
+    X(clang_getOverloadedDecl)                       \
+    X(clang_createIndex)                             \
+    X(clang_disposeDiagnostic)                       \
+    X(clang_disposeIndex)                            \
+    X(clang_disposeString)                           \
+    X(clang_disposeTokens)                           \
+    X(clang_disposeTranslationUnit)                  \
+    X(clang_equalCursors)                            \
+    X(clang_getArrayElementType)                     \
+    X(clang_getArraySize)                            \
+    X(clang_Type_getSizeOf)                          \
+    X(clang_getCString)                              \
+    X(clang_getCanonicalType)                        \
+    X(clang_getCursorDefinition)                     \
+    X(clang_getCursorExtent)                         \
+    X(clang_getCursorKind)                           \
+    X(clang_getCursorLocation)                       \
+    X(clang_getCursorReferenced)                     \
+    X(clang_getCursorSpelling)                       \
+    X(clang_getCursorType)                           \
+    X(clang_getDiagnostic)                           \
+    X(clang_getDiagnosticLocation)                   \
+    X(clang_getDiagnosticSeverity)                   \
+    X(clang_getDiagnosticSpelling)                   \
+    X(clang_getExpansionLocation)                    \
+    X(clang_getSpellingLocation)                     \
+    X(clang_getFile)                                 \
+    X(clang_getIncludedFile)                         \
+    X(clang_getFileName)                             \
+    X(clang_getNullCursor)                           \
+    X(clang_getNumDiagnostics)                       \
+    X(clang_getPointeeType)                          \
+    X(clang_getRange)                                \
+    X(clang_getRangeEnd)                             \
+    X(clang_getRangeStart)                           \
+    X(clang_getResultType)                           \
+    X(clang_getTokenExtent)                          \
+    X(clang_getTokenKind)                            \
+    X(clang_getTokenLocation)                        \
+    X(clang_getTokenSpelling)                        \
+    X(clang_getTranslationUnitCursor)                \
+    X(clang_getTypeSpelling)                         \
+    X(clang_isConstQualifiedType)                    \
+    X(clang_isCursorDefinition)                      \
+    X(clang_isExpression)                            \
+    X(clang_parseTranslationUnit2)                   \
+    X(clang_tokenize)                                \
     X(clang_visitChildren)
 
 static struct {
@@ -436,6 +444,19 @@ struct tr {
         unsigned first_line, last_line; /* of its definition in the user's file */
     } clones[16];
     int nclones;
+    struct tmpl { /* a function template: a copy per instantiation its calls use */
+        CXCursor tpl;
+        int nparams, ninst;
+        char pname[8][64], ptype[8][64]; /* its parameters; ptype "" for a type parameter */
+        char arg[8][8][96];              /* per instantiation, per parameter: the text it stands for */
+        unsigned first_line, last_line;
+    } tmpls[16];
+    int ntmpls;
+    struct fshared { /* __shared__ in a device function: declared by each kernel that calls it, passed as a parameter */
+        CXCursor fn, decl;
+        char name[64], before[128], after[128]; /* "float ", "As", "[16][16]": the declaration around its name */
+    } fsh[32];
+    int nfsh;
     unsigned kused;  /* the hoisted variables the current kernel reads: bits */
     char note[4096]; /* per kernel, its extra arguments (a comment ahead of the code) */
 };
@@ -505,6 +526,48 @@ static struct clone *clone_of(struct tr *t, CXCursor f, int make)
     memset(c, 0, sizeof *c);
     c->fn = f;
     return c;
+}
+
+/* A function's parameters, a function template's too (libclang counts those of FunctionDecls only). */
+struct parms {
+    CXCursor c[32];
+    int n;
+};
+
+static enum CXChildVisitResult collect_parms(CXCursor c, CXCursor parent, CXClientData d)
+{
+    (void)parent;
+    struct parms *k = d;
+    if (lc.clang_getCursorKind(c) == CXCursor_ParmDecl && k->n < 32) k->c[k->n++] = c;
+    return CXChildVisit_Continue;
+}
+
+static int fn_nargs(CXCursor f)
+{
+    const int n = lc.clang_Cursor_getNumArguments(f);
+    if (n >= 0 || lc.clang_getCursorKind(f) != CXCursor_FunctionTemplate) return n;
+    struct parms k = {.n = 0};
+    lc.clang_visitChildren(f, collect_parms, &k);
+    return k.n;
+}
+
+static CXCursor fn_arg(CXCursor f, unsigned i)
+{
+    if (lc.clang_getCursorKind(f) != CXCursor_FunctionTemplate) return lc.clang_Cursor_getArgument(f, i);
+    struct parms k = {.n = 0};
+    lc.clang_visitChildren(f, collect_parms, &k);
+    return (int)i < k.n ? k.c[i] : lc.clang_getNullCursor();
+}
+
+static struct tmpl *tmpl_of(struct tr *t, CXCursor f, int make)
+{
+    for (int i = 0; i < t->ntmpls; i++)
+        if (lc.clang_equalCursors(t->tmpls[i].tpl, f)) return &t->tmpls[i];
+    if (!make || t->ntmpls == 16) return NULL;
+    struct tmpl *m = &t->tmpls[t->ntmpls++];
+    memset(m, 0, sizeof *m);
+    m->tpl = f;
+    return m;
 }
 
 struct kids {
@@ -1084,10 +1147,10 @@ static void function(struct tr *t, CXCursor f)
         }
     }
     lc.clang_visitChildren(f, attrs, t);
-    const int n = lc.clang_Cursor_getNumArguments(f);
+    const int n = fn_nargs(f);
     for (int i = 0; i < n; i++) {
-        param(t, f, (unsigned)i, lc.clang_Cursor_getArgument(f, (unsigned)i), kernel);
-        rename_decl(t, lc.clang_Cursor_getArgument(f, (unsigned)i));
+        param(t, f, (unsigned)i, fn_arg(f, (unsigned)i), kernel);
+        rename_decl(t, fn_arg(f, (unsigned)i));
     }
     t->cur_fn = f, t->in_kernel = kernel, t->kused = 0, t->ntop = 0, t->body_open = 0;
     struct kids fk = {.n = 0};
@@ -1190,6 +1253,334 @@ static enum CXChildVisitResult find_refused_include(CXCursor c, CXCursor parent,
     return CXChildVisit_Continue;
 }
 
+/* `__shared__ T name[N]…` in device function f: one block-wide variable, as in CUDA, declared by
+ * every kernel that calls f (shared_args) and passed to f as a last parameter `__local T (*name)…`. */
+static void shared_in_function(struct tr *t, CXCursor c, CXCursor parent)
+{
+    CXCursor f = t->cur_fn;
+    int i = 0;
+    while (i < t->nfsh && !lc.clang_equalCursors(t->fsh[i].decl, c)) i++;
+    unsigned ds, de, at;
+    CXFile ff;
+    lc.clang_getExpansionLocation(lc.clang_getCursorLocation(c), &ff, NULL, NULL, &at);
+    CXString ns = lc.clang_getCursorSpelling(c);
+    const char *name = lc.clang_getCString(ns);
+    if (lc.clang_getCursorKind(parent) != CXCursor_DeclStmt || !range(t, parent, &ds, &de) || !is_main(ff) || at < ds || at >= de) {
+        refuse(t, c, "__shared__ '%s' in a device function, declared through a macro or with others: not translated", name);
+        lc.clang_disposeString(ns);
+        return;
+    }
+    if (i == t->nfsh) {
+        if (i == 32) {
+            refuse(t, c, "more than 32 __shared__ variables in device functions");
+            lc.clang_disposeString(ns);
+            return;
+        }
+        struct fshared *v = &t->fsh[t->nfsh++];
+        v->fn = f, v->decl = c;
+        snprintf(v->name, sizeof v->name, "%s", name);
+        /* the text between __shared__ and the name, and after the name up to the ';' */
+        const char *src = t->src;
+        unsigned b = ds;
+        const char *kw = strstr(src + ds, "__shared__");
+        if (kw && (unsigned)(kw - src) < at) b = (unsigned)(kw - src) + 10;
+        const unsigned ne = at + (unsigned)strlen(name);
+        unsigned e = ne;
+        while (e < de && src[e] != ';') e++;
+        snprintf(v->before, sizeof v->before, "%.*s", (int)(at - b), src + b);
+        snprintf(v->after, sizeof v->after, "%.*s", (int)(e - ne), src + ne);
+    }
+    const struct fshared *v = &t->fsh[i];
+    set_var(t, c, SP_LOCAL);
+    lc.clang_disposeString(ns);
+    if (t->collect) return;
+    edit(t, ds, de, ""); /* the declaration leaves the function */
+    /* the parameter: the array's first dimension becomes the pointer */
+    const char *a = v->after;
+    while (*a == ' ') a++;
+    const char *rest = a;
+    if (*a == '[') {
+        int depth = 0;
+        for (rest = a; *rest; rest++) {
+            depth += (*rest == '[') - (*rest == ']');
+            if (!depth) {
+                rest++;
+                break;
+            }
+        }
+    }
+    char param[400];
+    const int n = fn_nargs(f);
+    if (*a == '[') snprintf(param, sizeof param, ", __local %s(*%s)%s", v->before, v->name, rest);
+    else snprintf(param, sizeof param, ", __local %s*%s", v->before, v->name); /* a scalar: its uses are (*name) */
+    unsigned s0, e0;
+    if (n > 0 && range(t, fn_arg(f, (unsigned)n - 1), &s0, &e0)) edit(t, e0, e0, param);
+    else if (n == 0) { /* f() or f(void): from the name on, in the text */ unsigned fat;
+        CXFile f2;
+        lc.clang_getExpansionLocation(lc.clang_getCursorLocation(f), &f2, NULL, NULL, &fat);
+        CXString fs = lc.clang_getCursorSpelling(f);
+        unsigned q = fat + (unsigned)strlen(lc.clang_getCString(fs));
+        lc.clang_disposeString(fs);
+        while (q < t->len && isspace((unsigned char)t->src[q])) q++;
+        if (!is_main(f2) || q >= t->len || t->src[q] != '(') {
+            refuse(t, c, "the parameter list of the function holding __shared__ '%s' was not found", v->name);
+            return;
+        }
+        unsigned r = q + 1;
+        while (r < t->len && isspace((unsigned char)t->src[r])) r++;
+        if (r + 4 <= t->len && !strncmp(t->src + r, "void", 4)) edit(t, r, r + 4, "");
+        edit(t, q + 1, q + 1, param + 2); /* without its ", " */
+    }
+}
+
+/* A call to function callee (spec: the specialization called, its instance j when a template): its
+ * functions' __shared__ variables passed on, each declared at the top of the calling kernel. */
+static void shared_args(struct tr *t, CXCursor call, CXCursor callee, int inst)
+{
+    int any = 0;
+    for (int i = 0; i < t->nfsh; i++) any |= lc.clang_equalCursors(t->fsh[i].fn, callee);
+    if (!any || t->collect) return;
+    CXString cs = lc.clang_getCursorSpelling(callee);
+    const char *fname = lc.clang_getCString(cs);
+    if (!t->in_kernel) {
+        refuse(t, call, "'%s', which has __shared__ variables, is called from a device function: only calls from kernels are translated",
+               fname);
+        lc.clang_disposeString(cs);
+        return;
+    }
+    unsigned s0, e0;
+    if (!range(t, call, &s0, &e0) || e0 == 0 || t->src[e0 - 1] != ')') {
+        refuse(t, call, "a call to '%s' written through a macro: its __shared__ variables cannot be passed", fname);
+        lc.clang_disposeString(cs);
+        return;
+    }
+    const int nargs = lc.clang_Cursor_getNumArguments(call);
+    char args[600] = "";
+    const struct tmpl *m = inst >= 0 ? tmpl_of(t, callee, 0) : NULL;
+    for (int i = 0; i < t->nfsh; i++) {
+        const struct fshared *v = &t->fsh[i];
+        if (!lc.clang_equalCursors(v->fn, callee)) continue;
+        char var[128];
+        if (inst >= 0) snprintf(var, sizeof var, "%s_clrun_%s_t%d", v->name, fname, inst);
+        else snprintf(var, sizeof var, "%s_clrun_%s", v->name, fname);
+        const size_t al = strlen(args);
+        const char *va = v->after;
+        while (*va == ' ') va++;
+        snprintf(args + al, sizeof args - al, "%s%s%s", nargs > 0 || al ? ", " : "", *va == '[' ? "" : "&", var);
+        /* the kernel's declaration: a template's parameters in its dimensions written as this instance's arguments */
+        char decl[600], after[400] = "";
+        const char *q = v->after;
+        size_t w = 0;
+        while (*q && w + 100 < sizeof after) {
+            if (m && (isalpha((unsigned char)*q) || *q == '_')) {
+                const char *b = q;
+                while (isalnum((unsigned char)*q) || *q == '_') q++;
+                int p = 0;
+                while (p < m->nparams && ((size_t)(q - b) != strlen(m->pname[p]) || strncmp(b, m->pname[p], (size_t)(q - b)))) p++;
+                w += (size_t)snprintf(after + w, sizeof after - w, "%.*s", p < m->nparams ? (int)strlen(m->arg[inst][p]) : (int)(q - b),
+                                      p < m->nparams ? m->arg[inst][p] : b);
+            } else after[w++] = *q++, after[w] = 0;
+        }
+        char before[200];
+        snprintf(before, sizeof before, "%s", v->before);
+        if (m) { /* a type parameter in the element type */
+            for (int p = 0; p < m->nparams; p++)
+                if (!m->ptype[p][0]) {
+                    char *hit = strstr(before, m->pname[p]);
+                    const size_t pl = strlen(m->pname[p]);
+                    if (hit && (hit == before || !(isalnum((unsigned char)hit[-1]) || hit[-1] == '_')) &&
+                        !(isalnum((unsigned char)hit[pl]) || hit[pl] == '_')) {
+                        char tmp[200];
+                        snprintf(tmp, sizeof tmp, "%.*s%s%s", (int)(hit - before), before, m->arg[inst][p], hit + pl);
+                        snprintf(before, sizeof before, "%s", tmp);
+                    }
+                }
+        }
+        snprintf(decl, sizeof decl, "\n    __local %s%s%s;", before, var, after);
+        if (t->body_open) edit(t, t->body_open, t->body_open, decl);
+    }
+    edit(t, e0 - 1, e0 - 1, args);
+    lc.clang_disposeString(cs);
+}
+
+/* Whether call c (in a template's body) names a function template: `f<T>(x)`, or a dependent `f(x)`
+ * with a template among its candidates; its name into the struct's buffer. */
+struct tref {
+    int yes;
+    char name[64];
+};
+
+static void check_template_decl(CXCursor d, struct tref *r)
+{
+    if (lc.clang_getCursorKind(d) == CXCursor_OverloadedDeclRef) {
+        for (unsigned i = 0; i < lc.clang_getNumOverloadedDecls(d); i++) check_template_decl(lc.clang_getOverloadedDecl(d, i), r);
+        return;
+    }
+    if (lc.clang_getCursorKind(d) == CXCursor_FunctionTemplate && !r->yes) {
+        CXString n = lc.clang_getCursorSpelling(d);
+        snprintf(r->name, sizeof r->name, "%s", lc.clang_getCString(n));
+        lc.clang_disposeString(n);
+        r->yes = 1;
+    }
+}
+
+static enum CXChildVisitResult find_template_ref(CXCursor c, CXCursor parent, CXClientData d)
+{
+    (void)parent;
+    const enum CXCursorKind k = lc.clang_getCursorKind(c);
+    if (k == CXCursor_OverloadedDeclRef) check_template_decl(c, d);
+    else if (k == CXCursor_DeclRefExpr || k == CXCursor_TemplateRef) check_template_decl(lc.clang_getCursorReferenced(c), d);
+    return lc.clang_isExpression(k) || k == CXCursor_OverloadedDeclRef ? CXChildVisit_Recurse : CXChildVisit_Continue;
+}
+
+static int calls_template(CXCursor call, struct tref *r)
+{
+    check_template_decl(lc.clang_getCursorReferenced(call), r);
+    struct kids k = {.n = 0};
+    lc.clang_visitChildren(call, collect_kids, &k);
+    if (k.n) {
+        find_template_ref(k.c[0], call, r);
+        lc.clang_visitChildren(k.c[0], find_template_ref, r);
+    }
+    return r->yes;
+}
+
+/* A call to a specialization of function template tp: the copy for its arguments (found or added),
+ * the callee (`f<4, float>`, `f`) written as that copy's name. */
+static int instantiate(struct tr *t, CXCursor call, CXCursor spec, CXCursor tp, const char *name)
+{
+    struct tmpl *m = tmpl_of(t, tp, 0);
+    if (!m) {
+        refuse(t, call, "template '%s' is not instantiated here (more than 16 templates, or one defined after its use)", name);
+        return -1;
+    }
+    const int na = lc.clang_Cursor_getNumTemplateArguments(spec);
+    if (na != m->nparams || na > 8) {
+        refuse(t, call, "template '%s' with %d arguments for %d parameters: not instantiated", name, na, m->nparams);
+        return -1;
+    }
+    char args[8][96];
+    for (int i = 0; i < na; i++) {
+        const enum CXTemplateArgumentKind k = lc.clang_Cursor_getTemplateArgumentKind(spec, (unsigned)i);
+        if (k == CXTemplateArgumentKind_Type) {
+            CXString ts = lc.clang_getTypeSpelling(lc.clang_getCanonicalType(lc.clang_Cursor_getTemplateArgumentType(spec, (unsigned)i)));
+            const char *ty = lc.clang_getCString(ts);
+            char *w = args[i];
+            for (const char *q = ty; *q && w < args[i] + sizeof args[i] - 1;) /* long long → long (OpenCL's 64 bits) */
+                if (!strncmp(q, "long long", 9)) {
+                    w += snprintf(w, (size_t)(args[i] + sizeof args[i] - w), "long");
+                    q += 9;
+                } else *w++ = *q++;
+            *w = 0;
+            lc.clang_disposeString(ts);
+        } else if (k == CXTemplateArgumentKind_Integral) {
+            const char *pt = m->ptype[i];
+            if (strstr(pt, "unsigned") || strstr(pt, "size_t"))
+                snprintf(args[i], sizeof args[i], "((%s)%lluu)", pt, lc.clang_Cursor_getTemplateArgumentUnsignedValue(spec, (unsigned)i));
+            else snprintf(args[i], sizeof args[i], "((%s)%lld)", pt, lc.clang_Cursor_getTemplateArgumentValue(spec, (unsigned)i));
+        } else {
+            refuse(t, call, "template '%s': argument %d is neither a type nor an integer", name, i + 1);
+            return -1;
+        }
+    }
+    int j = 0;
+    while (j < m->ninst && memcmp(m->arg[j], args, sizeof args)) j++;
+    if (j == m->ninst) {
+        if (j == 8) {
+            refuse(t, call, "template '%s' is instantiated with more than 8 argument lists", name);
+            return -1;
+        }
+        memcpy(m->arg[m->ninst++], args, sizeof args);
+    }
+    struct kids k = {.n = 0};
+    lc.clang_visitChildren(call, collect_kids, &k);
+    unsigned s0, e0;
+    char to[96];
+    snprintf(to, sizeof to, "%s_clrun_t%d", name, j);
+    if (k.n && range(t, k.c[0], &s0, &e0)) edit(t, s0, e0, to);
+    return j;
+}
+
+/* A function template's definition: marked for expand_clones, its `template <…>` removed, its
+ * parameters named; then translated as a function (its body once, for every copy). */
+static void template_def(struct tr *t, CXCursor f)
+{
+    unsigned fs, fe, at;
+    CXFile ff;
+    if (!t->collect) {
+        struct tmpl *m = tmpl_of(t, f, 1);
+        if (!m) {
+            refuse(t, f, "more than 16 function templates");
+            return;
+        }
+        m->nparams = 0;
+        struct kids k = {.n = 0};
+        lc.clang_visitChildren(f, collect_kids, &k);
+        for (int i = 0; i < k.n; i++) {
+            const enum CXCursorKind ck = lc.clang_getCursorKind(k.c[i]);
+            if (ck == CXCursor_TemplateTemplateParameter) {
+                refuse(t, k.c[i], "a template template parameter is not instantiated");
+                return;
+            }
+            if (ck != CXCursor_TemplateTypeParameter && ck != CXCursor_NonTypeTemplateParameter) continue;
+            if (m->nparams == 8) {
+                refuse(t, f, "more than 8 template parameters");
+                return;
+            }
+            CXString ns = lc.clang_getCursorSpelling(k.c[i]);
+            snprintf(m->pname[m->nparams], sizeof m->pname[0], "%s", lc.clang_getCString(ns));
+            lc.clang_disposeString(ns);
+            m->ptype[m->nparams][0] = 0;
+            if (ck == CXCursor_NonTypeTemplateParameter) {
+                CXString ts = lc.clang_getTypeSpelling(lc.clang_getCursorType(k.c[i]));
+                snprintf(m->ptype[m->nparams], sizeof m->ptype[0], "%s", lc.clang_getCString(ts));
+                lc.clang_disposeString(ts);
+            }
+            m->nparams++;
+        }
+        lc.clang_getExpansionLocation(lc.clang_getCursorLocation(f), &ff, NULL, NULL, &at);
+        if (!is_main(ff) || !range(t, f, &fs, &fe)) {
+            refuse(t, f, "a template written through macros is not instantiated");
+            return;
+        }
+        m->first_line = m->last_line = 1;
+        for (unsigned i = 0; i < fe && i < t->len; i++)
+            if (t->src[i] == '\n') (i < fs ? m->first_line++ : 0), m->last_line++;
+        /* `template <…>`: to the '>' that closes it */
+        CXToken *tok = NULL;
+        unsigned nt = 0, hdr_end = 0;
+        lc.clang_tokenize(t->tu, lc.clang_getCursorExtent(f), &tok, &nt);
+        int depth = 0;
+        for (unsigned i = 1; i < nt && !hdr_end; i++) {
+            CXString w = lc.clang_getTokenSpelling(t->tu, tok[i]);
+            const char *ws = lc.clang_getCString(w);
+            depth += !strcmp(ws, "<") - !strcmp(ws, ">") - 2 * !strcmp(ws, ">>");
+            if (depth <= 0 && (!strcmp(ws, ">") || !strcmp(ws, ">>"))) {
+                CXFile f2;
+                lc.clang_getExpansionLocation(lc.clang_getRangeEnd(lc.clang_getTokenExtent(t->tu, tok[i])), &f2, NULL, NULL, &hdr_end);
+            }
+            lc.clang_disposeString(w);
+        }
+        lc.clang_disposeTokens(t->tu, tok, nt);
+        if (!hdr_end) {
+            refuse(t, f, "the template's parameter list was not found");
+            return;
+        }
+        char mark[48];
+        const int n = (int)(m - t->tmpls);
+        snprintf(mark, sizeof mark, "/*@CLRUN_TP%d{@*/", n);
+        edit(t, fs, fs, mark);
+        edit(t, fs, hdr_end, "");
+        snprintf(mark, sizeof mark, "/*@}CLRUN_TP%d@*/", n);
+        edit(t, fe, fe, mark);
+        CXString fsp = lc.clang_getCursorSpelling(f);
+        const unsigned nl = (unsigned)strlen(lc.clang_getCString(fsp));
+        lc.clang_disposeString(fsp);
+        edit(t, at + nl, at + nl, "/*@CLRUN_TNAME@*/");
+    }
+    function(t, f);
+}
+
 static enum CXChildVisitResult visit(CXCursor c, CXCursor parent, CXClientData d)
 {
     struct tr *t = d;
@@ -1256,7 +1647,13 @@ static enum CXChildVisitResult visit(CXCursor c, CXCursor parent, CXClientData d
     case CXCursor_FunctionDecl: {
         /* at file scope only: clang adds implicit declarations where some functions are called */
         const enum CXCursorKind pk = lc.clang_getCursorKind(parent);
-        if (pk == CXCursor_TranslationUnit || pk == CXCursor_LinkageSpec || pk == CXCursor_UnexposedDecl) function(t, c);
+        if (pk != CXCursor_TranslationUnit && pk != CXCursor_LinkageSpec && pk != CXCursor_UnexposedDecl) return CXChildVisit_Continue;
+        if (lc.clang_Cursor_getNumTemplateArguments(c) > 0) {
+            refuse(t, c, "explicit specialization or instantiation of template '%s': not translated",
+                   lc.clang_getCString(lc.clang_getCursorSpelling(c)));
+            return CXChildVisit_Break;
+        }
+        function(t, c);
         return CXChildVisit_Continue;
     }
     case CXCursor_VarDecl: {
@@ -1310,12 +1707,8 @@ static enum CXChildVisitResult visit(CXCursor c, CXCursor parent, CXClientData d
         }
         if (shared && !file_scope) { /* OpenCL C 1.2: __local only at a kernel's outermost scope */
             if (!t->in_kernel) {
-                CXString n = lc.clang_getCursorSpelling(c);
-                refuse(t, c,
-                       "__shared__ '%s' in a device function: OpenCL C 1.2 has __local variables only in kernels (not translated yet)",
-                       lc.clang_getCString(n));
-                lc.clang_disposeString(n);
-                return CXChildVisit_Break;
+                shared_in_function(t, c, parent);
+                return CXChildVisit_Continue;
             }
             int top = 0;
             for (int i = 0; i < t->ntop && !top; i++) top = lc.clang_equalCursors(t->top[i], parent);
@@ -1445,6 +1838,15 @@ static enum CXChildVisitResult visit(CXCursor c, CXCursor parent, CXClientData d
         const char *name = lc.clang_getCString(sp);
         if (builtin_fn(name)) refuse(t, c, "'%s' is used whole; only its .x, .y and .z are translated", name);
         CXCursor d = lc.clang_getCursorReferenced(c);
+        for (int i = 0; i < t->nfsh && !t->collect; i++) /* a scalar __shared__ of a device function: now a pointer */
+            if (lc.clang_equalCursors(t->fsh[i].decl, d)) {
+                const char *va = t->fsh[i].after;
+                while (*va == ' ') va++;
+                unsigned s0, e0;
+                char deref[80];
+                snprintf(deref, sizeof deref, "(*%s)", name);
+                if (*va != '[' && range(t, c, &s0, &e0)) edit(t, s0, e0, deref);
+            }
         if (ref_param(d) && !cl_reserved(name)) {
             unsigned s0, e0;
             char deref[80];
@@ -1475,12 +1877,29 @@ static enum CXChildVisitResult visit(CXCursor c, CXCursor parent, CXClientData d
         CXString sp = lc.clang_getCursorSpelling(c);
         const char *name = lc.clang_getCString(sp);
         CXCursor callee = lc.clang_getCursorDefinition(lc.clang_getCursorReferenced(c));
+        struct tref tr = {0, ""};
+        if (!lc.clang_Cursor_isNull(t->cur_fn) && lc.clang_getCursorKind(t->cur_fn) == CXCursor_FunctionTemplate &&
+            calls_template(c, &tr)) {
+            refuse(t, c, "template '%s' calls template '%s': only templates called from ordinary functions are instantiated",
+                   lc.clang_getCString(lc.clang_getCursorSpelling(t->cur_fn)), tr.name);
+            lc.clang_disposeString(sp);
+            return CXChildVisit_Break;
+        }
+        const CXCursor spec = callee;
+        int inst = -1;
+        if (!lc.clang_Cursor_isNull(callee) && lc.clang_getCursorKind(callee) == CXCursor_FunctionDecl) {
+            CXCursor tp = lc.clang_getSpecializedCursorTemplate(callee);
+            if (!lc.clang_Cursor_isNull(tp) && lc.clang_getCursorKind(tp) == CXCursor_FunctionTemplate && in_main(t, tp)) {
+                callee = tp;
+                if (!t->collect) inst = instantiate(t, c, spec, tp, name);
+            }
+        }
+        if (!lc.clang_Cursor_isNull(callee) && in_main(t, callee) && !t->failed) shared_args(t, c, callee, inst);
         if (!lc.clang_Cursor_isNull(callee) && in_main(t, callee)) {
             const int na = lc.clang_Cursor_getNumArguments(c);
             for (int i = 0; i < na; i++) {
                 CXCursor a = lc.clang_Cursor_getArgument(c, (unsigned)i);
-                const int by_ref =
-                    i < lc.clang_Cursor_getNumArguments(callee) && ref_param(lc.clang_Cursor_getArgument(callee, (unsigned)i));
+                const int by_ref = i < fn_nargs(callee) && ref_param(fn_arg(callee, (unsigned)i));
                 int sp;
                 if (by_ref) { /* f(x) for f(float &v): f(&(x)), x's space that of the pointer */
                     int component = 0;
@@ -1502,8 +1921,7 @@ static enum CXChildVisitResult visit(CXCursor c, CXCursor parent, CXClientData d
             const int na = lc.clang_Cursor_getNumArguments(c);
             for (int i = 0; i < na; i++)
                 if (is_pointer(lc.clang_getCursorType(lc.clang_Cursor_getArgument(c, (unsigned)i))) ||
-                    (!lc.clang_Cursor_isNull(callee) && i < lc.clang_Cursor_getNumArguments(callee) &&
-                     ref_param(lc.clang_Cursor_getArgument(callee, (unsigned)i)))) {
+                    (!lc.clang_Cursor_isNull(callee) && i < fn_nargs(callee) && ref_param(fn_arg(callee, (unsigned)i)))) {
                     refuse(t, c, "'%s', called with pointers into several address spaces, passes a pointer on to '%s': not translated yet",
                            lc.clang_getCString(lc.clang_getCursorSpelling(t->cur_fn)), name);
                     break;
@@ -1514,9 +1932,9 @@ static enum CXChildVisitResult visit(CXCursor c, CXCursor parent, CXClientData d
             struct clone *cl = clone_of(t, callee, 1);
             int combo[16] = {0};
             char suffix[40] = "_clrun_";
-            const int na = lc.clang_Cursor_getNumArguments(c), np = lc.clang_Cursor_getNumArguments(callee);
+            const int na = lc.clang_Cursor_getNumArguments(c), np = fn_nargs(callee);
             for (int i = 0; i < na && i < np && i < 16 && !t->failed; i++) {
-                CXCursor a = lc.clang_Cursor_getArgument(c, (unsigned)i), pd = lc.clang_Cursor_getArgument(callee, (unsigned)i);
+                CXCursor a = lc.clang_Cursor_getArgument(c, (unsigned)i), pd = fn_arg(callee, (unsigned)i);
                 const int by_ref = ref_param(pd);
                 if (!by_ref && !is_pointer(lc.clang_getCursorType(pd))) continue;
                 int component = 0;
@@ -1617,9 +2035,30 @@ static enum CXChildVisitResult visit(CXCursor c, CXCursor parent, CXClientData d
         lc.clang_disposeString(n);
         return CXChildVisit_Recurse;
     }
-    case CXCursor_FunctionTemplate:
+    case CXCursor_FunctionTemplate: {
+        const enum CXCursorKind pk = lc.clang_getCursorKind(parent);
+        if (pk != CXCursor_TranslationUnit && pk != CXCursor_LinkageSpec && pk != CXCursor_UnexposedDecl) return CXChildVisit_Continue;
+        if (has_child_kind(c, CXCursor_CUDAGlobalAttr)) {
+            refuse(t, c, "template kernel '%s': call a template __device__ function from an extern \"C\" kernel instead",
+                   lc.clang_getCString(lc.clang_getCursorSpelling(c)));
+            return CXChildVisit_Break;
+        }
+        if (!lc.clang_isCursorDefinition(c)) {
+            refuse(t, c, "template '%s' declared ahead of its definition: not instantiated",
+                   lc.clang_getCString(lc.clang_getCursorSpelling(c)));
+            return CXChildVisit_Break;
+        }
+        if (!t->collect && multi_space(t, c)) {
+            refuse(t, c, "template '%s' is called with pointers into several address spaces: not translated yet",
+                   lc.clang_getCString(lc.clang_getCursorSpelling(c)));
+            return CXChildVisit_Break;
+        }
+        template_def(t, c);
+        return CXChildVisit_Continue;
+    }
     case CXCursor_ClassTemplate:
-        refuse(t, c, "template '%s': templates are not translated", lc.clang_getCString(lc.clang_getCursorSpelling(c)));
+        refuse(t, c, "class template '%s': templates other than functions are not translated",
+               lc.clang_getCString(lc.clang_getCursorSpelling(c)));
         return CXChildVisit_Break;
     case CXCursor_GCCAsmStmt: refuse(t, c, "an asm statement (inline PTX) is not translated"); return CXChildVisit_Break;
     case CXCursor_LambdaExpr: refuse(t, c, "a lambda: OpenCL C has none"); return CXChildVisit_Break;
@@ -1742,6 +2181,42 @@ static char *expand_clones(struct tr *t, char *out)
             }
         }
         w += sprintf(w, "\n#line %u \"", cl->last_line);
+        w = put_quoted(w, t->name);
+        w += sprintf(w, "\"\n");
+        memcpy(w, pe + strlen(e), tail + 1);
+        free(out);
+        out = x;
+    }
+    for (int n = 0; n < t->ntmpls && out; n++) { /* templates: a copy per instantiation, its parameters as macros */
+        const struct tmpl *m = &t->tmpls[n];
+        char b[48], e[48];
+        snprintf(b, sizeof b, "/*@CLRUN_TP%d{@*/", n);
+        snprintf(e, sizeof e, "/*@}CLRUN_TP%d@*/", n);
+        char *pb = strstr(out, b), *pe = pb ? strstr(pb, e) : NULL;
+        if (!pe) continue;
+        const char *body = pb + strlen(b);
+        const size_t blen = (size_t)(pe - body), tail = strlen(pe + strlen(e));
+        size_t cap =
+            (size_t)(pb - out) + tail + 1 + (size_t)m->ninst * (blen + 64 + 2 * strlen(t->name) + 8 * 240) + 64 + 2 * strlen(t->name);
+        char *x = malloc(cap), *w = x;
+        if (!x) {
+            free(out);
+            return NULL;
+        }
+        memcpy(w, out, (size_t)(pb - out)), w += pb - out;
+        for (int j = 0; j < m->ninst; j++) {
+            *w++ = '\n';
+            for (int i = 0; i < m->nparams; i++) w += sprintf(w, "#define %s %s\n", m->pname[i], m->arg[j][i]);
+            w += sprintf(w, "#line %u \"", m->first_line);
+            w = put_quoted(w, t->name);
+            w += sprintf(w, "\"\n");
+            for (const char *q = body; q < pe;)
+                if (!strncmp(q, "/*@CLRUN_TNAME@*/", 17)) w += sprintf(w, "_clrun_t%d", j), q += 17;
+                else *w++ = *q++;
+            *w++ = '\n';
+            for (int i = 0; i < m->nparams; i++) w += sprintf(w, "#undef %s\n", m->pname[i]);
+        }
+        w += sprintf(w, "\n#line %u \"", m->last_line);
         w = put_quoted(w, t->name);
         w += sprintf(w, "\"\n");
         memcpy(w, pe + strlen(e), tail + 1);
@@ -1885,7 +2360,7 @@ char *clrun__cuda_translate(const char *src, size_t len, const char *name, const
     }
     memcpy(w, src + at, len - at), w += len - at;
     *w = 0;
-    if (t.nclones) out = expand_clones(&t, out);
+    if (t.nclones || t.ntmpls) out = expand_clones(&t, out);
 done:
     free(t.vars);
     free(t.fparams);

@@ -81,8 +81,48 @@ def test_elementwise_kernel(rng):
 
 def test_refused_in_words():
     from clrun.cuda.compiler import SourceModule
-    with pytest.raises(clrun.BuildFailed, match=r"kernel.cu:1:\d+: template"):
+    with pytest.raises(clrun.BuildFailed, match=r"kernel.cu:1:\d+: template kernel 'k'"):
         SourceModule("template <typename T> __global__ void k(T *a) { a[0] = 1; }\n")
+    with pytest.raises(clrun.BuildFailed, match=r"kernel.cu:2:\d+: template 'g' calls template 'f'"):
+        SourceModule("template <typename T> __device__ T f(T x) { return x; }\n"
+                     "template <typename T> __device__ T g(T x) { return f<T>(x); }\n"
+                     "extern \"C\" __global__ void k(float *a) { a[0] = g(a[1]); }\n")
+    with pytest.raises(clrun.BuildFailed, match=r"explicit specialization or instantiation of template 'f'"):
+        SourceModule("template <typename T> __device__ T f(T x) { return x; }\n"
+                     "template <> __device__ float f<float>(float x) { return -x; }\n"
+                     "extern \"C\" __global__ void k(float *a) { a[0] = f(a[1]); }\n")
+    with pytest.raises(clrun.BuildFailed, match=r"class template 'Box'"):
+        SourceModule("template <typename T> struct Box { T v; };\n__global__ void k(float *a) { Box<float> b; b.v = 1; a[0] = b.v; }\n")
+
+
+def test_function_templates_instantiated_per_use(rng):
+    """Template __device__ functions called from ordinary code: a copy per argument list, explicit
+    (f<4, float>) or deduced (g(x)), type and integer parameters (unsigned ones too)."""
+    import clrun.cuda.driver as drv
+    from clrun.cuda.compiler import SourceModule
+    mod = SourceModule("""
+template <int B, typename T>
+__device__ T f(const T *p, T x) { T s = x; for (int i = 0; i < B; i++) s += p[i]; return s; }
+template <typename T> __device__ T twice(T x) { return x * 2; }
+template <unsigned int blockSize> __device__ float h(float v) { return blockSize >= 512 ? v : -v; }
+extern "C" __global__ void k(float *a, int *b, long long *c)
+{
+    float a0 = f<4, float>(a, 1.0f);
+    int b0 = f<2>(b, 3);
+    float a1 = twice(a[2]);
+    long long c0 = twice(c[1]);
+    float a3 = h<256>(a[4]) + h<1024>(a[5]);
+    a[0] = a0; b[0] = b0; a[1] = a1; c[0] = c0; a[3] = a3;
+}
+""")
+    a = rng.standard_normal(8).astype(np.float32)
+    b = rng.integers(-100, 100, 4).astype(np.int32)
+    c = np.array([0, 3 << 40], np.int64)
+    a_, b_ = a.copy(), b.copy()
+    mod.get_function("k")(drv.InOut(a), drv.InOut(b), drv.InOut(c), block=(1, 1, 1))
+    assert a[0] == np.float32(1) + a_[0] + a_[1] + a_[2] + a_[3]
+    assert b[0] == 3 + b_[0] + b_[1] and a[1] == 2 * a_[2] and c[0] == 6 << 40
+    assert a[3] == -a_[4] + a_[5]
 
 
 def test_mangled_names_and_no_extern_c():
@@ -373,3 +413,51 @@ __global__ void k(float *a, float *b, float *out)
     with pytest.raises(clrun.BuildFailed, match=r"kernel.cu:1:\d+: device function 'f' is called with pointers into several"):
         SourceModule("__device__ float f(float *p) { float *q = p + 1; return *q; }\n"
                      "__global__ void k(float *a) { __shared__ float s[2]; s[threadIdx.x] = a[0]; a[1] = f(a) + f(s); }\n")
+
+
+def test_shared_variables_in_device_functions(rng):
+    """__shared__ in device functions: one block-wide variable per kernel that calls the function (as
+    in CUDA, the same one at every call), passed to it; refused where a device function calls it."""
+    import clrun.cuda.driver as drv
+    from clrun.cuda.compiler import SourceModule
+    mod = SourceModule("""
+__device__ float block_sum(float v)
+{
+    __shared__ float s[128];
+    s[threadIdx.x] = v;
+    __syncthreads();
+    for (int h = blockDim.x / 2; h > 0; h >>= 1) {
+        if (threadIdx.x < h) s[threadIdx.x] += s[threadIdx.x + h];
+        __syncthreads();
+    }
+    float r = s[0];
+    __syncthreads();
+    return r;
+}
+__device__ int counter()
+{
+    __shared__ int n;
+    if (threadIdx.x == 0) n = 0;
+    __syncthreads();
+    atomicAdd(&n, 1);
+    __syncthreads();
+    return n;
+}
+__global__ void k(const float *in, float *out, int *cnt)
+{
+    float a = block_sum(in[blockIdx.x * blockDim.x + threadIdx.x]);
+    float b = block_sum(2.0f);
+    if (threadIdx.x == 0) out[blockIdx.x] = a + b;
+    int c = counter();
+    if (threadIdx.x == 0) cnt[blockIdx.x] = c;
+}
+""")
+    x = rng.integers(-50, 50, 4 * 128).astype(np.float32)
+    out = np.zeros(4, np.float32)
+    cnt = np.zeros(4, np.int32)
+    mod.get_function("k")(drv.In(x), drv.Out(out), drv.Out(cnt), block=(128, 1, 1), grid=(4, 1))
+    assert np.array_equal(out, x.reshape(4, 128).sum(axis=1) + 256) and np.array_equal(cnt, [128] * 4)
+    with pytest.raises(clrun.BuildFailed, match=r"kernel.cu:3:\d+: 'f', which has __shared__ variables, is called from a device function"):
+        SourceModule("__device__ float f() { __shared__ float s[4]; s[0] = 1; return s[0]; }\n"
+                     "__device__ float g() { return f(); }\n"
+                     "__global__ void k(float *a) { a[0] = g(); }\n".replace("g() { return f(); }", "g()\n{ return f(); }"))

@@ -2015,6 +2015,19 @@ static enum CXChildVisitResult visit(CXCursor c, CXCursor parent, CXClientData d
         lc.clang_disposeString(sp);
         return CXChildVisit_Recurse;
     }
+    case CXCursor_FieldDecl: {
+        const enum CXTypeKind fk = lc.clang_getCanonicalType(lc.clang_getCursorType(c)).kind;
+        if (fk == CXType_Pointer || fk == CXType_LValueReference) {
+            CXString n = lc.clang_getCursorSpelling(c);
+            refuse(t, c,
+                   "pointer member '%s': a device address stored in memory cannot be read in OpenCL C 1.2 (its buffers have no "
+                   "addresses the host knows); pass the array as a kernel argument",
+                   lc.clang_getCString(n));
+            lc.clang_disposeString(n);
+            return CXChildVisit_Break;
+        }
+        return CXChildVisit_Continue;
+    }
     case CXCursor_StructDecl:
     case CXCursor_UnionDecl:
     case CXCursor_EnumDecl: {

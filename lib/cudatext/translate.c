@@ -49,6 +49,7 @@
     X(clang_getSpecializedCursorTemplate)            \
     X(clang_getNumOverloadedDecls)                   \
     X(clang_getOverloadedDecl)                       \
+    X(clang_getCursorSemanticParent)                 \
     X(clang_createIndex)                             \
     X(clang_disposeDiagnostic)                       \
     X(clang_disposeIndex)                            \
@@ -290,6 +291,33 @@ static const char prelude_cuda[] =
     "__device__ char4 make_char4(signed char, signed char, signed char, signed char); __device__ short2 make_short2(short, short); "
     "__device__ double __ldg(const double *); __device__ int2 __ldg(const int2 *); __device__ int4 __ldg(const int4 *); __device__ "
     "unsigned char __ldg(const unsigned char *); __device__ uint2 __ldg(const uint2 *); __device__ uint4 __ldg(const uint4 *);\n";
+
+/* <cooperative_groups.h>: the block-level group is translated (sync, thread_rank, size, indices); the
+ * rest is declared so that its use is refused by name. */
+static const char cg_name[] = "/clrun-cuda/include/cooperative_groups.h";
+static const char cg_header[] =
+    "namespace cooperative_groups {\n"
+    "struct thread_block {\n"
+    "    __device__ void sync() const; __device__ unsigned thread_rank() const; __device__ unsigned size() const;\n"
+    "    __device__ unsigned num_threads() const; __device__ dim3 group_index() const; __device__ dim3 thread_index() const;\n"
+    "    __device__ dim3 group_dim() const; __device__ dim3 dim_threads() const;\n"
+    "};\n"
+    "__device__ thread_block this_thread_block(); __device__ void sync(const thread_block &);\n"
+    "struct grid_group { __device__ void sync() const; __device__ unsigned long long thread_rank() const; };\n"
+    "__device__ grid_group this_grid(); __device__ void sync(const grid_group &);\n"
+    "struct coalesced_group { __device__ void sync() const; __device__ unsigned thread_rank() const; __device__ unsigned size() const; };\n"
+    "__device__ coalesced_group coalesced_threads();\n"
+    "template <unsigned N, class P = void> struct thread_block_tile {\n"
+    "    __device__ void sync() const; __device__ unsigned thread_rank() const; __device__ unsigned size() const;\n"
+    "    __device__ unsigned meta_group_rank() const; __device__ unsigned meta_group_size() const;\n"
+    "    template <class T> __device__ T shfl(T, int) const; template <class T> __device__ T shfl_down(T, unsigned) const;\n"
+    "    template <class T> __device__ T shfl_up(T, unsigned) const; template <class T> __device__ T shfl_xor(T, unsigned) const;\n"
+    "    __device__ int any(int) const; __device__ int all(int) const; __device__ unsigned ballot(int) const;\n"
+    "};\n"
+    "template <unsigned N, class P> __device__ thread_block_tile<N> tiled_partition(const P &);\n"
+    "__device__ thread_block tiled_partition(const thread_block &, unsigned);\n"
+    "template <class G> __device__ void sync(const G &);\n"
+    "}\n";
 
 /* The OpenCL C the translation starts with: the CUDA names OpenCL spells differently. */
 static const char prelude_cl[] =
@@ -668,6 +696,7 @@ static int one_space(int sp)
 
 static void edit(struct tr *t, unsigned start, unsigned end, const char *text);
 static int is_main(CXFile f);
+static int cg_type(CXType ty);
 
 /* A CUDA vector type (float4, uint2, …): OpenCL C cannot take the address of its components. */
 static int is_vector_type(CXType ty)
@@ -905,6 +934,12 @@ static void kernel_param_types(struct tr *t, CXCursor p)
 static void param(struct tr *t, CXCursor f, unsigned index, CXCursor p, int kernel)
 {
     CXType ty = lc.clang_getCanonicalType(lc.clang_getCursorType(p));
+    if (cg_type(lc.clang_getCursorType(p)) ||
+        ((ty.kind == CXType_LValueReference || ty.kind == CXType_Pointer) && cg_type(lc.clang_getPointeeType(ty)))) {
+        refuse(t, p, "a cooperative group as parameter '%s': not translated yet (call this_thread_block() where it is needed)",
+               lc.clang_getCString(lc.clang_getCursorSpelling(p)));
+        return;
+    }
     if (ty.kind == CXType_RValueReference || (kernel && ty.kind == CXType_LValueReference)) {
         refuse(t, p, "reference parameter '%s' of a %s: OpenCL C has no references", lc.clang_getCString(lc.clang_getCursorSpelling(p)),
                kernel ? "kernel" : "function (&&)");
@@ -1219,7 +1254,7 @@ static const char *refused_header(CXCursor inc)
 {
     static const struct {
         const char *prefix, *what;
-    } list[] = {{"cooperative_groups", "cooperative groups"},
+    } list[] = {{"cooperative_groups/", "cooperative groups' collectives and asynchronous copies"},
                 {"cuda_fp16", "half-precision types (__half)"},
                 {"cuda_bf16", "bfloat16 types"},
                 {"mma.h", "tensor-core fragments (wmma)"},
@@ -1251,6 +1286,76 @@ static enum CXChildVisitResult find_refused_include(CXCursor c, CXCursor parent,
         }
     }
     return CXChildVisit_Continue;
+}
+
+/* The cooperative-groups type or function cursor d belongs to: "thread_block", "cooperative_groups"
+ * (a free function), another group's name, or NULL where it is none of theirs. Into buf. */
+static const char *cg_owner(CXCursor d, char *buf, size_t n)
+{
+    if (lc.clang_Cursor_isNull(d)) return NULL;
+    CXCursor p = lc.clang_getCursorSemanticParent(d);
+    for (int depth = 0; depth < 3 && !lc.clang_Cursor_isNull(p); depth++, p = lc.clang_getCursorSemanticParent(p)) {
+        const enum CXCursorKind k = lc.clang_getCursorKind(p);
+        if (k == CXCursor_TranslationUnit) break;
+        CXString ps = lc.clang_getCursorSpelling(p);
+        snprintf(buf, n, "%s", lc.clang_getCString(ps));
+        lc.clang_disposeString(ps);
+        if (k == CXCursor_Namespace && !strcmp(buf, "cooperative_groups")) {
+            if (depth == 0) return buf; /* a free function */
+            CXString ds = lc.clang_getCursorSpelling(lc.clang_getCursorSemanticParent(d));
+            snprintf(buf, n, "%s", lc.clang_getCString(ds));
+            lc.clang_disposeString(ds);
+            return buf;
+        }
+    }
+    return NULL;
+}
+
+/* Whether type ty is one of cooperative_groups' group types. */
+static int cg_type(CXType ty)
+{
+    CXString sp = lc.clang_getTypeSpelling(lc.clang_getCanonicalType(ty));
+    const char *n = lc.clang_getCString(sp);
+    if (!strncmp(n, "const ", 6)) n += 6;
+    const int yes = !strncmp(n, "cooperative_groups::", 20);
+    lc.clang_disposeString(sp);
+    return yes;
+}
+
+/* A call into cooperative_groups: the block-level group's members written in OpenCL C (1), refused by
+ * name (1, t->failed set), or not one of theirs (0). */
+static int cg_call(struct tr *t, CXCursor c)
+{
+    char owner[64];
+    CXCursor d = lc.clang_getCursorReferenced(c);
+    if (!cg_owner(d, owner, sizeof owner)) return 0;
+    CXString ns = lc.clang_getCursorSpelling(d);
+    const char *name = lc.clang_getCString(ns);
+    const int block = !strcmp(owner, "thread_block"), free_fn = !strcmp(owner, "cooperative_groups");
+    const char *to = NULL;
+    if ((block && !strcmp(name, "sync")) || (free_fn && !strcmp(name, "sync") && lc.clang_Cursor_getNumArguments(c) == 1 &&
+                                             !strcmp(lc.clang_getCString(lc.clang_getTypeSpelling(lc.clang_getCanonicalType(
+                                                         lc.clang_getCursorType(lc.clang_Cursor_getArgument(c, 0))))),
+                                                     "const cooperative_groups::thread_block")))
+        to = "barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)";
+    else if (block && !strcmp(name, "thread_rank"))
+        to = "((unsigned)(get_local_id(0) + get_local_size(0) * (get_local_id(1) + get_local_size(1) * get_local_id(2))))";
+    else if (block && (!strcmp(name, "size") || !strcmp(name, "num_threads")))
+        to = "((unsigned)(get_local_size(0) * get_local_size(1) * get_local_size(2)))";
+    else if (block && !strcmp(name, "group_index")) to = "((uint3)((uint)get_group_id(0), (uint)get_group_id(1), (uint)get_group_id(2)))";
+    else if (block && !strcmp(name, "thread_index")) to = "((uint3)((uint)get_local_id(0), (uint)get_local_id(1), (uint)get_local_id(2)))";
+    else if (block && (!strcmp(name, "group_dim") || !strcmp(name, "dim_threads")))
+        to = "((uint3)((uint)get_local_size(0), (uint)get_local_size(1), (uint)get_local_size(2)))";
+    else if (free_fn && !strcmp(name, "this_thread_block"))
+        refuse(t, c,
+               "cooperative_groups::this_thread_block() other than as `cg::thread_block b = cg::this_thread_block();` or "
+               "`.sync()` on it is not translated");
+    else if (free_fn) refuse(t, c, "cooperative_groups::%s (grids, tiles, coalesced groups) is not translated", name);
+    else refuse(t, c, "cooperative_groups::%s::%s (warp-level and grid groups) is not translated", owner, name);
+    unsigned s0, e0;
+    if (to && range(t, c, &s0, &e0)) edit(t, s0, e0, to);
+    lc.clang_disposeString(ns);
+    return 1;
 }
 
 /* `__shared__ T name[N]…` in device function f: one block-wide variable, as in CUDA, declared by
@@ -1657,6 +1762,16 @@ static enum CXChildVisitResult visit(CXCursor c, CXCursor parent, CXClientData d
         return CXChildVisit_Continue;
     }
     case CXCursor_VarDecl: {
+        if (cg_type(lc.clang_getCursorType(c))) { /* cg::thread_block b = cg::this_thread_block(); leaves: its uses are rewritten */
+            CXString ts = lc.clang_getTypeSpelling(lc.clang_getCanonicalType(lc.clang_getCursorType(c)));
+            const int block = strstr(lc.clang_getCString(ts), "thread_block") && !strstr(lc.clang_getCString(ts), "tile");
+            unsigned s0, e0;
+            if (!block) refuse(t, c, "a variable of type %s (warp-level and grid groups) is not translated", lc.clang_getCString(ts));
+            else if (lc.clang_getCursorKind(parent) == CXCursor_DeclStmt && range(t, parent, &s0, &e0)) edit(t, s0, e0, "");
+            else refuse(t, c, "a cooperative group declared with other variables or at file scope is not translated");
+            lc.clang_disposeString(ts);
+            return t->failed ? CXChildVisit_Break : CXChildVisit_Continue;
+        }
         rename_decl(t, c);
         const int shared = has_child_kind(c, CXCursor_CUDASharedAttr), constant = has_child_kind(c, CXCursor_CUDAConstantAttr);
         const int file_scope = lc.clang_getCursorKind(parent) == CXCursor_TranslationUnit ||
@@ -1874,6 +1989,7 @@ static enum CXChildVisitResult visit(CXCursor c, CXCursor parent, CXClientData d
         return CXChildVisit_Continue;
     }
     case CXCursor_CallExpr: {
+        if (cg_call(t, c)) return t->failed ? CXChildVisit_Break : CXChildVisit_Continue;
         CXString sp = lc.clang_getCursorSpelling(c);
         const char *name = lc.clang_getCString(sp);
         CXCursor callee = lc.clang_getCursorDefinition(lc.clang_getCursorReferenced(c));
@@ -2014,6 +2130,25 @@ static enum CXChildVisitResult visit(CXCursor c, CXCursor parent, CXClientData d
             edit(t, s, e, "mem_fence(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)");
         lc.clang_disposeString(sp);
         return CXChildVisit_Recurse;
+    }
+    case CXCursor_NamespaceAlias:
+    case CXCursor_UsingDirective: { /* namespace cg = cooperative_groups; using namespace cooperative_groups; */
+        struct kids k = {.n = 0};
+        lc.clang_visitChildren(c, collect_kids, &k);
+        CXString ns = lc.clang_getCursorSpelling(k.n ? lc.clang_getCursorReferenced(k.c[k.n - 1]) : c);
+        const int cg = !strcmp(lc.clang_getCString(ns), "cooperative_groups");
+        lc.clang_disposeString(ns);
+        unsigned s0, e0;
+        if (!cg) {
+            refuse(t, c, "a namespace alias or using-directive other than cooperative_groups'");
+            return CXChildVisit_Break;
+        }
+        if (range(t, c, &s0, &e0)) {
+            unsigned q = e0;
+            while (q < t->len && isspace((unsigned char)t->src[q])) q++;
+            edit(t, s0, q < t->len && t->src[q] == ';' ? q + 1 : e0, "");
+        }
+        return CXChildVisit_Continue;
     }
     case CXCursor_FieldDecl: {
         const enum CXTypeKind fk = lc.clang_getCanonicalType(lc.clang_getCursorType(c)).kind;
@@ -2267,11 +2402,13 @@ char *clrun__cuda_translate(const char *src, size_t len, const char *name, const
         "stdio.h",  "stdlib.h", "math.h", "cuda.h",  "cuda_runtime.h",  "device_launch_parameters.h", "stdint.h", "float.h", "limits.h",
         "assert.h", "cmath",    "cstdio", "cstdint", "math_constants.h"};
     enum { NSTD = sizeof std_headers / sizeof *std_headers };
-    struct CXUnsavedFile files[2 + NSTD] = {{main_name, copy, (unsigned long)len}, {pre_name, prelude_cuda, sizeof prelude_cuda - 1}};
+    struct CXUnsavedFile files[3 + NSTD] = {{main_name, copy, (unsigned long)len},
+                                            {pre_name, prelude_cuda, sizeof prelude_cuda - 1},
+                                            {cg_name, cg_header, sizeof cg_header - 1}};
     char std_paths[NSTD][64];
     for (int i = 0; i < NSTD; i++) {
         snprintf(std_paths[i], sizeof std_paths[i], "%s%s", std_dir, std_headers[i]);
-        files[2 + i] = (struct CXUnsavedFile){std_paths[i], "", 0};
+        files[3 + i] = (struct CXUnsavedFile){std_paths[i], "", 0};
     }
     const char *args[] = {"-x",
                           "cuda",

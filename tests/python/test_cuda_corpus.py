@@ -315,11 +315,58 @@ def test_gpu_arange():
     assert np.array_equal(x.get(), np.arange(1024, dtype=np.int32))
 
 
+def test_scalar_prod(rng):
+    """NVIDIA's scalarProd sample: a block-level cooperative group (cg::sync) and a shared reduction."""
+    import clrun.cuda.driver as drv
+    f = module("scalarProd_kernel.cu").get_function("scalarProdGPU")
+    vectors, elements = 64, 4096
+    a, b = (rng.random((vectors, elements)).astype(np.float32) for _ in range(2))
+    c = np.zeros(vectors, np.float32)
+    f(drv.Out(c), drv.In(a), drv.In(b), np.int32(vectors), np.int32(elements), grid=(128, 1), block=(256, 1, 1))
+    assert np.allclose(c, (a.astype(np.float64) * b).sum(axis=1), rtol=1e-5)
+
+
+def _fwht(x):
+    """The Walsh-Hadamard transform of each row (Sylvester's order), as the sample's fwtCPU."""
+    x = x.astype(np.float64).copy()
+    n, h = x.shape[-1], 1
+    while h < n:
+        y = x.reshape(x.shape[0], -1, 2, h)
+        x = np.stack([y[:, :, 0] + y[:, :, 1], y[:, :, 0] - y[:, :, 1]], axis=2).reshape(x.shape)
+        h *= 2
+    return x
+
+
+def test_fast_walsh_transform(rng):
+    """NVIDIA's fastWalshTransform sample, driven as its fwtBatchGPU and modulateGPU drive it: radix-4
+    passes in global memory, then the rest in dynamic shared memory under a cooperative group."""
+    import clrun.cuda.driver as drv
+    mod = module("fastWalshTransform_kernel.cu")
+    batch1, batch2, modulate = (mod.get_function(n) for n in ("fwtBatch1Kernel", "fwtBatch2Kernel", "modulateKernel"))
+    log2n, m = 13, 1
+    data = rng.integers(-8, 9, (m, 1 << log2n)).astype(np.float32)  # exact sums
+    d = drv.mem_alloc(data.nbytes)
+    drv.memcpy_htod(d, data)
+    n, lg, mm = 1 << log2n, log2n, m
+    grid = ((1 << log2n) // (4 * 256), m)
+    while lg > 11:
+        batch2(d, d, np.int32(n // 4), grid=grid, block=(256, 1, 1))
+        lg, n, mm = lg - 2, n >> 2, mm << 2
+    batch1(d, d, np.int32(lg), grid=(mm, 1), block=(n // 4, 1, 1), shared=n * 4)
+    out = np.empty_like(data)
+    drv.memcpy_dtoh(out, d)
+    assert np.array_equal(out, _fwht(data).astype(np.float32))
+    a, b = (rng.standard_normal(5000).astype(np.float32) for _ in range(2))
+    a0 = a.copy()
+    modulate(drv.InOut(a), drv.In(b), np.int32(5000), grid=(128, 1), block=(256, 1, 1))
+    assert np.allclose(a, a0 * (b * (np.float32(1) / np.float32(5000))), rtol=1e-6, atol=1e-7)
+
+
 REFUSED = [
     ("clock_kernel.cu", r"clock_kernel.cu:\d+:\d+: clock\(\)"),
     ("simpleVote_kernel.cu", r"simpleVote_kernel.cu:\d+:\d+: warp intrinsic __any_sync"),
     ("simpleTexture_kernel.cu", r"simpleTexture_kernel.cu:\d+:\d+: texture and surface access \(tex2D\)"),
-    ("reduction_kernel.cu", r"reduction_kernel.cu:\d+:\d+: #include <cooperative_groups.h>"),
+    ("reduction_kernel.cu", r"reduction_kernel.cu:\d+:\d+: #include <cooperative_groups/reduce.h>: cooperative groups' collectives"),
     ("inlinePTX_kernel.cu", r"inlinePTX_kernel.cu:\d+:\d+: an asm statement"),
     ("demo_struct.cu", r"demo_struct.cu:4:\d+: pointer member 'ptr'"),
 ]
@@ -338,7 +385,8 @@ def test_corpus_coverage():
            "simple_rgb2gray.cu", "manhattan_distance.cu", "doublify.cu", "constant_memory.cu", "large_smem.cu",
            "vectorAdd_kernel.cu", "simpleAtomicIntrinsics_kernel.cu", "shared_memory_reverse.cu", "blog_transpose.cu",
            "finite_difference.cu", "samples_intro.cu", "matrixMul_kernel.cu",
-           "cpp_function_templates.cu", "simple_speed_test.cu", "kernel_concurrency.cu", "gpu_arange.cu"}
+           "cpp_function_templates.cu", "simple_speed_test.cu", "kernel_concurrency.cu", "gpu_arange.cu",
+           "scalarProd_kernel.cu", "fastWalshTransform_kernel.cu"}
     files = {f for f in os.listdir(CORPUS) if f.endswith(".cu")}
     assert files == run | {n for n, _ in REFUSED}
 

@@ -697,6 +697,8 @@ static int one_space(int sp)
 static void edit(struct tr *t, unsigned start, unsigned end, const char *text);
 static int is_main(CXFile f);
 static int cg_type(CXType ty);
+static int cg_block_type(CXType ty);
+static void remove_list_item(struct tr *t, unsigned s, unsigned e);
 
 /* A CUDA vector type (float4, uint2, …): OpenCL C cannot take the address of its components. */
 static int is_vector_type(CXType ty)
@@ -934,9 +936,14 @@ static void kernel_param_types(struct tr *t, CXCursor p)
 static void param(struct tr *t, CXCursor f, unsigned index, CXCursor p, int kernel)
 {
     CXType ty = lc.clang_getCanonicalType(lc.clang_getCursorType(p));
+    if (cg_block_type(lc.clang_getCursorType(p)) && !kernel) { /* the block's handle holds nothing: the parameter leaves */
+        unsigned s0, e0;
+        if (!t->collect && range(t, p, &s0, &e0)) remove_list_item(t, s0, e0);
+        return;
+    }
     if (cg_type(lc.clang_getCursorType(p)) ||
         ((ty.kind == CXType_LValueReference || ty.kind == CXType_Pointer) && cg_type(lc.clang_getPointeeType(ty)))) {
-        refuse(t, p, "a cooperative group as parameter '%s': not translated yet (call this_thread_block() where it is needed)",
+        refuse(t, p, "a cooperative group other than the thread block as parameter '%s': not translated",
                lc.clang_getCString(lc.clang_getCursorSpelling(p)));
         return;
     }
@@ -1311,6 +1318,37 @@ static const char *cg_owner(CXCursor d, char *buf, size_t n)
     return NULL;
 }
 
+/* Whether type ty is cooperative_groups::thread_block (by value or const reference). */
+static int cg_block_type(CXType ty)
+{
+    ty = lc.clang_getCanonicalType(ty);
+    if (ty.kind == CXType_LValueReference) ty = lc.clang_getCanonicalType(lc.clang_getPointeeType(ty));
+    CXString sp = lc.clang_getTypeSpelling(ty);
+    const char *n = lc.clang_getCString(sp);
+    if (!strncmp(n, "const ", 6)) n += 6;
+    const int yes = !strcmp(n, "cooperative_groups::thread_block");
+    lc.clang_disposeString(sp);
+    return yes;
+}
+
+/* The list item at [s, e) (a parameter, an argument) removed with its comma. */
+static void remove_list_item(struct tr *t, unsigned s, unsigned e)
+{
+    unsigned b = s;
+    while (b > 0 && isspace((unsigned char)t->src[b - 1])) b--;
+    if (b > 0 && t->src[b - 1] == ',') {
+        edit(t, b - 1, e, "");
+        return;
+    }
+    unsigned q = e;
+    while (q < t->len && isspace((unsigned char)t->src[q])) q++;
+    if (q < t->len && t->src[q] == ',') {
+        q++;
+        while (q < t->len && isspace((unsigned char)t->src[q])) q++;
+        edit(t, s, q, "");
+    } else edit(t, s, e, "");
+}
+
 /* Whether type ty is one of cooperative_groups' group types. */
 static int cg_type(CXType ty)
 {
@@ -1346,11 +1384,11 @@ static int cg_call(struct tr *t, CXCursor c)
     else if (block && !strcmp(name, "thread_index")) to = "((uint3)((uint)get_local_id(0), (uint)get_local_id(1), (uint)get_local_id(2)))";
     else if (block && (!strcmp(name, "group_dim") || !strcmp(name, "dim_threads")))
         to = "((uint3)((uint)get_local_size(0), (uint)get_local_size(1), (uint)get_local_size(2)))";
-    else if (free_fn && !strcmp(name, "this_thread_block"))
-        refuse(t, c,
-               "cooperative_groups::this_thread_block() other than as `cg::thread_block b = cg::this_thread_block();` or "
-               "`.sync()` on it is not translated");
-    else if (free_fn) refuse(t, c, "cooperative_groups::%s (grids, tiles, coalesced groups) is not translated", name);
+    else if (block && !strcmp(name, "thread_block")) {
+        /* its copy, where the handle is passed on: the argument leaves */
+    } else if (free_fn && !strcmp(name, "this_thread_block")) {
+        /* as an argument it leaves with its parameter; elsewhere the compiler names the line */
+    } else if (free_fn) refuse(t, c, "cooperative_groups::%s (grids, tiles, coalesced groups) is not translated", name);
     else refuse(t, c, "cooperative_groups::%s::%s (warp-level and grid groups) is not translated", owner, name);
     unsigned s0, e0;
     if (to && range(t, c, &s0, &e0)) edit(t, s0, e0, to);
@@ -2010,7 +2048,14 @@ static enum CXChildVisitResult visit(CXCursor c, CXCursor parent, CXClientData d
                 if (!t->collect) inst = instantiate(t, c, spec, tp, name);
             }
         }
-        if (!lc.clang_Cursor_isNull(callee) && in_main(t, callee) && !t->failed) shared_args(t, c, callee, inst);
+        if (!lc.clang_Cursor_isNull(callee) && in_main(t, callee) && !t->failed) {
+            shared_args(t, c, callee, inst);
+            for (int i = 0; i < lc.clang_Cursor_getNumArguments(c) && !t->collect; i++) { /* a thread block's handle */
+                CXCursor a = lc.clang_Cursor_getArgument(c, (unsigned)i);
+                unsigned s0, e0;
+                if (cg_block_type(lc.clang_getCursorType(a)) && range(t, a, &s0, &e0)) remove_list_item(t, s0, e0);
+            }
+        }
         if (!lc.clang_Cursor_isNull(callee) && in_main(t, callee)) {
             const int na = lc.clang_Cursor_getNumArguments(c);
             for (int i = 0; i < na; i++) {

@@ -362,6 +362,58 @@ def test_fast_walsh_transform(rng):
     assert np.allclose(a, a0 * (b * (np.float32(1) / np.float32(5000))), rtol=1e-6, atol=1e-7)
 
 
+def test_convolution_separable(rng):
+    """NVIDIA's convolutionSeparable sample: row and column passes of a radius-8 filter held in a
+    __constant__ array (set through get_global), shared-memory tiles with halos, a cooperative group."""
+    import clrun.cuda.driver as drv
+    mod = module("convolutionSeparable.cu")
+    r, w, h = 8, 256, 128
+    k = rng.random(2 * r + 1).astype(np.float32)
+    k /= k.sum()
+    c_kernel, nbytes = mod.get_global("c_Kernel")
+    assert nbytes == k.nbytes
+    drv.memcpy_htod(c_kernel, k)
+    src = rng.standard_normal((h, w)).astype(np.float32)
+    rows, cols = np.zeros_like(src), np.zeros_like(src)
+    mod.get_function("convolutionRowsKernel")(drv.Out(rows), drv.In(src), np.int32(w), np.int32(h), np.int32(w),
+                                              grid=(w // (8 * 16), h // 4), block=(16, 4, 1))
+    mod.get_function("convolutionColumnsKernel")(drv.Out(cols), drv.In(rows), np.int32(w), np.int32(h), np.int32(w),
+                                                 grid=(w // 16, h // (8 * 8)), block=(16, 8, 1))
+    pad = np.pad(src.astype(np.float64), ((0, 0), (r, r)))
+    want_rows = sum(k[r - j] * pad[:, r + j:r + j + w] for j in range(-r, r + 1))
+    pad = np.pad(want_rows, ((r, r), (0, 0)))
+    want = sum(k[r - j] * pad[r + j:r + j + h, :] for j in range(-r, r + 1))
+    assert np.allclose(rows, want_rows, rtol=1e-5, atol=1e-5) and np.allclose(cols, want, rtol=1e-5, atol=1e-5)
+
+
+def test_scan_sample(rng):
+    """NVIDIA's scan sample, driven as its scanExclusiveShort and scanExclusiveLarge drive it: uint4
+    loads, device functions taking shared memory and the thread block's handle, a two-level scan."""
+    import clrun.cuda.driver as drv
+    mod = module("scan_sample.cu")
+    short, short2, update = (mod.get_function(n) for n in ("scanExclusiveShared", "scanExclusiveShared2", "uniformUpdate"))
+
+    def exclusive(x, n):
+        r = x.reshape(-1, n).astype(np.uint64)
+        return (np.cumsum(r, axis=1) - r).astype(np.uint32).ravel()
+    batch, n = 4, 1024
+    src = rng.integers(0, 1 << 10, batch * n).astype(np.uint32)
+    dst = np.zeros_like(src)
+    short(drv.Out(dst), drv.In(src), np.uint32(n), grid=(batch * n // 1024, 1), block=(256, 1, 1))
+    assert np.array_equal(dst, exclusive(src, n))
+    batch, n = 2, 8192
+    src = rng.integers(0, 1 << 10, batch * n).astype(np.uint32)
+    d_src, d_dst = drv.to_device(src), drv.mem_alloc(src.nbytes)
+    blocks = batch * n // 1024
+    d_buf = drv.mem_alloc(blocks * 4)
+    short(d_dst, d_src, np.uint32(1024), grid=(blocks, 1), block=(256, 1, 1))
+    short2(d_buf, d_dst, d_src, np.uint32(blocks), np.uint32(n // 1024), grid=((blocks + 255) // 256, 1), block=(256, 1, 1))
+    update(d_dst, d_buf, grid=(blocks, 1), block=(256, 1, 1))
+    dst = np.empty_like(src)
+    drv.memcpy_dtoh(dst, d_dst)
+    assert np.array_equal(dst, exclusive(src, n))
+
+
 REFUSED = [
     ("clock_kernel.cu", r"clock_kernel.cu:\d+:\d+: clock\(\)"),
     ("simpleVote_kernel.cu", r"simpleVote_kernel.cu:\d+:\d+: warp intrinsic __any_sync"),
@@ -386,7 +438,8 @@ def test_corpus_coverage():
            "vectorAdd_kernel.cu", "simpleAtomicIntrinsics_kernel.cu", "shared_memory_reverse.cu", "blog_transpose.cu",
            "finite_difference.cu", "samples_intro.cu", "matrixMul_kernel.cu",
            "cpp_function_templates.cu", "simple_speed_test.cu", "kernel_concurrency.cu", "gpu_arange.cu",
-           "scalarProd_kernel.cu", "fastWalshTransform_kernel.cu"}
+           "scalarProd_kernel.cu", "fastWalshTransform_kernel.cu",
+           "convolutionSeparable.cu", "scan_sample.cu"}
     files = {f for f in os.listdir(CORPUS) if f.endswith(".cu")}
     assert files == run | {n for n, _ in REFUSED}
 

@@ -95,10 +95,10 @@ def test_refused_in_words():
         SourceModule("#include <cooperative_groups.h>\nnamespace cg = cooperative_groups;\n"
                      "__global__ void k(float *a)\n{\n  cg::thread_block_tile<32> t = cg::tiled_partition<32>(cg::this_thread_block());\n"
                      "  a[0] = t.shfl_down(a[0], 1);\n}\n")
-    with pytest.raises(clrun.BuildFailed, match=r"kernel.cu:3:\d+: a cooperative group as parameter 'b'"):
+    with pytest.raises(clrun.BuildFailed, match=r"kernel.cu:3:\d+: a cooperative group other than the thread block as parameter 'g'"):
         SourceModule("#include <cooperative_groups.h>\nnamespace cg = cooperative_groups;\n"
-                     "__device__ void f(cg::thread_block b) { b.sync(); }\n"
-                     "__global__ void k(float *a) { f(cg::this_thread_block()); }\n")
+                     "__device__ void f(cg::grid_group g) { g.sync(); }\n"
+                     "__global__ void k(float *a) { f(cg::this_grid()); }\n")
     with pytest.raises(clrun.BuildFailed, match=r"class template 'Box'"):
         SourceModule("template <typename T> struct Box { T v; };\n__global__ void k(float *a) { Box<float> b; b.v = 1; a[0] = b.v; }\n")
 

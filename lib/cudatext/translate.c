@@ -2390,7 +2390,7 @@ static char *expand_clones(struct tr *t, char *out)
         const char *body = pb + strlen(b);
         const size_t blen = (size_t)(pe - body), tail = strlen(pe + strlen(e));
         size_t cap =
-            (size_t)(pb - out) + tail + 1 + (size_t)m->ninst * (blen + 64 + 2 * strlen(t->name) + 8 * 240) + 64 + 2 * strlen(t->name);
+            (size_t)(pb - out) + tail + 1 + (size_t)m->ninst * (blen + 64 + 2 * strlen(t->name) + 8 * 320) + 64 + 2 * strlen(t->name);
         char *x = malloc(cap), *w = x;
         if (!x) {
             free(out);

@@ -485,9 +485,25 @@ struct tr {
         char name[64], before[128], after[128]; /* "float ", "As", "[16][16]": the declaration around its name */
     } fsh[32];
     int nfsh;
-    unsigned kused;  /* the hoisted variables the current kernel reads: bits */
+    unsigned kused; /* the hoisted variables the current kernel reads: bits */
+    char ring[4][256];
+    unsigned ringi;
     char note[4096]; /* per kernel, its extra arguments (a comment ahead of the code) */
 };
+
+/* The spelling of a cursor or type, copied (the libclang string disposed) into one of four buffers
+ * of the translation that live until it ends: for messages. */
+static const char *spell_copy(struct tr *t, CXString cs)
+{
+    char *b = t->ring[t->ringi++ & 3];
+    snprintf(b, sizeof t->ring[0], "%s", lc.clang_getCString(cs));
+    lc.clang_disposeString(cs);
+    return b;
+}
+
+static const char *cspell(struct tr *t, CXCursor c) { return spell_copy(t, lc.clang_getCursorSpelling(c)); }
+
+static const char *tspell(struct tr *t, CXType ty) { return spell_copy(t, lc.clang_getTypeSpelling(ty)); }
 
 enum { SP_PRIVATE = 1, SP_GLOBAL = 2, SP_LOCAL = 4, SP_CONSTANT = 8 };
 
@@ -943,13 +959,11 @@ static void param(struct tr *t, CXCursor f, unsigned index, CXCursor p, int kern
     }
     if (cg_type(lc.clang_getCursorType(p)) ||
         ((ty.kind == CXType_LValueReference || ty.kind == CXType_Pointer) && cg_type(lc.clang_getPointeeType(ty)))) {
-        refuse(t, p, "a cooperative group other than the thread block as parameter '%s': not translated",
-               lc.clang_getCString(lc.clang_getCursorSpelling(p)));
+        refuse(t, p, "a cooperative group other than the thread block as parameter '%s': not translated", cspell(t, p));
         return;
     }
     if (ty.kind == CXType_RValueReference || (kernel && ty.kind == CXType_LValueReference)) {
-        refuse(t, p, "reference parameter '%s' of a %s: OpenCL C has no references", lc.clang_getCString(lc.clang_getCursorSpelling(p)),
-               kernel ? "kernel" : "function (&&)");
+        refuse(t, p, "reference parameter '%s' of a %s: OpenCL C has no references", cspell(t, p), kernel ? "kernel" : "function (&&)");
         return;
     }
     if (ty.kind == CXType_LValueReference && lc.clang_isConstQualifiedType(lc.clang_getPointeeType(ty))) {
@@ -966,8 +980,8 @@ static void param(struct tr *t, CXCursor f, unsigned index, CXCursor p, int kern
     }
     CXType pointee = lc.clang_getCanonicalType(lc.clang_getPointeeType(ty));
     if (pointee.kind == CXType_Pointer) {
-        refuse(t, p, "parameter '%s' is a pointer to a pointer, which OpenCL C cannot pass to a %s",
-               lc.clang_getCString(lc.clang_getCursorSpelling(p)), kernel ? "kernel" : "function");
+        refuse(t, p, "parameter '%s' is a pointer to a pointer, which OpenCL C cannot pass to a %s", cspell(t, p),
+               kernel ? "kernel" : "function");
         return;
     }
     int sp = SP_GLOBAL;
@@ -983,8 +997,7 @@ static void param(struct tr *t, CXCursor f, unsigned index, CXCursor p, int kern
         }
         if (!sp && !t->collect) {
             refuse(t, p, "device function '%s' is called with parameter '%s' in several address spaces (%s%s%s%s): not translated yet",
-                   lc.clang_getCString(lc.clang_getCursorSpelling(f)), lc.clang_getCString(lc.clang_getCursorSpelling(p)),
-                   fp->decided & SP_GLOBAL ? "global " : "", fp->decided & SP_LOCAL ? "shared " : "",
+                   cspell(t, f), cspell(t, p), fp->decided & SP_GLOBAL ? "global " : "", fp->decided & SP_LOCAL ? "shared " : "",
                    fp->decided & SP_CONSTANT ? "constant " : "", fp->decided & SP_PRIVATE ? "private" : "");
             return;
         }
@@ -1146,7 +1159,7 @@ static void function(struct tr *t, CXCursor f)
     }
     const int kernel = has_child_kind(f, CXCursor_CUDAGlobalAttr);
     if (kernel && lc.clang_getCanonicalType(lc.clang_getResultType(lc.clang_getCursorType(f))).kind != CXType_Void)
-        refuse(t, f, "kernel '%s' must return void", lc.clang_getCString(lc.clang_getCursorSpelling(f)));
+        refuse(t, f, "kernel '%s' must return void", cspell(t, f));
     if (kernel && lc.clang_Cursor_getStorageClass(f) == CX_SC_Static) { /* OpenCL C: a kernel cannot be static */
         unsigned fs, fe, at;
         CXFile ff;
@@ -1174,7 +1187,7 @@ static void function(struct tr *t, CXCursor f)
             refuse(t, f,
                    "device function '%s' is called with pointers into several address spaces and declares pointer variables: not "
                    "translated yet",
-                   lc.clang_getCString(lc.clang_getCursorSpelling(f)));
+                   cspell(t, f));
         else if (!cl) refuse(t, f, "more than 16 device functions called with pointers into several address spaces");
         else if (is_main(ff) && range(t, f, &fs, &fe)) {
             cl->first_line = cl->last_line = 1;
@@ -1371,10 +1384,10 @@ static int cg_call(struct tr *t, CXCursor c)
     const char *name = lc.clang_getCString(ns);
     const int block = !strcmp(owner, "thread_block"), free_fn = !strcmp(owner, "cooperative_groups");
     const char *to = NULL;
-    if ((block && !strcmp(name, "sync")) || (free_fn && !strcmp(name, "sync") && lc.clang_Cursor_getNumArguments(c) == 1 &&
-                                             !strcmp(lc.clang_getCString(lc.clang_getTypeSpelling(lc.clang_getCanonicalType(
-                                                         lc.clang_getCursorType(lc.clang_Cursor_getArgument(c, 0))))),
-                                                     "const cooperative_groups::thread_block")))
+    if ((block && !strcmp(name, "sync")) ||
+        (free_fn && !strcmp(name, "sync") && lc.clang_Cursor_getNumArguments(c) == 1 &&
+         !strcmp(tspell(t, lc.clang_getCanonicalType(lc.clang_getCursorType(lc.clang_Cursor_getArgument(c, 0)))),
+                 "const cooperative_groups::thread_block")))
         to = "barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)";
     else if (block && !strcmp(name, "thread_rank"))
         to = "((unsigned)(get_local_id(0) + get_local_size(0) * (get_local_id(1) + get_local_size(1) * get_local_id(2))))";
@@ -1511,7 +1524,7 @@ static void shared_args(struct tr *t, CXCursor call, CXCursor callee, int inst)
         while (*va == ' ') va++;
         snprintf(args + al, sizeof args - al, "%s%s%s", nargs > 0 || al ? ", " : "", *va == '[' ? "" : "&", var);
         /* the kernel's declaration: a template's parameters in its dimensions written as this instance's arguments */
-        char decl[600], after[400] = "";
+        char decl[800], after[400] = "";
         const char *q = v->after;
         size_t w = 0;
         while (*q && w + 100 < sizeof after) {
@@ -1792,8 +1805,7 @@ static enum CXChildVisitResult visit(CXCursor c, CXCursor parent, CXClientData d
         const enum CXCursorKind pk = lc.clang_getCursorKind(parent);
         if (pk != CXCursor_TranslationUnit && pk != CXCursor_LinkageSpec && pk != CXCursor_UnexposedDecl) return CXChildVisit_Continue;
         if (lc.clang_Cursor_getNumTemplateArguments(c) > 0) {
-            refuse(t, c, "explicit specialization or instantiation of template '%s': not translated",
-                   lc.clang_getCString(lc.clang_getCursorSpelling(c)));
+            refuse(t, c, "explicit specialization or instantiation of template '%s': not translated", cspell(t, c));
             return CXChildVisit_Break;
         }
         function(t, c);
@@ -1930,9 +1942,7 @@ static enum CXChildVisitResult visit(CXCursor c, CXCursor parent, CXClientData d
                 const struct var *v = var_of(t, c);
                 const int one = one_space(v ? v->space : 0);
                 unsigned s0, e0;
-                if (!one)
-                    refuse(t, c, "pointer '%s' points to several address spaces: not translated",
-                           lc.clang_getCString(lc.clang_getCursorSpelling(c)));
+                if (!one) refuse(t, c, "pointer '%s' points to several address spaces: not translated", cspell(t, c));
                 else if (one != SP_PRIVATE && range(t, c, &s0, &e0)) edit(t, s0, s0, space_word(one));
             }
         } else set_var(t, c, SP_PRIVATE); /* arrays and scalars of the function: private */
@@ -2035,7 +2045,7 @@ static enum CXChildVisitResult visit(CXCursor c, CXCursor parent, CXClientData d
         if (!lc.clang_Cursor_isNull(t->cur_fn) && lc.clang_getCursorKind(t->cur_fn) == CXCursor_FunctionTemplate &&
             calls_template(c, &tr)) {
             refuse(t, c, "template '%s' calls template '%s': only templates called from ordinary functions are instantiated",
-                   lc.clang_getCString(lc.clang_getCursorSpelling(t->cur_fn)), tr.name);
+                   cspell(t, t->cur_fn), tr.name);
             lc.clang_disposeString(sp);
             return CXChildVisit_Break;
         }
@@ -2084,7 +2094,7 @@ static enum CXChildVisitResult visit(CXCursor c, CXCursor parent, CXClientData d
                 if (is_pointer(lc.clang_getCursorType(lc.clang_Cursor_getArgument(c, (unsigned)i))) ||
                     (!lc.clang_Cursor_isNull(callee) && i < fn_nargs(callee) && ref_param(fn_arg(callee, (unsigned)i)))) {
                     refuse(t, c, "'%s', called with pointers into several address spaces, passes a pointer on to '%s': not translated yet",
-                           lc.clang_getCString(lc.clang_getCursorSpelling(t->cur_fn)), name);
+                           cspell(t, t->cur_fn), name);
                     break;
                 }
         }
@@ -2140,7 +2150,7 @@ static enum CXChildVisitResult visit(CXCursor c, CXCursor parent, CXClientData d
             }
             /* clrun's compare-and-swap helpers come for global and local memory */
             if (*to && !strncmp(to, "clrun_", 6) && sp == SP_LOCAL) strcat(to, "_l");
-            if (!*to) refuse(t, c, "%s on %s has no OpenCL C 1.2 form", name, lc.clang_getCString(lc.clang_getTypeSpelling(pt)));
+            if (!*to) refuse(t, c, "%s on %s has no OpenCL C 1.2 form", name, tspell(t, pt));
             else if (!strncmp(to, "clrun_", 6) && sp != SP_GLOBAL && sp != SP_LOCAL)
                 refuse(t, c, "%s on memory other than global or shared", name);
             else rename_callee(t, c, to);
@@ -2232,38 +2242,32 @@ static enum CXChildVisitResult visit(CXCursor c, CXCursor parent, CXClientData d
         const enum CXCursorKind pk = lc.clang_getCursorKind(parent);
         if (pk != CXCursor_TranslationUnit && pk != CXCursor_LinkageSpec && pk != CXCursor_UnexposedDecl) return CXChildVisit_Continue;
         if (has_child_kind(c, CXCursor_CUDAGlobalAttr)) {
-            refuse(t, c, "template kernel '%s': call a template __device__ function from an extern \"C\" kernel instead",
-                   lc.clang_getCString(lc.clang_getCursorSpelling(c)));
+            refuse(t, c, "template kernel '%s': call a template __device__ function from an extern \"C\" kernel instead", cspell(t, c));
             return CXChildVisit_Break;
         }
         if (!lc.clang_isCursorDefinition(c)) {
-            refuse(t, c, "template '%s' declared ahead of its definition: not instantiated",
-                   lc.clang_getCString(lc.clang_getCursorSpelling(c)));
+            refuse(t, c, "template '%s' declared ahead of its definition: not instantiated", cspell(t, c));
             return CXChildVisit_Break;
         }
         if (!t->collect && multi_space(t, c)) {
-            refuse(t, c, "template '%s' is called with pointers into several address spaces: not translated yet",
-                   lc.clang_getCString(lc.clang_getCursorSpelling(c)));
+            refuse(t, c, "template '%s' is called with pointers into several address spaces: not translated yet", cspell(t, c));
             return CXChildVisit_Break;
         }
         template_def(t, c);
         return CXChildVisit_Continue;
     }
     case CXCursor_ClassTemplate:
-        refuse(t, c, "class template '%s': templates other than functions are not translated",
-               lc.clang_getCString(lc.clang_getCursorSpelling(c)));
+        refuse(t, c, "class template '%s': templates other than functions are not translated", cspell(t, c));
         return CXChildVisit_Break;
     case CXCursor_GCCAsmStmt: refuse(t, c, "an asm statement (inline PTX) is not translated"); return CXChildVisit_Break;
     case CXCursor_LambdaExpr: refuse(t, c, "a lambda: OpenCL C has none"); return CXChildVisit_Break;
     case CXCursor_CXXNewExpr:
     case CXCursor_CXXDeleteExpr: refuse(t, c, "new/delete in device code"); return CXChildVisit_Break;
     case CXCursor_CXXMethod:
-        refuse(t, c, "member function '%s': classes with member functions are not translated",
-               lc.clang_getCString(lc.clang_getCursorSpelling(c)));
+        refuse(t, c, "member function '%s': classes with member functions are not translated", cspell(t, c));
         return CXChildVisit_Break;
     case CXCursor_Namespace:
-        refuse(t, c, "namespace '%s' (cooperative_groups and other C++ namespaces are not translated)",
-               lc.clang_getCString(lc.clang_getCursorSpelling(c)));
+        refuse(t, c, "namespace '%s' (cooperative_groups and other C++ namespaces are not translated)", cspell(t, c));
         return CXChildVisit_Break;
     default:
         if (k == CXCursor_CallExpr + 0) break;

@@ -160,6 +160,7 @@ static const char prelude_cuda[] =
     "struct dim3 { unsigned x, y, z; };\n"
     "extern const __device__ uint3 threadIdx, blockIdx;\n"
     "extern const __device__ dim3 blockDim, gridDim;\n"
+    "extern const __device__ int warpSize;\n"
     "__device__ void __syncthreads(void);\n"
     "__device__ int atomicAdd(int *, int); __device__ unsigned atomicAdd(unsigned *, unsigned);\n"
     "__device__ float atomicAdd(float *, float);\n"
@@ -2001,6 +2002,10 @@ static enum CXChildVisitResult visit(CXCursor c, CXCursor parent, CXClientData d
         const char *name = lc.clang_getCString(sp);
         if (builtin_fn(name)) refuse(t, c, "'%s' is used whole; only its .x, .y and .z are translated", name);
         CXCursor d = lc.clang_getCursorReferenced(c);
+        if (!strcmp(name, "warpSize") && !in_main(t, d)) { /* CUDA's constant 32 (what lanes mean to CUDA code) */
+            unsigned s0, e0;
+            if (range(t, c, &s0, &e0)) edit(t, s0, e0, "32");
+        }
         for (int i = 0; i < t->nfsh && !t->collect; i++) /* a scalar __shared__ of a device function: now a pointer */
             if (lc.clang_equalCursors(t->fsh[i].decl, d)) {
                 const char *va = t->fsh[i].after;

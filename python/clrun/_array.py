@@ -186,7 +186,10 @@ class Array(_Views, _Axes, _Sorts, _Numpy, Buffer):
 
     def get(self, stream=None, out=None):
         """The contents as a NumPy array. With stream=, the copy is queued on that stream and the call
-        returns at once: the array is valid after stream.synchronize() (or an event recorded after)."""
+        returns at once: the array is valid after stream.synchronize() (or an event recorded after).
+        A NumPy array in the first place is out, as PyCUDA's GPUArray.get(ary) takes it."""
+        if isinstance(stream, np.ndarray) and out is None:
+            stream, out = None, stream
         if out is None:
             out = np.empty(self.shape, self.dtype)
         elif not isinstance(out, np.ndarray) or not out.flags.c_contiguous or out.nbytes != self.nbytes or out.dtype != self.dtype:

@@ -469,3 +469,34 @@ __global__ void k(const float *in, float *out, int *cnt)
         SourceModule("__device__ float f() { __shared__ float s[4]; s[0] = 1; return s[0]; }\n"
                      "__device__ float g() { return f(); }\n"
                      "__global__ void k(float *a) { a[0] = g(); }\n".replace("g() { return f(); }", "g()\n{ return f(); }"))
+
+
+def test_pycuda_driver_tools_cumath_curandom(rng):
+    """The rest of PyCUDA's interface that examples use: warpSize, GPUArray.get(ary), cumath, curandom,
+    tools (dtype_to_ctype, context_dependent_memoize), mem_get_info, device attributes."""
+    import clrun.cuda.driver as drv
+    from clrun.cuda import cumath, curandom, gpuarray, tools
+    from clrun.cuda.compiler import SourceModule
+    k = SourceModule("__global__ void k(int *a) { a[threadIdx.x] = threadIdx.x % warpSize + 100 * (threadIdx.x / warpSize); }\n")
+    a = gpuarray.zeros(96, np.int32)
+    k.get_function("k")(a, block=(96, 1, 1))
+    into = np.empty(96, np.int32)
+    assert a.get(into) is into and np.array_equal(into, np.arange(96) % 32 + 100 * (np.arange(96) // 32))
+    x = rng.random(1000).astype(np.float32)
+    assert np.allclose(cumath.exp(gpuarray.to_gpu(x)).get(), np.exp(x), rtol=1e-6)
+    r1, r2 = curandom.rand((500,)).get(), curandom.rand((500,)).get()
+    assert r1.dtype == np.float32 and ((r1 >= 0) & (r1 < 1)).all() and not np.array_equal(r1, r2) and abs(r1.mean() - 0.5) < 0.1
+    assert tools.dtype_to_ctype(np.float32) == "float" and tools.dtype_to_ctype(np.uint64) == "unsigned long long"
+    calls = []
+
+    @tools.context_dependent_memoize
+    def build(n):
+        calls.append(n)
+        return n * 2
+    assert build(3) == 6 and build(3) == 6 and calls == [3]
+    free, total = drv.mem_get_info()
+    dev = drv.Context._current().get_device()
+    assert 0 < free <= total == dev.total_memory()
+    assert dev.get_attribute(drv.device_attribute.MAX_THREADS_PER_BLOCK) >= 1 and dev.compute_capability() == (0, 0)
+    with pytest.raises(drv.LogicError):
+        dev.get_attribute("CLOCK_RATE")

@@ -40,8 +40,9 @@ venv = os.path.realpath(sys.argv[1])
 for what, path in (("the package", clrun.__file__), ("libclrun", _lib.path)):
     assert os.path.realpath(path).startswith(venv), f"{what} was loaded from {path}, not from the venv"
 pkg = os.path.dirname(clrun.__file__)
-for f in ("py.typed", "__init__.pyi"):
+for f in ("py.typed", "__init__.pyi", "cuda/driver.py", "cuda/compiler.py", "cuda/gpuarray.py", "cuda/tools.py", "nn/functional.py"):
     assert os.path.isfile(os.path.join(pkg, f)), f"the wheel lacks {f}"
+import clrun.cuda.driver, clrun.cuda.compiler, clrun.cuda.cumath, clrun.cuda.curandom  # noqa: E401,F401 - PyCUDA's layout
 with clrun.open() as ctx:
     a = ctx.asarray(np.arange(1000, dtype=np.float32))
     assert np.array_equal((a * a + 1.0).get(), np.arange(1000, dtype=np.float32) ** 2 + 1)

@@ -28,6 +28,10 @@ class LogicError(Error):
     pass
 
 
+# PyCUDA's out-of-memory error: clrun's own, so that `except cuda.MemoryError` catches a failed allocation
+MemoryError = clrun.DeviceOutOfMemory  # noqa: A001 - PyCUDA's name
+
+
 class Device:
     """A clrun device by its position in clrun's list (clrun.devices())."""
 
@@ -50,6 +54,45 @@ class Device:
 
     def make_context(self):
         return Context(clrun.open(str(self.ordinal)), self)
+
+    def compute_capability(self):
+        """PyCUDA's (major, minor): a CUDA notion; (0, 0) here, so that code choosing paths by it takes
+        the oldest (no warp intrinsics, which clrun does not translate yet)."""
+        return (0, 0)
+
+    def get_attribute(self, attr):
+        """The few device_attribute values with an OpenCL meaning (device_attribute.*)."""
+        i = self._info
+        table = {device_attribute.MAX_THREADS_PER_BLOCK: i.max_work_group, device_attribute.MULTIPROCESSOR_COUNT: i.compute_units,
+                 device_attribute.MAX_SHARED_MEMORY_PER_BLOCK: i.local_mem, device_attribute.WARP_SIZE: 32,
+                 device_attribute.MAX_BLOCK_DIM_X: i.max_work_item[0], device_attribute.MAX_BLOCK_DIM_Y: i.max_work_item[1],
+                 device_attribute.MAX_BLOCK_DIM_Z: i.max_work_item[2], device_attribute.CONCURRENT_KERNELS: 1}
+        if attr not in table:
+            raise LogicError(f"get_attribute: {attr!r} has no OpenCL counterpart here")
+        return table[attr]
+
+    def get_attributes(self):
+        return {a: self.get_attribute(a) for a in vars(device_attribute).values() if isinstance(a, str)}
+
+
+class device_attribute:  # noqa: N801 - PyCUDA's name
+    """The names Device.get_attribute answers (pycuda.driver.device_attribute)."""
+    MAX_THREADS_PER_BLOCK = "MAX_THREADS_PER_BLOCK"
+    MULTIPROCESSOR_COUNT = "MULTIPROCESSOR_COUNT"
+    MAX_SHARED_MEMORY_PER_BLOCK = "MAX_SHARED_MEMORY_PER_BLOCK"
+    WARP_SIZE = "WARP_SIZE"
+    MAX_BLOCK_DIM_X = "MAX_BLOCK_DIM_X"
+    MAX_BLOCK_DIM_Y = "MAX_BLOCK_DIM_Y"
+    MAX_BLOCK_DIM_Z = "MAX_BLOCK_DIM_Z"
+    CONCURRENT_KERNELS = "CONCURRENT_KERNELS"
+
+
+def mem_get_info():
+    """(free, total) bytes of the current device, as cuMemGetInfo. OpenCL reports no free figure:
+    free is given as the total, so a caller sizing allocations by it must still expect an allocation
+    to fail (clrun.OutOfMemory)."""
+    total = Context._current()._clrun.device.global_mem
+    return total, total
 
 
 class Context:

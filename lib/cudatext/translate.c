@@ -1385,10 +1385,8 @@ static int cg_call(struct tr *t, CXCursor c)
     const char *name = lc.clang_getCString(ns);
     const int block = !strcmp(owner, "thread_block"), free_fn = !strcmp(owner, "cooperative_groups");
     const char *to = NULL;
-    if ((block && !strcmp(name, "sync")) ||
-        (free_fn && !strcmp(name, "sync") && lc.clang_Cursor_getNumArguments(c) == 1 &&
-         !strcmp(tspell(t, lc.clang_getCanonicalType(lc.clang_getCursorType(lc.clang_Cursor_getArgument(c, 0)))),
-                 "const cooperative_groups::thread_block")))
+    if ((block && !strcmp(name, "sync")) || (free_fn && !strcmp(name, "sync") && lc.clang_Cursor_getNumArguments(c) == 1 &&
+                                             cg_block_type(lc.clang_getCursorType(lc.clang_Cursor_getArgument(c, 0)))))
         to = "barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)";
     else if (block && !strcmp(name, "thread_rank"))
         to = "((unsigned)(get_local_id(0) + get_local_size(0) * (get_local_id(1) + get_local_size(1) * get_local_id(2))))";

@@ -562,6 +562,14 @@ static int multi_space(struct tr *t, CXCursor f)
     return 0;
 }
 
+/* The user's lines (from 1) of the bytes at fs and at fe. */
+static void def_lines(const struct tr *t, unsigned fs, unsigned fe, unsigned *first, unsigned *last)
+{
+    *first = *last = 1;
+    for (unsigned i = 0; i < fe && i < t->len; i++)
+        if (t->src[i] == '\n') *first += i < fs, ++*last;
+}
+
 static struct clone *clone_of(struct tr *t, CXCursor f, int make)
 {
     for (int i = 0; i < t->nclones; i++)
@@ -1191,9 +1199,7 @@ static void function(struct tr *t, CXCursor f)
                    cspell(t, f));
         else if (!cl) refuse(t, f, "more than 16 device functions called with pointers into several address spaces");
         else if (is_main(ff) && range(t, f, &fs, &fe)) {
-            cl->first_line = cl->last_line = 1;
-            for (unsigned i = 0; i < fe && i < t->len; i++)
-                if (t->src[i] == '\n') (i < fs ? cl->first_line++ : 0), cl->last_line++;
+            def_lines(t, fs, fe, &cl->first_line, &cl->last_line);
             char mark[48];
             snprintf(mark, sizeof mark, "/*@CLRUN_FN%d{@*/", (int)(cl - t->clones));
             edit(t, fs, fs, mark);
@@ -1698,9 +1704,7 @@ static void template_def(struct tr *t, CXCursor f)
             refuse(t, f, "a template written through macros is not instantiated");
             return;
         }
-        m->first_line = m->last_line = 1;
-        for (unsigned i = 0; i < fe && i < t->len; i++)
-            if (t->src[i] == '\n') (i < fs ? m->first_line++ : 0), m->last_line++;
+        def_lines(t, fs, fe, &m->first_line, &m->last_line);
         /* `template <…>`: to the '>' that closes it */
         CXToken *tok = NULL;
         unsigned nt = 0, hdr_end = 0;
@@ -2337,6 +2341,14 @@ static char *put_quoted(char *w, const char *name)
     return w;
 }
 
+/* `#line LINE "NAME"` on a line of its own at w (a newline ahead of it); the end of what was written */
+static char *put_line(char *w, unsigned line, const char *name)
+{
+    w += sprintf(w, "\n#line %u \"", line);
+    w = put_quoted(w, name);
+    return w + sprintf(w, "\"\n");
+}
+
 /* The translation with each function called with pointers into several address spaces written once
  * per combination its calls use (between its markers; its parameters' spaces and name suffix filled
  * in), each copy under a #line of the function's first line, the code after it under its last. */
@@ -2361,9 +2373,7 @@ static char *expand_clones(struct tr *t, char *out)
         }
         memcpy(w, out, (size_t)(pb - out)), w += pb - out;
         for (int j = 0; j < copies; j++) {
-            w += sprintf(w, "\n#line %u \"", cl->first_line);
-            w = put_quoted(w, t->name);
-            w += sprintf(w, "\"\n");
+            w = put_line(w, cl->first_line, t->name);
             for (const char *q = body; q < pe;) {
                 unsigned k;
                 int used = 0;
@@ -2380,9 +2390,7 @@ static char *expand_clones(struct tr *t, char *out)
                 } else *w++ = *q++;
             }
         }
-        w += sprintf(w, "\n#line %u \"", cl->last_line);
-        w = put_quoted(w, t->name);
-        w += sprintf(w, "\"\n");
+        w = put_line(w, cl->last_line, t->name);
         memcpy(w, pe + strlen(e), tail + 1);
         free(out);
         out = x;
@@ -2407,18 +2415,14 @@ static char *expand_clones(struct tr *t, char *out)
         for (int j = 0; j < m->ninst; j++) {
             *w++ = '\n';
             for (int i = 0; i < m->nparams; i++) w += sprintf(w, "#define %s %s\n", m->pname[i], m->arg[j][i]);
-            w += sprintf(w, "#line %u \"", m->first_line);
-            w = put_quoted(w, t->name);
-            w += sprintf(w, "\"\n");
+            w = put_line(w - 1, m->first_line, t->name); /* over the defines' last newline */
             for (const char *q = body; q < pe;)
                 if (!strncmp(q, "/*@CLRUN_TNAME@*/", 17)) w += sprintf(w, "_clrun_t%d", j), q += 17;
                 else *w++ = *q++;
             *w++ = '\n';
             for (int i = 0; i < m->nparams; i++) w += sprintf(w, "#undef %s\n", m->pname[i]);
         }
-        w += sprintf(w, "\n#line %u \"", m->last_line);
-        w = put_quoted(w, t->name);
-        w += sprintf(w, "\"\n");
+        w = put_line(w, m->last_line, t->name);
         memcpy(w, pe + strlen(e), tail + 1);
         free(out);
         out = x;

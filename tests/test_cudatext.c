@@ -5,6 +5,7 @@
 #include "helpers.h"
 
 #include <math.h>
+#include <pthread.h>
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 static float frand(void)
@@ -156,6 +157,52 @@ static void constants_and_static_kernels(void **state)
     clrun_prog_free(p);
 }
 
+/* clrun_cuda_translate_options: its arguments checked; -D holds for the parse; two threads translating
+ * at once get what one gets alone. */
+struct tjob {
+    const char *src;
+    char *out;
+    clrun_status st;
+    int differed; /* a translation unlike the thread's first */
+};
+
+static void *translate_job(void *arg)
+{
+    struct tjob *j = arg;
+    for (int i = 0; i < 20 && !j->st && !j->differed; i++) {
+        char *o = NULL;
+        j->st = clrun_cuda_translate_options(j->src, "t.cu", "-DSCALE=2.0f", &o);
+        if (!j->st && j->out && strcmp(o, j->out)) j->differed = 1;
+        if (j->out) clrun_string_free(o);
+        else j->out = o;
+    }
+    return NULL;
+}
+
+static void translate_options_and_threads(void **state)
+{
+    (void)state;
+    char *out = (char *)1;
+    CHECK_FAIL(NULL, clrun_cuda_translate_options(NULL, "x.cu", NULL, &out), CLRUN_INVALID_ARG, "source is NULL");
+    assert_null(out);
+    CHECK_FAIL(NULL, clrun_cuda_translate_options(article, "x.cu", NULL, NULL), CLRUN_INVALID_ARG, "out is NULL");
+    if (!available()) skip();
+    static const char src[] = "template <typename T> __device__ T twice(T x) { return x * SCALE; }\n"
+                              "extern \"C\" __global__ void k(float *a) { a[threadIdx.x] = twice(a[threadIdx.x]); }\n";
+    CHECK_FAIL(NULL, clrun_cuda_translate_options(src, "t.cu", NULL, &out), CLRUN_BUILD_FAILED, "undeclared identifier 'SCALE'");
+    struct tjob jobs[2] = {{src, NULL, CLRUN_OK, 0}, {src, NULL, CLRUN_OK, 0}};
+    pthread_t th[2];
+    for (int i = 0; i < 2; i++) assert_int_equal(pthread_create(&th[i], NULL, translate_job, &jobs[i]), 0);
+    for (int i = 0; i < 2; i++) assert_int_equal(pthread_join(th[i], NULL), 0);
+    for (int i = 0; i < 2; i++) {
+        if (jobs[i].st || jobs[i].differed)
+            fail_msg("thread %d: %s%s", i, clrun_status_str(jobs[i].st), jobs[i].differed ? ", translations differ" : "");
+        assert_non_null(strstr(jobs[i].out, "twice_clrun_t0"));
+    }
+    assert_string_equal(jobs[0].out, jobs[1].out);
+    clrun_string_free(jobs[0].out), clrun_string_free(jobs[1].out);
+}
+
 static void refusals(void **state)
 {
     clrun_ctx *ctx = *state;
@@ -203,6 +250,7 @@ int main(void)
         cmocka_unit_test(article_kernel),
         cmocka_unit_test(reduction_kernel),
         cmocka_unit_test(constants_and_static_kernels),
+        cmocka_unit_test(translate_options_and_threads),
     };
     return cmocka_run_group_tests(tests, ctx_setup, ctx_teardown);
 }

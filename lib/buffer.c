@@ -2,6 +2,7 @@
 #include "internal.h"
 
 #include <stdint.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -48,7 +49,7 @@ static clrun_status wrap(clrun_ctx *ctx, cl_mem mem, size_t bytes, clrun_buf **o
     b->mem = mem;
     b->bytes = bytes;
     b->devaddr = 0;
-    b->cu_addr = 0, b->cu_dev = 0, b->cu_root = NULL;
+    b->cu_addr = 0, b->cu_dev = 0, b->cu_share = NULL;
     *out = b;
     return CLRUN_OK;
 }
@@ -72,9 +73,18 @@ static clrun_status buf_new(clrun_ctx *ctx, size_t bytes, unsigned flags, const 
     int cu_dev = 0;
     cl_mem mem = NULL;
     if (clrun__cu_alloc(ctx, bytes, f, cuda, &mem, &cu_addr, &cu_dev)) { /* memory shared with CUDA (lib/cuda.c) */
-        clrun_status st = wrap(ctx, mem, bytes, out);
-        if (st) return st;
-        (*out)->cu_addr = cu_addr, (*out)->cu_dev = cu_dev, (*out)->cu_root = mem;
+        struct clrun__cu_share *share = malloc(sizeof *share);
+        clrun_buf *b = share ? malloc(sizeof *b) : NULL;
+        if (!b) {
+            free(share);
+            clrun__cu_unshare(ctx, mem);
+            clReleaseMemObject(mem);
+            return clrun__fail(ctx, CLRUN_HOST_OUT_OF_MEMORY, "out of host memory for a buffer handle");
+        }
+        share->root = mem;
+        atomic_init(&share->holders, 1);
+        *b = (clrun_buf){.ctx = ctx, .mem = mem, .bytes = bytes, .cu_addr = cu_addr, .cu_dev = cu_dev, .cu_share = share};
+        *out = b;
         if (src && (err = clEnqueueWriteBuffer(ctx->own.queue, mem, CL_TRUE, 0, bytes, src, 0, NULL, NULL)) != CL_SUCCESS) {
             clrun_buf_free(*out);
             *out = NULL;
@@ -129,7 +139,10 @@ clrun_status clrun_buf_sub(clrun_buf *parent, size_t offset, size_t bytes, clrun
     cl_mem mem = clCreateSubBuffer(parent->mem, 0, CL_BUFFER_CREATE_TYPE_REGION, &region, &err);
     if (!mem) return clrun__fail_cl(ctx, err, "clCreateSubBuffer", "making a view [%zu, +%zu)", offset, bytes);
     if ((st = wrap(ctx, mem, bytes, out)) != CLRUN_OK) return st;
-    if (parent->cu_addr) (*out)->cu_addr = parent->cu_addr + offset, (*out)->cu_dev = parent->cu_dev, (*out)->cu_root = parent->cu_root;
+    if (parent->cu_share) {
+        (*out)->cu_addr = parent->cu_addr + offset, (*out)->cu_dev = parent->cu_dev, (*out)->cu_share = parent->cu_share;
+        atomic_fetch_add(&parent->cu_share->holders, 1);
+    }
     return CLRUN_OK;
 }
 
@@ -199,6 +212,10 @@ void clrun_buf_free(clrun_buf *b)
 {
     /* no lock: it touches no state of the context (and scratch is freed inside locked calls) */
     if (!b) return;
+    if (b->cu_share && atomic_fetch_sub(&b->cu_share->holders, 1) == 1) { /* the last one on memory shared with CUDA */
+        clrun__cu_unshare(b->ctx, b->cu_share->root);
+        free(b->cu_share);
+    }
     clReleaseMemObject(b->mem);
     free(b);
 }

@@ -471,6 +471,13 @@ int clrun__cu_alloc(clrun_ctx *ctx, size_t bytes, cl_mem_flags flags, int force,
     return 1;
 }
 
+void clrun__cu_unshare(clrun_ctx *ctx, cl_mem root)
+{
+    struct cu_state *s = ready(ctx); /* (made with the allocation) */
+    cl_command_queue q = clrun_ctx_cl_queue(ctx);
+    if (s && q) s->release(q, 1, &root, 0, NULL, NULL);
+}
+
 clrun_status clrun_buf_cuda_address(const clrun_buf *b, uint64_t *address, int *cuda_device)
 {
     if (!b) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_buf_cuda_address: b is NULL");
@@ -690,11 +697,11 @@ clrun_status clrun__launch_cuda(clrun_kernel *k, clrun__grid g, size_t dyn, cons
         size_t size = 0;
         switch (a->kind) {
         case CLRUN__A_BUF:
-            if (a->v.buf && !a->v.buf->cu_addr)
+            if (a->v.buf && !a->v.buf->cu_share)
                 return clrun__fail(ctx, CLRUN_UNSUPPORTED, "cuda launch of %s: argument %zu is not a buffer shared with CUDA", k->name, i);
             vals[i].u64 = a->v.buf ? a->v.buf->cu_addr : 0, size = 8;
             if (a->v.buf) {
-                cl_mem root = a->v.buf->cu_root;
+                cl_mem root = a->v.buf->cu_share->root;
                 cl_uint j = 0;
                 while (j < nm && mems[j] != root) j++;
                 if (j == nm) mems[nm++] = root;

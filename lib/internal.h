@@ -84,7 +84,15 @@ struct clrun_buf {
     uint64_t devaddr; /* the device address, once read for a tensor map (lib/ops/gemm/nv/tmap_nv.c); 0 before */
     uint64_t cu_addr; /* memory shared with CUDA (lib/cuda.c): its CUDA address; 0: OpenCL's alone */
     int cu_dev;       /* … the CUDA device's ordinal */
-    cl_mem cu_root;   /* … the imported cl_mem this one is or is a view of (acquired and released as one) */
+    struct clrun__cu_share *cu_share; /* … the imported cl_mem this one is or is a view of, shared by them */
+};
+
+/* An imported allocation shared with CUDA (lib/cuda.c), held by the clrun_buf made on it and by
+ * its views: OpenCL holds it acquired (clEnqueueAcquireExternalMemObjectsKHR) from its making until
+ * the last of them is freed, when clrun__cu_unshare releases it before OpenCL may destroy it. */
+struct clrun__cu_share {
+    cl_mem root;
+    _Atomic int holders;
 };
 
 /* lib/cuda.c: a shared allocation of `bytes` (1: *mem, *addr and *ordinal set; 0: make a plain buffer), from
@@ -93,6 +101,10 @@ int clrun__cu_alloc(clrun_ctx *ctx, size_t bytes, cl_mem_flags flags, int force,
 /* Unmap and release the shared allocations whose cl_mem OpenCL has destroyed since the last call
  * (lib/cuda.c): at the next shared allocation, and at clrun_close once the OpenCL context is gone. */
 void clrun__cu_drain(void);
+/* lib/cuda.c: hand `root`, a shared allocation no clrun_buf holds any more, back from OpenCL (the
+ * release that ends its acquisition, enqueued on the context's queue) before it is released:
+ * NVIDIA's runtime otherwise waits forever in clReleaseContext. */
+void clrun__cu_unshare(clrun_ctx *ctx, cl_mem root);
 
 struct clrun_prog {
     clrun_ctx *ctx;

@@ -81,9 +81,9 @@ struct clrun_buf {
     clrun_ctx *ctx;
     cl_mem mem;
     size_t bytes;
-    uint64_t devaddr; /* the device address, once read for a tensor map (lib/ops/gemm/nv/tmap_nv.c); 0 before */
-    uint64_t cu_addr; /* memory shared with CUDA (lib/cuda.c): its CUDA address; 0: OpenCL's alone */
-    int cu_dev;       /* … the CUDA device's ordinal */
+    uint64_t devaddr;                 /* the device address, once read for a tensor map (lib/ops/gemm/nv/tmap_nv.c); 0 before */
+    uint64_t cu_addr;                 /* memory shared with CUDA (lib/cuda.c): its CUDA address; 0: OpenCL's alone */
+    int cu_dev;                       /* … the CUDA device's ordinal */
     struct clrun__cu_share *cu_share; /* … the imported cl_mem this one is or is a view of, shared by them */
 };
 

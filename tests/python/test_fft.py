@@ -104,9 +104,9 @@ def test_refusals(ctx, rng):
         cf.fft(x, n=0, ctx=ctx)
     with pytest.raises(ValueError, match="norm"):
         cf.fft(x, norm="both", ctx=ctx)
-    with pytest.raises(np.AxisError):
+    with pytest.raises(getattr(getattr(np, "exceptions", np), "AxisError")):
         cf.fft(x, axis=2, ctx=ctx)
-    with pytest.raises(np.AxisError):
+    with pytest.raises(getattr(getattr(np, "exceptions", np), "AxisError")):
         cf.irfft(x, axis=-3, ctx=ctx)
     with pytest.raises(TypeError, match="real input"):
         cf.rfft(x, ctx=ctx)

@@ -4,6 +4,7 @@
 #include "internal.h"
 #include "cudatext_config.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -55,7 +56,19 @@ clrun_status clrun_prog_cuda(clrun_ctx *ctx, const char *source, const char *nam
     char *cl = NULL;
     clrun_status st = translate(ctx, "clrun_prog_cuda", source, name ? name : "kernel.cu", options, &cl);
     if (st != CLRUN_OK) return st;
-    st = clrun_prog_source(ctx, cl, name ? name : "kernel.cu", options, out);
+    /* NVIDIA's compiler takes the warp intrinsics as inline PTX (translate.c, warp_prelude) */
+    const int nv = ctx->info.type == CLRUN_DEVICE_GPU && strstr(ctx->info.platform_vendor, "NVIDIA");
+    char *opts = NULL;
+    if (nv) {
+        const size_t n = (options ? strlen(options) : 0) + 32;
+        if (!(opts = malloc(n))) {
+            free(cl);
+            return clrun__fail(ctx, CLRUN_HOST_OUT_OF_MEMORY, "clrun_prog_cuda: out of host memory");
+        }
+        snprintf(opts, n, "%s%s-DCLRUN_NV_PTX=1", options ? options : "", options && *options ? " " : "");
+    }
+    st = clrun_prog_source(ctx, cl, name ? name : "kernel.cu", nv ? opts : options, out);
+    free(opts);
     free(cl);
     return st;
 }

@@ -41,6 +41,7 @@
     X(clang_Cursor_getNumArguments)                  \
     X(clang_Cursor_getStorageClass)                  \
     X(clang_Cursor_isNull)                           \
+    X(clang_getArgType)                              \
     X(clang_Cursor_getNumTemplateArguments)          \
     X(clang_Cursor_getTemplateArgumentKind)          \
     X(clang_Cursor_getTemplateArgumentType)          \
@@ -187,14 +188,14 @@ static const char prelude_cuda[] =
     "typedef signed char int8_t; typedef short int16_t; typedef int int32_t; typedef long long int64_t;\n"
     "typedef unsigned char uint8_t; typedef unsigned short uint16_t; typedef unsigned int uint32_t; typedef unsigned long long uint64_t;\n"
     "typedef unsigned long size_t;\n"
-    "__device__ int __shfl_sync(unsigned, int, int, int = 32); __device__ float __shfl_sync(unsigned, float, int, int = 32);\n"
-    "__device__ unsigned __shfl_sync(unsigned, unsigned, int, int = 32);\n"
-    "__device__ int __shfl_down_sync(unsigned, int, unsigned, int = 32); __device__ float __shfl_down_sync(unsigned, float, unsigned, int "
-    "= 32);\n"
-    "__device__ unsigned __shfl_down_sync(unsigned, unsigned, unsigned, int = 32);\n"
-    "__device__ int __shfl_up_sync(unsigned, int, unsigned, int = 32); __device__ float __shfl_up_sync(unsigned, float, unsigned, int = "
-    "32);\n"
-    "__device__ int __shfl_xor_sync(unsigned, int, int, int = 32); __device__ float __shfl_xor_sync(unsigned, float, int, int = 32);\n"
+    "#define CLRUN_SHFL(T)                                                                             \\\n"
+    "    __device__ T __shfl_sync(unsigned, T, int, int = 32);                                         \\\n"
+    "    __device__ T __shfl_up_sync(unsigned, T, unsigned, int = 32);                                 \\\n"
+    "    __device__ T __shfl_down_sync(unsigned, T, unsigned, int = 32);                               \\\n"
+    "    __device__ T __shfl_xor_sync(unsigned, T, int, int = 32);\n"
+    "CLRUN_SHFL(int) CLRUN_SHFL(unsigned) CLRUN_SHFL(float) CLRUN_SHFL(long) CLRUN_SHFL(unsigned long)\n"
+    "CLRUN_SHFL(long long) CLRUN_SHFL(unsigned long long) CLRUN_SHFL(double)\n"
+    "#undef CLRUN_SHFL\n"
     "__device__ unsigned __ballot_sync(unsigned, int); __device__ int __any_sync(unsigned, int); __device__ int __all_sync(unsigned, "
     "int);\n"
     "__device__ unsigned __activemask(void); __device__ void __syncwarp(unsigned = 0xffffffff);\n"
@@ -489,7 +490,12 @@ struct tr {
     unsigned kused; /* the hoisted variables the current kernel reads: bits */
     char ring[4][256];
     unsigned ringi;
-    char note[4096]; /* per kernel, its extra arguments (a comment ahead of the code) */
+    char note[4096];      /* per kernel, its extra arguments (a comment ahead of the code) */
+    char boolfix[8][200]; /* a kernel's bool * parameters: their declarations at the top of its body (kernel_param_types) */
+    int nboolfix;
+    int warp;           /* warp intrinsics used: the output carries their forms (warp_prelude) */
+    unsigned warp_line; /* … the first one's line, and its name */
+    char warp_what[32];
 };
 
 /* The spelling of a cursor or type, copied (the libclang string disposed) into one of four buffers
@@ -956,6 +962,25 @@ static void kernel_param_types(struct tr *t, CXCursor p)
         if (to && is_main(f1) && is_main(f2)) edit(t, s, e2, to);
     }
     lc.clang_disposeTokens(t->tu, tok, nt);
+    /* bool *p: a uchar * argument (OpenCL refuses bool in a kernel's parameters), and a bool *
+     * under the parameter's name at the top of the body, so that stores through it still store
+     * 0 or 1 and the pointers the body makes from it keep their type */
+    if (ty.kind == CXType_Pointer && el.kind == CXType_Bool && t->nboolfix < (int)(sizeof t->boolfix / sizeof *t->boolfix)) {
+        CXString n = lc.clang_getCursorSpelling(p);
+        const char *name = lc.clang_getCString(n);
+        unsigned at;
+        CXFile f;
+        lc.clang_getSpellingLocation(lc.clang_getCursorLocation(p), &f, NULL, NULL, &at);
+        if (*name && is_main(f) && at + strlen(name) <= t->len && !strncmp(t->src + at, name, strlen(name))) {
+            char to[96];
+            snprintf(to, sizeof to, "%s_clrun_bool", name);
+            edit(t, at, at + (unsigned)strlen(name), to);
+            snprintf(t->boolfix[t->nboolfix++], sizeof t->boolfix[0], " __global %sbool *%s = (__global %sbool *)%s_clrun_bool;",
+                     lc.clang_isConstQualifiedType(lc.clang_getPointeeType(ty)) ? "const " : "", name,
+                     lc.clang_isConstQualifiedType(lc.clang_getPointeeType(ty)) ? "const " : "", name);
+        }
+        lc.clang_disposeString(n);
+    }
 }
 
 static void param(struct tr *t, CXCursor f, unsigned index, CXCursor p, int kernel)
@@ -1076,6 +1101,178 @@ static void rename_callee(struct tr *t, CXCursor call, const char *text)
         if (is_main(f1) && is_main(f2)) edit(t, s, e, text);
     }
     lc.clang_disposeTokens(t->tu, tok, nt);
+}
+
+/* The warp intrinsics' forms, ahead of a translation that uses them (at most WARP_PRELUDE_MAX bytes):
+ * on NVIDIA (CLRUN_NV_PTX, defined by clrun_prog_cuda there) inline PTX, the same instructions nvcc
+ * emits; where the compiler has sub-groups with shuffles, ballots and non-uniform votes and sizes
+ * them on request (cl_intel_required_subgroup_size), sub-groups of 32 standing for warps, every
+ * kernel of the file asking for that size; elsewhere an #error naming the first use. */
+#define WARP_PRELUDE_MAX 32768
+static size_t warp_prelude(char *out, const struct tr *t)
+{
+    static const struct {
+        const char *name, *mode, *clamp, *btype, *index; /* the sub-groups' source lane: l this lane, b the operand, w the width */
+    } ops[] = {
+        {"shfl", "idx", "31u", "int", "(l & ~((uint)w - 1u)) + ((uint)b & ((uint)w - 1u))"},
+        {"shfl_up", "up", "0u", "uint", "(l & ((uint)w - 1u)) >= (uint)b ? l - (uint)b : l"},
+        {"shfl_down", "down", "31u", "uint", "(l & ((uint)w - 1u)) + (uint)b < (uint)w ? l + (uint)b : l"},
+        {"shfl_xor", "bfly", "31u", "int", "(l ^ (uint)b) < (l & ~((uint)w - 1u)) + (uint)w ? l ^ (uint)b : l"},
+    };
+    static const struct {
+        const char *sfx, *type, *to_bits, *from_bits;
+        int wide;
+    } types[] = {
+        {"i", "int", "(uint)(v)", "(int)(r)", 0},    {"u", "uint", "(v)", "(r)", 0},   {"f", "float", "as_uint(v)", "as_float(r)", 0},
+        {"l", "long", "(ulong)(v)", "(long)(r)", 1}, {"ul", "ulong", "(v)", "(r)", 1}, {"d", "double", "as_ulong(v)", "as_double(r)", 1},
+    };
+    char *w = out, *const end = out + WARP_PRELUDE_MAX;
+#define PUT(...) (w += snprintf(w, (size_t)(end - w), __VA_ARGS__), w = w < end ? w : end - 1)
+    PUT("#if defined(CLRUN_NV_PTX)\n"
+        "#define CLRUN_PTX_SHFL(mode)                                                                        \\\n"
+        "    static uint clrun_ptx_##mode(uint v, uint b, uint c, uint m)                                    \\\n"
+        "    {                                                                                               \\\n"
+        "        uint r;                                                                                     \\\n"
+        "        asm volatile(\"shfl.sync.\" #mode \".b32 %%0, %%1, %%2, %%3, %%4;\" : \"=r\"(r) : \"r\"(v), \"r\"(b), \"r\"(c), "
+        "\"r\"(m)); \\\n"
+        "        return r;                                                                                   \\\n"
+        "    }\n"
+        "CLRUN_PTX_SHFL(idx)\nCLRUN_PTX_SHFL(up)\nCLRUN_PTX_SHFL(down)\nCLRUN_PTX_SHFL(bfly)\n");
+    for (size_t o = 0; o < sizeof ops / sizeof *ops; o++)
+        for (size_t k = 0; k < sizeof types / sizeof *types; k++) {
+            const int dbl = types[k].sfx[0] == 'd';
+            PUT("%sstatic %s clrun_%s_%s(uint m, %s v, %s b, int w)\n{\n    const uint c = ((32u - (uint)w) << 8) | %s;\n",
+                dbl ? "#ifdef cl_khr_fp64\n" : "", types[k].type, ops[o].name, types[k].sfx, types[k].type, ops[o].btype, ops[o].clamp);
+            if (types[k].wide)
+                PUT("    const ulong x = %s;\n    const ulong r = (ulong)clrun_ptx_%s((uint)x, (uint)b, c, m) | "
+                    "(ulong)clrun_ptx_%s((uint)(x >> 32), "
+                    "(uint)b, c, m) << 32;\n",
+                    types[k].to_bits, ops[o].mode, ops[o].mode);
+            else PUT("    const uint r = clrun_ptx_%s(%s, (uint)b, c, m);\n", ops[o].mode, types[k].to_bits);
+            PUT("    return %s;\n}\n%s", types[k].from_bits, dbl ? "#endif\n" : "");
+        }
+    PUT("static uint clrun_ballot(uint m, int p)\n{\n    uint r;\n"
+        "    asm volatile(\"{ .reg .pred q; setp.ne.s32 q, %%1, 0; vote.sync.ballot.b32 %%0, q, %%2; }\" : \"=r\"(r) : \"r\"(p), "
+        "\"r\"(m));\n"
+        "    return r;\n}\n"
+        "static int clrun_any(uint m, int p)\n{\n    int r;\n"
+        "    asm volatile(\"{ .reg .pred q; setp.ne.s32 q, %%1, 0; vote.sync.any.pred q, q, %%2; selp.s32 %%0, 1, 0, q; }\" : \"=r\"(r) : "
+        "\"r\"(p), \"r\"(m));\n"
+        "    return r;\n}\n"
+        "static int clrun_all(uint m, int p)\n{\n    int r;\n"
+        "    asm volatile(\"{ .reg .pred q; setp.ne.s32 q, %%1, 0; vote.sync.all.pred q, q, %%2; selp.s32 %%0, 1, 0, q; }\" : \"=r\"(r) : "
+        "\"r\"(p), \"r\"(m));\n"
+        "    return r;\n}\n"
+        "static uint clrun_activemask(void)\n{\n    uint r;\n    asm volatile(\"activemask.b32 %%0;\" : \"=r\"(r));\n    return r;\n}\n"
+        "static void clrun_syncwarp(void) { asm volatile(\"bar.warp.sync -1;\" ::: \"memory\"); }\n"
+        "#elif defined(cl_khr_subgroup_shuffle) && defined(cl_khr_subgroup_ballot) && defined(cl_khr_subgroup_non_uniform_vote) && "
+        "defined(cl_intel_required_subgroup_size)\n"
+        "#define __kernel __kernel __attribute__((intel_reqd_sub_group_size(32)))\n");
+    for (size_t o = 0; o < sizeof ops / sizeof *ops; o++)
+        for (size_t k = 0; k < sizeof types / sizeof *types; k++) {
+            const int dbl = types[k].sfx[0] == 'd';
+            PUT("%sstatic %s clrun_%s_%s(uint m, %s v, %s b, int w)\n{\n    (void)m;\n    const uint l = get_sub_group_local_id(), i = "
+                "%s;\n"
+                "    return sub_group_shuffle(v, i);\n}\n%s",
+                dbl ? "#ifdef cl_khr_fp64\n" : "", types[k].type, ops[o].name, types[k].sfx, types[k].type, ops[o].btype, ops[o].index,
+                dbl ? "#endif\n" : "");
+        }
+    PUT("static uint clrun_ballot(uint m, int p) { return sub_group_ballot(p != 0).x & m; }\n"
+        "static int clrun_any(uint m, int p) { return (void)m, sub_group_non_uniform_any(p != 0) ? 1 : 0; }\n"
+        "static int clrun_all(uint m, int p) { return (void)m, sub_group_non_uniform_all(p != 0) ? 1 : 0; }\n"
+        "static uint clrun_activemask(void) { return sub_group_ballot(1).x; }\n"
+        "#if defined(cl_khr_subgroups) || defined(__opencl_c_subgroups)\n"
+        "static void clrun_syncwarp(void) { sub_group_barrier(CLK_LOCAL_MEM_FENCE); }\n"
+        "#else\n"
+        "static void clrun_syncwarp(void) { mem_fence(CLK_LOCAL_MEM_FENCE); }\n"
+        "#endif\n"
+        "#else\n#line %u \"",
+        t->warp_line);
+    for (const char *q = t->name; *q && w < end - 2; q++) {
+        if (*q == '"' || *q == '\\') *w++ = '\\';
+        *w++ = *q;
+    }
+    PUT("\"\n#error \"%s: warp intrinsics need NVIDIA's inline PTX or sub-groups of 32 work-items (cl_khr_subgroup_shuffle, "
+        "cl_khr_subgroup_ballot, cl_khr_subgroup_non_uniform_vote and cl_intel_required_subgroup_size), which this device's compiler "
+        "lacks\"\n#endif\n",
+        t->warp_what);
+#undef PUT
+    return (size_t)(w - out);
+}
+
+/* The name of the overload set a call whose arguments depend on a template's parameters names (its
+ * callee is an OverloadedDeclRef under the callee's expression), or "". */
+static enum CXChildVisitResult find_overload(CXCursor c, CXCursor parent, CXClientData d)
+{
+    (void)parent;
+    if (lc.clang_getCursorKind(c) == CXCursor_OverloadedDeclRef) {
+        CXString n = lc.clang_getCursorSpelling(c);
+        snprintf(d, 64, "%s", lc.clang_getCString(n));
+        lc.clang_disposeString(n);
+        return CXChildVisit_Break;
+    }
+    return lc.clang_getCursorKind(c) == CXCursor_DeclRefExpr || lc.clang_getCursorKind(c) == CXCursor_UnexposedExpr ? CXChildVisit_Recurse
+                                                                                                                    : CXChildVisit_Continue;
+}
+
+/* A warp intrinsic: the call renamed to its clrun_ form (warp_prelude), by the type of its value
+ * for the shuffles (clrun_shfl_down_f), with CUDA's default width of 32 written out. */
+static void warp_call(struct tr *t, CXCursor c, const char *name)
+{
+    static const struct {
+        const char *cuda, *cl;
+    } fns[] = {{"__shfl_sync", "clrun_shfl"},         {"__shfl_up_sync", "clrun_shfl_up"},  {"__shfl_down_sync", "clrun_shfl_down"},
+               {"__shfl_xor_sync", "clrun_shfl_xor"}, {"__ballot_sync", "clrun_ballot"},    {"__any_sync", "clrun_any"},
+               {"__all_sync", "clrun_all"},           {"__activemask", "clrun_activemask"}, {"__syncwarp", "clrun_syncwarp"}};
+    size_t f = 0;
+    while (f < sizeof fns / sizeof *fns && strcmp(fns[f].cuda, name)) f++;
+    if (f == sizeof fns / sizeof *fns) {
+        refuse(t, c,
+               "warp intrinsic %s is not translated (the shuffles, __ballot_sync, __any_sync, __all_sync, __activemask and "
+               "__syncwarp are)",
+               name);
+        return;
+    }
+    if (!t->warp) {
+        t->warp = 1;
+        lc.clang_getExpansionLocation(lc.clang_getCursorLocation(c), NULL, &t->warp_line, NULL, NULL);
+        snprintf(t->warp_what, sizeof t->warp_what, "%s", name);
+    }
+    if (t->collect) return;
+    unsigned s, e;
+    if (!strcmp(name, "__syncwarp")) { /* its mask changes nothing where lanes run converged */
+        if (range(t, c, &s, &e)) edit(t, s, e, "clrun_syncwarp()");
+        return;
+    }
+    char to[48];
+    snprintf(to, sizeof to, "%s", fns[f].cl);
+    if (f < 4) { /* a shuffle: the overload clang chose names the type */
+        CXCursor decl = lc.clang_getCursorReferenced(c);
+        const enum CXTypeKind k = lc.clang_Cursor_isNull(decl)
+                                      ? CXType_Invalid
+                                      : lc.clang_getCanonicalType(lc.clang_getArgType(lc.clang_getCursorType(decl), 1)).kind;
+        const char *sfx = k == CXType_Int                              ? "_i"
+                          : k == CXType_UInt                           ? "_u"
+                          : k == CXType_Float                          ? "_f"
+                          : k == CXType_Long || k == CXType_LongLong   ? "_l"
+                          : k == CXType_ULong || k == CXType_ULongLong ? "_ul"
+                          : k == CXType_Double                         ? "_d"
+                                                                       : NULL;
+        if (!sfx) {
+            refuse(t, c,
+                   "%s on a value whose type is not known here (a template's parameter?) or not int, unsigned, float, long "
+                   "long, unsigned long long or double",
+                   name);
+            return;
+        }
+        strcat(to, sfx);
+        /* the width left to its default: clang lists the default argument, spelled nowhere */
+        unsigned ws, we;
+        const int nargs = lc.clang_Cursor_getNumArguments(c);
+        const int width_given = nargs == 4 && range(t, lc.clang_Cursor_getArgument(c, 3), &ws, &we) && we > ws;
+        if (nargs >= 3 && !width_given && range(t, c, &s, &e) && e > s && t->src[e - 1] == ')') edit(t, e - 1, e - 1, ", 32");
+    }
+    rename_callee(t, c, to);
 }
 
 static enum CXChildVisitResult collect_top(CXCursor c, CXCursor parent, CXClientData d)
@@ -1223,6 +1420,9 @@ static void function(struct tr *t, CXCursor f)
             if (range(t, fk.c[i], &bs, &be)) t->body_open = bs + 1;
             lc.clang_visitChildren(fk.c[i], collect_top, t);
         }
+    for (int i = 0; i < t->nboolfix; i++)
+        if (t->body_open) edit(t, t->body_open, t->body_open, t->boolfix[i]);
+    t->nboolfix = 0;
     lc.clang_visitChildren(f, visit, t);
     t->in_kernel = 0;
     if (!kernel || !t->kused || t->collect || !lc.clang_isCursorDefinition(f)) return;
@@ -2056,6 +2256,18 @@ static enum CXChildVisitResult visit(CXCursor c, CXCursor parent, CXClientData d
             lc.clang_disposeString(sp);
             return CXChildVisit_Break;
         }
+        if (!*name) { /* a call on a template's parameters: the warp forms are chosen by a type known here only */
+            char ov[64] = "";
+            lc.clang_visitChildren(c, find_overload, ov);
+            if (!strncmp(ov, "__shfl", 6)) {
+                refuse(t, c,
+                       "%s on a value whose type is not known here (a template's parameter): not translated yet; call it on a "
+                       "fixed type",
+                       ov);
+                lc.clang_disposeString(sp);
+                return CXChildVisit_Break;
+            }
+        }
         const CXCursor spec = callee;
         int inst = -1;
         if (!lc.clang_Cursor_isNull(callee) && lc.clang_getCursorKind(callee) == CXCursor_FunctionDecl) {
@@ -2183,7 +2395,7 @@ static enum CXChildVisitResult visit(CXCursor c, CXCursor parent, CXClientData d
         }
         if (!strncmp(name, "__shfl", 6) || !strncmp(name, "__ballot", 8) || !strncmp(name, "__any", 5) || !strncmp(name, "__all", 5) ||
             !strcmp(name, "__activemask") || !strcmp(name, "__syncwarp"))
-            refuse(t, c, "warp intrinsic %s is not translated yet", name);
+            warp_call(t, c, name);
         if (!strncmp(name, "tex1D", 5) || !strncmp(name, "tex2D", 5) || !strncmp(name, "tex3D", 5) || !strncmp(name, "surf", 4))
             refuse(t, c, "texture and surface access (%s) is not translated", name);
         if (!strcmp(name, "clock") || !strcmp(name, "clock64")) refuse(t, c, "%s(): OpenCL C has no cycle counter", name);
@@ -2546,12 +2758,14 @@ char *clrun__cuda_translate(const char *src, size_t len, const char *name, const
     if (t.failed) goto done;
     long_long(&t);
     if (t.n) qsort(t.e, t.n, sizeof *t.e, by_start);
-    size_t cap = sizeof prelude_cl + sizeof t.note + len + 2 * strlen(t.name) + 64;
+    size_t cap = sizeof prelude_cl + sizeof t.note + len + 2 * strlen(t.name) + 64 + (t.warp ? WARP_PRELUDE_MAX : 0);
     for (size_t i = 0; i < t.n; i++) cap += strlen(t.e[i].text);
     out = malloc(cap);
     if (!out) goto done;
     char *w = out;
-    w += sprintf(w, "%s%s#line 1 \"", prelude_cl, t.note); /* the compiler's messages name the user's file and lines */
+    w += sprintf(w, "%s%s", prelude_cl, t.note);
+    if (t.warp) w += warp_prelude(w, &t);
+    w += sprintf(w, "#line 1 \""); /* the compiler's messages name the user's file and lines */
     for (const char *q = t.name; *q; q++) {
         if (*q == '"' || *q == '\\') *w++ = '\\';
         *w++ = *q;

@@ -169,9 +169,9 @@ def test_cli_runs_a_cu_file_in_cuda_launch_shape(rng, tmp_path):
     (tmp_path / "bad.cu").write_text("__global__ void k(float *a)\n{\n  a[0] = 1.0f\n}\n")
     bad = _cli("run", str(tmp_path / "bad.cu"), "-k", "k", "--grid", "1", "--block", "1", "out:f32:1")
     assert bad.returncode == 4 and "bad.cu:3:" in bad.stderr
-    (tmp_path / "warp.cu").write_text("__global__ void k(int *a)\n{\n  a[0] = __ballot_sync(0xffffffffu, a[1]);\n}\n")
-    warp = _cli("run", str(tmp_path / "warp.cu"), "--emit-cl")
-    assert warp.returncode == 4 and "warp.cu:3:" in warp.stderr and "__ballot_sync" in warp.stderr
+    (tmp_path / "clock.cu").write_text("__global__ void k(int *a)\n{\n  a[0] = (int)clock();\n}\n")
+    clock = _cli("run", str(tmp_path / "clock.cu"), "--emit-cl")
+    assert clock.returncode == 4 and "clock.cu:3:" in clock.stderr and "clock()" in clock.stderr
 
 
 def test_bench_cuda_translation_gives_the_hand_kernels_bits():
@@ -500,3 +500,117 @@ def test_pycuda_driver_tools_cumath_curandom(rng):
     assert dev.get_attribute(drv.device_attribute.MAX_THREADS_PER_BLOCK) >= 1 and dev.compute_capability() == (0, 0)
     with pytest.raises(drv.LogicError):
         dev.get_attribute("CLOCK_RATE")
+
+
+WARP_PROBE = """#if !(defined(CLRUN_NV_PTX) || (defined(cl_khr_subgroup_shuffle) && defined(cl_khr_subgroup_ballot) && \\
+      defined(cl_khr_subgroup_non_uniform_vote) && defined(cl_intel_required_subgroup_size)))
+#error no warps
+#endif
+__kernel void k(__global int *a) { a[0] = 1; }
+"""
+
+
+def device_has_warps():
+    """Whether the context's device compiles warp intrinsics (NVIDIA, or sub-groups of a required
+    size with shuffles, ballots and votes), asked of its OpenCL C compiler directly."""
+    import clrun.cuda.autoinit  # noqa: F401
+    import clrun.cuda.driver as drv
+    c = drv.Context._current()._clrun
+    nv = c.device.type == "gpu" and "NVIDIA" in c.device.platform_vendor
+    try:
+        c.program(source=WARP_PROBE, options="-DCLRUN_NV_PTX=1" if nv else None, name="warp_probe.cl")
+        return True
+    except clrun.BuildFailed:
+        return False
+
+
+WARP_SOURCE = """
+__global__ void warp_ops(const float *x, float *sum, float *scan, int *bcast, unsigned *ballot, int *vote, double *dsum,
+                         long long *lx, unsigned *ux)
+{
+    int t = threadIdx.x + blockIdx.x * blockDim.x;
+    int lane = threadIdx.x % warpSize;
+    float v = x[t];
+    float s = v;
+    for (int o = 16; o > 0; o /= 2) s += __shfl_down_sync(0xffffffff, s, o);
+    sum[t] = s;
+    float c = v;
+    for (int d = 1; d < 32; d *= 2) {
+        float u = __shfl_up_sync(0xffffffff, c, d);
+        if (lane >= d) c += u;
+    }
+    scan[t] = c;
+    bcast[t] = __shfl_sync(0xffffffff, t, 3, 16) + __shfl_xor_sync(0xffffffff, lane, 5);
+    ballot[t] = __ballot_sync(0xffffffff, v > 0.5f);
+    vote[t] = __any_sync(0xffffffff, v > 0.99f) * 2 + __all_sync(0xffffffff, v >= 0.01f);
+    double d = v;
+    for (int o = 16; o > 0; o /= 2) d += __shfl_xor_sync(0xffffffff, d, o);
+    dsum[t] = d;
+    long long q = (long long)t << 33;
+    lx[t] = __shfl_down_sync(0xffffffff, q, 1, 8);
+    ux[t] = __shfl_up_sync(__activemask(), (unsigned)t * 2654435761u, 2, 4);
+    __syncwarp();
+}
+"""
+
+
+def _lanes(v, src):
+    """v taken, warp by warp, from the lanes src names (a lane's source lane, 32 of them)."""
+    return v.reshape(-1, 32)[:, src].reshape(-1)
+
+
+def test_warp_intrinsics_or_refused(rng):
+    """The shuffles (all four, default and narrower widths, 32- and 64-bit values), ballot, votes,
+    __activemask and __syncwarp against NumPy's model of a warp; refused at the first use's line
+    where the device's compiler has neither inline PTX nor sub-groups of 32."""
+    import clrun.cuda.driver as drv
+    from clrun.cuda.compiler import SourceModule
+    if not device_has_warps():
+        with pytest.raises(clrun.BuildFailed, match=r"warp.cu:9:\d+: .*__shfl_down_sync: warp intrinsics need NVIDIA's inline PTX or "
+                                                    r"sub-groups of 32"):
+            SourceModule(WARP_SOURCE, name="warp.cu")
+        return
+    f = SourceModule(WARP_SOURCE, name="warp.cu").get_function("warp_ops")
+    n = 512
+    x = rng.random(n).astype(np.float32)
+    x[64:96] = 1.0  # a warp whose votes all say yes
+    x[96:128] = 0.0  # … and one where they all say no
+    outs = [np.zeros(n, t) for t in (np.float32, np.float32, np.int32, np.uint32, np.int32, np.float64, np.int64, np.uint32)]
+    f(drv.In(x), *[drv.Out(o) for o in outs], block=(128, 1, 1), grid=(n // 128, 1))
+    s_, scan, bcast, ballot, vote, dsum, lx, ux = outs
+    lane, t = np.arange(32), np.arange(n)
+    down = lambda d, w=32: np.where(lane % w + d < w, lane + d, lane)  # noqa: E731
+    up = lambda d, w=32: np.where(lane % w >= d, lane - d, lane)  # noqa: E731
+    xor = lambda m, w=32: np.where((lane ^ m) < (lane & ~(w - 1)) + w, lane ^ m, lane)  # noqa: E731
+    s = x.copy()
+    for o in (16, 8, 4, 2, 1):
+        s = s + _lanes(s, down(o))
+    assert np.array_equal(s_, s)
+    c = x.copy()
+    for d in (1, 2, 4, 8, 16):
+        c = np.where(t % 32 >= d, c + _lanes(c, up(d)), c)
+    assert np.array_equal(scan, c)
+    assert np.array_equal(bcast, _lanes(t, (lane & ~15) + 3) + _lanes(t % 32, xor(5)))
+    bits = (x > 0.5).reshape(-1, 32).astype(np.uint64) << np.arange(32, dtype=np.uint64)
+    assert np.array_equal(ballot, np.repeat(bits.sum(1).astype(np.uint32), 32))
+    any_, all_ = (x > 0.99).reshape(-1, 32).any(1), (x >= 0.01).reshape(-1, 32).all(1)
+    assert np.array_equal(vote, np.repeat(any_ * 2 + all_, 32))
+    d = x.astype(np.float64)
+    for o in (16, 8, 4, 2, 1):
+        d = d + _lanes(d, xor(o))
+    assert np.array_equal(dsum, d)
+    assert np.array_equal(lx, _lanes(t.astype(np.int64) << 33, down(1, 8)))
+    assert np.array_equal(ux, _lanes((t * 2654435761) % 2**32, up(2, 4)).astype(np.uint32))
+
+
+def test_warp_intrinsics_refused_by_form():
+    """What the warp forms do not cover is refused in words: an intrinsic not translated, and a
+    shuffle on a type no overload takes."""
+    from clrun.cuda.compiler import translate
+    with pytest.raises(clrun.BuildFailed, match=r"kernel.cu:1:\d+: .*__shfl_down"):
+        translate("__global__ void k(float *a) { a[0] = __shfl_down(a[0], 1); }\n")
+    with pytest.raises(clrun.BuildFailed, match=r"kernel.cu:2:\d+: error: no matching function for call to '__shfl_sync'"):
+        translate("struct P { float x; };\n__global__ void k(P *a) { a[0] = __shfl_sync(0xffffffffu, a[1], 0); }\n")
+    with pytest.raises(clrun.BuildFailed, match=r"kernel.cu:1:\d+: __shfl_down_sync on a value whose type is not known here"):
+        translate("template <typename T> __device__ T f(T v) { return __shfl_down_sync(0xffffffffu, v, 1); }\n"
+                  "__global__ void k(float *a) { a[0] = f(a[1]); }\n")

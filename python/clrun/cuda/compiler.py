@@ -84,6 +84,9 @@ class SourceModule:
         cl = translate(source, name, opts)
         self.cl_source = cl if keep else None
         self._extra = _extra_arguments(cl)
+        dev = self.ctx._clrun.device
+        if dev.type == "gpu" and "NVIDIA" in dev.platform_vendor:  # warp intrinsics as inline PTX (as clrun_prog_cuda does)
+            opts = (opts + " " if opts else "") + "-DCLRUN_NV_PTX=1"
         self._prog = self.ctx._clrun.program(source=cl, options=opts, name=name)
         self._globals = {}
 

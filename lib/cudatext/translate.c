@@ -1156,14 +1156,17 @@ static size_t warp_prelude(char *out, const struct tr *t)
         "\"r\"(m));\n"
         "    return r;\n}\n"
         "static int clrun_any(uint m, int p)\n{\n    int r;\n"
-        "    __asm__ __volatile__(\"{ .reg .pred q; setp.ne.s32 q, %%1, 0; vote.sync.any.pred q, q, %%2; selp.s32 %%0, 1, 0, q; }\" : \"=r\"(r) : "
+        "    __asm__ __volatile__(\"{ .reg .pred q; setp.ne.s32 q, %%1, 0; vote.sync.any.pred q, q, %%2; selp.s32 %%0, 1, 0, q; }\" : "
+        "\"=r\"(r) : "
         "\"r\"(p), \"r\"(m));\n"
         "    return r;\n}\n"
         "static int clrun_all(uint m, int p)\n{\n    int r;\n"
-        "    __asm__ __volatile__(\"{ .reg .pred q; setp.ne.s32 q, %%1, 0; vote.sync.all.pred q, q, %%2; selp.s32 %%0, 1, 0, q; }\" : \"=r\"(r) : "
+        "    __asm__ __volatile__(\"{ .reg .pred q; setp.ne.s32 q, %%1, 0; vote.sync.all.pred q, q, %%2; selp.s32 %%0, 1, 0, q; }\" : "
+        "\"=r\"(r) : "
         "\"r\"(p), \"r\"(m));\n"
         "    return r;\n}\n"
-        "static uint clrun_activemask(void)\n{\n    uint r;\n    __asm__ __volatile__(\"activemask.b32 %%0;\" : \"=r\"(r));\n    return r;\n}\n"
+        "static uint clrun_activemask(void)\n{\n    uint r;\n    __asm__ __volatile__(\"activemask.b32 %%0;\" : \"=r\"(r));\n    return "
+        "r;\n}\n"
         "static void clrun_syncwarp(void) { __asm__ __volatile__(\"bar.warp.sync -1;\" ::: \"memory\"); }\n"
         "#elif defined(cl_khr_subgroup_shuffle) && defined(cl_khr_subgroup_ballot) && defined(cl_khr_subgroup_non_uniform_vote) && "
         "defined(cl_intel_required_subgroup_size)\n"
@@ -2764,7 +2767,16 @@ char *clrun__cuda_translate(const char *src, size_t len, const char *name, const
     if (!out) goto done;
     char *w = out;
     w += sprintf(w, "%s%s", prelude_cl, t.note);
-    if (t.warp) w += warp_prelude(w, &t);
+    if (t.warp) {
+        const size_t k = warp_prelude(w, &t);
+        if (k >= WARP_PRELUDE_MAX - 1) { /* a file name of thousands of characters */
+            snprintf(err, errn, "%s: the file's name is too long for the warp intrinsics' forms", t.name);
+            free(out);
+            out = NULL;
+            goto done;
+        }
+        w += k;
+    }
     w += sprintf(w, "#line 1 \""); /* the compiler's messages name the user's file and lines */
     for (const char *q = t.name; *q; q++) {
         if (*q == '"' || *q == '\\') *w++ = '\\';

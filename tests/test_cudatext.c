@@ -117,6 +117,88 @@ static void reduction_kernel(void **state)
     clrun_prog_free(p);
 }
 
+/* Template kernels, instantiated as the source asks (explicit instantiations, `extern template` left
+ * alone), named in notes as C++ writes them and mangled; a class handing out the dynamic shared
+ * memory (NVIDIA's SharedMemory<T>); host code (a launching wrapper, dim3, <<< >>>) left out. Run
+ * for two instantiations and compared with the host's sums. */
+static const char tsum[] = "template <class T> struct SharedMemory {\n"
+                           "    __device__ inline operator T *() { extern __shared__ int __smem[]; return (T *)__smem; }\n"
+                           "};\n"
+                           "template <> struct SharedMemory<double> {\n"
+                           "    __device__ inline operator double *() { extern __shared__ double __smem_d[]; return (double *)__smem_d; }\n"
+                           "};\n"
+                           "template <class T, unsigned SCALE> __global__ void bsum(const T *in, T *out, unsigned n)\n"
+                           "{\n"
+                           "    T *s = SharedMemory<T>();\n"
+                           "    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                           "    s[threadIdx.x] = i < n ? in[i] * (T)SCALE : (T)0;\n"
+                           "    __syncthreads();\n"
+                           "    for (unsigned k = blockDim.x / 2; k > 0; k >>= 1) {\n"
+                           "        if (threadIdx.x < k) s[threadIdx.x] += s[threadIdx.x + k];\n"
+                           "        __syncthreads();\n"
+                           "    }\n"
+                           "    if (threadIdx.x == 0) out[blockIdx.x] = s[0];\n"
+                           "}\n"
+                           "template <class T> void launch(const T *in, T *out, unsigned n)\n"
+                           "{\n"
+                           "    dim3 block(64), grid((n + 63) / 64);\n"
+                           "    bsum<T, 3><<<grid, block, 64 * sizeof(T)>>>(in, out, n);\n"
+                           "}\n"
+                           "template void launch<int>(const int *, int *, unsigned);\n"
+                           "template __global__ void bsum<int, 3>(const int *, int *, unsigned);\n"
+                           "extern template __global__ void bsum<float, 3>(const float *, float *, unsigned);\n"
+                           "template __global__ decltype(bsum<float, 2>) bsum<float, 2>;\n";
+
+static void template_kernels(void **state)
+{
+    clrun_ctx *ctx = *state;
+    if (!available()) skip();
+    if (clrun_ctx_device(ctx)->max_work_group < 64) skip();
+    char *cl = NULL;
+    CHECK_OK(NULL, clrun_cuda_translate(tsum, "tsum.cu", &cl));
+    static const char *const want[] = {"// clrun: kernel bsum<int, 3> is bsum_clrun_t0\n",
+                                       "// clrun: kernel bsum<float, 2> is bsum_clrun_t1\n",
+                                       "// clrun: kernel _Z4bsumIiLj3EEvPKT_PS0_j is bsum_clrun_t0\n",
+                                       "// clrun: kernel bsum_clrun_t1 takes after its own arguments: clrun_smem (dynamic __shared__"};
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++)
+        if (!strstr(cl, want[i])) fail_msg("the translation lacks '%s':\n%s", want[i], cl);
+    const char *code = strstr(cl, "#line 1 \"tsum.cu\""); /* the user's code, after the prelude */
+    assert_non_null(code);
+    if (strstr(code, "launch") || strstr(code, "<<<") || strstr(code, "SharedMemory") || strstr(code, "template") ||
+        strstr(code, "bsum_clrun_t2"))
+        fail_msg("host code, the accessor class or an instantiation not asked for is left in:\n%s", code);
+    clrun_string_free(cl);
+    enum { N = 1000 };
+    int ii[N], io[16];
+    float fi[N], fo[16];
+    for (int i = 0; i < N; i++) ii[i] = (int)(frand() * 1000), fi[i] = (float)ii[i] / 8;
+    clrun_prog *p = NULL;
+    CHECK_OK(ctx, clrun_prog_cuda(ctx, tsum, "tsum.cu", NULL, &p));
+    for (int pass = 0; pass < 2; pass++) {
+        clrun_kernel *k = NULL;
+        clrun_buf *din = NULL, *dout = NULL;
+        CHECK_OK(ctx, clrun_kernel_new(p, pass ? "bsum_clrun_t1" : "bsum_clrun_t0", &k));
+        CHECK_OK(ctx, clrun_buf_new_from(ctx, pass ? (void *)fi : (void *)ii, sizeof ii, 0, &din));
+        CHECK_OK(ctx, clrun_buf_new(ctx, sizeof io, 0, &dout));
+        CHECK_OK(ctx, clrun_arg_buf(k, 0, din));
+        CHECK_OK(ctx, clrun_arg_buf(k, 1, dout));
+        CHECK_OK(ctx, clrun_arg_u32(k, 2, N));
+        CHECK_OK(ctx, clrun_arg_local(k, 3, 64 * 4));
+        const size_t g = 16 * 64, l = 64;
+        CHECK_OK(ctx, clrun_launch(k, 1, &g, &l));
+        CHECK_OK(ctx, clrun_download(dout, 0, pass ? (void *)fo : (void *)io, sizeof io));
+        for (int b = 0; b < 16; b++) {
+            double want_sum = 0;
+            for (int i = b * 64; i < (b + 1) * 64 && i < N; i++) want_sum += pass ? 2.0 * fi[i] : 3.0 * ii[i];
+            if ((pass ? (double)fo[b] : (double)io[b]) != want_sum)
+                fail_msg("pass %d block %d: %g, the host says %g", pass, b, pass ? (double)fo[b] : (double)io[b], want_sum);
+        }
+        clrun_buf_free(din), clrun_buf_free(dout);
+        clrun_kernel_free(k);
+    }
+    clrun_prog_free(p);
+}
+
 /* File-scope constants (a const int sizing a __shared__ array, a const float table, two declarators in
  * one declaration) are read by device code as in CUDA; a static kernel is a kernel. */
 static void constants_and_static_kernels(void **state)
@@ -213,7 +295,12 @@ static void refusals(void **state)
     static const struct {
         const char *src, *needle;
     } cases[] = {
-        {"template <typename T> __global__ void k(T *a) { a[0] = 1; }\n", "x.cu:1:"},
+        {"template <typename T> __global__ void k(T *a) { auto f = [](T v) { return v; }; a[0] = f(a[1]); }\n"
+         "template <typename T> __global__ void unused(T *a) { auto f = [](T v) { return v; }; a[0] = f(a[1]); }\n"
+         "template __global__ void k<float>(float *);\n",
+         "x.cu:1:58: a lambda: OpenCL C has none (template 'k', instantiated at line 3)"},
+        {"template <typename T> __global__ void k(T *a) { a[0] = 1; }\ntemplate __global__ void k<nosuch>(float *);\n",
+         "x.cu:2:28: error: use of undeclared identifier 'nosuch'"},
         {"__global__ void k(float *a)\n{\n  auto f = [](float v) { return v; };\n  a[0] = f(1.0f);\n}\n", "x.cu:3:"},
         {"__global__ void k(float **a) { a[0][0] = 1.0f; }\n", "pointer to a pointer"},
         {"template <typename T> __device__ T f(T v) { return __shfl_down_sync(0xffffffff, v, 1); }\n"
@@ -296,11 +383,9 @@ static void warp_shuffles(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(refusals),
-        cmocka_unit_test(article_kernel),
-        cmocka_unit_test(reduction_kernel),
-        cmocka_unit_test(constants_and_static_kernels),
-        cmocka_unit_test(translate_options_and_threads),
+        cmocka_unit_test(refusals),         cmocka_unit_test(article_kernel),
+        cmocka_unit_test(reduction_kernel), cmocka_unit_test(constants_and_static_kernels),
+        cmocka_unit_test(template_kernels), cmocka_unit_test(translate_options_and_threads),
         cmocka_unit_test(warp_shuffles),
     };
     return cmocka_run_group_tests(tests, ctx_setup, ctx_teardown);

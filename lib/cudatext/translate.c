@@ -77,6 +77,8 @@
     X(clang_getExpansionLocation)                    \
     X(clang_getSpellingLocation)                     \
     X(clang_getFile)                                 \
+    X(clang_getLocationForOffset)                    \
+    X(clang_Cursor_getMangling)                      \
     X(clang_getIncludedFile)                         \
     X(clang_getFileName)                             \
     X(clang_getNullCursor)                           \
@@ -158,7 +160,9 @@ static const char prelude_cuda[] =
     "#define CUDART_NAN_F __builtin_nanf(\"\")\n"
     "#define assert(x) ((void)(x))\n"
     "struct uint3 { unsigned x, y, z; };\n"
-    "struct dim3 { unsigned x, y, z; };\n"
+    "struct dim3 { unsigned x, y, z; __host__ __device__ dim3(unsigned a = 1, unsigned b = 1, unsigned c = 1) : x(a), y(b), z(c) {} };\n"
+    "typedef struct CUstream_st *cudaStream_t; typedef int cudaError_t;\n"
+    "extern \"C\" cudaError_t cudaConfigureCall(dim3, dim3, unsigned long = 0, cudaStream_t = 0);\n"
     "extern const __device__ uint3 threadIdx, blockIdx;\n"
     "extern const __device__ dim3 blockDim, gridDim;\n"
     "extern const __device__ int warpSize;\n"
@@ -209,7 +213,7 @@ static const char prelude_cuda[] =
     "template <class T> __device__ T tex3D(cudaTextureObject_t, float, float, float);\n"
     "__device__ int __mul24(int, int); __device__ unsigned __umul24(unsigned, unsigned);\n"
     "__device__ float __saturatef(float); __device__ float __fmul_rn(float, float); __device__ float __fadd_rn(float, float);\n"
-    "extern \"C\" __device__ int printf(const char *, ...);\n"
+    "extern \"C\" __host__ __device__ int printf(const char *, ...);\n"
     "struct __attribute__((aligned(8))) float2 { float x, y; }; struct __attribute__((aligned(16))) float4 { float x, y, z, w; };\n"
     "struct __attribute__((aligned(8))) int2 { int x, y; }; struct __attribute__((aligned(16))) int4 { int x, y, z, w; };\n"
     "struct __attribute__((aligned(8))) uint2 { unsigned x, y; }; struct __attribute__((aligned(16))) uint4 { unsigned x, y, z, w; };\n"
@@ -298,6 +302,7 @@ static const char prelude_cuda[] =
  * rest is declared so that its use is refused by name. */
 static const char cg_name[] = "/clrun-cuda/include/cooperative_groups.h";
 static const char cg_header[] =
+    "#pragma once\n"
     "namespace cooperative_groups {\n"
     "struct thread_block {\n"
     "    __device__ void sync() const; __device__ unsigned thread_rank() const; __device__ unsigned size() const;\n"
@@ -319,7 +324,22 @@ static const char cg_header[] =
     "template <unsigned N, class P> __device__ thread_block_tile<N> tiled_partition(const P &);\n"
     "__device__ thread_block tiled_partition(const thread_block &, unsigned);\n"
     "template <class G> __device__ void sync(const G &);\n"
+    "template <unsigned N> struct block_tile_memory { unsigned char clrun_space[N]; };\n"
+    "template <unsigned N> __device__ thread_block this_thread_block(block_tile_memory<N> &);\n"
+    "template <class T> struct plus { __device__ T operator()(T, T) const; };\n"
+    "template <class T> struct less { __device__ T operator()(T, T) const; };\n"
+    "template <class T> struct greater { __device__ T operator()(T, T) const; };\n"
+    "template <class T> struct bit_and { __device__ T operator()(T, T) const; };\n"
+    "template <class T> struct bit_or { __device__ T operator()(T, T) const; };\n"
+    "template <class T> struct bit_xor { __device__ T operator()(T, T) const; };\n"
+    "template <class G, class T, class Op> __device__ T reduce(const G &, T, Op);\n"
+    "template <class G, class T, class Op> __device__ T inclusive_scan(const G &, T, Op);\n"
+    "template <class G, class T, class Op> __device__ T exclusive_scan(const G &, T, Op);\n"
     "}\n";
+/* <cooperative_groups/reduce.h>, <cooperative_groups/scan.h>: declared with the rest (cg_header) so
+ * that a source's unused templates may call them; a use is refused by name. */
+static const char cg_reduce_name[] = "/clrun-cuda/include/cooperative_groups/reduce.h",
+                  cg_scan_name[] = "/clrun-cuda/include/cooperative_groups/scan.h", cg_more[] = "#include <cooperative_groups.h>\n";
 
 /* The OpenCL C the translation starts with: the CUDA names OpenCL spells differently. */
 static const char prelude_cl[] =
@@ -477,8 +497,11 @@ struct tr {
     struct tmpl { /* a function template: a copy per instantiation its calls use */
         CXCursor tpl;
         int nparams, ninst;
-        char pname[8][64], ptype[8][64]; /* its parameters; ptype "" for a type parameter */
-        char arg[8][8][96];              /* per instantiation, per parameter: the text it stands for */
+        char pname[8][64], ptype[8][64];     /* its parameters; ptype "" for a type parameter */
+        char arg[8][8][96];                  /* per instantiation, per parameter: the text it stands for */
+        char cname[8][160], mangled[8][160]; /* per instantiation: `k<float, 256>`, `_Z1kIfLj256EEvPT_` */
+        int kernel;                          /* a __global__ template */
+        char takes[512];                     /* a kernel's extra arguments (function: its note) */
         unsigned first_line, last_line;
     } tmpls[16];
     int ntmpls;
@@ -493,6 +516,18 @@ struct tr {
     char note[4096];      /* per kernel, its extra arguments (a comment ahead of the code) */
     char boolfix[8][200]; /* a kernel's bool * parameters: their declarations at the top of its body (kernel_param_types) */
     int nboolfix;
+    struct ireq { /* an explicit instantiation (`template __global__ void k<float>(float *);`): removed, parsed again at the end */
+        unsigned start, end, line;
+        int decl_only; /* `extern template …;` */
+    } ireq[32];
+    int nireq;
+    struct deferred { /* a template whose body could not be translated: refused where it is instantiated */
+        CXCursor tpl;
+        char why[480];
+    } deferred[16];
+    int ndeferred;
+    CXCursor accessors[8]; /* classes (templates) that hand out the dynamic shared memory (SharedMemory<T>) */
+    int naccessors;
     int warp;           /* warp intrinsics used: the output carries their forms (warp_prelude) */
     unsigned warp_line; /* … the first one's line, and its name */
     char warp_what[32];
@@ -1430,27 +1465,26 @@ static void function(struct tr *t, CXCursor f)
     t->in_kernel = 0;
     if (!kernel || !t->kused || t->collect || !lc.clang_isCursorDefinition(f)) return;
     /* the variables it reads, as its last arguments: after its last parameter, or inside its ( ) */
-    char extra[1024] = "";
-    size_t k = 0;
-    CXString fs = lc.clang_getCursorSpelling(f);
-    k += (size_t)snprintf(t->note + strlen(t->note), sizeof t->note - strlen(t->note),
-                          "// clrun: kernel %s takes after its own arguments:", lc.clang_getCString(fs));
-    lc.clang_disposeString(fs);
+    char extra[1024] = "", takes[512] = "";
     for (int h = 0; h < t->nhoists; h++)
         if (t->kused & (1u << h)) {
             const size_t used = strlen(extra);
             snprintf(extra + used, sizeof extra - used, "%s%s", used || n ? ", " : "", t->hoists[h].param);
-            char one[200];
-            snprintf(one, sizeof one, " %s (%s)", t->hoists[h].name, t->hoists[h].what);
-            const size_t nl = strlen(t->note);
-            snprintf(t->note + nl, sizeof t->note - nl, "%s", one);
+            const size_t tl = strlen(takes);
+            snprintf(takes + tl, sizeof takes - tl, " %s (%s)", t->hoists[h].name, t->hoists[h].what);
         }
-    const size_t nl = strlen(t->note);
-    snprintf(t->note + nl, sizeof t->note - nl, "\n");
-    (void)k;
+    struct tmpl *tm = lc.clang_getCursorKind(f) == CXCursor_FunctionTemplate ? tmpl_of(t, f, 0) : NULL;
+    if (tm) snprintf(tm->takes, sizeof tm->takes, "%s", takes); /* noted per instantiation (note_instances) */
+    else {
+        CXString fs = lc.clang_getCursorSpelling(f);
+        const size_t nl = strlen(t->note);
+        snprintf(t->note + nl, sizeof t->note - nl, "// clrun: kernel %s takes after its own arguments:%s\n", lc.clang_getCString(fs),
+                 takes);
+        lc.clang_disposeString(fs);
+    }
     unsigned s0 = 0, e0 = 0;
     if (n > 0) {
-        if (range(t, lc.clang_Cursor_getArgument(f, (unsigned)n - 1), &s0, &e0)) edit(t, e0, e0, extra);
+        if (range(t, fn_arg(f, (unsigned)n - 1), &s0, &e0)) edit(t, e0, e0, extra);
         return;
     }
     CXToken *tok = NULL;
@@ -1484,7 +1518,7 @@ static const char *refused_header(CXCursor inc)
 {
     static const struct {
         const char *prefix, *what;
-    } list[] = {{"cooperative_groups/", "cooperative groups' collectives and asynchronous copies"},
+    } list[] = {{"cooperative_groups/memcpy_async", "cooperative groups' asynchronous copies"},
                 {"cuda_fp16", "half-precision types (__half)"},
                 {"cuda_bf16", "bfloat16 types"},
                 {"mma.h", "tensor-core fragments (wmma)"},
@@ -1811,8 +1845,15 @@ static int calls_template(CXCursor call, struct tref *r)
 
 /* A call to a specialization of function template tp: the copy for its arguments (found or added),
  * the callee (`f<4, float>`, `f`) written as that copy's name. */
-static int instantiate(struct tr *t, CXCursor call, CXCursor spec, CXCursor tp, const char *name)
+static int instance_of(struct tr *t, CXCursor call, CXCursor spec, CXCursor tp, const char *name, unsigned line)
 {
+    for (int i = 0; i < t->ndeferred; i++)
+        if (lc.clang_equalCursors(t->deferred[i].tpl, tp) && !t->failed) {
+            if (!line) lc.clang_getExpansionLocation(lc.clang_getCursorLocation(call), NULL, &line, NULL, NULL);
+            snprintf(t->err, t->errn, "%s (template '%s', instantiated at line %u)", t->deferred[i].why, name, line);
+            t->failed = 1;
+            return -1;
+        }
     struct tmpl *m = tmpl_of(t, tp, 0);
     if (!m) {
         refuse(t, call, "template '%s' is not instantiated here (more than 16 templates, or one defined after its use)", name);
@@ -1855,7 +1896,35 @@ static int instantiate(struct tr *t, CXCursor call, CXCursor spec, CXCursor tp, 
             return -1;
         }
         memcpy(m->arg[m->ninst++], args, sizeof args);
+        /* its name as C++ writes it (`reduce<float, 256>`) and as it is mangled: for the kernels' notes */
+        char *w = m->cname[j], *end = m->cname[j] + sizeof m->cname[j];
+        w += snprintf(w, (size_t)(end - w), "%s<", name);
+        for (int i = 0; i < na && w < end; i++) {
+            const char *a = args[i];
+            char num[32];
+            if (lc.clang_Cursor_getTemplateArgumentKind(spec, (unsigned)i) == CXTemplateArgumentKind_Integral) {
+                if (!strcmp(m->ptype[i], "bool")) a = lc.clang_Cursor_getTemplateArgumentValue(spec, (unsigned)i) ? "true" : "false";
+                else {
+                    if (strstr(m->ptype[i], "unsigned") || strstr(m->ptype[i], "size_t"))
+                        snprintf(num, sizeof num, "%llu", lc.clang_Cursor_getTemplateArgumentUnsignedValue(spec, (unsigned)i));
+                    else snprintf(num, sizeof num, "%lld", lc.clang_Cursor_getTemplateArgumentValue(spec, (unsigned)i));
+                    a = num;
+                }
+            }
+            w += snprintf(w, (size_t)(end - w), "%s%s", i ? ", " : "", a);
+        }
+        if (w < end) snprintf(w, (size_t)(end - w), ">");
+        CXString mg = lc.clang_Cursor_getMangling(spec);
+        snprintf(m->mangled[j], sizeof m->mangled[j], "%s", lc.clang_getCString(mg) ? lc.clang_getCString(mg) : "");
+        lc.clang_disposeString(mg);
     }
+    return j;
+}
+
+static int instantiate(struct tr *t, CXCursor call, CXCursor spec, CXCursor tp, const char *name)
+{
+    const int j = instance_of(t, call, spec, tp, name, 0);
+    if (j < 0) return j;
     struct kids k = {.n = 0};
     lc.clang_visitChildren(call, collect_kids, &k);
     unsigned s0, e0;
@@ -1867,7 +1936,27 @@ static int instantiate(struct tr *t, CXCursor call, CXCursor spec, CXCursor tp, 
 
 /* A function template's definition: marked for expand_clones, its `template <…>` removed, its
  * parameters named; then translated as a function (its body once, for every copy). */
+static void template_body(struct tr *t, CXCursor f);
+
+/* A function template's definition (template_body); one that cannot be translated is left out, its
+ * reason kept for where it is instantiated (a source's unused templates may use anything). */
 static void template_def(struct tr *t, CXCursor f)
+{
+    if (t->failed) return;
+    template_body(t, f);
+    if (!t->failed) return;
+    int i = 0;
+    while (i < t->ndeferred && !lc.clang_equalCursors(t->deferred[i].tpl, f)) i++;
+    if (i == 16) return; /* the refusal stands */
+    if (i == t->ndeferred) t->ndeferred++;
+    t->deferred[i].tpl = f;
+    snprintf(t->deferred[i].why, sizeof t->deferred[i].why, "%s", t->err);
+    t->failed = 0, t->err[0] = 0;
+    unsigned fs, fe;
+    if (range(t, f, &fs, &fe)) edit(t, fs, fe, "");
+}
+
+static void template_body(struct tr *t, CXCursor f)
 {
     unsigned fs, fe, at;
     CXFile ff;
@@ -1943,6 +2032,164 @@ static void template_def(struct tr *t, CXCursor f)
     function(t, f);
 }
 
+/* Whether function (template) f is host code only: neither __global__ nor __device__. */
+static int host_only(CXCursor f) { return !has_child_kind(f, CXCursor_CUDAGlobalAttr) && !has_child_kind(f, CXCursor_CUDADeviceAttr); }
+
+/* Declaration c removed from the output, with the ';' that ends it. */
+static void remove_decl(struct tr *t, CXCursor c)
+{
+    unsigned s0, e0;
+    if (!range(t, c, &s0, &e0)) return;
+    unsigned q = e0;
+    while (q < t->len && isspace((unsigned char)t->src[q])) q++;
+    edit(t, s0, q < t->len && t->src[q] == ';' ? q + 1 : e0, "");
+}
+
+static enum CXChildVisitResult find_extern_shared(CXCursor c, CXCursor parent, CXClientData d)
+{
+    (void)parent;
+    if (lc.clang_getCursorKind(c) == CXCursor_VarDecl && lc.clang_Cursor_getStorageClass(c) == CX_SC_Extern &&
+        has_child_kind(c, CXCursor_CUDASharedAttr)) {
+        *(int *)d = 1;
+        return CXChildVisit_Break;
+    }
+    return CXChildVisit_Recurse;
+}
+
+struct members {
+    int conv, other;
+};
+
+static enum CXChildVisitResult count_members(CXCursor c, CXCursor parent, CXClientData d)
+{
+    (void)parent;
+    struct members *m = d;
+    const enum CXCursorKind k = lc.clang_getCursorKind(c);
+    if (k == CXCursor_ConversionFunction) {
+        int ext = 0;
+        lc.clang_visitChildren(c, find_extern_shared, &ext);
+        if (ext) m->conv++;
+        else m->other++;
+    } else if (k == CXCursor_FieldDecl || k == CXCursor_CXXMethod || k == CXCursor_Constructor || k == CXCursor_Destructor ||
+               k == CXCursor_VarDecl || k == CXCursor_FunctionTemplate || k == CXCursor_CXXBaseSpecifier)
+        m->other++;
+    return CXChildVisit_Continue;
+}
+
+/* Whether class (template) c only hands out the dynamic shared memory: no members but conversion
+ * operators that return an extern __shared__ array (NVIDIA's samples' SharedMemory<T>). */
+static int shared_accessor(CXCursor c)
+{
+    struct members m = {0, 0};
+    lc.clang_visitChildren(c, count_members, &m);
+    return m.conv > 0 && !m.other;
+}
+
+static int is_accessor(struct tr *t, CXCursor d)
+{
+    CXCursor tp = lc.clang_getSpecializedCursorTemplate(d);
+    for (int i = 0; i < t->naccessors; i++)
+        if (lc.clang_equalCursors(t->accessors[i], d) || (!lc.clang_Cursor_isNull(tp) && lc.clang_equalCursors(t->accessors[i], tp)))
+            return 1;
+    return 0;
+}
+
+static void add_accessor(struct tr *t, CXCursor c)
+{
+    if (!is_accessor(t, c) && t->naccessors < 8) t->accessors[t->naccessors++] = c;
+    remove_decl(t, c);
+}
+
+struct accuse {
+    struct tr *t;
+    int found;
+};
+
+static enum CXChildVisitResult find_accessor_use(CXCursor c, CXCursor parent, CXClientData d)
+{
+    (void)parent;
+    struct accuse *u = d;
+    const enum CXCursorKind k = lc.clang_getCursorKind(c);
+    if ((k == CXCursor_TemplateRef || k == CXCursor_TypeRef) && is_accessor(u->t, lc.clang_getCursorReferenced(c))) {
+        u->found = 1;
+        return CXChildVisit_Break;
+    }
+    return CXChildVisit_Recurse;
+}
+
+/* `T *s = SharedMemory<T>();`: the pointer variable c set to the kernel's dynamic shared memory,
+ * which the kernel takes as its last argument. 1 when c is such a variable. */
+static int accessor_var(struct tr *t, CXCursor c)
+{
+    if (!t->naccessors || !is_pointer(lc.clang_getCursorType(c))) return 0;
+    struct kids k = {.n = 0};
+    lc.clang_visitChildren(c, collect_kids, &k);
+    CXCursor init = lc.clang_getNullCursor();
+    for (int i = k.n - 1; i >= 0 && lc.clang_Cursor_isNull(init); i--)
+        if (lc.clang_isExpression(lc.clang_getCursorKind(k.c[i]))) init = k.c[i];
+    if (lc.clang_Cursor_isNull(init)) return 0;
+    struct accuse u = {t, 0};
+    find_accessor_use(init, c, &u);
+    if (!u.found) lc.clang_visitChildren(init, find_accessor_use, &u);
+    if (!u.found) return 0;
+    set_var(t, c, SP_LOCAL);
+    if (!t->in_kernel) {
+        refuse(t, c, "the dynamic shared memory taken in a device function: only kernels take it yet (pass it as a parameter)");
+        return 1;
+    }
+    int h = 0;
+    while (h < t->nhoists && strcmp(t->hoists[h].name, "clrun_smem")) h++;
+    if (h == t->nhoists) {
+        if (h == 32) {
+            refuse(t, c, "more than 32 __constant__ and extern __shared__ variables");
+            return 1;
+        }
+        struct hoist *x = &t->hoists[t->nhoists++];
+        x->decl = t->accessors[0], x->scalar = 0;
+        snprintf(x->name, sizeof x->name, "clrun_smem");
+        snprintf(x->param, sizeof x->param, "__local uchar *clrun_smem");
+        snprintf(x->what, sizeof x->what, "dynamic __shared__ memory, 0 bytes");
+    }
+    t->kused |= 1u << h;
+    unsigned s0, e0, is, ie;
+    if (!t->collect && range(t, c, &s0, &e0) && range(t, init, &is, &ie)) {
+        char cast[200];
+        snprintf(cast, sizeof cast, "((__local %s *)clrun_smem)", tspell(t, lc.clang_getPointeeType(lc.clang_getCursorType(c))));
+        edit(t, s0, s0, "__local ");
+        edit(t, is, ie, cast);
+    }
+    return 1;
+}
+
+/* An instantiation the source or the caller asks for (`static auto __clrun_inst_N = &k<float>;`,
+ * appended after the user's text): its copy of the template, noted for the kernels' names. */
+static void requested_instance(struct tr *t, CXCursor v)
+{
+    struct find f = {CXCursor_DeclRefExpr, 0};
+    (void)f;
+    CXCursor ref = lc.clang_getNullCursor();
+    struct kids k = {.n = 0};
+    lc.clang_visitChildren(v, collect_kids, &k);
+    for (int depth = 0; depth < 8 && k.n; depth++) { /* &k<float> → its DeclRefExpr */
+        CXCursor c = k.c[k.n - 1];
+        if (lc.clang_getCursorKind(c) == CXCursor_DeclRefExpr) {
+            ref = lc.clang_getCursorReferenced(c);
+            break;
+        }
+        k.n = 0;
+        lc.clang_visitChildren(c, collect_kids, &k);
+    }
+    if (lc.clang_Cursor_isNull(ref)) return;
+    CXCursor tp = lc.clang_getSpecializedCursorTemplate(ref);
+    if (lc.clang_Cursor_isNull(tp) || lc.clang_getCursorKind(tp) != CXCursor_FunctionTemplate || !tmpl_of(t, tp, 0)) return; /* host */
+    CXString n = lc.clang_getCursorSpelling(tp);
+    char name[64];
+    snprintf(name, sizeof name, "%s", lc.clang_getCString(n));
+    lc.clang_disposeString(n);
+    const int r = atoi(cspell(t, v) + 13); /* __clrun_inst_N: the source's Nth explicit instantiation */
+    instance_of(t, v, ref, tp, name, r >= 0 && r < t->nireq ? t->ireq[r].line : 0);
+}
+
 static enum CXChildVisitResult visit(CXCursor c, CXCursor parent, CXClientData d)
 {
     struct tr *t = d;
@@ -2010,14 +2257,26 @@ static enum CXChildVisitResult visit(CXCursor c, CXCursor parent, CXClientData d
         /* at file scope only: clang adds implicit declarations where some functions are called */
         const enum CXCursorKind pk = lc.clang_getCursorKind(parent);
         if (pk != CXCursor_TranslationUnit && pk != CXCursor_LinkageSpec && pk != CXCursor_UnexposedDecl) return CXChildVisit_Continue;
+        if (host_only(c)) { /* host code (launches, wrappers): left out */
+            remove_decl(t, c);
+            return CXChildVisit_Continue;
+        }
         if (lc.clang_Cursor_getNumTemplateArguments(c) > 0) {
-            refuse(t, c, "explicit specialization or instantiation of template '%s': not translated", cspell(t, c));
+            refuse(t, c, "explicit specialization of template '%s': not translated", cspell(t, c));
             return CXChildVisit_Break;
         }
         function(t, c);
         return CXChildVisit_Continue;
     }
     case CXCursor_VarDecl: {
+        if (!strncmp(cspell(t, c), "__clrun_inst_", 13)) {
+            if (!t->collect) requested_instance(t, c);
+            return CXChildVisit_Continue;
+        }
+        if (accessor_var(t, c)) {
+            rename_decl(t, c);
+            return t->failed ? CXChildVisit_Break : CXChildVisit_Continue;
+        }
         if (cg_type(lc.clang_getCursorType(c))) { /* cg::thread_block b = cg::this_thread_block(); leaves: its uses are rewritten */
             CXString ts = lc.clang_getTypeSpelling(lc.clang_getCanonicalType(lc.clang_getCursorType(c)));
             const int block = strstr(lc.clang_getCString(ts), "thread_block") && !strstr(lc.clang_getCString(ts), "tile");
@@ -2448,6 +2707,11 @@ static enum CXChildVisitResult visit(CXCursor c, CXCursor parent, CXClientData d
         CXString n = lc.clang_getCursorSpelling(c);
         const char *ns = lc.clang_getCString(n);
         const char *word = k == CXCursor_StructDecl ? "struct" : k == CXCursor_UnionDecl ? "union" : "enum";
+        if (k == CXCursor_StructDecl && lc.clang_isCursorDefinition(c) && (is_accessor(t, c) || shared_accessor(c))) {
+            lc.clang_disposeString(n);
+            add_accessor(t, c);
+            return CXChildVisit_Continue;
+        }
         if (lc.clang_isCursorDefinition(c) && *ns && !strchr(ns, ' ') && range(t, c, &s0, &e0)) {
             unsigned q = e0;
             while (q < t->len && isspace((unsigned char)t->src[q])) q++;
@@ -2463,9 +2727,9 @@ static enum CXChildVisitResult visit(CXCursor c, CXCursor parent, CXClientData d
     case CXCursor_FunctionTemplate: {
         const enum CXCursorKind pk = lc.clang_getCursorKind(parent);
         if (pk != CXCursor_TranslationUnit && pk != CXCursor_LinkageSpec && pk != CXCursor_UnexposedDecl) return CXChildVisit_Continue;
-        if (has_child_kind(c, CXCursor_CUDAGlobalAttr)) {
-            refuse(t, c, "template kernel '%s': call a template __device__ function from an extern \"C\" kernel instead", cspell(t, c));
-            return CXChildVisit_Break;
+        if (host_only(c)) {
+            remove_decl(t, c);
+            return CXChildVisit_Continue;
         }
         if (!lc.clang_isCursorDefinition(c)) {
             refuse(t, c, "template '%s' declared ahead of its definition: not instantiated", cspell(t, c));
@@ -2476,9 +2740,15 @@ static enum CXChildVisitResult visit(CXCursor c, CXCursor parent, CXClientData d
             return CXChildVisit_Break;
         }
         template_def(t, c);
+        struct tmpl *m = tmpl_of(t, c, 0);
+        if (m) m->kernel = has_child_kind(c, CXCursor_CUDAGlobalAttr);
         return CXChildVisit_Continue;
     }
     case CXCursor_ClassTemplate:
+        if (shared_accessor(c)) {
+            add_accessor(t, c);
+            return CXChildVisit_Continue;
+        }
         refuse(t, c, "class template '%s': templates other than functions are not translated", cspell(t, c));
         return CXChildVisit_Break;
     case CXCursor_GCCAsmStmt: refuse(t, c, "an asm statement (inline PTX) is not translated"); return CXChildVisit_Break;
@@ -2645,6 +2915,101 @@ static char *expand_clones(struct tr *t, char *out)
     return out;
 }
 
+/* The explicit instantiations of the user's file (`template __global__ void k<float, 4>(float *);`,
+ * `template decltype(k<int, 2>) k<int, 2>;`, `extern template …;`), which libclang shows no cursor
+ * for: each noted in t->ireq (removed from the output later) and, but for `extern` ones, its name
+ * (`k<float, 4>`) as the address a host variable takes, appended to *more: parsed again, that
+ * variable leads to the specialization (requested_instance). */
+static void scan_instantiations(struct tr *t, char **more)
+{
+    *more = NULL;
+    CXSourceRange all = lc.clang_getRange(lc.clang_getLocationForOffset(t->tu, t->file, 0),
+                                          lc.clang_getLocationForOffset(t->tu, t->file, (unsigned)t->len));
+    CXToken *tok = NULL;
+    unsigned nt = 0;
+    lc.clang_tokenize(t->tu, all, &tok, &nt);
+    size_t cap = 0, used = 0;
+#define TOK_IS(i, w) (lc.clang_getCString(sp[i]) && !strcmp(lc.clang_getCString(sp[i]), (w)))
+    CXString *sp = nt ? malloc(nt * sizeof *sp) : NULL;
+    if (!sp) {
+        lc.clang_disposeTokens(t->tu, tok, nt);
+        return;
+    }
+    for (unsigned i = 0; i < nt; i++) sp[i] = lc.clang_getTokenSpelling(t->tu, tok[i]);
+    for (unsigned i = 0; i + 1 < nt && !t->failed; i++) {
+        if (!TOK_IS(i, "template") || TOK_IS(i + 1, "<")) continue;
+        if (i > 0 && (TOK_IS(i - 1, ".") || TOK_IS(i - 1, "->") || TOK_IS(i - 1, "::") || TOK_IS(i - 1, "typename"))) continue;
+        const int ext = i > 0 && TOK_IS(i - 1, "extern");
+        unsigned end = i + 1, name = 0, close = 0;
+        int paren = 0;
+        for (; end < nt && !(paren == 0 && TOK_IS(end, ";")); end++) {
+            paren += TOK_IS(end, "(") - TOK_IS(end, ")");
+            if (!name && end + 1 < nt && lc.clang_getTokenKind(tok[end]) == CXToken_Identifier && TOK_IS(end + 1, "<")) {
+                name = end;
+                int depth = 0;
+                for (close = end + 1; close < nt; close++) {
+                    depth += TOK_IS(close, "<") - TOK_IS(close, ">") - 2 * TOK_IS(close, ">>");
+                    if (depth <= 0) break;
+                }
+            }
+        }
+        if (end >= nt) break;
+        unsigned s0, e0, ns, ne, line;
+        CXFile f;
+        lc.clang_getExpansionLocation(lc.clang_getTokenLocation(t->tu, tok[ext ? i - 1 : i]), &f, &line, NULL, &s0);
+        lc.clang_getExpansionLocation(lc.clang_getRangeEnd(lc.clang_getTokenExtent(t->tu, tok[end])), NULL, NULL, NULL, &e0);
+        if (!is_main(f) || e0 > t->len) continue;
+        if (t->nireq == 32) {
+            snprintf(t->err, t->errn, "%s:%u: more than 32 explicit instantiations", t->name, line);
+            t->failed = 1;
+            break;
+        }
+        t->ireq[t->nireq] = (struct ireq){s0, e0, line, ext};
+        if (!ext && name && close < nt) {
+            lc.clang_getExpansionLocation(lc.clang_getTokenLocation(t->tu, tok[name]), NULL, NULL, NULL, &ns);
+            lc.clang_getExpansionLocation(lc.clang_getRangeEnd(lc.clang_getTokenExtent(t->tu, tok[close])), NULL, NULL, NULL, &ne);
+            if (ne > ns && ne <= t->len) {
+                const size_t need = used + (ne - ns) + 64;
+                if (need > cap) {
+                    cap = 2 * need;
+                    char *nm = realloc(*more, cap);
+                    if (!nm) break;
+                    *more = nm;
+                }
+                used += (size_t)sprintf(*more + used, "\nstatic auto __clrun_inst_%d = &%.*s;", t->nireq, (int)(ne - ns), t->src + ns);
+            }
+        }
+        t->nireq++;
+        i = end;
+    }
+#undef TOK_IS
+    for (unsigned i = 0; i < nt; i++) lc.clang_disposeString(sp[i]);
+    free(sp);
+    lc.clang_disposeTokens(t->tu, tok, nt);
+}
+
+/* The notes of the template kernels' copies: each one's name as C++ writes it and as it is
+ * mangled, and the arguments it takes after its own. */
+static void note_instances(struct tr *t)
+{
+    for (int n = 0; n < t->ntmpls; n++) {
+        const struct tmpl *m = &t->tmpls[n];
+        if (!m->kernel) continue;
+        CXString cs = lc.clang_getCursorSpelling(m->tpl);
+        for (int j = 0; j < m->ninst; j++) {
+            char cl[96];
+            snprintf(cl, sizeof cl, "%s_clrun_t%d", lc.clang_getCString(cs), j);
+            size_t nl = strlen(t->note);
+            nl += (size_t)snprintf(t->note + nl, sizeof t->note - nl, "// clrun: kernel %s is %s\n", m->cname[j], cl);
+            if (nl < sizeof t->note && *m->mangled[j])
+                nl += (size_t)snprintf(t->note + nl, sizeof t->note - nl, "// clrun: kernel %s is %s\n", m->mangled[j], cl);
+            if (nl < sizeof t->note && *m->takes)
+                snprintf(t->note + nl, sizeof t->note - nl, "// clrun: kernel %s takes after its own arguments:%s\n", cl, m->takes);
+        }
+        lc.clang_disposeString(cs);
+    }
+}
+
 /* By start; at one start, insertions first, then the longest replacement (which covers the others). */
 static int by_start(const void *a, const void *b)
 {
@@ -2673,13 +3038,16 @@ char *clrun__cuda_translate(const char *src, size_t len, const char *name, const
         "stdio.h",  "stdlib.h", "math.h", "cuda.h",  "cuda_runtime.h",  "device_launch_parameters.h", "stdint.h", "float.h", "limits.h",
         "assert.h", "cmath",    "cstdio", "cstdint", "math_constants.h"};
     enum { NSTD = sizeof std_headers / sizeof *std_headers };
-    struct CXUnsavedFile files[3 + NSTD] = {{main_name, copy, (unsigned long)len},
-                                            {pre_name, prelude_cuda, sizeof prelude_cuda - 1},
-                                            {cg_name, cg_header, sizeof cg_header - 1}};
+    enum { NOURS = 5 };
+    struct CXUnsavedFile files[NOURS + NSTD] = {{main_name, copy, (unsigned long)len},
+                                                {pre_name, prelude_cuda, sizeof prelude_cuda - 1},
+                                                {cg_name, cg_header, sizeof cg_header - 1},
+                                                {cg_reduce_name, cg_more, sizeof cg_more - 1},
+                                                {cg_scan_name, cg_more, sizeof cg_more - 1}};
     char std_paths[NSTD][64];
     for (int i = 0; i < NSTD; i++) {
         snprintf(std_paths[i], sizeof std_paths[i], "%s%s", std_dir, std_headers[i]);
-        files[3 + i] = (struct CXUnsavedFile){std_paths[i], "", 0};
+        files[NOURS + i] = (struct CXUnsavedFile){std_paths[i], "", 0};
     }
     const char *args[] = {"-x",
                           "cuda",
@@ -2706,8 +3074,8 @@ char *clrun__cuda_translate(const char *src, size_t len, const char *name, const
         } else if ((!strncmp(w, "-D", 2) || !strncmp(w, "-U", 2)) && nall < NARGS + MAXDEF) all[nall++] = w;
     }
     CXIndex idx = lc.clang_createIndex(0, 0);
-    enum CXErrorCode ec =
-        lc.clang_parseTranslationUnit2(idx, main_name, all, nall, files, 2 + NSTD, CXTranslationUnit_DetailedPreprocessingRecord, &t.tu);
+    enum CXErrorCode ec = lc.clang_parseTranslationUnit2(idx, main_name, all, nall, files, NOURS + NSTD,
+                                                         CXTranslationUnit_DetailedPreprocessingRecord, &t.tu);
     free(opts);
     char *out = NULL;
     if (ec != CXError_Success) {
@@ -2730,6 +3098,57 @@ char *clrun__cuda_translate(const char *src, size_t len, const char *name, const
             goto done;
         }
         lc.clang_disposeDiagnostic(dg);
+    }
+    /* explicit instantiations: parsed again with the addresses of what they name appended */
+    char *more = NULL;
+    scan_instantiations(&t, &more);
+    if (t.failed) {
+        free(more);
+        goto done;
+    }
+    if (more) {
+        const size_t ml = strlen(more);
+        char *again = malloc(len + ml + 1);
+        if (!again) {
+            free(more);
+            goto done;
+        }
+        memcpy(again, src, len), memcpy(again + len, more, ml + 1);
+        free(more);
+        free(copy);
+        copy = again;
+        files[0].Contents = copy, files[0].Length = (unsigned long)(len + ml);
+        lc.clang_disposeTranslationUnit(t.tu);
+        t.tu = NULL;
+        ec = lc.clang_parseTranslationUnit2(idx, main_name, all, nall, files, NOURS + NSTD, CXTranslationUnit_DetailedPreprocessingRecord,
+                                            &t.tu);
+        if (ec != CXError_Success) {
+            snprintf(err, errn, "%s: libclang could not parse it (error %d)", t.name, (int)ec);
+            goto done;
+        }
+        t.file = lc.clang_getFile(t.tu, main_name);
+        for (unsigned i = 0; i < lc.clang_getNumDiagnostics(t.tu); i++) {
+            CXDiagnostic dg = lc.clang_getDiagnostic(t.tu, i);
+            if (lc.clang_getDiagnosticSeverity(dg) >= CXDiagnostic_Error) {
+                unsigned off = 0, line = 0, col = 0;
+                CXFile f;
+                lc.clang_getExpansionLocation(lc.clang_getDiagnosticLocation(dg), &f, &line, &col, &off);
+                int r = -1; /* an appended line: reported at the instantiation it stands for */
+                for (unsigned k = (unsigned)len, q = 0; is_main(f) && off >= len && k < len + ml && k <= off; k++)
+                    if (copy[k] == '\n') r = (int)q++;
+                CXString m = lc.clang_getDiagnosticSpelling(dg);
+                if (r >= 0) {
+                    int at = 0, seen = -1;
+                    while (at < t.nireq && (t.ireq[at].decl_only || ++seen < r)) at++;
+                    snprintf(err, errn, "%s:%u: error: the instantiation asked for here: %s", t.name, at < t.nireq ? t.ireq[at].line : line,
+                             lc.clang_getCString(m));
+                } else snprintf(err, errn, "%s:%u:%u: error: %s", t.name, line, col, lc.clang_getCString(m));
+                lc.clang_disposeString(m);
+                lc.clang_disposeDiagnostic(dg);
+                goto done;
+            }
+            lc.clang_disposeDiagnostic(dg);
+        }
     }
     /* address spaces gathered until they settle (calls seen before their callees' bodies), then the edits */
     t.collect = 1;
@@ -2759,6 +3178,8 @@ char *clrun__cuda_translate(const char *src, size_t len, const char *name, const
     t.collect = 0;
     if (!t.failed) lc.clang_visitChildren(lc.clang_getTranslationUnitCursor(t.tu), visit, &t);
     if (t.failed) goto done;
+    for (int i = 0; i < t.nireq; i++) edit(&t, t.ireq[i].start, t.ireq[i].end, "");
+    note_instances(&t);
     long_long(&t);
     if (t.n) qsort(t.e, t.n, sizeof *t.e, by_start);
     size_t cap = sizeof prelude_cl + sizeof t.note + len + 2 * strlen(t.name) + 64 + (t.warp ? WARP_PRELUDE_MAX : 0);

@@ -81,13 +81,19 @@ def test_elementwise_kernel(rng):
 
 def test_refused_in_words():
     from clrun.cuda.compiler import SourceModule
-    with pytest.raises(clrun.BuildFailed, match=r"kernel.cu:1:\d+: template kernel 'k'"):
-        SourceModule("template <typename T> __global__ void k(T *a) { a[0] = 1; }\n")
+    import clrun.cuda.driver as drv
+    with pytest.raises(drv.LogicError, match=r"'k<float>' was not instantiated: name it in SourceModule\(\.\.\., name_expressions"):
+        SourceModule("template <typename T> __global__ void k(T *a) { a[0] = 1; }\n").get_function("k<float>")
+    with pytest.raises(clrun.BuildFailed, match=r"kernel.cu:1:\d+: a lambda: OpenCL C has none \(template 'k', instantiated at line 2\)"):
+        SourceModule("template <typename T> __global__ void k(T *a) { auto f = [](T v) { return v; }; a[0] = f(a[1]); }\n",
+                     name_expressions=["k<int>"])
+    with pytest.raises(ValueError, match="name_expressions"):
+        SourceModule("__global__ void k(float *a) { a[0] = 1; }\n", name_expressions=["k); int x = (1"])
     with pytest.raises(clrun.BuildFailed, match=r"kernel.cu:2:\d+: template 'g' calls template 'f'"):
         SourceModule("template <typename T> __device__ T f(T x) { return x; }\n"
                      "template <typename T> __device__ T g(T x) { return f<T>(x); }\n"
                      "extern \"C\" __global__ void k(float *a) { a[0] = g(a[1]); }\n")
-    with pytest.raises(clrun.BuildFailed, match=r"explicit specialization or instantiation of template 'f'"):
+    with pytest.raises(clrun.BuildFailed, match=r"explicit specialization of template 'f'"):
         SourceModule("template <typename T> __device__ T f(T x) { return x; }\n"
                      "template <> __device__ float f<float>(float x) { return -x; }\n"
                      "extern \"C\" __global__ void k(float *a) { a[0] = f(a[1]); }\n")
@@ -101,6 +107,29 @@ def test_refused_in_words():
                      "__global__ void k(float *a) { f(cg::this_grid()); }\n")
     with pytest.raises(clrun.BuildFailed, match=r"class template 'Box'"):
         SourceModule("template <typename T> struct Box { T v; };\n__global__ void k(float *a) { Box<float> b; b.v = 1; a[0] = b.v; }\n")
+
+
+def test_template_kernels_by_name_expression(rng):
+    """Template kernels instantiated as CuPy's name_expressions ask, and as the source's own explicit
+    instantiations do; found by their C++ names (any spacing) and by their mangled names; the
+    source's host code (a launching wrapper) left out."""
+    import clrun.cuda.driver as drv
+    from clrun.cuda.compiler import SourceModule
+    src = ("template <typename T, int K, bool NEG> __global__ void axpk(T *y, const T *x, unsigned n)\n"
+           "{\n    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+           "    if (i < n) y[i] = (NEG ? -y[i] : y[i]) + (T)K * x[i];\n}\n"
+           "template <typename T> void host(T *y, const T *x, unsigned n) { axpk<T, 1, false><<<(n + 127) / 128, 128>>>(y, x, n); }\n"
+           "template __global__ void axpk<double, -3, true>(double *, const double *, unsigned);\n")
+    mod = SourceModule(src, name_expressions=["axpk<float, 2, false>", "axpk<int,5,true>"])
+    n = 1000
+    for name, dt, k, neg in (("axpk< float , 2, false >", np.float32, 2, False), ("axpk<int, 5, true>", np.int32, 5, True),
+                             ("_Z4axpkIiLi5ELb1EEvPT_PKS0_j", np.int32, 5, True), ("axpk<double, -3, true>", np.float64, -3, True)):
+        if dt == np.float64 and not clrun.open().device.fp64:
+            continue
+        y, x = (rng.integers(-50, 50, n).astype(dt) for _ in range(2))
+        want = (-y if neg else y) + dt(k) * x
+        mod.get_function(name)(drv.InOut(y), drv.In(x), np.uint32(n), block=(128, 1, 1), grid=((n + 127) // 128, 1))
+        assert np.array_equal(y, want), name
 
 
 def test_function_templates_instantiated_per_use(rng):

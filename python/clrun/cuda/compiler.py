@@ -21,14 +21,20 @@ def translate(source, name="kernel.cu", options=None):
             L.string_free(out)
 
 
+def _norm(name):
+    """A C++ name as written (`reduce<float,256>`, `k< int >`) in one spelling: spaces only between words."""
+    name = re.sub(r"\s+", " ", name.strip())
+    return re.sub(r" ?([^\w ]) ?", r"\1", name)
+
+
 def _extra_arguments(cl):
     """{kernel: [(name, what)]}: the variables a kernel takes after its own arguments, from the
     comment the translation writes ahead of the code."""
     extra = {}
     for line in cl.splitlines():
-        if line.startswith("// clrun: kernel ") and " is clrun_" in line:
-            cuda_name, _, rest = line[len("// clrun: kernel "):].partition(" is ")
-            extra.setdefault("__renamed__", {})[cuda_name] = rest.split()[0]
+        if line.startswith("// clrun: kernel ") and " is " in line and " takes after " not in line:
+            cuda_name, _, rest = line[len("// clrun: kernel "):].rpartition(" is ")
+            extra.setdefault("__renamed__", {})[_norm(cuda_name)] = rest.split()[0]
             continue
         if not line.startswith("// clrun: kernel "):
             continue
@@ -75,12 +81,21 @@ class SourceModule:
     """CUDA source built for the current context's device. options: nvcc's or OpenCL's build options
     (cl_options: -D/-U also hold for the parse of the CUDA);
     no_extern_c is accepted for PyCUDA's sake (OpenCL C has no name mangling, so the names are the
-    source's either way); keep=True keeps the translated OpenCL C as ``.cl_source``."""
+    source's either way); keep=True keeps the translated OpenCL C as ``.cl_source``.
+    name_expressions (CuPy's RawModule): the template kernels to instantiate, as C++ names them
+    (``"reduce<float, 256>"``); get_function takes those names, and the mangled ones. The source's own
+    explicit instantiations (``template __global__ void k<int>(int *);``) are kernels too."""
 
     def __init__(self, source, nvcc=None, options=None, keep=False, no_extern_c=False, arch=None, code=None,
-                 cache_dir=None, include_dirs=(), name="kernel.cu"):
+                 cache_dir=None, include_dirs=(), name="kernel.cu", name_expressions=()):
         self.ctx = _drv.Context._current()
         opts = cl_options(options)
+        if isinstance(name_expressions, str):
+            name_expressions = (name_expressions,)
+        for e in name_expressions:  # instantiated as the source's own explicit instantiations are
+            if not isinstance(e, str) or not re.fullmatch(r"[\w:]+\s*<[^;{}]*>", e.strip()):
+                raise ValueError(f"name_expressions: {e!r} is not a template kernel's name with its arguments, as `k<float, 4>`")
+            source += ("" if source.endswith("\n") else "\n") + f"template __global__ decltype({e.strip()}) {e.strip()};\n"
         cl = translate(source, name, opts)
         self.cl_source = cl if keep else None
         self._extra = _extra_arguments(cl)
@@ -101,11 +116,18 @@ class SourceModule:
     def get_function(self, name):
         """The kernel by name; a C++-mangled name (no_extern_c=True: "_Z13multiply_themPfS_S_") is
         taken by its identifier, OpenCL C having no mangling."""
+        renamed = self._extra.get("__renamed__", {})
+        if _norm(name) in renamed:  # a template kernel's copy (`k<float, 4>` or its mangled name), or a renamed kernel
+            cl_name = renamed[_norm(name)]
+            return _drv.Function(self, self._prog.kernel(cl_name), self._extra.get(cl_name, self._extra.get(name, [])))
+        if "<" in name:
+            raise _drv.LogicError(f"get_function: {name!r} was not instantiated: name it in SourceModule(..., name_expressions=[...]) "
+                                  "or instantiate it in the source (template __global__ void k<float>(float *);)")
         m = re.match(r"_Z(\d+)", name)
         if m:
             n = int(m.group(1))
             name = name[m.end():m.end() + n]
-        cl_name = self._extra.get("__renamed__", {}).get(name, name)
+        cl_name = renamed.get(name, name)
         return _drv.Function(self, self._prog.kernel(cl_name), self._extra.get(name, []))
 
     def get_global(self, name):

@@ -344,6 +344,7 @@ static const char cg_reduce_name[] = "/clrun-cuda/include/cooperative_groups/red
 /* The OpenCL C the translation starts with: the CUDA names OpenCL spells differently. */
 static const char prelude_cl[] =
     "/* translated from CUDA by clrun */\n"
+    "#define CLRUN_WCAT2(a, b) a##b\n#define CLRUN_WCAT(a, b) CLRUN_WCAT2(a, b)\n"
     "#define sinf sin\n#define cosf cos\n#define tanf tan\n#define expf exp\n#define logf log\n"
     "#define sqrtf sqrt\n#define rsqrtf rsqrt\n#define fabsf fabs\n#define powf pow\n#define fmaf fma\n"
     "#define fminf fmin\n#define fmaxf fmax\n#define floorf floor\n#define ceilf ceil\n#define tanhf tanh\n"
@@ -502,6 +503,9 @@ struct tr {
         char cname[8][160], mangled[8][160]; /* per instantiation: `k<float, 256>`, `_Z1kIfLj256EEvPT_` */
         int kernel;                          /* a __global__ template */
         char takes[512];                     /* a kernel's extra arguments (function: its note) */
+        int warp;                            /* warp intrinsics used (warp_use): the first one's line and name */
+        unsigned warp_line;
+        char warp_what[32];
         unsigned first_line, last_line;
     } tmpls[16];
     int ntmpls;
@@ -1255,6 +1259,8 @@ static enum CXChildVisitResult find_overload(CXCursor c, CXCursor parent, CXClie
 
 /* A warp intrinsic: the call renamed to its clrun_ form (warp_prelude), by the type of its value
  * for the shuffles (clrun_shfl_down_f), with CUDA's default width of 32 written out. */
+static void warp_use(struct tr *t, CXCursor c, const char *what);
+
 static void warp_call(struct tr *t, CXCursor c, const char *name)
 {
     static const struct {
@@ -1271,11 +1277,7 @@ static void warp_call(struct tr *t, CXCursor c, const char *name)
                name);
         return;
     }
-    if (!t->warp) {
-        t->warp = 1;
-        lc.clang_getExpansionLocation(lc.clang_getCursorLocation(c), NULL, &t->warp_line, NULL, NULL);
-        snprintf(t->warp_what, sizeof t->warp_what, "%s", name);
-    }
+    warp_use(t, c, name);
     if (t->collect) return;
     unsigned s, e;
     if (!strcmp(name, "__syncwarp")) { /* its mask changes nothing where lanes run converged */
@@ -1311,6 +1313,128 @@ static void warp_call(struct tr *t, CXCursor c, const char *name)
         if (nargs >= 3 && !width_given && range(t, c, &s, &e) && e > s && t->src[e - 1] == ')') edit(t, e - 1, e - 1, ", 32");
     }
     rename_callee(t, c, to);
+}
+
+/* Whether type ty is cooperative_groups::thread_block_tile<32> (by value or reference): a warp. */
+static int tile32_type(CXType ty)
+{
+    ty = lc.clang_getCanonicalType(ty);
+    if (ty.kind == CXType_LValueReference) ty = lc.clang_getCanonicalType(lc.clang_getPointeeType(ty));
+    CXString sp = lc.clang_getTypeSpelling(ty);
+    const char *n = lc.clang_getCString(sp);
+    if (!strncmp(n, "const ", 6)) n += 6;
+    static const char tile[] = "cooperative_groups::thread_block_tile<32";
+    const int yes = !strncmp(n, tile, sizeof tile - 1) && (n[sizeof tile - 1] == ',' || n[sizeof tile - 1] == '>');
+    lc.clang_disposeString(sp);
+    return yes;
+}
+
+/* The output carries the warp forms (warp_prelude); the first use named where a device has none. */
+static void warp_use(struct tr *t, CXCursor c, const char *what)
+{
+    /* in a template, counted only where it is instantiated (note_instances) */
+    const int in_tmpl = lc.clang_getCursorKind(t->cur_fn) == CXCursor_FunctionTemplate;
+    struct tmpl *m = in_tmpl ? tmpl_of(t, t->cur_fn, 0) : NULL;
+    if (in_tmpl && !m) return; /* the first passes: the template is not yet known */
+    int *warp = m ? &m->warp : &t->warp;
+    unsigned *line = m ? &m->warp_line : &t->warp_line;
+    char *w = m ? m->warp_what : t->warp_what;
+    if (*warp) return;
+    *warp = 1;
+    lc.clang_getExpansionLocation(lc.clang_getCursorLocation(c), NULL, line, NULL, NULL);
+    snprintf(w, sizeof t->warp_what, "%s", what);
+}
+
+/* The suffix of the warp forms for a value of type ty (clrun_shfl_down_f): "_f", or, for a template's
+ * type parameter P, the macro its copies define (CLRUN_SFX_P, expand_clones) into sfx; 0 if neither. */
+static int warp_suffix(struct tr *t, CXType ty, char *sfx, size_t n)
+{
+    const enum CXTypeKind k = lc.clang_getCanonicalType(ty).kind;
+    const char *s = k == CXType_Int                              ? "_i"
+                    : k == CXType_UInt                           ? "_u"
+                    : k == CXType_Float                          ? "_f"
+                    : k == CXType_Long || k == CXType_LongLong   ? "_l"
+                    : k == CXType_ULong || k == CXType_ULongLong ? "_ul"
+                    : k == CXType_Double                         ? "_d"
+                                                                 : NULL;
+    if (s) {
+        snprintf(sfx, n, "%s", s);
+        return 1;
+    }
+    const struct tmpl *m = lc.clang_getCursorKind(t->cur_fn) == CXCursor_FunctionTemplate ? tmpl_of(t, t->cur_fn, 0) : NULL;
+    CXString ts = lc.clang_getTypeSpelling(ty);
+    const char *tn = lc.clang_getCString(ts);
+    if (!strncmp(tn, "const ", 6)) tn += 6;
+    int found = 0;
+    for (int i = 0; m && i < m->nparams && !found; i++)
+        if (!m->ptype[i][0] && !strcmp(m->pname[i], tn)) found = 1, snprintf(sfx, n, "CLRUN_SFX_%s", tn);
+    lc.clang_disposeString(ts);
+    return found;
+}
+
+/* A call on a warp tile (`tile.shfl_down(v, 1)`, `tile.thread_rank()`, … on a
+ * cg::thread_block_tile<32>): written as the warp intrinsics' forms. 1 when c is one. */
+static int tile_call(struct tr *t, CXCursor c)
+{
+    struct kids k = {.n = 0}, m = {.n = 0};
+    lc.clang_visitChildren(c, collect_kids, &k);
+    if (!k.n || lc.clang_getCursorKind(k.c[0]) != CXCursor_MemberRefExpr) return 0;
+    lc.clang_visitChildren(k.c[0], collect_kids, &m);
+    if (!m.n || !tile32_type(lc.clang_getCursorType(m.c[0]))) return 0;
+    char member[64];
+    snprintf(member, sizeof member, "%s", cspell(t, k.c[0]));
+    if (!*member && lc.clang_getCursorKind(m.c[m.n - 1]) == CXCursor_OverloadedDeclRef)
+        snprintf(member, sizeof member, "%s", cspell(t, m.c[m.n - 1]));
+    warp_use(t, c, "thread_block_tile<32>");
+    if (t->collect) return 1;
+    static const char rank[] =
+        "((unsigned)(get_local_id(0) + get_local_size(0) * (get_local_id(1) + get_local_size(1) * get_local_id(2))))";
+    static const char size[] = "((unsigned)(get_local_size(0) * get_local_size(1) * get_local_size(2)))";
+    char to[320];
+    unsigned s0, e0, cs, ce;
+    if (!range(t, c, &s0, &e0) || !range(t, k.c[0], &cs, &ce)) {
+        refuse(t, c, "thread_block_tile<32>::%s written through a macro is not translated", member);
+        return 1;
+    }
+    if (!strcmp(member, "size") || !strcmp(member, "num_threads")) snprintf(to, sizeof to, "32u");
+    else if (!strcmp(member, "thread_rank")) snprintf(to, sizeof to, "(%s & 31u)", rank);
+    else if (!strcmp(member, "meta_group_rank")) snprintf(to, sizeof to, "(%s >> 5)", rank);
+    else if (!strcmp(member, "meta_group_size")) snprintf(to, sizeof to, "((%s + 31u) >> 5)", size);
+    else if (!strcmp(member, "sync")) snprintf(to, sizeof to, "clrun_syncwarp()");
+    else {
+        static const char *const fns[][2] = {{"shfl", "clrun_shfl"},       {"shfl_down", "clrun_shfl_down"},
+                                             {"shfl_up", "clrun_shfl_up"}, {"shfl_xor", "clrun_shfl_xor"},
+                                             {"any", "clrun_any"},         {"all", "clrun_all"},
+                                             {"ballot", "clrun_ballot"}};
+        size_t f = 0;
+        while (f < sizeof fns / sizeof *fns && strcmp(fns[f][0], member)) f++;
+        if (f == sizeof fns / sizeof *fns) {
+            refuse(t, c, "thread_block_tile<32>::%s is not translated", member);
+            return 1;
+        }
+        unsigned p = ce;
+        while (p < t->len && isspace((unsigned char)t->src[p])) p++;
+        if (p >= t->len || t->src[p] != '(' || e0 == 0 || t->src[e0 - 1] != ')') {
+            refuse(t, c, "thread_block_tile<32>::%s written through a macro is not translated", member);
+            return 1;
+        }
+        if (f < 4) {
+            char sfx[80];
+            if (k.n < 2 || !warp_suffix(t, lc.clang_getCursorType(k.c[1]), sfx, sizeof sfx)) {
+                refuse(t, c, "thread_block_tile<32>::%s of a value not int, unsigned, float, long long, unsigned long long or double",
+                       member);
+                return 1;
+            }
+            if (!strncmp(sfx, "CLRUN_SFX_", 10)) snprintf(to, sizeof to, "CLRUN_WCAT(%s, %s)", fns[f][1], sfx);
+            else snprintf(to, sizeof to, "%s%s", fns[f][1], sfx);
+            edit(t, e0 - 1, e0 - 1, ", 32");
+        } else snprintf(to, sizeof to, "%s", fns[f][1]);
+        edit(t, cs, ce, to);
+        edit(t, p + 1, p + 1, "0xffffffffu, ");
+        return 1;
+    }
+    edit(t, s0, e0, to);
+    return 1;
 }
 
 static enum CXChildVisitResult collect_top(CXCursor c, CXCursor parent, CXClientData d)
@@ -2279,9 +2403,13 @@ static enum CXChildVisitResult visit(CXCursor c, CXCursor parent, CXClientData d
         }
         if (cg_type(lc.clang_getCursorType(c))) { /* cg::thread_block b = cg::this_thread_block(); leaves: its uses are rewritten */
             CXString ts = lc.clang_getTypeSpelling(lc.clang_getCanonicalType(lc.clang_getCursorType(c)));
-            const int block = strstr(lc.clang_getCString(ts), "thread_block") && !strstr(lc.clang_getCString(ts), "tile");
+            const int block = (strstr(lc.clang_getCString(ts), "thread_block") && !strstr(lc.clang_getCString(ts), "tile")) ||
+                              tile32_type(lc.clang_getCursorType(c));
             unsigned s0, e0;
-            if (!block) refuse(t, c, "a variable of type %s (warp-level and grid groups) is not translated", lc.clang_getCString(ts));
+            if (tile32_type(lc.clang_getCursorType(c))) warp_use(t, c, "thread_block_tile<32>");
+            if (!block)
+                refuse(t, c, "a variable of type %s (grid groups, coalesced groups, tiles other than of 32 threads) is not translated",
+                       lc.clang_getCString(ts));
             else if (lc.clang_getCursorKind(parent) == CXCursor_DeclStmt && range(t, parent, &s0, &e0)) edit(t, s0, e0, "");
             else refuse(t, c, "a cooperative group declared with other variables or at file scope is not translated");
             lc.clang_disposeString(ts);
@@ -2506,6 +2634,7 @@ static enum CXChildVisitResult visit(CXCursor c, CXCursor parent, CXClientData d
         return CXChildVisit_Continue;
     }
     case CXCursor_CallExpr: {
+        if (tile_call(t, c)) return t->failed ? CXChildVisit_Break : CXChildVisit_Recurse;
         if (cg_call(t, c)) return t->failed ? CXChildVisit_Break : CXChildVisit_Continue;
         CXString sp = lc.clang_getCursorSpelling(c);
         const char *name = lc.clang_getCString(sp);
@@ -2837,6 +2966,18 @@ static char *put_line(char *w, unsigned line, const char *name)
 /* The translation with each function called with pointers into several address spaces written once
  * per combination its calls use (between its markers; its parameters' spaces and name suffix filled
  * in), each copy under a #line of the function's first line, the code after it under its last. */
+/* The warp forms' suffix for a template's type argument (as instance_of writes it). */
+static const char *sfx_of(const char *type)
+{
+    return !strcmp(type, "int")             ? "_i"
+           : !strcmp(type, "unsigned int")  ? "_u"
+           : !strcmp(type, "float")         ? "_f"
+           : !strcmp(type, "long")          ? "_l"
+           : !strcmp(type, "unsigned long") ? "_ul"
+           : !strcmp(type, "double")        ? "_d"
+                                            : "_of_a_type_without_warp_forms";
+}
+
 static char *expand_clones(struct tr *t, char *out)
 {
     for (int n = 0; n < t->nclones && out; n++) {
@@ -2890,7 +3031,7 @@ static char *expand_clones(struct tr *t, char *out)
         const char *body = pb + strlen(b);
         const size_t blen = (size_t)(pe - body), tail = strlen(pe + strlen(e));
         size_t cap =
-            (size_t)(pb - out) + tail + 1 + (size_t)m->ninst * (blen + 64 + 2 * strlen(t->name) + 8 * 320) + 64 + 2 * strlen(t->name);
+            (size_t)(pb - out) + tail + 1 + (size_t)m->ninst * (blen + 64 + 2 * strlen(t->name) + 8 * 640) + 64 + 2 * strlen(t->name);
         char *x = malloc(cap), *w = x;
         if (!x) {
             free(out);
@@ -2899,13 +3040,20 @@ static char *expand_clones(struct tr *t, char *out)
         memcpy(w, out, (size_t)(pb - out)), w += pb - out;
         for (int j = 0; j < m->ninst; j++) {
             *w++ = '\n';
-            for (int i = 0; i < m->nparams; i++) w += sprintf(w, "#define %s %s\n", m->pname[i], m->arg[j][i]);
+            for (int i = 0; i < m->nparams; i++) {
+                w += sprintf(w, "#define %s %s\n", m->pname[i], m->arg[j][i]);
+                if (!m->ptype[i][0]) /* a type: the suffix of its warp forms (warp_suffix) */
+                    w += sprintf(w, "#define CLRUN_SFX_%s %s\n", m->pname[i], sfx_of(m->arg[j][i]));
+            }
             w = put_line(w - 1, m->first_line, t->name); /* over the defines' last newline */
             for (const char *q = body; q < pe;)
                 if (!strncmp(q, "/*@CLRUN_TNAME@*/", 17)) w += sprintf(w, "_clrun_t%d", j), q += 17;
                 else *w++ = *q++;
             *w++ = '\n';
-            for (int i = 0; i < m->nparams; i++) w += sprintf(w, "#undef %s\n", m->pname[i]);
+            for (int i = 0; i < m->nparams; i++) {
+                w += sprintf(w, "#undef %s\n", m->pname[i]);
+                if (!m->ptype[i][0]) w += sprintf(w, "#undef CLRUN_SFX_%s\n", m->pname[i]);
+            }
         }
         w = put_line(w, m->last_line, t->name);
         memcpy(w, pe + strlen(e), tail + 1);
@@ -2994,6 +3142,10 @@ static void note_instances(struct tr *t)
 {
     for (int n = 0; n < t->ntmpls; n++) {
         const struct tmpl *m = &t->tmpls[n];
+        if (m->ninst && m->warp && (!t->warp || m->warp_line < t->warp_line)) {
+            t->warp = 1, t->warp_line = m->warp_line;
+            snprintf(t->warp_what, sizeof t->warp_what, "%s", m->warp_what);
+        }
         if (!m->kernel) continue;
         CXString cs = lc.clang_getCursorSpelling(m->tpl);
         for (int j = 0; j < m->ninst; j++) {

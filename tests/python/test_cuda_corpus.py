@@ -449,8 +449,9 @@ def test_reduction_sample(rng):
     """NVIDIA's reduction sample, unchanged (its host code, launching wrappers and explicit
     instantiations included): the template kernels reduce0 to reduce3 instantiated as CuPy's
     name_expressions ask, for int, float and double, each block's sum as the sample's host checks it;
-    the dynamic shared memory through its SharedMemory<T> class. The kernels on warp tiles and
-    cooperative groups' collectives are refused, naming the construct, where instantiated."""
+    the dynamic shared memory through its SharedMemory<T> class; reduce4 to reduce6 (a warp tile's
+    shuffles) where the device has warps, refused elsewhere. The kernels on templates calling templates
+    and cooperative groups' collectives are refused, naming the construct, where instantiated."""
     import clrun.cuda.driver as drv
     from clrun.cuda.compiler import SourceModule
     with open(os.path.join(CORPUS, "reduction_kernel.cu")) as f:
@@ -467,9 +468,29 @@ def test_reduction_sample(rng):
                                                 shared=threads * x.itemsize)
             want = np.pad(x, (0, 37)).reshape(blocks, per).sum(axis=1, dtype=dt)
             assert np.array_equal(out, want), f"reduce{k}<{t}>"
-    for expr, construct in (("reduce4<float, 128>", "a variable of type cooperative_groups::thread_block_tile<32>"),
-                            ("reduce7<float, 128, true>", "template 'reduce7' calls template 'warpReduceSum'"),
-                            ("cg_reduce<int>", "a variable of type cooperative_groups::thread_block_tile<32>"),
+    # reduce4 to reduce6: the last warp through a thread_block_tile<32>'s shuffles, on the template's type
+    from test_cuda_text import device_has_warps
+    warp = [f"reduce4<{t}, {threads}>" for t, _ in types] + [f"reduce5<{t}, {threads}>" for t, _ in types] + \
+        [f"reduce6<{t}, {threads}, {p}>" for t, _ in types for p in ("true", "false")]
+    if not device_has_warps():
+        with pytest.raises(clrun.BuildFailed, match=r"reduction_kernel.cu:\d+:\d+: .*thread_block_tile<32>: warp intrinsics need"):
+            SourceModule(src, name="reduction_kernel.cu", name_expressions=warp[:1])
+    else:
+        mod = SourceModule(src, name="reduction_kernel.cu", name_expressions=warp)
+        for expr in warp:
+            t, dt = next((t, dt) for t, dt in types if f"<{t}," in expr)
+            six = expr.startswith("reduce6")
+            grid = 5 if six else blocks  # reduce6 strides over the grid
+            x = rng.integers(-1000, 1000, blocks * 2 * threads - (0 if "true" in expr else 61)).astype(dt)
+            out = np.zeros(grid, dt)
+            mod.get_function(expr)(drv.In(x), drv.Out(out), np.uint32(x.size), block=(threads, 1, 1), grid=(grid, 1),
+                                   shared=threads * x.itemsize)
+            if six:
+                assert out.sum(dtype=dt) == x.sum(dtype=dt), expr
+            else:
+                assert np.array_equal(out, np.pad(x, (0, blocks * 2 * threads - x.size)).reshape(blocks, -1).sum(axis=1, dtype=dt)), expr
+    for expr, construct in (("reduce7<float, 128, true>", "template 'reduce7' calls template 'warpReduceSum'"),
+                            ("cg_reduce<int>", "template 'cg_reduce' calls template 'cg_reduce_n'"),
                             ("multi_warp_cg_reduce<float, 128, 64>", "template 'multi_warp_cg_reduce' calls template 'this_thread_block'")):
         with pytest.raises(clrun.BuildFailed, match=r"reduction_kernel.cu:\d+:\d+: " + re.escape(construct)):
             SourceModule(src, name="reduction_kernel.cu", name_expressions=[expr])
@@ -499,7 +520,7 @@ def test_corpus_coverage():
            "cpp_function_templates.cu", "simple_speed_test.cu", "kernel_concurrency.cu", "gpu_arange.cu",
            "scalarProd_kernel.cu", "fastWalshTransform_kernel.cu",
            "convolutionSeparable.cu", "scan_sample.cu"}
-    partial = {"reduction_kernel.cu": 4}  # of its 10 kernels, reduce0 to reduce3 run (test_reduction_sample)
+    partial = {"reduction_kernel.cu": 4}  # of its 10 kernels, reduce0 to reduce3 run (test_reduction_sample), reduce4 to 6 where warps
     files = {f for f in os.listdir(CORPUS) if f.endswith(".cu")}
     warps = {"simpleVote_kernel.cu"}  # run where the device has warps, else refused (test_simple_vote)
     assert files == run | warps | set(partial) | {n for n, _ in REFUSED}
@@ -510,6 +531,7 @@ def test_corpus_coverage():
     from test_cuda_text import device_has_warps
     if device_has_warps():
         run = run | warps
+        partial["reduction_kernel.cu"] += 3
     kr, kall = kernels(run) + sum(partial.values()), kernels(files)
     print(f"corpus: {len(run)} of {len(files)} files run whole ({100 * len(run) // len(files)}%), {len(partial)} in part, "
           f"{len(files) - len(run) - len(partial)} refused by construct; {kr} of {kall} kernels ({100 * kr // kall}%)")

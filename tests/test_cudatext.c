@@ -303,9 +303,9 @@ static void refusals(void **state)
          "x.cu:2:28: error: use of undeclared identifier 'nosuch'"},
         {"__global__ void k(float *a)\n{\n  auto f = [](float v) { return v; };\n  a[0] = f(1.0f);\n}\n", "x.cu:3:"},
         {"__global__ void k(float **a) { a[0][0] = 1.0f; }\n", "pointer to a pointer"},
-        {"template <typename T> __device__ T f(T v) { return __shfl_down_sync(0xffffffff, v, 1); }\n"
-         "__global__ void k(float *a) { a[0] = f(a[0]); }\n",
-         "x.cu:1:52: __shfl_down_sync on a value whose type is not known here"},
+        {"template <typename T> __device__ T f(T *v) { return __shfl_down_sync(0xffffffff, v[0] * 2, 1); }\n"
+         "__global__ void k(float *a) { a[0] = f(a); }\n",
+         "x.cu:1:53: __shfl_down_sync on a value whose type is not int"},
         {"__global__ void k(float *a) { a[0] = __shfl_down(a[0], 1); }\n", "x.cu:1:"},
         {"#include \"mine.cuh\"\n__global__ void k(float *a) { a[0] = 1.0f; }\n", "x.cu:1:"},
         {"__global__ void k(float *a)\n{\n  a[0] = undefined_name;\n}\n", "x.cu:3:10: error: use of undeclared identifier"},

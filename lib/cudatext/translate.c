@@ -525,6 +525,12 @@ struct tr {
         int decl_only; /* `extern template …;` */
     } ireq[32];
     int nireq;
+    struct tsite { /* a template's call to a template: the callee's copy chosen per copy of the caller (resolve_sites) */
+        int caller, callee, nargs;
+        char arg[8][96]; /* the callee's arguments in the caller's terms (`T`, `blockSize`, `32`) */
+        int target[8];   /* per copy of the caller: the callee's copy */
+    } sites[32];
+    int nsites;
     struct deferred { /* a template whose body could not be translated: refused where it is instantiated */
         CXCursor tpl;
         char why[480];
@@ -1260,6 +1266,7 @@ static enum CXChildVisitResult find_overload(CXCursor c, CXCursor parent, CXClie
 /* A warp intrinsic: the call renamed to its clrun_ form (warp_prelude), by the type of its value
  * for the shuffles (clrun_shfl_down_f), with CUDA's default width of 32 written out. */
 static void warp_use(struct tr *t, CXCursor c, const char *what);
+static int warp_suffix(struct tr *t, CXType ty, char *sfx, size_t n);
 
 static void warp_call(struct tr *t, CXCursor c, const char *name)
 {
@@ -1284,32 +1291,30 @@ static void warp_call(struct tr *t, CXCursor c, const char *name)
         if (range(t, c, &s, &e)) edit(t, s, e, "clrun_syncwarp()");
         return;
     }
-    char to[48];
+    char to[160];
     snprintf(to, sizeof to, "%s", fns[f].cl);
-    if (f < 4) { /* a shuffle: the overload clang chose names the type */
+    if (f < 4) { /* a shuffle: the overload clang chose names the type; on a template's type, each copy's suffix */
         CXCursor decl = lc.clang_getCursorReferenced(c);
-        const enum CXTypeKind k = lc.clang_Cursor_isNull(decl)
-                                      ? CXType_Invalid
-                                      : lc.clang_getCanonicalType(lc.clang_getArgType(lc.clang_getCursorType(decl), 1)).kind;
-        const char *sfx = k == CXType_Int                              ? "_i"
-                          : k == CXType_UInt                           ? "_u"
-                          : k == CXType_Float                          ? "_f"
-                          : k == CXType_Long || k == CXType_LongLong   ? "_l"
-                          : k == CXType_ULong || k == CXType_ULongLong ? "_ul"
-                          : k == CXType_Double                         ? "_d"
-                                                                       : NULL;
-        if (!sfx) {
+        struct kids k = {.n = 0};
+        lc.clang_visitChildren(c, collect_kids, &k);
+        char sfx[80];
+        const int dependent = lc.clang_Cursor_isNull(decl);
+        if (dependent ? k.n < 3 || !warp_suffix(t, lc.clang_getCursorType(k.c[2]), sfx, sizeof sfx)
+                      : !warp_suffix(t, lc.clang_getArgType(lc.clang_getCursorType(decl), 1), sfx, sizeof sfx)) {
             refuse(t, c,
-                   "%s on a value whose type is not known here (a template's parameter?) or not int, unsigned, float, long "
-                   "long, unsigned long long or double",
+                   "%s on a value whose type is not int, unsigned, float, long long, unsigned long long, double or a template's "
+                   "type parameter",
                    name);
             return;
         }
-        strcat(to, sfx);
-        /* the width left to its default: clang lists the default argument, spelled nowhere */
+        if (!strncmp(sfx, "CLRUN_SFX_", 10)) snprintf(to, sizeof to, "CLRUN_WCAT(%s, %s)", fns[f].cl, sfx);
+        else strcat(to, sfx);
+        /* the width left to its default: clang lists the default argument, spelled nowhere (a
+         * dependent call lists the arguments written only) */
         unsigned ws, we;
-        const int nargs = lc.clang_Cursor_getNumArguments(c);
-        const int width_given = nargs == 4 && range(t, lc.clang_Cursor_getArgument(c, 3), &ws, &we) && we > ws;
+        const int nargs = dependent ? k.n - 1 : lc.clang_Cursor_getNumArguments(c);
+        const int width_given =
+            nargs == 4 && range(t, dependent ? k.c[4 < k.n ? 4 : 0] : lc.clang_Cursor_getArgument(c, 3), &ws, &we) && we > ws;
         if (nargs >= 3 && !width_given && range(t, c, &s, &e) && e > s && t->src[e - 1] == ')') edit(t, e - 1, e - 1, ", 32");
     }
     rename_callee(t, c, to);
@@ -1930,6 +1935,7 @@ static void shared_args(struct tr *t, CXCursor call, CXCursor callee, int inst)
 struct tref {
     int yes;
     char name[64];
+    CXCursor tpl; /* the (first) template named */
 };
 
 static void check_template_decl(CXCursor d, struct tref *r)
@@ -1939,6 +1945,7 @@ static void check_template_decl(CXCursor d, struct tref *r)
         return;
     }
     if (lc.clang_getCursorKind(d) == CXCursor_FunctionTemplate && !r->yes) {
+        r->tpl = d;
         CXString n = lc.clang_getCursorSpelling(d);
         snprintf(r->name, sizeof r->name, "%s", lc.clang_getCString(n));
         lc.clang_disposeString(n);
@@ -1967,6 +1974,181 @@ static int calls_template(CXCursor call, struct tref *r)
     return r->yes;
 }
 
+/* The text of tokens [a, b) of the user's file, into buf. */
+static void token_text(struct tr *t, CXToken *tok, unsigned a, unsigned b, char *buf, size_t n)
+{
+    unsigned s0 = 0, e0 = 0;
+    buf[0] = 0;
+    if (a >= b) return;
+    lc.clang_getExpansionLocation(lc.clang_getTokenLocation(t->tu, tok[a]), NULL, NULL, NULL, &s0);
+    lc.clang_getExpansionLocation(lc.clang_getRangeEnd(lc.clang_getTokenExtent(t->tu, tok[b - 1])), NULL, NULL, NULL, &e0);
+    if (e0 > s0 && e0 <= t->len) snprintf(buf, n, "%.*s", (int)(e0 - s0), t->src + s0);
+}
+
+/* A call in a template's body to template tr->tpl (`warpReduceSum<T>(mask, v)`, `f(x)` deduced from
+ * arguments of its type parameters' types): the callee written CLRUN_TCk, a macro each copy of the
+ * caller defines as the callee's copy for its arguments (resolve_sites). */
+static void template_site(struct tr *t, CXCursor c, const struct tref *tr)
+{
+    if (t->collect) return;
+    struct tmpl *caller = tmpl_of(t, t->cur_fn, 0), *callee = tmpl_of(t, tr->tpl, 0);
+    char owner[64];
+    if (!in_main(t, tr->tpl) && cg_owner(tr->tpl, owner, sizeof owner)) {
+        refuse(t, c, "cooperative_groups::%s%s%s (collectives, multi-warp tiles) is not translated",
+               strcmp(owner, "cooperative_groups") ? owner : "", strcmp(owner, "cooperative_groups") ? "::" : "", tr->name);
+        return;
+    }
+    if (!caller || !callee || !in_main(t, tr->tpl)) {
+        refuse(t, c, "template '%s' calls '%s', which is not a template defined ahead of it in this file", cspell(t, t->cur_fn), tr->name);
+        return;
+    }
+    for (int i = 0; i < t->nfsh; i++)
+        if (lc.clang_equalCursors(t->fsh[i].fn, tr->tpl)) {
+            refuse(t, c, "template '%s' calls template '%s', which has __shared__ variables: not translated", cspell(t, t->cur_fn),
+                   tr->name);
+            return;
+        }
+    if (t->nsites == 32) {
+        refuse(t, c, "more than 32 calls of templates in templates");
+        return;
+    }
+    struct tsite *st = &t->sites[t->nsites];
+    memset(st, 0, sizeof *st);
+    st->caller = (int)(caller - t->tmpls), st->callee = (int)(callee - t->tmpls);
+    struct kids k = {.n = 0};
+    lc.clang_visitChildren(c, collect_kids, &k);
+    unsigned cs, ce;
+    if (!k.n || !range(t, k.c[0], &cs, &ce)) {
+        refuse(t, c, "a call of template '%s' written through a macro is not translated", tr->name);
+        return;
+    }
+    /* the arguments written: `name < a, b >` */
+    CXToken *tok = NULL;
+    unsigned nt = 0;
+    lc.clang_tokenize(t->tu, lc.clang_getCursorExtent(k.c[0]), &tok, &nt);
+    unsigned open = 0;
+    while (open < nt) {
+        CXString w = lc.clang_getTokenSpelling(t->tu, tok[open]);
+        const int lt = !strcmp(lc.clang_getCString(w), "<");
+        lc.clang_disposeString(w);
+        if (lt) break;
+        open++;
+    }
+    if (open < nt) {
+        int depth = 0;
+        unsigned from = open + 1;
+        for (unsigned i = open; i < nt && st->nargs <= 8; i++) {
+            CXString w = lc.clang_getTokenSpelling(t->tu, tok[i]);
+            const char *ws = lc.clang_getCString(w);
+            const int d0 = depth;
+            depth += !strcmp(ws, "<") + !strcmp(ws, "(") - !strcmp(ws, ">") - !strcmp(ws, ")") - 2 * !strcmp(ws, ">>");
+            if ((d0 == 1 && !strcmp(ws, ",")) || depth <= 0) {
+                if (st->nargs < 8) token_text(t, tok, from, i, st->arg[st->nargs], sizeof st->arg[0]);
+                st->nargs++, from = i + 1;
+            }
+            lc.clang_disposeString(w);
+            if (depth <= 0) break;
+        }
+    }
+    lc.clang_disposeTokens(t->tu, tok, nt);
+    /* the rest deduced: a function parameter of type P, P * or P & gives P the argument's type */
+    for (int p = st->nargs; p < callee->nparams && p < 8; p++) {
+        const int np = fn_nargs(tr->tpl);
+        for (int a = 0; a < np && a + 1 < k.n && !st->arg[p][0]; a++) {
+            char pt[96];
+            snprintf(pt, sizeof pt, "%s", tspell(t, lc.clang_getCursorType(fn_arg(tr->tpl, (unsigned)a))));
+            char *q = pt;
+            if (!strncmp(q, "const ", 6)) q += 6;
+            size_t ql = strlen(q);
+            while (ql && (q[ql - 1] == '&' || q[ql - 1] == '*' || q[ql - 1] == ' ')) q[--ql] = 0;
+            if (strcmp(q, callee->pname[p]) || callee->ptype[p][0]) continue;
+            char at[96];
+            snprintf(at, sizeof at, "%s", tspell(t, lc.clang_getCursorType(k.c[a + 1])));
+            char *r = at;
+            if (!strncmp(r, "const ", 6)) r += 6;
+            snprintf(st->arg[p], sizeof st->arg[p], "%s", r);
+        }
+        if (!st->arg[p][0]) {
+            refuse(t, c, "template '%s' calls template '%s' with its parameter '%s' neither written nor deduced from an argument",
+                   cspell(t, t->cur_fn), tr->name, callee->pname[p]);
+            return;
+        }
+        st->nargs = p + 1;
+    }
+    if (st->nargs != callee->nparams) {
+        refuse(t, c, "template '%s' calls template '%s' with %d arguments for %d parameters (defaults are not translated)",
+               cspell(t, t->cur_fn), tr->name, st->nargs, callee->nparams);
+        return;
+    }
+    char to[32];
+    snprintf(to, sizeof to, "CLRUN_TC%d", t->nsites++);
+    edit(t, cs, ce, to);
+}
+
+/* Each template's call of a template: for every copy of the caller, the callee's copy for the
+ * arguments written (the caller's parameters replaced by that copy's arguments), added as needed,
+ * until no copy is added. */
+static void resolve_sites(struct tr *t)
+{
+    for (int round = 0, added = 1; added && round < 16 && !t->failed; round++) {
+        added = 0;
+        for (int i = 0; i < t->nsites && !t->failed; i++) {
+            struct tsite *st = &t->sites[i];
+            struct tmpl *a = &t->tmpls[st->caller], *b = &t->tmpls[st->callee];
+            for (int d = 0; d < t->ndeferred && a->ninst; d++)
+                if (lc.clang_equalCursors(t->deferred[d].tpl, b->tpl)) {
+                    snprintf(t->err, t->errn, "%s (template '%s', called by template '%s')", t->deferred[d].why, cspell(t, b->tpl),
+                             cspell(t, a->tpl));
+                    t->failed = 1;
+                    return;
+                }
+            for (int j = 0; j < a->ninst; j++) {
+                char args[8][96];
+                memset(args, 0, sizeof args);
+                for (int p = 0; p < st->nargs; p++) {
+                    const char *q = st->arg[p];
+                    char *w = args[p], *end = args[p] + sizeof args[p] - 1;
+                    while (*q && w < end) {
+                        if (isalpha((unsigned char)*q) || *q == '_') {
+                            const char *id = q;
+                            while (isalnum((unsigned char)*q) || *q == '_') q++;
+                            int m = 0;
+                            while (m < a->nparams &&
+                                   ((size_t)(q - id) != strlen(a->pname[m]) || strncmp(id, a->pname[m], (size_t)(q - id))))
+                                m++;
+                            w += snprintf(w, (size_t)(end - w), "%.*s", m < a->nparams ? (int)strlen(a->arg[j][m]) : (int)(q - id),
+                                          m < a->nparams ? a->arg[j][m] : id);
+                        } else *w++ = *q++;
+                    }
+                    *w = 0;
+                    if (b->ptype[p][0]) { /* an integer: written as instance_of writes it */
+                        char *e2;
+                        const long long v = strtoll(args[p], &e2, 0);
+                        if (*e2 == 0 && args[p][0]) {
+                            const int uns = strstr(b->ptype[p], "unsigned") || strstr(b->ptype[p], "size_t");
+                            if (uns) snprintf(args[p], sizeof args[p], "((%s)%lluu)", b->ptype[p], (unsigned long long)v);
+                            else snprintf(args[p], sizeof args[p], "((%s)%lld)", b->ptype[p], v);
+                        }
+                    }
+                }
+                int k = 0;
+                while (k < b->ninst && memcmp(b->arg[k], args, sizeof args)) k++;
+                if (k == b->ninst) {
+                    if (k == 8) {
+                        snprintf(t->err, t->errn, "%s: template '%s' is instantiated with more than 8 argument lists", t->name,
+                                 cspell(t, b->tpl));
+                        t->failed = 1;
+                        return;
+                    }
+                    memcpy(b->arg[b->ninst++], args, sizeof args);
+                    added = 1;
+                }
+                st->target[j] = k;
+            }
+        }
+    }
+}
+
 /* A call to a specialization of function template tp: the copy for its arguments (found or added),
  * the callee (`f<4, float>`, `f`) written as that copy's name. */
 static int instance_of(struct tr *t, CXCursor call, CXCursor spec, CXCursor tp, const char *name, unsigned line)
@@ -1989,6 +2171,7 @@ static int instance_of(struct tr *t, CXCursor call, CXCursor spec, CXCursor tp, 
         return -1;
     }
     char args[8][96];
+    memset(args, 0, sizeof args); /* compared whole with the copies made */
     for (int i = 0; i < na; i++) {
         const enum CXTemplateArgumentKind k = lc.clang_Cursor_getTemplateArgumentKind(spec, (unsigned)i);
         if (k == CXTemplateArgumentKind_Type) {
@@ -2639,24 +2822,21 @@ static enum CXChildVisitResult visit(CXCursor c, CXCursor parent, CXClientData d
         CXString sp = lc.clang_getCursorSpelling(c);
         const char *name = lc.clang_getCString(sp);
         CXCursor callee = lc.clang_getCursorDefinition(lc.clang_getCursorReferenced(c));
-        struct tref tr = {0, ""};
+        struct tref tr = {.yes = 0};
         if (!lc.clang_Cursor_isNull(t->cur_fn) && lc.clang_getCursorKind(t->cur_fn) == CXCursor_FunctionTemplate &&
             calls_template(c, &tr)) {
-            refuse(t, c, "template '%s' calls template '%s': only templates called from ordinary functions are instantiated",
-                   cspell(t, t->cur_fn), tr.name);
+            template_site(t, c, &tr);
             lc.clang_disposeString(sp);
-            return CXChildVisit_Break;
+            return t->failed ? CXChildVisit_Break : CXChildVisit_Recurse;
         }
         if (!*name) { /* a call on a template's parameters: the warp forms are chosen by a type known here only */
             char ov[64] = "";
             lc.clang_visitChildren(c, find_overload, ov);
-            if (!strncmp(ov, "__shfl", 6)) {
-                refuse(t, c,
-                       "%s on a value whose type is not known here (a template's parameter): not translated yet; call it on a "
-                       "fixed type",
-                       ov);
+            if (!strncmp(ov, "__shfl", 6) || !strncmp(ov, "__ballot", 8) || !strncmp(ov, "__any", 5) || !strncmp(ov, "__all", 5) ||
+                !strcmp(ov, "__syncwarp")) {
+                warp_call(t, c, ov);
                 lc.clang_disposeString(sp);
-                return CXChildVisit_Break;
+                return t->failed ? CXChildVisit_Break : CXChildVisit_Recurse;
             }
         }
         const CXCursor spec = callee;
@@ -3030,8 +3210,8 @@ static char *expand_clones(struct tr *t, char *out)
         if (!pe) continue;
         const char *body = pb + strlen(b);
         const size_t blen = (size_t)(pe - body), tail = strlen(pe + strlen(e));
-        size_t cap =
-            (size_t)(pb - out) + tail + 1 + (size_t)m->ninst * (blen + 64 + 2 * strlen(t->name) + 8 * 640) + 64 + 2 * strlen(t->name);
+        size_t cap = (size_t)(pb - out) + tail + 1 + (size_t)m->ninst * (blen + 64 + 2 * strlen(t->name) + 8 * 640 + 32 * 120) + 64 +
+                     2 * strlen(t->name);
         char *x = malloc(cap), *w = x;
         if (!x) {
             free(out);
@@ -3045,11 +3225,19 @@ static char *expand_clones(struct tr *t, char *out)
                 if (!m->ptype[i][0]) /* a type: the suffix of its warp forms (warp_suffix) */
                     w += sprintf(w, "#define CLRUN_SFX_%s %s\n", m->pname[i], sfx_of(m->arg[j][i]));
             }
+            for (int i = 0; i < t->nsites; i++)
+                if (t->sites[i].caller == n) {
+                    CXString cs = lc.clang_getCursorSpelling(t->tmpls[t->sites[i].callee].tpl);
+                    w += sprintf(w, "#define CLRUN_TC%d %.64s_clrun_t%d\n", i, lc.clang_getCString(cs), t->sites[i].target[j]);
+                    lc.clang_disposeString(cs);
+                }
             w = put_line(w - 1, m->first_line, t->name); /* over the defines' last newline */
             for (const char *q = body; q < pe;)
                 if (!strncmp(q, "/*@CLRUN_TNAME@*/", 17)) w += sprintf(w, "_clrun_t%d", j), q += 17;
                 else *w++ = *q++;
             *w++ = '\n';
+            for (int i = 0; i < t->nsites; i++)
+                if (t->sites[i].caller == n) w += sprintf(w, "#undef CLRUN_TC%d\n", i);
             for (int i = 0; i < m->nparams; i++) {
                 w += sprintf(w, "#undef %s\n", m->pname[i]);
                 if (!m->ptype[i][0]) w += sprintf(w, "#undef CLRUN_SFX_%s\n", m->pname[i]);
@@ -3331,6 +3519,8 @@ char *clrun__cuda_translate(const char *src, size_t len, const char *name, const
     if (!t.failed) lc.clang_visitChildren(lc.clang_getTranslationUnitCursor(t.tu), visit, &t);
     if (t.failed) goto done;
     for (int i = 0; i < t.nireq; i++) edit(&t, t.ireq[i].start, t.ireq[i].end, "");
+    resolve_sites(&t);
+    if (t.failed) goto done;
     note_instances(&t);
     long_long(&t);
     if (t.n) qsort(t.e, t.n, sizeof *t.e, by_start);

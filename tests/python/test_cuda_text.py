@@ -89,8 +89,9 @@ def test_refused_in_words():
                      name_expressions=["k<int>"])
     with pytest.raises(ValueError, match="name_expressions"):
         SourceModule("__global__ void k(float *a) { a[0] = 1; }\n", name_expressions=["k); int x = (1"])
-    with pytest.raises(clrun.BuildFailed, match=r"kernel.cu:2:\d+: template 'g' calls template 'f'"):
-        SourceModule("template <typename T> __device__ T f(T x) { return x; }\n"
+    with pytest.raises(clrun.BuildFailed, match=r"kernel.cu:2:\d+: template 'g' calls template 'f' with its parameter 'U' neither written "
+                       r"nor deduced from an argument"):
+        SourceModule("template <typename T, typename U = int> __device__ T f(T x) { return x + (U)1; }\n"
                      "template <typename T> __device__ T g(T x) { return f<T>(x); }\n"
                      "extern \"C\" __global__ void k(float *a) { a[0] = g(a[1]); }\n")
     with pytest.raises(clrun.BuildFailed, match=r"explicit specialization of template 'f'"):
@@ -108,6 +109,25 @@ def test_refused_in_words():
                      "__global__ void k(float *a) { f(cg::this_grid()); }\n")
     with pytest.raises(clrun.BuildFailed, match=r"class template 'Box'"):
         SourceModule("template <typename T> struct Box { T v; };\n__global__ void k(float *a) { Box<float> b; b.v = 1; a[0] = b.v; }\n")
+
+
+def test_templates_calling_templates(rng):
+    """A template's calls of templates, with arguments written in its own parameters (`f<T, N * 1>` is
+    refused; `f<T, N>`, `f<T, 3>`) or deduced (`h(x)`), chained through three levels and copied for
+    each instantiation of the kernel template at the top."""
+    import clrun.cuda.driver as drv
+    from clrun.cuda.compiler import SourceModule
+    src = ("template <typename T> __device__ T h(T x) { return x * (T)2; }\n"
+           "template <typename T, int N> __device__ T f(T x) { return h(x) + (T)N; }\n"
+           "template <typename T, int N> __device__ T g(T x) { return f<T, N>(x) - f<T, 3>(x); }\n"
+           "template <typename T, int N> __global__ void k(T *a, unsigned n)\n"
+           "{\n    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;\n    if (i < n) a[i] = g<T, N>(a[i]) + h<T>(a[i]);\n}\n")
+    mod = SourceModule(src, name_expressions=["k<int, 10>", "k<float, -4>", "k<int, 3>"])
+    for name, dt, n_ in (("k<int, 10>", np.int32, 10), ("k<float, -4>", np.float32, -4), ("k<int, 3>", np.int32, 3)):
+        a = rng.integers(-100, 100, 300).astype(dt)
+        want = (2 * a + n_) - (2 * a + 3) + 2 * a
+        mod.get_function(name)(drv.InOut(a), np.uint32(a.size), block=(64, 1, 1), grid=(5, 1))
+        assert np.array_equal(a, want.astype(dt)), name
 
 
 def test_template_kernels_by_name_expression(rng):
@@ -641,6 +661,7 @@ def test_warp_intrinsics_refused_by_form():
         translate("__global__ void k(float *a) { a[0] = __shfl_down(a[0], 1); }\n")
     with pytest.raises(clrun.BuildFailed, match=r"kernel.cu:2:\d+: error: no matching function for call to '__shfl_sync'"):
         translate("struct P { float x; };\n__global__ void k(P *a) { a[0] = __shfl_sync(0xffffffffu, a[1], 0); }\n")
-    with pytest.raises(clrun.BuildFailed, match=r"kernel.cu:1:\d+: __shfl_down_sync on a value whose type is not known here"):
-        translate("template <typename T> __device__ T f(T v) { return __shfl_down_sync(0xffffffffu, v, 1); }\n"
-                  "__global__ void k(float *a) { a[0] = f(a[1]); }\n")
+    with pytest.raises(clrun.BuildFailed, match=r"kernel.cu:1:\d+: __shfl_down_sync on a value whose type is not int, unsigned, float, "
+                       r"long long, unsigned long long, double or a template's type parameter"):
+        translate("template <typename T> __device__ T f(T *v) { return __shfl_down_sync(0xffffffffu, v[0] * 2, 1); }\n"
+                  "__global__ void k(float *a) { a[0] = f(a); }\n")

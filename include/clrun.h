@@ -447,7 +447,10 @@ CLRUN_API clrun_status clrun_prog_builtin(clrun_ctx *ctx, const char *name, cons
  *  builds (cached alike). A construct that cannot be translated is CLRUN_BUILD_FAILED with its
  *  file, line and name in clrun_last_error; compile errors name the CUDA file's lines. Uninitialised
  *  `__constant__` and `extern __shared__` variables become the last arguments of the kernels that
- *  read them, in declaration order (`__constant T *`, `__local T *`). CLRUN_UNSUPPORTED where
+ *  read them, in declaration order (`__constant T *`, `__local T *`). Template kernels are built for
+ *  the source's explicit instantiations (`template __global__ void k<float, 4>(float *);`);
+ *  clrun_kernel_new takes them by their C++ names (`"k<float, 4>"`, any spacing) or mangled names,
+ *  and a kernel named as OpenCL C reserves (`kernel`) by its CUDA name. CLRUN_UNSUPPORTED where
  *  libclrun was built without libclang's headers or libclang cannot be loaded. */
 CLRUN_API clrun_status clrun_prog_cuda(clrun_ctx *ctx, const char *source, const char *name, const char *options, clrun_prog **out);
 
@@ -487,7 +490,9 @@ CLRUN_API const char *clrun_cache_dir(char *buf, size_t size);
  * ----------------------------------------------------------------------------------------------*/
 
 /** Make a kernel from a built program. An unknown name is CLRUN_NOT_FOUND with the list of the
- *  program's kernels. Free with clrun_kernel_free, before the program. */
+ *  program's kernels. In a program built from CUDA (clrun_prog_cuda), the CUDA names its notes give
+ *  are taken too: template kernels' instantiations and renamed kernels. Free with clrun_kernel_free,
+ *  before the program. */
 CLRUN_API clrun_status clrun_kernel_new(clrun_prog *p, const char *name, clrun_kernel **out);
 /** Free a kernel. NULL is ignored. */
 CLRUN_API void clrun_kernel_free(clrun_kernel *k);

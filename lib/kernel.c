@@ -46,6 +46,52 @@ static int read_args(cl_kernel kern, const clrun_prog *p, const char *name, unsi
     return 0;
 }
 
+/* C++ name text in one spelling: spaces only where they separate two words (`k< float,2 >` → `k<float,2>`). */
+static void cxx_norm(const char *s, size_t n, char *out, size_t cap)
+{
+    size_t w = 0;
+    for (size_t i = 0; i < n && w + 1 < cap; i++) {
+        if (isspace((unsigned char)s[i])) {
+            size_t j = i;
+            while (j < n && isspace((unsigned char)s[j])) j++;
+            if (w && j < n && (isalnum((unsigned char)out[w - 1]) || out[w - 1] == '_') && (isalnum((unsigned char)s[j]) || s[j] == '_'))
+                out[w++] = ' ';
+            i = j - 1;
+            continue;
+        }
+        out[w++] = s[i];
+    }
+    out[w] = 0;
+}
+
+/* A kernel of a program translated from CUDA, named as CUDA names it: the notes ahead of its code
+ * (`// clrun: kernel reduce<float, 256> is reduce_clrun_t0`) give the OpenCL C name, into buf. NULL
+ * where none names it. */
+static const char *cuda_alias(const clrun_prog *p, const char *name, char *buf, size_t cap)
+{
+    static const char head[] = "// clrun: kernel ";
+    if (!p->source || strncmp(p->source, "/* translated from CUDA by clrun */", 35)) return NULL;
+    char want[512], have[512];
+    cxx_norm(name, strlen(name), want, sizeof want);
+    const char *end = strstr(p->source, "\n#line "); /* the notes come before the user's code */
+    for (const char *q = strstr(p->source, head); q && (!end || q < end); q = strstr(q + 1, head)) {
+        const char *a = q + sizeof head - 1, *eol = strchr(a, '\n'), *is = NULL;
+        if (!eol) break;
+        for (const char *r = a; r + 4 <= eol; r++)
+            if (!strncmp(r, " is ", 4)) is = r; /* the last " is ": the name may hold none */
+        const char *takes = strstr(a, " takes after ");
+        if (!is || (takes && takes < eol)) continue;
+        cxx_norm(a, (size_t)(is - a), have, sizeof have);
+        if (strcmp(have, want)) continue;
+        const char *c = is + 4;
+        size_t n = 0;
+        while (c + n < eol && (isalnum((unsigned char)c[n]) || c[n] == '_') && n + 1 < cap) n++;
+        memcpy(buf, c, n), buf[n] = 0;
+        return n ? buf : NULL;
+    }
+    return NULL;
+}
+
 clrun_status clrun_kernel_new(clrun_prog *p, const char *name, clrun_kernel **out)
 {
     if (!p) return clrun__fail(NULL, CLRUN_INVALID_ARG, "clrun_kernel_new: p is NULL");
@@ -56,7 +102,9 @@ clrun_status clrun_kernel_new(clrun_prog *p, const char *name, clrun_kernel **ou
     clrun_status st = CLRUN_OK;
     if (!out || !name) return clrun__fail(ctx, CLRUN_INVALID_ARG, "clrun_kernel_new: name and out must not be NULL");
     *out = NULL;
-    cl_kernel kern = clCreateKernel(p->program, name, &err);
+    char alias[256];
+    const char *cl_name = cuda_alias(p, name, alias, sizeof alias);
+    cl_kernel kern = clCreateKernel(p->program, cl_name ? cl_name : name, &err);
     if (!kern) {
         char names[2048] = "";
         clGetProgramInfo(p->program, CL_PROGRAM_KERNEL_NAMES, sizeof names - 1, names, NULL);

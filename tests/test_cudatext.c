@@ -120,7 +120,7 @@ static void reduction_kernel(void **state)
 /* Template kernels, instantiated as the source asks (explicit instantiations, `extern template` left
  * alone), named in notes as C++ writes them and mangled; a class handing out the dynamic shared
  * memory (NVIDIA's SharedMemory<T>); host code (a launching wrapper, dim3, <<< >>>) left out. Run
- * for two instantiations and compared with the host's sums. */
+ * for two instantiations, made by clrun_kernel_new from those names, and compared with the host's sums. */
 static const char tsum[] = "template <class T> struct SharedMemory {\n"
                            "    __device__ inline operator T *() { extern __shared__ int __smem[]; return (T *)__smem; }\n"
                            "};\n"
@@ -177,7 +177,8 @@ static void template_kernels(void **state)
     for (int pass = 0; pass < 2; pass++) {
         clrun_kernel *k = NULL;
         clrun_buf *din = NULL, *dout = NULL;
-        CHECK_OK(ctx, clrun_kernel_new(p, pass ? "bsum_clrun_t1" : "bsum_clrun_t0", &k));
+        /* by the names CUDA gives them: as C++ writes it (any spacing), and mangled */
+        CHECK_OK(ctx, clrun_kernel_new(p, pass ? "_Z4bsumIfLj2EEvPKT_PS0_j" : "bsum< int,3 >", &k));
         CHECK_OK(ctx, clrun_buf_new_from(ctx, pass ? (void *)fi : (void *)ii, sizeof ii, 0, &din));
         CHECK_OK(ctx, clrun_buf_new(ctx, sizeof io, 0, &dout));
         CHECK_OK(ctx, clrun_arg_buf(k, 0, din));

@@ -222,6 +222,13 @@ def test_cli_runs_a_cu_file_in_cuda_launch_shape(rng, tmp_path):
     (tmp_path / "clock.cu").write_text("__global__ void k(int *a)\n{\n  a[0] = (int)clock();\n}\n")
     clock = _cli("run", str(tmp_path / "clock.cu"), "--emit-cl")
     assert clock.returncode == 4 and "clock.cu:3:" in clock.stderr and "clock()" in clock.stderr
+    # a template kernel's instantiation, by its C++ name
+    (tmp_path / "t.cu").write_text("template <typename T, int S> __global__ void scale(T *a, unsigned n)\n"
+                                   "{\n  unsigned i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) a[i] *= S;\n}\n"
+                                   "template __global__ void scale<int, -3>(int *, unsigned);\n")
+    r = _cli("run", str(tmp_path / "t.cu"), "-k", "scale<int,-3>", "--grid", "2", "--block", "32", "range:i32:50@" + str(tmp_path / "s.npy"), "50")
+    assert r.returncode == 0, r.stderr
+    assert np.array_equal(np.load(tmp_path / "s.npy"), -3 * np.arange(50, dtype=np.int32))
 
 
 def test_bench_cuda_translation_gives_the_hand_kernels_bits():

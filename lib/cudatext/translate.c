@@ -3336,6 +3336,11 @@ static void note_instances(struct tr *t)
         }
         if (!m->kernel) continue;
         CXString cs = lc.clang_getCursorSpelling(m->tpl);
+        if (!m->ninst) {
+            const size_t nl = strlen(t->note);
+            snprintf(t->note + nl, sizeof t->note - nl, "// clrun: template kernel %s: no instantiation asked for\n",
+                     lc.clang_getCString(cs));
+        }
         for (int j = 0; j < m->ninst; j++) {
             char cl[96];
             snprintf(cl, sizeof cl, "%s_clrun_t%d", lc.clang_getCString(cs), j);

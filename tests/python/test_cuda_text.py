@@ -84,6 +84,8 @@ def test_refused_in_words():
     import clrun.cuda.driver as drv
     with pytest.raises(drv.LogicError, match=r"'k<float>' was not instantiated: name it in SourceModule\(\.\.\., name_expressions"):
         SourceModule("template <typename T> __global__ void k(T *a) { a[0] = 1; }\n").get_function("k<float>")
+    with pytest.raises(drv.LogicError, match=r"'k' is a template kernel: name an instantiation of it"):
+        SourceModule("template <typename T> __global__ void k(T *a) { a[0] = 1; }\n").get_function("k")
     with pytest.raises(clrun.BuildFailed, match=r"kernel.cu:1:\d+: a lambda: OpenCL C has none \(template 'k', instantiated at line 2\)"):
         SourceModule("template <typename T> __global__ void k(T *a) { auto f = [](T v) { return v; }; a[0] = f(a[1]); }\n",
                      name_expressions=["k<int>"])

@@ -32,6 +32,9 @@ def _extra_arguments(cl):
     comment the translation writes ahead of the code."""
     extra = {}
     for line in cl.splitlines():
+        if line.startswith("// clrun: template kernel ") and line.endswith(": no instantiation asked for"):
+            extra.setdefault("__templates__", set()).add(line[len("// clrun: template kernel "):].partition(":")[0])
+            continue
         if line.startswith("// clrun: kernel ") and " is " in line and " takes after " not in line:
             cuda_name, _, rest = line[len("// clrun: kernel "):].rpartition(" is ")
             extra.setdefault("__renamed__", {})[_norm(cuda_name)] = rest.split()[0]
@@ -120,6 +123,9 @@ class SourceModule:
         if _norm(name) in renamed:  # a template kernel's copy (`k<float, 4>` or its mangled name), or a renamed kernel
             cl_name = renamed[_norm(name)]
             return _drv.Function(self, self._prog.kernel(cl_name), self._extra.get(cl_name, self._extra.get(name, [])))
+        if name in self._extra.get("__templates__", ()):
+            raise _drv.LogicError(f"get_function: {name!r} is a template kernel: name an instantiation of it in SourceModule(..., "
+                                  f"name_expressions=[\"{name}<...>\"]) and get that name")
         if "<" in name:
             raise _drv.LogicError(f"get_function: {name!r} was not instantiated: name it in SourceModule(..., name_expressions=[...]) "
                                   "or instantiate it in the source (template __global__ void k<float>(float *);)")

@@ -2339,6 +2339,37 @@ static void template_body(struct tr *t, CXCursor f)
     function(t, f);
 }
 
+/* An asm statement (inline PTX): kept for NVIDIA's compiler, which takes PTX in GCC's asm form
+ * (`__asm__`: OpenCL C has no `asm` keyword), under `#if defined(CLRUN_NV_PTX)`; elsewhere an
+ * `#error` at its line. `#line`s keep the user's lines around the directives. */
+static void asm_stmt(struct tr *t, CXCursor c)
+{
+    unsigned s0, e0, l1, l2;
+    if (!range(t, c, &s0, &e0) || e0 <= s0) {
+        refuse(t, c, "an asm statement written through a macro is not translated");
+        return;
+    }
+    if (t->collect) return;
+    def_lines(t, s0, e0, &l1, &l2);
+    char q[600];
+    size_t n = 0;
+    for (const char *p = t->name; *p && n + 3 < sizeof q; p++) {
+        if (*p == '"' || *p == '\\') q[n++] = '\\';
+        q[n++] = *p;
+    }
+    q[n] = 0;
+    char head[800], tail[1400];
+    snprintf(head, sizeof head, "\n#if defined(CLRUN_NV_PTX)\n#line %u \"%s\"\n", l1, q);
+    snprintf(tail, sizeof tail,
+             "\n#else\n#line %u \"%s\"\n#error \"an asm statement (inline PTX) runs on NVIDIA's OpenCL only (clrun defines "
+             "CLRUN_NV_PTX there)\"\n#endif\n#line %u \"%s\"\n",
+             l1, q, l2, q);
+    edit(t, s0, s0, head);
+    if (!strncmp(t->src + s0, "asm", 3) && !(isalnum((unsigned char)t->src[s0 + 3]) || t->src[s0 + 3] == '_'))
+        edit(t, s0, s0 + 3, "__asm__");
+    edit(t, e0, e0, tail);
+}
+
 /* Whether function (template) f is host code only: neither __global__ nor __device__. */
 static int host_only(CXCursor f) { return !has_child_kind(f, CXCursor_CUDAGlobalAttr) && !has_child_kind(f, CXCursor_CUDADeviceAttr); }
 
@@ -3060,7 +3091,7 @@ static enum CXChildVisitResult visit(CXCursor c, CXCursor parent, CXClientData d
         }
         refuse(t, c, "class template '%s': templates other than functions are not translated", cspell(t, c));
         return CXChildVisit_Break;
-    case CXCursor_GCCAsmStmt: refuse(t, c, "an asm statement (inline PTX) is not translated"); return CXChildVisit_Break;
+    case CXCursor_GCCAsmStmt: asm_stmt(t, c); return t->failed ? CXChildVisit_Break : CXChildVisit_Continue;
     case CXCursor_LambdaExpr: refuse(t, c, "a lambda: OpenCL C has none"); return CXChildVisit_Break;
     case CXCursor_CXXNewExpr:
     case CXCursor_CXXDeleteExpr: refuse(t, c, "new/delete in device code"); return CXChildVisit_Break;

@@ -1320,18 +1320,30 @@ static void warp_call(struct tr *t, CXCursor c, const char *name)
     rename_callee(t, c, to);
 }
 
-/* Whether type ty is cooperative_groups::thread_block_tile<32> (by value or reference): a warp. */
-static int tile32_type(CXType ty)
+/* A cooperative group's work-item rank and the group's size, for the thread block (cg_call) and its tiles (tile_call). */
+static const char block_rank[] =
+    "((unsigned)(get_local_id(0) + get_local_size(0) * (get_local_id(1) + get_local_size(1) * get_local_id(2))))";
+static const char block_size[] = "((unsigned)(get_local_size(0) * get_local_size(1) * get_local_size(2)))";
+
+/* The canonical spelling of type ty, by value or reference, without const: into buf. */
+static const char *group_type_name(CXType ty, char *buf, size_t n)
 {
     ty = lc.clang_getCanonicalType(ty);
     if (ty.kind == CXType_LValueReference) ty = lc.clang_getCanonicalType(lc.clang_getPointeeType(ty));
     CXString sp = lc.clang_getTypeSpelling(ty);
-    const char *n = lc.clang_getCString(sp);
-    if (!strncmp(n, "const ", 6)) n += 6;
-    static const char tile[] = "cooperative_groups::thread_block_tile<32";
-    const int yes = !strncmp(n, tile, sizeof tile - 1) && (n[sizeof tile - 1] == ',' || n[sizeof tile - 1] == '>');
+    const char *s = lc.clang_getCString(sp);
+    snprintf(buf, n, "%s", strncmp(s, "const ", 6) ? s : s + 6);
     lc.clang_disposeString(sp);
-    return yes;
+    return buf;
+}
+
+/* Whether type ty is cooperative_groups::thread_block_tile<32> (by value or reference): a warp. */
+static int tile32_type(CXType ty)
+{
+    char n[160];
+    static const char tile[] = "cooperative_groups::thread_block_tile<32";
+    group_type_name(ty, n, sizeof n);
+    return !strncmp(n, tile, sizeof tile - 1) && (n[sizeof tile - 1] == ',' || n[sizeof tile - 1] == '>');
 }
 
 /* The output carries the warp forms (warp_prelude); the first use named where a device has none. */
@@ -1392,9 +1404,6 @@ static int tile_call(struct tr *t, CXCursor c)
         snprintf(member, sizeof member, "%s", cspell(t, m.c[m.n - 1]));
     warp_use(t, c, "thread_block_tile<32>");
     if (t->collect) return 1;
-    static const char rank[] =
-        "((unsigned)(get_local_id(0) + get_local_size(0) * (get_local_id(1) + get_local_size(1) * get_local_id(2))))";
-    static const char size[] = "((unsigned)(get_local_size(0) * get_local_size(1) * get_local_size(2)))";
     char to[320];
     unsigned s0, e0, cs, ce;
     if (!range(t, c, &s0, &e0) || !range(t, k.c[0], &cs, &ce)) {
@@ -1402,9 +1411,9 @@ static int tile_call(struct tr *t, CXCursor c)
         return 1;
     }
     if (!strcmp(member, "size") || !strcmp(member, "num_threads")) snprintf(to, sizeof to, "32u");
-    else if (!strcmp(member, "thread_rank")) snprintf(to, sizeof to, "(%s & 31u)", rank);
-    else if (!strcmp(member, "meta_group_rank")) snprintf(to, sizeof to, "(%s >> 5)", rank);
-    else if (!strcmp(member, "meta_group_size")) snprintf(to, sizeof to, "((%s + 31u) >> 5)", size);
+    else if (!strcmp(member, "thread_rank")) snprintf(to, sizeof to, "(%s & 31u)", block_rank);
+    else if (!strcmp(member, "meta_group_rank")) snprintf(to, sizeof to, "(%s >> 5)", block_rank);
+    else if (!strcmp(member, "meta_group_size")) snprintf(to, sizeof to, "((%s + 31u) >> 5)", block_size);
     else if (!strcmp(member, "sync")) snprintf(to, sizeof to, "clrun_syncwarp()");
     else {
         static const char *const fns[][2] = {{"shfl", "clrun_shfl"},       {"shfl_down", "clrun_shfl_down"},
@@ -1707,14 +1716,8 @@ static const char *cg_owner(CXCursor d, char *buf, size_t n)
 /* Whether type ty is cooperative_groups::thread_block (by value or const reference). */
 static int cg_block_type(CXType ty)
 {
-    ty = lc.clang_getCanonicalType(ty);
-    if (ty.kind == CXType_LValueReference) ty = lc.clang_getCanonicalType(lc.clang_getPointeeType(ty));
-    CXString sp = lc.clang_getTypeSpelling(ty);
-    const char *n = lc.clang_getCString(sp);
-    if (!strncmp(n, "const ", 6)) n += 6;
-    const int yes = !strcmp(n, "cooperative_groups::thread_block");
-    lc.clang_disposeString(sp);
-    return yes;
+    char n[160];
+    return !strcmp(group_type_name(ty, n, sizeof n), "cooperative_groups::thread_block");
 }
 
 /* The list item at [s, e) (a parameter, an argument) removed with its comma. */
@@ -1760,10 +1763,8 @@ static int cg_call(struct tr *t, CXCursor c)
     if ((block && !strcmp(name, "sync")) || (free_fn && !strcmp(name, "sync") && lc.clang_Cursor_getNumArguments(c) == 1 &&
                                              cg_block_type(lc.clang_getCursorType(lc.clang_Cursor_getArgument(c, 0)))))
         to = "barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)";
-    else if (block && !strcmp(name, "thread_rank"))
-        to = "((unsigned)(get_local_id(0) + get_local_size(0) * (get_local_id(1) + get_local_size(1) * get_local_id(2))))";
-    else if (block && (!strcmp(name, "size") || !strcmp(name, "num_threads")))
-        to = "((unsigned)(get_local_size(0) * get_local_size(1) * get_local_size(2)))";
+    else if (block && !strcmp(name, "thread_rank")) to = block_rank;
+    else if (block && (!strcmp(name, "size") || !strcmp(name, "num_threads"))) to = block_size;
     else if (block && !strcmp(name, "group_index")) to = "((uint3)((uint)get_group_id(0), (uint)get_group_id(1), (uint)get_group_id(2)))";
     else if (block && !strcmp(name, "thread_index")) to = "((uint3)((uint)get_local_id(0), (uint)get_local_id(1), (uint)get_local_id(2)))";
     else if (block && (!strcmp(name, "group_dim") || !strcmp(name, "dim_threads")))
@@ -2503,8 +2504,6 @@ static int accessor_var(struct tr *t, CXCursor c)
  * appended after the user's text): its copy of the template, noted for the kernels' names. */
 static void requested_instance(struct tr *t, CXCursor v)
 {
-    struct find f = {CXCursor_DeclRefExpr, 0};
-    (void)f;
     CXCursor ref = lc.clang_getNullCursor();
     struct kids k = {.n = 0};
     lc.clang_visitChildren(v, collect_kids, &k);

@@ -6,6 +6,8 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 static float frand(void)
@@ -299,7 +301,7 @@ static void refusals(void **state)
         {"template <typename T> __global__ void k(T *a) { auto f = [](T v) { return v; }; a[0] = f(a[1]); }\n"
          "template <typename T> __global__ void unused(T *a) { auto f = [](T v) { return v; }; a[0] = f(a[1]); }\n"
          "template __global__ void k<float>(float *);\n",
-         "x.cu:1:58: a lambda: OpenCL C has none (template 'k', instantiated at line 3)"},
+         "x.cu:1:58: a lambda: OpenCL C has none (template 'k', instantiated at x.cu:3)"},
         {"template <typename T> __global__ void k(T *a) { a[0] = 1; }\ntemplate __global__ void k<nosuch>(float *);\n",
          "x.cu:2:28: error: use of undeclared identifier 'nosuch'"},
         {"__global__ void k(float *a)\n{\n  auto f = [](float v) { return v; };\n  a[0] = f(1.0f);\n}\n", "x.cu:3:"},
@@ -381,13 +383,111 @@ static void warp_shuffles(void **state)
     clrun_prog_free(p);
 }
 
+static void write_text(const char *dir, const char *name, const char *text)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* A user's own headers: pasted in where included (beside the file, then -I directories; include
+ * guards and #pragma once as the preprocessor keeps them), the kernel run, and every message —
+ * clang's, the translator's, the device compiler's — naming the header's own file and line. */
+static void included_headers(void **state)
+{
+    clrun_ctx *ctx = *state;
+    if (!available()) skip();
+    char dir[] = "/tmp/clrun-cuinc-XXXXXX", sub[600], inc[600], main_name[600], opts[700];
+    assert_non_null(mkdtemp(dir));
+    snprintf(sub, sizeof sub, "%s/sub", dir), snprintf(inc, sizeof inc, "%s/inc dir", dir);
+    assert_int_equal(mkdir(sub, 0700), 0);
+    assert_int_equal(mkdir(inc, 0700), 0);
+    write_text(sub, "twice.cuh",
+               "#pragma once\n#include \"scale.cuh\"\n__device__ inline float twice(float x) { return scale(x, 2.0f); }\n");
+    write_text(sub, "scale.cuh",
+               "#ifndef SCALE_CUH\n#define SCALE_CUH\n__device__ inline float scale(float x, float s)\n{\n    return x * s;\n}\n#endif\n");
+    write_text(inc, "offset.cuh", "/* from an -I directory */\n#define OFFSET 0.5f\n");
+    write_text(inc, "broken.cuh", "__device__ float broken(float x)\n{\n    return x +* ;\n}\n");
+    write_text(inc, "devonly.cuh", "\n\n#ifdef __OPENCL_VERSION__\n#error the device compiler reads this line\n#endif\n");
+    write_text(inc, "self.cuh", "#include \"self.cuh\"\n");
+    snprintf(main_name, sizeof main_name, "%s/k.cu", dir);
+    snprintf(opts, sizeof opts, "-I\"%s\" -DGAIN=3", inc);
+    static const char src[] = "// headers beside the file and in an -I directory\n"
+                              "#include \"sub/twice.cuh\"\n"
+                              "#include \"sub/twice.cuh\"\n"
+                              "#include <offset.cuh>\n"
+                              "__global__ void k(float *a)\n"
+                              "{\n"
+                              "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                              "    a[i] = twice(a[i]) + scale(OFFSET, GAIN);\n"
+                              "}\n";
+    char *cl = NULL;
+    CHECK_OK(NULL, clrun_cuda_translate_options(src, main_name, opts, &cl));
+    char want[800];
+    snprintf(want, sizeof want, "#line 1 \"%s/sub/scale.cuh\"\n", dir);
+    if (!strstr(cl, want)) fail_msg("the translation lacks '%s':\n%s", want, cl);
+    snprintf(want, sizeof want, "#line 5 \"%s\"\n__kernel void k", main_name);
+    if (!strstr(cl, want)) fail_msg("the translation lacks '%s':\n%s", want, cl);
+    const char *first = strstr(cl, "inline float twice");
+    assert_non_null(first);
+    if (strstr(first + 1, "inline float twice")) fail_msg("#pragma once: twice.cuh pasted twice:\n%s", cl);
+    clrun_string_free(cl);
+    /* run: a[i] * 2 + 0.5 * 3 */
+    enum { N = 64 };
+    float a[N], b[N];
+    for (int i = 0; i < N; i++) a[i] = frand();
+    clrun_prog *p = NULL;
+    clrun_kernel *k = NULL;
+    clrun_buf *da = NULL;
+    CHECK_OK(ctx, clrun_prog_cuda(ctx, src, main_name, opts, &p));
+    CHECK_OK(ctx, clrun_kernel_new(p, "k", &k));
+    CHECK_OK(ctx, clrun_buf_new_from(ctx, a, sizeof a, 0, &da));
+    CHECK_OK(ctx, clrun_arg_buf(k, 0, da));
+    const size_t g = N;
+    CHECK_OK(ctx, clrun_launch(k, 1, &g, NULL));
+    CHECK_OK(ctx, clrun_download(da, 0, b, sizeof b));
+    for (int i = 0; i < N; i++)
+        if (b[i] != a[i] * 2.0f + 1.5f) fail_msg("a[%d]: %g, the host says %g", i, (double)b[i], (double)(a[i] * 2.0f + 1.5f));
+    clrun_buf_free(da);
+    clrun_kernel_free(k);
+    clrun_prog_free(p);
+    /* messages name the header's lines: clang's, the device compiler's, the translator's */
+    char needle[800];
+    snprintf(needle, sizeof needle, "%s/broken.cuh:3:", inc);
+    CHECK_FAIL(ctx,
+               clrun_prog_cuda(ctx, "#include \"broken.cuh\"\n__global__ void k(float *a) { a[0] = broken(a[0]); }\n", main_name, opts, &p),
+               CLRUN_BUILD_FAILED, needle);
+    snprintf(needle, sizeof needle, "%s/devonly.cuh:4", inc);
+    CHECK_FAIL(ctx, clrun_prog_cuda(ctx, "\n#include <devonly.cuh>\n__global__ void k(float *a) { a[0] = 1.0f; }\n", main_name, opts, &p),
+               CLRUN_BUILD_FAILED, needle);
+    snprintf(needle, sizeof needle, "%s:2:1: #include \"nowhere.cuh\": not found beside the file or in the -I directories", main_name);
+    CHECK_FAIL(ctx, clrun_prog_cuda(ctx, "\n#include \"nowhere.cuh\"\n__global__ void k(float *a) { a[0] = 1.0f; }\n", main_name, opts, &p),
+               CLRUN_BUILD_FAILED, needle);
+    CHECK_FAIL(ctx, clrun_prog_cuda(ctx, "#include \"self.cuh\"\n", main_name, opts, &p), CLRUN_BUILD_FAILED, "nest more than 64 deep");
+    /* without the -I directory, the angled header is not found, and named so */
+    CHECK_FAIL(ctx, clrun_prog_cuda(ctx, src, main_name, "-DGAIN=3", &p), CLRUN_BUILD_FAILED, "#include <offset.cuh>: not found in the -I");
+    assert_null(p);
+    static const char *const files[] = {
+        "sub/twice.cuh", "sub/scale.cuh", "inc dir/offset.cuh", "inc dir/broken.cuh", "inc dir/devonly.cuh", "inc dir/self.cuh",
+        "sub",           "inc dir"};
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+        char path[800];
+        snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+        assert_int_equal(remove(path), 0);
+    }
+    assert_int_equal(rmdir(dir), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(refusals),         cmocka_unit_test(article_kernel),
         cmocka_unit_test(reduction_kernel), cmocka_unit_test(constants_and_static_kernels),
         cmocka_unit_test(template_kernels), cmocka_unit_test(translate_options_and_threads),
-        cmocka_unit_test(warp_shuffles),
+        cmocka_unit_test(warp_shuffles),    cmocka_unit_test(included_headers),
     };
     return cmocka_run_group_tests(tests, ctx_setup, ctx_teardown);
 }

@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "include.h"
 #include "translate.h"
 #if __has_include("cudatext_config.h")
 #include "cudatext_config.h"
@@ -1686,6 +1687,17 @@ static enum CXChildVisitResult find_refused_include(CXCursor c, CXCursor parent,
             lc.clang_disposeString(n);
             return CXChildVisit_Break;
         }
+        if (!lc.clang_getIncludedFile(c)) { /* include.c pastes in what it finds: this one it did not */
+            CXString n = lc.clang_getCursorSpelling(c);
+            unsigned s = 0, e = 0;
+            int angled = 0;
+            if (range(t, c, &s, &e))
+                for (unsigned i = s; i < e && i < t->len && !angled && t->src[i] != '"'; i++) angled = t->src[i] == '<';
+            refuse(t, c, "#include %c%s%c: not found %sin the -I directories of the options", angled ? '<' : '"', lc.clang_getCString(n),
+                   angled ? '>' : '"', angled ? "" : "beside the file or ");
+            lc.clang_disposeString(n);
+            return CXChildVisit_Break;
+        }
     }
     return CXChildVisit_Continue;
 }
@@ -2157,7 +2169,7 @@ static int instance_of(struct tr *t, CXCursor call, CXCursor spec, CXCursor tp, 
     for (int i = 0; i < t->ndeferred; i++)
         if (lc.clang_equalCursors(t->deferred[i].tpl, tp) && !t->failed) {
             if (!line) lc.clang_getExpansionLocation(lc.clang_getCursorLocation(call), NULL, &line, NULL, NULL);
-            snprintf(t->err, t->errn, "%s (template '%s', instantiated at line %u)", t->deferred[i].why, name, line);
+            snprintf(t->err, t->errn, "%s (template '%s', instantiated at %s:%u)", t->deferred[i].why, name, t->name, line);
             t->failed = 1;
             return -1;
         }
@@ -2585,7 +2597,7 @@ static enum CXChildVisitResult visit(CXCursor c, CXCursor parent, CXClientData d
             lc.clang_disposeString(n);
         } else if (!ours) {
             CXString n = lc.clang_getCursorSpelling(c);
-            refuse(t, c, "#include \"%s\": included files are not translated yet (paste it in)", lc.clang_getCString(n));
+            refuse(t, c, "#include \"%s\": not found beside the file or in the -I directories of the options", lc.clang_getCString(n));
             lc.clang_disposeString(n);
         } else if (range(t, c, &s, &e)) edit(t, s, e, "");
         return CXChildVisit_Continue;
@@ -3395,7 +3407,7 @@ static int by_start(const void *a, const void *b)
     return x->end > y->end ? -1 : x->end < y->end;
 }
 
-char *clrun__cuda_translate(const char *src, size_t len, const char *name, const char *options, char *err, size_t errn)
+static char *translate_text(const char *src, size_t len, const char *name, const char *options, char *err, size_t errn)
 {
     struct tr t = {.src = src, .len = len, .name = name ? name : "kernel.cu", .err = err, .errn = errn};
     if (errn) err[0] = 0;
@@ -3599,5 +3611,20 @@ done:
     if (t.tu) lc.clang_disposeTranslationUnit(t.tu);
     lc.clang_disposeIndex(idx);
     free(copy);
+    return out;
+}
+
+char *clrun__cuda_translate(const char *src, size_t len, const char *name, const char *options, char *err, size_t errn)
+{
+    if (!name) name = "kernel.cu";
+    struct clrun__inc_map map;
+    size_t n = 0;
+    char *text = clrun__cuda_expand(src, len, name, options, &map, &n, err, errn); /* the user's headers pasted in */
+    if (!text) return NULL;
+    char *out = translate_text(text, n, name, options, err, errn);
+    free(text);
+    if (out) out = clrun__inc_remap_lines(out, &map, name); /* their lines named as theirs */
+    else clrun__inc_remap_message(err, errn, &map, name);
+    clrun__inc_map_free(&map);
     return out;
 }

@@ -1,5 +1,6 @@
 """As pycuda.compiler: SourceModule."""
 import ctypes
+import os
 import re
 
 from .. import _lib as L
@@ -85,6 +86,9 @@ class SourceModule:
     (cl_options: -D/-U also hold for the parse of the CUDA);
     no_extern_c is accepted for PyCUDA's sake (OpenCL C has no name mangling, so the names are the
     source's either way); keep=True keeps the translated OpenCL C as ``.cl_source``.
+    The source's own headers (``#include "helpers.cuh"``) are pasted in where included: searched
+    beside ``name`` (the current directory for a bare name), then in the options' -I directories and
+    include_dirs, in order; ``#include <x.cuh>`` in those directories only.
     name_expressions (CuPy's RawModule): the template kernels to instantiate, as C++ names them
     (``"reduce<float, 256>"``); get_function takes those names, and the mangled ones. The source's own
     explicit instantiations (``template __global__ void k<int>(int *);``) are kernels too."""
@@ -99,7 +103,10 @@ class SourceModule:
             if not isinstance(e, str) or not re.fullmatch(r"[\w:]+\s*<[^;{}]*>", e.strip()):
                 raise ValueError(f"name_expressions: {e!r} is not a template kernel's name with its arguments, as `k<float, 4>`")
             source += ("" if source.endswith("\n") else "\n") + f"template __global__ decltype({e.strip()}) {e.strip()};\n"
-        cl = translate(source, name, opts)
+        if isinstance(include_dirs, (str, os.PathLike)):
+            include_dirs = (include_dirs,)
+        dirs = " ".join('-I"' + os.fspath(d).replace("\\", "\\\\").replace('"', '\\"') + '"' for d in include_dirs)
+        cl = translate(source, name, " ".join(o for o in (opts, dirs) if o) or None)
         self.cl_source = cl if keep else None
         self._extra = _extra_arguments(cl)
         dev = self.ctx._clrun.device

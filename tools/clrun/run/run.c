@@ -46,6 +46,8 @@ static const char *run_help = "usage: clrun run FILE.cl -k KERNEL -g X[,Y[,Z]] [
                               "                          (global = grid x block, local = block)\n"
                               "  --emit-cl               FILE.cu: print the OpenCL C it is translated to, and nothing else\n"
                               "  -D NAME[=VAL]           preprocessor definition, repeatable\n"
+                              "  -I DIR                  a directory of included files, repeatable (FILE.cu: its own\n"
+                              "                          headers are pasted in, searched beside it, then in each -I DIR)\n"
                               "  -O, --options OPTS      more build options, e.g. \"-cl-fast-relaxed-math\" (also --build-options,\n"
                               "                          as oclgrind-kernel names it; repeated, all are kept in order)\n"
                               "  -d, --device SPEC       device (default: $CLRUN_DEVICE, else the best)\n"
@@ -210,7 +212,7 @@ int cmd_run(int argc, char **argv)
     int c, rc;
     size_t dlen = 0;
     struct cli_opts opt = {.sub = "run", .help = run_help, .first = 1};
-    while ((c = cli_next_opt(&opt, argc, argv, "k:g:l:D:O:d:h", opts)) != CLI_OPTS_END) {
+    while ((c = cli_next_opt(&opt, argc, argv, "k:g:l:D:I:O:d:h", opts)) != CLI_OPTS_END) {
         if (c == CLI_OPTS_EXIT) return opt.rc;
         char *end = NULL;
         switch (c) {
@@ -226,6 +228,12 @@ int cmd_run(int argc, char **argv)
                 return run_usage_error("-D '%s': want NAME or NAME=VALUE without spaces", optarg);
             dlen += (size_t)snprintf(o.defines + dlen, sizeof o.defines - dlen, "%s-D%s", dlen ? " " : "", optarg);
             if (dlen >= sizeof o.defines) return run_usage_error("too many -D options");
+            break;
+        case 'I':
+            if (!*optarg || strchr(optarg, ' ') || strchr(optarg, '"'))
+                return run_usage_error("-I '%s': want a directory without spaces (or -O '-I\"DIR\"')", optarg);
+            dlen += (size_t)snprintf(o.defines + dlen, sizeof o.defines - dlen, "%s-I%s", dlen ? " " : "", optarg);
+            if (dlen >= sizeof o.defines) return run_usage_error("too many -I options");
             break;
         case 'O': /* given twice: both kept, in order, as compilers take repeated options */
             dlen += (size_t)snprintf(o.defines + dlen, sizeof o.defines - dlen, "%s%s", dlen ? " " : "", optarg);

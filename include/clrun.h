@@ -450,7 +450,11 @@ CLRUN_API clrun_status clrun_prog_builtin(clrun_ctx *ctx, const char *name, cons
  *  read them, in declaration order (`__constant T *`, `__local T *`). Template kernels are built for
  *  the source's explicit instantiations (`template __global__ void k<float, 4>(float *);`);
  *  clrun_kernel_new takes them by their C++ names (`"k<float, 4>"`, any spacing) or mangled names,
- *  and a kernel named as OpenCL C reserves (`kernel`) by its CUDA name. CLRUN_UNSUPPORTED where
+ *  and a kernel named as OpenCL C reserves (`kernel`) by its CUDA name. The source's own headers
+ *  (`#include "helpers.cuh"`) are pasted in where included, found beside name (the current
+ *  directory for a bare name), then in the -I directories of options in order (`-I DIR`, `-IDIR`,
+ *  `-I"DIR WITH SPACES"`); `#include <x.cuh>` in the -I directories only; include guards and
+ *  `#pragma once` hold, and messages name the header's own lines. CLRUN_UNSUPPORTED where
  *  libclrun was built without libclang's headers or libclang cannot be loaded. */
 CLRUN_API clrun_status clrun_prog_cuda(clrun_ctx *ctx, const char *source, const char *name, const char *options, clrun_prog **out);
 
@@ -459,8 +463,8 @@ CLRUN_API clrun_status clrun_prog_cuda(clrun_ctx *ctx, const char *source, const
 CLRUN_API clrun_status clrun_cuda_translate(const char *source, const char *name, char **out);
 
 /** clrun_cuda_translate with the build options the OpenCL C will be built with (NULL: none): their
- *  macro definitions (-D NAME[=VALUE], -DNAME, -U NAME) hold while the CUDA source is parsed, as
- *  clrun_prog_cuda does with its options. */
+ *  macro definitions (-D NAME[=VALUE], -DNAME, -U NAME) hold while the CUDA source is parsed, and
+ *  their -I directories are searched for the source's headers, as clrun_prog_cuda does. */
 CLRUN_API clrun_status clrun_cuda_translate_options(const char *source, const char *name, const char *options, char **out);
 
 /** Free a string clrun returned for the caller to own (clrun_cuda_translate). NULL is ignored. */

@@ -3,6 +3,7 @@ snippet (tests/data/cuda/article_snippet.py: its text with `pycuda` replaced by 
 unchanged and exactly; SourceModule's __constant__ globals, dynamic shared memory, mem_alloc memory
 and ElementwiseKernel work as PyCUDA's. Where libclang is missing the tests are skipped, saying so."""
 import os
+import re
 import runpy
 
 import numpy as np
@@ -86,7 +87,7 @@ def test_refused_in_words():
         SourceModule("template <typename T> __global__ void k(T *a) { a[0] = 1; }\n").get_function("k<float>")
     with pytest.raises(drv.LogicError, match=r"'k' is a template kernel: name an instantiation of it"):
         SourceModule("template <typename T> __global__ void k(T *a) { a[0] = 1; }\n").get_function("k")
-    with pytest.raises(clrun.BuildFailed, match=r"kernel.cu:1:\d+: a lambda: OpenCL C has none \(template 'k', instantiated at line 2\)"):
+    with pytest.raises(clrun.BuildFailed, match=r"kernel.cu:1:\d+: a lambda: OpenCL C has none \(template 'k', instantiated at kernel.cu:2\)"):
         SourceModule("template <typename T> __global__ void k(T *a) { auto f = [](T v) { return v; }; a[0] = f(a[1]); }\n",
                      name_expressions=["k<int>"])
     with pytest.raises(ValueError, match="name_expressions"):
@@ -674,3 +675,38 @@ def test_warp_intrinsics_refused_by_form():
                        r"long long, unsigned long long, double or a template's type parameter"):
         translate("template <typename T> __device__ T f(T *v) { return __shfl_down_sync(0xffffffffu, v[0] * 2, 1); }\n"
                   "__global__ void k(float *a) { a[0] = f(a); }\n")
+
+
+def test_include_dirs_and_headers_beside_the_file(rng, tmp_path, monkeypatch):
+    """A kernel's own headers, as PyCUDA's include_dirs and nvcc's -I find them: pasted in where
+    included (include guards and #pragma once honoured, a header including its neighbour), run
+    correctly, and errors named at the header's own line; a bare name searches the current
+    directory, as nvcc does for a file there."""
+    import clrun.cuda.driver as drv
+    from clrun.cuda.compiler import SourceModule
+    lib = tmp_path / "my lib"
+    (lib / "math").mkdir(parents=True)
+    (lib / "math" / "axpy.cuh").write_text('#pragma once\n#include "fma3.cuh"\n'
+                                           "__device__ inline float axpy(float a, float x, float y) { return fma3(a, x, y); }\n")
+    (lib / "math" / "fma3.cuh").write_text("#ifndef FMA3\n#define FMA3\n__device__ inline float fma3(float a, float b, float c)\n"
+                                           "{\n    return a * b + c;\n}\n#endif\n")
+    (lib / "bad.cuh").write_text("// a mistake on line 3\n__device__ float f(float x)\n{ return x + ; }\n")
+    src = '#include "math/axpy.cuh"\n#include <math/axpy.cuh>\n' \
+          "__global__ void k(float *y, const float *x, float a)\n" \
+          "{\n    int i = blockIdx.x * blockDim.x + threadIdx.x;\n    y[i] = axpy(a, x[i], y[i]);\n}\n"
+    mod = SourceModule(src, include_dirs=[str(lib)], keep=True)
+    assert mod.cl_source.count("inline float axpy") == 1
+    assert f'#line 1 "{lib}/math/fma3.cuh"' in mod.cl_source
+    x, y = rng.standard_normal(256).astype(np.float32), rng.standard_normal(256).astype(np.float32)
+    out = y.copy()
+    mod.get_function("k")(drv.InOut(out), drv.In(x), np.float32(1.5), block=(64, 1, 1), grid=(4, 1))
+    assert np.allclose(out, 1.5 * x.astype(np.float64) + y, rtol=1e-6, atol=1e-6)  # fused or not, as the device contracts
+    with pytest.raises(clrun.BuildFailed, match=re.escape(f"{lib}/bad.cuh:3:") + r"\d+: error: expected expression"):
+        SourceModule('#include "bad.cuh"\n__global__ void k(float *a) { a[0] = f(a[0]); }\n', options=["-I", str(lib)])
+    with pytest.raises(clrun.BuildFailed, match=r'kernel.cu:1:1: #include "math/axpy.cuh": not found beside the file or in the -I'):
+        SourceModule(src)
+    monkeypatch.chdir(lib)  # a bare name: its directory is the current one (for quoted names; angled ones want -I)
+    mod = SourceModule(src.split("\n", 2)[0] + "\n\n" + src.split("\n", 2)[2], keep=True)
+    assert "inline float fma3" in mod.cl_source
+    with pytest.raises(clrun.BuildFailed, match=r"kernel.cu:2:1: #include <math/axpy.cuh>: not found in the -I directories"):
+        SourceModule(src)

@@ -78,6 +78,30 @@ def cl_options(options):
         elif not _NVCC_ONLY.match(w):
             out.append(w)
         i += 1
+    return " ".join(_quote(w) for w in out) or None
+
+
+def _quote(word):
+    """A word of the options as libclrun splits them: quoted where it holds spaces or quotes."""
+    if not re.search(r'[\s"\\]', word):
+        return word
+    return '"' + word.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _without_includes(options):
+    """The options less their -I directories (the translation pastes the headers in; the OpenCL C
+    it gives needs none), for the device's compiler."""
+    if not options:
+        return options
+    words = re.findall(r'(?:"(?:\\.|[^"\\])*"|[^\s"])+', options)
+    out, skip = [], False
+    for w in words:
+        if skip:
+            skip = False
+        elif w == "-I":
+            skip = True
+        elif not w.startswith("-I"):
+            out.append(w)
     return " ".join(out) or None
 
 
@@ -105,8 +129,9 @@ class SourceModule:
             source += ("" if source.endswith("\n") else "\n") + f"template __global__ decltype({e.strip()}) {e.strip()};\n"
         if isinstance(include_dirs, (str, os.PathLike)):
             include_dirs = (include_dirs,)
-        dirs = " ".join('-I"' + os.fspath(d).replace("\\", "\\\\").replace('"', '\\"') + '"' for d in include_dirs)
+        dirs = " ".join(_quote("-I" + os.fspath(d)) for d in include_dirs)
         cl = translate(source, name, " ".join(o for o in (opts, dirs) if o) or None)
+        opts = _without_includes(opts)
         self.cl_source = cl if keep else None
         self._extra = _extra_arguments(cl)
         dev = self.ctx._clrun.device

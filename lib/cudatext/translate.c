@@ -2498,7 +2498,8 @@ static int accessor_var(struct tr *t, CXCursor c)
         struct hoist *x = &t->hoists[t->nhoists++];
         x->decl = t->accessors[0], x->scalar = 0;
         snprintf(x->name, sizeof x->name, "clrun_smem");
-        snprintf(x->param, sizeof x->param, "__local uchar *clrun_smem");
+        /* aligned as CUDA aligns it, to 16 bytes */
+        snprintf(x->param, sizeof x->param, "__local float4 *clrun_smem");
         snprintf(x->what, sizeof x->what, "dynamic __shared__ memory, 0 bytes");
     }
     t->kused |= 1u << h;

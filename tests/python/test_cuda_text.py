@@ -710,3 +710,37 @@ def test_include_dirs_and_headers_beside_the_file(rng, tmp_path, monkeypatch):
     assert "inline float fma3" in mod.cl_source
     with pytest.raises(clrun.BuildFailed, match=r"kernel.cu:2:1: #include <math/axpy.cuh>: not found in the -I directories"):
         SourceModule(src)
+
+
+def test_driver_memset_context_and_function_attributes(rng):
+    """pycuda.driver's memset_d8/d16/d32 (bounds checked), Context.push/get_current, and a Function's
+    attributes as OpenCL reports them (its static shared memory counted)."""
+    import clrun.cuda.driver as drv
+    from clrun.cuda.compiler import SourceModule
+    a = drv.mem_alloc(64)
+    drv.memset_d32(a, np.float32(-2.5).view(np.uint32), 16)
+    drv.memset_d16(a, 0xBEEF, 2)
+    drv.memset_d8_async(a, 7, 1)
+    got = np.empty(64, np.uint8)
+    drv.memcpy_dtoh(got, a)
+    want = np.full(16, -2.5, np.float32).view(np.uint8).copy()
+    want[:4] = np.array([0xBEEF, 0xBEEF], np.uint16).view(np.uint8)
+    want[0] = 7
+    assert np.array_equal(got, want)
+    for f, n in ((drv.memset_d32, 17), (drv.memset_d16, 33), (drv.memset_d8, 65), (drv.memset_d8, -1)):
+        with pytest.raises(drv.LogicError, match="into an allocation of 64"):
+            f(a, 0, n)
+    k = int(rng.integers(8, 64))
+    mod = SourceModule(f"__global__ void rev(float *a) {{ __shared__ float s[{k}]; s[threadIdx.x] = a[threadIdx.x]; __syncthreads(); "
+                       f"a[threadIdx.x] = s[{k - 1} - threadIdx.x]; }}")
+    fn = mod.get_function("rev")
+    assert fn.shared_size_bytes >= 4 * k and fn.get_attribute(drv.function_attribute.SHARED_SIZE_BYTES) == fn.shared_size_bytes
+    assert fn.max_threads_per_block >= 1 and fn.get_attribute(drv.function_attribute.MAX_THREADS_PER_BLOCK) == fn.max_threads_per_block
+    fn.set_cache_config(drv.func_cache.PREFER_SHARED)
+    x = rng.standard_normal(k).astype(np.float32)
+    y = x.copy()
+    fn(drv.InOut(y), block=(k, 1, 1))
+    assert np.array_equal(y, x[::-1])
+    c = drv.Context.get_current()
+    c.push()
+    assert drv.Context.get_current() is c

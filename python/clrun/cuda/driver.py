@@ -4,6 +4,7 @@ SourceModule (the seed article imports it from here).
 
 Launch shapes are CUDA's: the kernel runs grid × block threads in blocks of block; OpenCL's global
 size is their product, its local size the block."""
+import ctypes
 import time
 
 import numpy as np
@@ -125,6 +126,16 @@ class Context:
     def synchronize():
         Context._current()._clrun.finish()
 
+    def push(self):
+        """Made current again (pycuda.driver.Context.push)."""
+        if self in Context._stack:
+            Context._stack.remove(self)
+        Context._stack.append(self)
+
+    @staticmethod
+    def get_current():
+        return Context._stack[-1] if Context._stack else None
+
     def pop(self):
         if Context._stack and Context._stack[-1] is self:
             Context._stack.pop()
@@ -201,8 +212,46 @@ def memcpy_dtoh_async(dest, src, stream=None):
     memcpy_dtoh(dest, src)
 
 
+def _memset(dest, value, count, dt, what):
+    count = int(count)
+    if count < 0 or count * np.dtype(dt).itemsize > dest.nbytes:
+        raise LogicError(f"{what}: {count} elements of {np.dtype(dt).itemsize} bytes into an allocation of {dest.nbytes}")
+    if count:
+        from .._buffer import Buffer
+        from .. import _lib as L
+        h, _ = dest.array._raw()
+        words = Buffer.from_int_ptr(dest.array.ctx, L.buf_cl_mem(h), (count,), dt)  # the first count words, the memory dest's
+        try:
+            words.fill(np.array(value).astype(dt))
+        finally:
+            words.free()
+
+
 def memset_d8(dest, value, count):
-    dest.array[:int(count)].fill(np.uint8(value))
+    """count bytes of dest set to value (pycuda.driver.memset_d8)."""
+    _memset(dest, value, count, np.uint8, "memset_d8")
+
+
+def memset_d16(dest, value, count):
+    """count 16-bit words of dest set to value."""
+    _memset(dest, value, count, np.uint16, "memset_d16")
+
+
+def memset_d32(dest, value, count):
+    """count 32-bit words of dest set to value (an int, or a float's bits through np.float32(x).view(np.uint32))."""
+    _memset(dest, value, count, np.uint32, "memset_d32")
+
+
+def memset_d8_async(dest, value, count, stream=None):
+    memset_d8(dest, value, count)
+
+
+def memset_d16_async(dest, value, count, stream=None):
+    memset_d16(dest, value, count)
+
+
+def memset_d32_async(dest, value, count, stream=None):
+    memset_d32(dest, value, count)
 
 
 def pagelocked_empty(shape, dtype, order="C", mem_flags=0):
@@ -307,6 +356,54 @@ class Function:
             return time.perf_counter() - t0
         return None
 
+    def _wg_info(self, param, ctype=ctypes.c_size_t):
+        """clGetKernelWorkGroupInfo(param) of this kernel on the context's device."""
+        cl = ctypes.CDLL("libOpenCL.so.1")
+        cl.clGetKernelWorkGroupInfo.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_uint32, ctypes.c_size_t, ctypes.c_void_p,
+                                                ctypes.c_void_p]
+        cl.clGetKernelWorkGroupInfo.restype = ctypes.c_int32
+        from .. import _lib as L
+        v = ctype()
+        dev = self._module.ctx._clrun.device_int_ptr
+        err = cl.clGetKernelWorkGroupInfo(L.kernel_cl(self._k.handle), dev, param, ctypes.sizeof(v), ctypes.byref(v), None)
+        return int(v.value) if err == 0 else 0
+
+    @property
+    def max_threads_per_block(self):
+        """The most threads a block of this kernel may have on the device (CL_KERNEL_WORK_GROUP_SIZE)."""
+        return self._wg_info(0x11B0)
+
+    @property
+    def shared_size_bytes(self):
+        """Static shared (__local) memory the kernel declares (CL_KERNEL_LOCAL_MEM_SIZE), bytes."""
+        return self._wg_info(0x11B2, ctypes.c_uint64)
+
+    @property
+    def local_size_bytes(self):
+        """Per-thread local (private) memory (CL_KERNEL_PRIVATE_MEM_SIZE), bytes."""
+        return self._wg_info(0x11B4, ctypes.c_uint64)
+
+    @property
+    def const_size_bytes(self):
+        return 0
+
+    @property
+    def num_regs(self):
+        """Registers per thread: OpenCL does not say; 0."""
+        return 0
+
+    def get_attribute(self, attr):
+        """pycuda.driver.function_attribute's values, as far as OpenCL tells them."""
+        names = {function_attribute.MAX_THREADS_PER_BLOCK: "max_threads_per_block",
+                 function_attribute.SHARED_SIZE_BYTES: "shared_size_bytes", function_attribute.CONST_SIZE_BYTES: "const_size_bytes",
+                 function_attribute.LOCAL_SIZE_BYTES: "local_size_bytes", function_attribute.NUM_REGS: "num_regs"}
+        if attr not in names:
+            raise LogicError(f"get_attribute: {attr!r} is not one clrun.cuda knows ({', '.join(sorted(names.values()))})")
+        return getattr(self, names[attr])
+
+    def set_cache_config(self, config):
+        """Accepted (OpenCL lets the driver choose the shared memory / L1 split)."""
+
     def prepare(self, arg_types, block=None):
         self._prepared = (arg_types, block)
         return self
@@ -317,6 +414,14 @@ class Function:
     def prepared_timed_call(self, grid, block, *args, shared_size=0):
         t = self(*args, block=block, grid=grid, shared=shared_size, time_kernel=True)
         return lambda: t
+
+
+class function_attribute:  # noqa: N801 - PyCUDA's name
+    MAX_THREADS_PER_BLOCK, SHARED_SIZE_BYTES, CONST_SIZE_BYTES, LOCAL_SIZE_BYTES, NUM_REGS = range(5)
+
+
+class func_cache:  # noqa: N801 - PyCUDA's name
+    PREFER_NONE, PREFER_SHARED, PREFER_L1, PREFER_EQUAL = range(4)
 
 
 def SourceModule(*args, **kw):  # noqa: N802 - PyCUDA's name (the seed article calls drv.SourceModule)

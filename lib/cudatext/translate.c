@@ -542,6 +542,12 @@ struct tr {
     int warp;           /* warp intrinsics used: the output carries their forms (warp_prelude) */
     unsigned warp_line; /* … the first one's line, and its name */
     char warp_what[32];
+    int wreduce; /* cooperative_groups::reduce on a warp tile used: the forms clrun_wreduce_* too */
+    struct gparam {
+        CXCursor fn;     /* a function (template) whose parameter `index` a warp tile or the thread block is passed to: it leaves */
+        int index, tile; /* tile: a warp tile's (else the block's) */
+    } gparams[32];
+    int ngparams;
 };
 
 /* The spelling of a cursor or type, copied (the libclang string disposed) into one of four buffers
@@ -775,6 +781,8 @@ static void edit(struct tr *t, unsigned start, unsigned end, const char *text);
 static int is_main(CXFile f);
 static int cg_type(CXType ty);
 static int cg_block_type(CXType ty);
+static int tile32_type(CXType ty);
+static int group_param(const struct tr *t, CXCursor fn, CXCursor p);
 static void remove_list_item(struct tr *t, unsigned s, unsigned e);
 
 /* A CUDA vector type (float4, uint2, …): OpenCL C cannot take the address of its components. */
@@ -1032,14 +1040,15 @@ static void kernel_param_types(struct tr *t, CXCursor p)
 static void param(struct tr *t, CXCursor f, unsigned index, CXCursor p, int kernel)
 {
     CXType ty = lc.clang_getCanonicalType(lc.clang_getCursorType(p));
-    if (cg_block_type(lc.clang_getCursorType(p)) && !kernel) { /* the block's handle holds nothing: the parameter leaves */
+    if (!kernel && (cg_block_type(lc.clang_getCursorType(p)) || tile32_type(lc.clang_getCursorType(p)) || group_param(t, f, p))) {
+        /* a group's handle holds nothing: the parameter leaves (its calls' arguments too, group_argument) */
         unsigned s0, e0;
         if (!t->collect && range(t, p, &s0, &e0)) remove_list_item(t, s0, e0);
         return;
     }
     if (cg_type(lc.clang_getCursorType(p)) ||
         ((ty.kind == CXType_LValueReference || ty.kind == CXType_Pointer) && cg_type(lc.clang_getPointeeType(ty)))) {
-        refuse(t, p, "a cooperative group other than the thread block as parameter '%s': not translated", cspell(t, p));
+        refuse(t, p, "a cooperative group other than the thread block and warp tiles as parameter '%s': not translated", cspell(t, p));
         return;
     }
     if (ty.kind == CXType_RValueReference || (kernel && ty.kind == CXType_LValueReference)) {
@@ -1155,6 +1164,34 @@ static void rename_callee(struct tr *t, CXCursor call, const char *text)
  * them on request (cl_intel_required_subgroup_size), sub-groups of 32 standing for warps, every
  * kernel of the file asking for that size; elsewhere an #error naming the first use. */
 #define WARP_PRELUDE_MAX 32768
+
+/* cooperative_groups::reduce over a warp tile: a butterfly of shfl_xor, every lane left with the
+ * result, as CUDA's; the operators as cg::plus, less, greater, bit_and, bit_or, bit_xor compute. */
+static size_t wreduce_forms(char *out, size_t n)
+{
+    static const struct {
+        const char *op, *expr;
+        int ints;
+    } rops[] = {{"add", "v + u", 0}, {"min", "(u < v ? u : v)", 0}, {"max", "(v < u ? u : v)", 0}, {"and", "v & u", 1}, {"or", "v | u", 1},
+                {"xor", "v ^ u", 1}};
+    static const struct {
+        const char *sfx, *type;
+        int fp;
+    } types[] = {{"i", "int", 0}, {"u", "uint", 0}, {"f", "float", 1}, {"l", "long", 0}, {"ul", "ulong", 0}, {"d", "double", 2}};
+    size_t w = 0;
+    for (size_t o = 0; o < sizeof rops / sizeof *rops; o++)
+        for (size_t k = 0; k < sizeof types / sizeof *types; k++) {
+            if (rops[o].ints && types[k].fp) continue;
+            const int r = snprintf(out + w, w < n ? n - w : 0,
+                                   "%sstatic %s clrun_wreduce_%s_%s(%s v)\n{\n    for (int o = 16; o > 0; o >>= 1) {\n        const %s u = "
+                                   "clrun_shfl_xor_%s(0xffffffffu, v, o, 32);\n        v = %s;\n    }\n    return v;\n}\n%s",
+                                   types[k].fp == 2 ? "#ifdef cl_khr_fp64\n" : "", types[k].type, rops[o].op, types[k].sfx, types[k].type,
+                                   types[k].type, types[k].sfx, rops[o].expr, types[k].fp == 2 ? "#endif\n" : "");
+            if (r > 0) w += (size_t)r;
+        }
+    return w;
+}
+
 static size_t warp_prelude(char *out, const struct tr *t)
 {
     static const struct {
@@ -1213,8 +1250,9 @@ static size_t warp_prelude(char *out, const struct tr *t)
         "    return r;\n}\n"
         "static uint clrun_activemask(void)\n{\n    uint r;\n    __asm__ __volatile__(\"activemask.b32 %%0;\" : \"=r\"(r));\n    return "
         "r;\n}\n"
-        "static void clrun_syncwarp(void) { __asm__ __volatile__(\"bar.warp.sync -1;\" ::: \"memory\"); }\n"
-        "#elif defined(cl_khr_subgroup_shuffle) && defined(cl_khr_subgroup_ballot) && defined(cl_khr_subgroup_non_uniform_vote) && "
+        "static void clrun_syncwarp(void) { __asm__ __volatile__(\"bar.warp.sync -1;\" ::: \"memory\"); }\n");
+    if (t->wreduce) w += wreduce_forms(w, (size_t)(end - w)), w = w < end ? w : end - 1;
+    PUT("#elif defined(cl_khr_subgroup_shuffle) && defined(cl_khr_subgroup_ballot) && defined(cl_khr_subgroup_non_uniform_vote) && "
         "defined(cl_intel_required_subgroup_size)\n"
         "#define __kernel __kernel __attribute__((intel_reqd_sub_group_size(32)))\n");
     for (size_t o = 0; o < sizeof ops / sizeof *ops; o++)
@@ -1234,9 +1272,9 @@ static size_t warp_prelude(char *out, const struct tr *t)
         "static void clrun_syncwarp(void) { sub_group_barrier(CLK_LOCAL_MEM_FENCE); }\n"
         "#else\n"
         "static void clrun_syncwarp(void) { mem_fence(CLK_LOCAL_MEM_FENCE); }\n"
-        "#endif\n"
-        "#else\n#line %u \"",
-        t->warp_line);
+        "#endif\n");
+    if (t->wreduce) w += wreduce_forms(w, (size_t)(end - w)), w = w < end ? w : end - 1;
+    PUT("#else\n#line %u \"", t->warp_line);
     for (const char *q = t->name; *q && w < end - 2; q++) {
         if (*q == '"' || *q == '\\') *w++ = '\\';
         *w++ = *q;
@@ -1390,6 +1428,118 @@ static int warp_suffix(struct tr *t, CXType ty, char *sfx, size_t n)
     return found;
 }
 
+/* Whether parameter p (a ParmDecl) of function fn is one a warp tile (2) or the thread block (1) is
+ * passed to (noted at the calls, t->gparams), else 0: it leaves the function, as the group's handle
+ * holds nothing. */
+static int group_param(const struct tr *t, CXCursor fn, CXCursor p)
+{
+    const int n = lc.clang_Cursor_getNumArguments(fn);
+    for (int i = 0; i < t->ngparams; i++)
+        if (lc.clang_equalCursors(t->gparams[i].fn, fn) && t->gparams[i].index < n &&
+            lc.clang_equalCursors(lc.clang_Cursor_getArgument(fn, (unsigned)t->gparams[i].index), p))
+            return 1 + t->gparams[i].tile;
+    if (lc.clang_getCursorKind(fn) == CXCursor_FunctionTemplate) { /* a template's parameters are not listed as its arguments */
+        struct kids k = {.n = 0};
+        lc.clang_visitChildren(fn, collect_kids, &k);
+        for (int i = 0, a = 0; i < k.n; i++)
+            if (lc.clang_getCursorKind(k.c[i]) == CXCursor_ParmDecl) {
+                for (int g = 0; g < t->ngparams; g++)
+                    if (lc.clang_equalCursors(t->gparams[g].fn, fn) && t->gparams[g].index == a && lc.clang_equalCursors(k.c[i], p))
+                        return 1 + t->gparams[g].tile;
+                a++;
+            }
+    }
+    return 0;
+}
+
+/* A call's argument a passes a warp tile or the thread block to parameter index of fn: noted (the
+ * parameter leaves, group_param) and, in the edit pass, the argument removed. 1 when it is one. */
+static int group_argument(struct tr *t, CXCursor fn, int index, CXCursor a)
+{
+    const CXType ty = lc.clang_getCursorType(a);
+    const int tile = tile32_type(ty);
+    if (!tile && !cg_block_type(ty)) return 0;
+    int known = 0;
+    for (int i = 0; i < t->ngparams && !known; i++)
+        if (lc.clang_equalCursors(t->gparams[i].fn, fn) && t->gparams[i].index == index) {
+            known = 1;
+            if (t->gparams[i].tile != tile) {
+                refuse(t, a, "a parameter passed a warp tile at one call and the thread block at another is not translated");
+                return 1;
+            }
+        }
+    if (!known && t->ngparams < (int)(sizeof t->gparams / sizeof *t->gparams)) t->gparams[t->ngparams++] = (struct gparam){fn, index, tile};
+    unsigned s0, e0;
+    if (!t->collect && range(t, a, &s0, &e0)) remove_list_item(t, s0, e0);
+    return 1;
+}
+
+/* `cg::reduce(tile, v, cg::plus<T>())` on a warp tile (a thread_block_tile<32>, or a parameter a tile
+ * is passed to): clrun_wreduce_add_f(v), every lane given the result as in CUDA; the operator one of
+ * cg::plus, less, greater, bit_and, bit_or, bit_xor. c's children: the callee, then the arguments. */
+static void cg_reduce_call(struct tr *t, CXCursor c)
+{
+    struct kids k = {.n = 0};
+    lc.clang_visitChildren(c, collect_kids, &k);
+    if (k.n != 4) {
+        refuse(t, c, "cooperative_groups::reduce with other than (group, value, operator) is not translated");
+        return;
+    }
+    const CXCursor g = k.c[1], v = k.c[2], op = k.c[3];
+    const CXType gt = lc.clang_getCursorType(g);
+    if (cg_block_type(gt) || (cg_type(gt) && !tile32_type(gt))) {
+        char n[160];
+        refuse(t, c, "cooperative_groups::reduce over %s: only warp tiles (thread_block_tile<32>) are translated",
+               group_type_name(gt, n, sizeof n));
+        return;
+    }
+    char sfx[64];
+    if (t->collect) { /* a template's parameters are known in the edit pass only */
+        warp_use(t, c, "cooperative_groups::reduce");
+        t->wreduce = 1;
+        if (visit(v, c, t) == CXChildVisit_Recurse) lc.clang_visitChildren(v, visit, t);
+        return;
+    }
+    if (!warp_suffix(t, lc.clang_getCursorType(v), sfx, sizeof sfx)) {
+        refuse(t, c, "cooperative_groups::reduce on a value of type '%s': int, unsigned, float, 64-bit integers and double are translated",
+               tspell(t, lc.clang_getCursorType(v)));
+        return;
+    }
+    static const char *const ops[][2] = {{"plus<", "add"},    {"less<", "min"},  {"greater<", "max"},
+                                         {"bit_and<", "and"}, {"bit_or<", "or"}, {"bit_xor<", "xor"}};
+    const char *ots = tspell(t, lc.clang_getCursorType(op)), *name = NULL;
+    for (size_t i = 0; i < sizeof ops / sizeof *ops && !name; i++) {
+        const char *at = strstr(ots, ops[i][0]);
+        if (at && (at == ots || at[-1] == ':')) name = ops[i][1];
+    }
+    if (!name) {
+        refuse(t, c, "cooperative_groups::reduce with operator '%s': cg::plus, less, greater, bit_and, bit_or and bit_xor are translated",
+               ots);
+        return;
+    }
+    const int fp = !strcmp(sfx, "_f") || !strcmp(sfx, "_d"), bitwise = !strcmp(name, "and") || !strcmp(name, "or") || !strcmp(name, "xor");
+    if (fp && bitwise) {
+        refuse(t, c, "cooperative_groups::reduce with a bitwise operator on a floating-point value");
+        return;
+    }
+    warp_use(t, c, "cooperative_groups::reduce");
+    t->wreduce = 1;
+    unsigned s0, e0, vs, ve;
+    if (!t->collect) {
+        if (!range(t, c, &s0, &e0) || !range(t, v, &vs, &ve)) {
+            refuse(t, c, "cooperative_groups::reduce written through a macro is not translated");
+            return;
+        }
+        char head[160];
+        if (sfx[0] == '_') snprintf(head, sizeof head, "clrun_wreduce_%s%s(", name, sfx);
+        else snprintf(head, sizeof head, "CLRUN_WCAT(clrun_wreduce_%s, %s)(", name, sfx); /* CLRUN_SFX_T: each copy's suffix */
+        edit(t, s0, vs, head);
+        edit(t, ve, e0, ")");
+    }
+    /* the value's own expression translated as any other; the group and the operator are gone */
+    if (visit(v, c, t) == CXChildVisit_Recurse) lc.clang_visitChildren(v, visit, t);
+}
+
 /* A call on a warp tile (`tile.shfl_down(v, 1)`, `tile.thread_rank()`, … on a
  * cg::thread_block_tile<32>): written as the warp intrinsics' forms. 1 when c is one. */
 static int tile_call(struct tr *t, CXCursor c)
@@ -1398,7 +1548,10 @@ static int tile_call(struct tr *t, CXCursor c)
     lc.clang_visitChildren(c, collect_kids, &k);
     if (!k.n || lc.clang_getCursorKind(k.c[0]) != CXCursor_MemberRefExpr) return 0;
     lc.clang_visitChildren(k.c[0], collect_kids, &m);
-    if (!m.n || !tile32_type(lc.clang_getCursorType(m.c[0]))) return 0;
+    if (!m.n) return 0;
+    if (!tile32_type(lc.clang_getCursorType(m.c[0])) && /* or a template's parameter a tile is passed to */
+        !(lc.clang_getCursorKind(m.c[0]) == CXCursor_DeclRefExpr && group_param(t, t->cur_fn, lc.clang_getCursorReferenced(m.c[0])) == 2))
+        return 0;
     char member[64];
     snprintf(member, sizeof member, "%s", cspell(t, k.c[0]));
     if (!*member && lc.clang_getCursorKind(m.c[m.n - 1]) == CXCursor_OverloadedDeclRef)
@@ -1785,8 +1938,13 @@ static int cg_call(struct tr *t, CXCursor c)
         /* its copy, where the handle is passed on: the argument leaves */
     } else if (free_fn && !strcmp(name, "this_thread_block")) {
         /* as an argument it leaves with its parameter; elsewhere the compiler names the line */
+    } else if (free_fn && !strcmp(name, "reduce")) {
+        cg_reduce_call(t, c);
     } else if (free_fn) refuse(t, c, "cooperative_groups::%s (grids, tiles, coalesced groups) is not translated", name);
-    else refuse(t, c, "cooperative_groups::%s::%s (warp-level and grid groups) is not translated", owner, name);
+    else if (!strcmp(owner, "plus") || !strcmp(owner, "less") || !strcmp(owner, "greater") || !strncmp(owner, "bit_", 4)) {
+        const char *ty = tspell(t, lc.clang_getCursorType(c)), *at = strstr(ty, owner);
+        refuse(t, c, "cooperative_groups::%s other than as cg::reduce's operator is not translated", at ? at : owner);
+    } else refuse(t, c, "cooperative_groups::%s::%s (warp-level and grid groups) is not translated", owner, name);
     unsigned s0, e0;
     if (to && range(t, c, &s0, &e0)) edit(t, s0, e0, to);
     lc.clang_disposeString(ns);
@@ -2003,6 +2161,11 @@ static void token_text(struct tr *t, CXToken *tok, unsigned a, unsigned b, char 
  * caller defines as the callee's copy for its arguments (resolve_sites). */
 static void template_site(struct tr *t, CXCursor c, const struct tref *tr)
 {
+    if (in_main(t, tr->tpl)) { /* a warp tile or the thread block passed: the argument and its parameter leave */
+        struct kids g = {.n = 0};
+        lc.clang_visitChildren(c, collect_kids, &g);
+        for (int a = 0; a + 1 < g.n && !t->failed; a++) group_argument(t, tr->tpl, a, g.c[a + 1]);
+    }
     if (t->collect) return;
     struct tmpl *caller = tmpl_of(t, t->cur_fn, 0), *callee = tmpl_of(t, tr->tpl, 0);
     char owner[64];
@@ -2868,6 +3031,13 @@ static enum CXChildVisitResult visit(CXCursor c, CXCursor parent, CXClientData d
         struct tref tr = {.yes = 0};
         if (!lc.clang_Cursor_isNull(t->cur_fn) && lc.clang_getCursorKind(t->cur_fn) == CXCursor_FunctionTemplate &&
             calls_template(c, &tr)) {
+            char owner[64];
+            if (!in_main(t, tr.tpl) && cg_owner(tr.tpl, owner, sizeof owner) && !strcmp(owner, "cooperative_groups") &&
+                !strcmp(tr.name, "reduce")) { /* on a template's values: the form for its type parameter's suffix */
+                cg_reduce_call(t, c);
+                lc.clang_disposeString(sp);
+                return t->failed ? CXChildVisit_Break : CXChildVisit_Continue;
+            }
             template_site(t, c, &tr);
             lc.clang_disposeString(sp);
             return t->failed ? CXChildVisit_Break : CXChildVisit_Recurse;
@@ -2893,16 +3063,15 @@ static enum CXChildVisitResult visit(CXCursor c, CXCursor parent, CXClientData d
         }
         if (!lc.clang_Cursor_isNull(callee) && in_main(t, callee) && !t->failed) {
             shared_args(t, c, callee, inst);
-            for (int i = 0; i < lc.clang_Cursor_getNumArguments(c) && !t->collect; i++) { /* a thread block's handle */
-                CXCursor a = lc.clang_Cursor_getArgument(c, (unsigned)i);
-                unsigned s0, e0;
-                if (cg_block_type(lc.clang_getCursorType(a)) && range(t, a, &s0, &e0)) remove_list_item(t, s0, e0);
+            for (int i = 0; i < lc.clang_Cursor_getNumArguments(c) && !t->failed; i++) { /* a group's handle: noted, removed */
+                group_argument(t, callee, i, lc.clang_Cursor_getArgument(c, (unsigned)i));
             }
         }
         if (!lc.clang_Cursor_isNull(callee) && in_main(t, callee)) {
             const int na = lc.clang_Cursor_getNumArguments(c);
             for (int i = 0; i < na; i++) {
                 CXCursor a = lc.clang_Cursor_getArgument(c, (unsigned)i);
+                if (tile32_type(lc.clang_getCursorType(a)) || cg_block_type(lc.clang_getCursorType(a))) continue; /* it left */
                 const int by_ref = i < fn_nargs(callee) && ref_param(fn_arg(callee, (unsigned)i));
                 int sp;
                 if (by_ref) { /* f(x) for f(float &v): f(&(x)), x's space that of the pointer */

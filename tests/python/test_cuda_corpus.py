@@ -450,9 +450,10 @@ def test_reduction_sample(rng):
     instantiations included): the template kernels reduce0 to reduce3 instantiated as CuPy's
     name_expressions ask, for int, float and double, each block's sum as the sample's host checks it;
     the dynamic shared memory through its SharedMemory<T> class; reduce4 to reduce7 (a warp tile's
-    shuffles, shuffles on the template's type in a template it calls) where the device has warps,
-    refused elsewhere. The two on cooperative groups' collectives and multi-warp tiles are refused,
-    naming the construct, where instantiated."""
+    shuffles, shuffles on the template's type in a template it calls) and cg_reduce (cg::reduce on a
+    warp tile passed to a template's group parameter) where the device has warps, refused elsewhere.
+    multi_warp_cg_reduce (tiles of 64 over block_tile_memory) is refused, naming the construct,
+    where instantiated."""
     import clrun.cuda.driver as drv
     from clrun.cuda.compiler import SourceModule
     with open(os.path.join(CORPUS, "reduction_kernel.cu")) as f:
@@ -500,8 +501,19 @@ def test_reduction_sample(rng):
             out = np.zeros(2, dt)
             mod.get_function(expr)(drv.In(x), drv.Out(out), np.uint32(x.size), block=(1024, 1, 1), grid=(2, 1), shared=32 * x.itemsize)
             assert out.sum(dtype=dt) == x.sum(dtype=dt), expr
-    for expr, construct in (("cg_reduce<int>", "cooperative_groups::reduce (collectives, multi-warp tiles) is not translated"),
-                            ("multi_warp_cg_reduce<float, 128, 64>", "cooperative_groups::this_thread_block (collectives, multi-warp")):
+        # cg_reduce: cg::reduce(tile, v, cg::plus<T>()) in cg_reduce_n<T, Group>, the tile passed as its Group & parameter
+        red = [f"cg_reduce<{t}>" for t, _ in types]
+        mod = SourceModule(src, name="reduction_kernel.cu", name_expressions=red)
+        for expr in red:
+            dt = next(dt for t, dt in types if f"<{t}>" in expr)
+            x = rng.integers(-1000, 1000, 7 * 256 - 19).astype(dt)
+            out = np.zeros(3, dt)
+            mod.get_function(expr)(drv.In(x), drv.Out(out), np.uint32(x.size), block=(256, 1, 1), grid=(3, 1), shared=256 * x.itemsize)
+            assert out.sum(dtype=dt) == x.sum(dtype=dt), expr
+    if not device_has_warps():
+        with pytest.raises(clrun.BuildFailed, match=r"reduction_kernel.cu:\d+:\d+: .*cooperative_groups::reduce: warp intrinsics need"):
+            SourceModule(src, name="reduction_kernel.cu", name_expressions=["cg_reduce<int>"])
+    for expr, construct in (("multi_warp_cg_reduce<float, 128, 64>", "cooperative_groups::this_thread_block (collectives, multi-warp"),):
         with pytest.raises(clrun.BuildFailed, match=r"reduction_kernel.cu:\d+:\d+: " + re.escape(construct)):
             SourceModule(src, name="reduction_kernel.cu", name_expressions=[expr])
 
@@ -545,7 +557,7 @@ def test_corpus_coverage():
            "cpp_function_templates.cu", "simple_speed_test.cu", "kernel_concurrency.cu", "gpu_arange.cu",
            "scalarProd_kernel.cu", "fastWalshTransform_kernel.cu",
            "convolutionSeparable.cu", "scan_sample.cu"}
-    partial = {"reduction_kernel.cu": 4}  # of its 10 kernels, reduce0 to reduce3 run (test_reduction_sample), reduce4 to 7 where warps
+    partial = {"reduction_kernel.cu": 4}  # of its 10 kernels, reduce0 to reduce3 run (test_reduction_sample), reduce4 to 7 and cg_reduce where warps
     files = {f for f in os.listdir(CORPUS) if f.endswith(".cu")}
     warps = {"simpleVote_kernel.cu"}  # run where the device has warps, else refused (test_simple_vote)
     nvidia = {"inlinePTX_kernel.cu"}  # run on NVIDIA's OpenCL, else refused (test_inline_ptx)
@@ -557,7 +569,7 @@ def test_corpus_coverage():
     from test_cuda_text import device_has_warps
     if device_has_warps():
         run = run | warps
-        partial["reduction_kernel.cu"] += 4
+        partial["reduction_kernel.cu"] += 5
     dev = clrun.open().device
     if dev.type == "gpu" and "NVIDIA" in dev.platform_vendor:
         run = run | nvidia

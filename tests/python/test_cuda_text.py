@@ -106,7 +106,7 @@ def test_refused_in_words():
         SourceModule("#include <cooperative_groups.h>\nnamespace cg = cooperative_groups;\n"
                      "__global__ void k(float *a)\n{\n  cg::thread_block_tile<16> t = cg::tiled_partition<16>(cg::this_thread_block());\n"
                      "  a[0] = t.shfl_down(a[0], 1);\n}\n")
-    with pytest.raises(clrun.BuildFailed, match=r"kernel.cu:3:\d+: a cooperative group other than the thread block as parameter 'g'"):
+    with pytest.raises(clrun.BuildFailed, match=r"kernel.cu:3:\d+: a cooperative group other than the thread block and warp tiles as parameter 'g'"):
         SourceModule("#include <cooperative_groups.h>\nnamespace cg = cooperative_groups;\n"
                      "__device__ void f(cg::grid_group g) { g.sync(); }\n"
                      "__global__ void k(float *a) { f(cg::this_grid()); }\n")
@@ -744,3 +744,59 @@ def test_driver_memset_context_and_function_attributes(rng):
     c = drv.Context.get_current()
     c.push()
     assert drv.Context.get_current() is c
+
+
+def test_cg_reduce_on_warp_tiles(rng):
+    """cooperative_groups::reduce over a thread_block_tile<32> with each operator (plus, less,
+    greater, bit_and, bit_or, bit_xor) on int, unsigned and float, the tile passed on to device
+    functions and a template's group parameter; every lane gets its warp's result, as in CUDA,
+    checked against NumPy where the device has warps, refused at the line elsewhere. Reduction over
+    the whole block, and bitwise operators on floats, are refused by name."""
+    import clrun.cuda.driver as drv
+    from clrun.cuda.compiler import SourceModule
+    src = """#include <cooperative_groups.h>
+#include <cooperative_groups/reduce.h>
+namespace cg = cooperative_groups;
+template <typename T, typename Group> __device__ T most(Group &g, T v) { return cg::reduce(g, v, cg::greater<T>()); }
+__device__ unsigned ors(const cg::thread_block_tile<32> &t, unsigned v) { return cg::reduce(t, v, cg::bit_or<unsigned>()); }
+__global__ void k(const int *a, const float *f, int *o, float *of)
+{
+    cg::thread_block b = cg::this_thread_block();
+    cg::thread_block_tile<32> t = cg::tiled_partition<32>(b);
+    const int i = blockIdx.x * blockDim.x + threadIdx.x, v = a[i];
+    o[8 * i + 0] = cg::reduce(t, v, cg::plus<int>());
+    o[8 * i + 1] = cg::reduce(t, v, cg::less<int>());
+    o[8 * i + 2] = most(t, v);
+    o[8 * i + 3] = cg::reduce(t, v, cg::bit_and<int>());
+    o[8 * i + 4] = (int)ors(t, (unsigned)v);
+    o[8 * i + 5] = cg::reduce(t, v, cg::bit_xor<int>());
+    of[2 * i + 0] = cg::reduce(t, f[i], cg::plus<float>());
+    of[2 * i + 1] = most(t, f[i]);
+}
+"""
+    from test_cuda_text import device_has_warps
+    if not device_has_warps():
+        with pytest.raises(clrun.BuildFailed, match=r"kernel.cu:4:\d+: .*cooperative_groups::reduce: warp intrinsics need"):
+            SourceModule(src)
+    else:
+        n = 4 * 64
+        a = rng.integers(-(1 << 20), 1 << 20, n).astype(np.int32)
+        f = (rng.integers(-64, 64, n) / 8).astype(np.float32)  # exact sums in any order
+        o, of = np.zeros(8 * n, np.int32), np.zeros(2 * n, np.float32)
+        SourceModule(src).get_function("k")(drv.In(a), drv.In(f), drv.Out(o), drv.Out(of), block=(64, 1, 1), grid=(4, 1))
+        o, of = o.reshape(n, 8), of.reshape(n, 2)
+        w, wf = a.reshape(-1, 32), f.reshape(-1, 32)
+        for col, want in enumerate((w.sum(axis=1, dtype=np.int32), w.min(axis=1), w.max(axis=1), np.bitwise_and.reduce(w, axis=1),
+                                    np.bitwise_or.reduce(w, axis=1), np.bitwise_xor.reduce(w, axis=1))):
+            assert np.array_equal(o[:, col], np.repeat(want, 32)), col
+        assert np.array_equal(of[:, 0], np.repeat(wf.sum(axis=1), 32)) and np.array_equal(of[:, 1], np.repeat(wf.max(axis=1), 32))
+    head = "#include <cooperative_groups.h>\n#include <cooperative_groups/reduce.h>\nnamespace cg = cooperative_groups;\n"
+    with pytest.raises(clrun.BuildFailed, match=r"kernel.cu:5:\d+: cooperative_groups::reduce over cooperative_groups::thread_block: only warp"):
+        SourceModule(head + "__global__ void k(int *a) { cg::thread_block b = cg::this_thread_block();\n"
+                     "  a[0] = cg::reduce(b, a[1], cg::plus<int>()); }\n")
+    with pytest.raises(clrun.BuildFailed, match=r"kernel.cu:6:\d+: cooperative_groups::reduce with a bitwise operator on a floating-point"):
+        SourceModule(head + "__global__ void k(float *a) {\n  cg::thread_block_tile<32> t = cg::tiled_partition<32>(cg::this_thread_block());\n"
+                     "  a[0] = cg::reduce(t, a[1], cg::bit_or<float>()); }\n")
+    with pytest.raises(clrun.BuildFailed, match=r"kernel.cu:5:\d+: cooperative_groups::plus<float> other than as cg::reduce's operator"):
+        SourceModule(head + "template <class Op> __device__ float ap(Op op, float x) { return op(x, x); }\n"
+                     "__global__ void k(float *a) { a[0] = ap(cg::plus<float>(), a[1]); }\n")

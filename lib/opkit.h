@@ -119,7 +119,9 @@ extern const clrun__build_hook *const clrun__build_hooks[];
  * driver gives none). */
 unsigned char *clrun__program_binary(clrun_ctx *ctx, cl_program program, size_t *len);
 /* Append the program's build log for the context's device to the context's last error. */
-void clrun__build_log(clrun_ctx *ctx, cl_program program);
+void clrun__build_log(clrun_ctx *ctx, cl_program program, const char *src, size_t len);
+/* log with NVIDIA's "<kernel>:LINE:" named as src's #line directives say (program.c), malloc'd. */
+char *clrun__map_kernel_lines(const char *log, const char *src, size_t len);
 
 /* -clrun-ptx-rewrite's rewrite (lib/ops/gemm/nv/ptx.c): "//@@" removed where it starts a line,
  * ".target sm_NN" made "sm_NNa"; malloc'd with its NUL counted in *out_len, NULL when bin is not PTX. */

@@ -9,7 +9,58 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-void clrun__build_log(clrun_ctx *ctx, cl_program program)
+/* The file and line that physical line `line` of src stands for after its `#line N "FILE"`
+ * directives, into file (n bytes); 0 where no directive comes before it. */
+static unsigned presumed_line(const char *src, size_t len, unsigned line, char *file, size_t n)
+{
+    unsigned at = 1, dir_at = 0, dir_val = 0; /* the last directive's physical line, and the line it names next */
+    for (size_t i = 0; i < len && at < line; at++) {
+        const char *l = src + i, *e = memchr(l, '\n', len - i);
+        const char *end = e ? e : src + len, *p = l;
+        i = (size_t)(end - src) + (e ? 1 : 0);
+        while (p < end && (*p == ' ' || *p == '\t')) p++;
+        if (p == end || *p != '#') continue;
+        for (p++; p < end && (*p == ' ' || *p == '\t');) p++;
+        if (end - p < 6 || strncmp(p, "line", 4) || (p[4] != ' ' && p[4] != '\t')) continue;
+        char *q = NULL;
+        const unsigned long v = strtoul(p + 5, &q, 10);
+        while (q < end && *q == ' ') q++;
+        if (q == p + 5 || q >= end || *q != '"' || v == 0 || v > 0x7fffffff) continue;
+        size_t w = 0;
+        for (q++; q < end && *q != '"' && w + 1 < n; q++) file[w++] = (*q == '\\' && q + 1 < end) ? *++q : *q;
+        file[w] = 0;
+        dir_at = at, dir_val = (unsigned)v;
+    }
+    return dir_at ? dir_val + (line - dir_at - 1) : 0;
+}
+
+/* log with NVIDIA's "<kernel>:LINE:" (its compiler names no file and ignores #line) given as the
+ * file and line src's #line directives say, malloc'd; NULL when out of memory. */
+char *clrun__map_kernel_lines(const char *log, const char *src, size_t len)
+{
+    static const char tag[] = "<kernel>:";
+    struct clrun__sbuf out = {0};
+    const char *p = log, *q;
+    while (src && (q = strstr(p, tag)) != NULL) {
+        char *e = NULL, file[512];
+        const unsigned long v = strtoul(q + sizeof tag - 1, &e, 10);
+        const unsigned m =
+            e > q + sizeof tag - 1 && *e == ':' && v < 0x7fffffff ? presumed_line(src, len, (unsigned)v, file, sizeof file) : 0;
+        clrun__sb_add(&out, p, (size_t)(q - p));
+        if (m) clrun__sb_printf(&out, "%s:%u", file, m), p = e;
+        else clrun__sb_add(&out, q, sizeof tag - 1), p = q + sizeof tag - 1;
+    }
+    clrun__sb_add(&out, p, strlen(p));
+    if (out.oom) {
+        free(out.p);
+        return NULL;
+    }
+    return out.p;
+}
+
+/* The build log (CUDA kernel text's lines and headers named, clrun__map_kernel_lines) after the
+ * error in ctx's message. */
+void clrun__build_log(clrun_ctx *ctx, cl_program program, const char *src, size_t len)
 {
     size_t n = 0;
     if (clGetProgramBuildInfo(program, ctx->device, CL_PROGRAM_BUILD_LOG, 0, NULL, &n) != CL_SUCCESS || n == 0) return;
@@ -17,9 +68,11 @@ void clrun__build_log(clrun_ctx *ctx, cl_program program)
     if (!log) return;
     if (clGetProgramBuildInfo(program, ctx->device, CL_PROGRAM_BUILD_LOG, n, log, NULL) == CL_SUCCESS) {
         log[n] = 0;
+        char *mapped = clrun__map_kernel_lines(log, src, len);
         clrun__append(ctx, "\n--- build log ---\n");
-        clrun__append(ctx, log);
+        clrun__append(ctx, mapped ? mapped : log);
         clrun__append(ctx, "\n--- end of build log ---");
+        free(mapped);
     }
     free(log);
 }
@@ -224,7 +277,7 @@ static clrun_status build(clrun_ctx *ctx, const char *label, const char *source,
         if (err != CL_SUCCESS) {
             clrun__fail(ctx, CLRUN_BUILD_FAILED, "building %s with options \"%s\" for %s failed (%s)", label, opts.p, ctx->info.name,
                         clrun_cl_error_name(err));
-            clrun__build_log(ctx, program);
+            clrun__build_log(ctx, program, source, len);
             st = CLRUN_BUILD_FAILED;
             goto done;
         }

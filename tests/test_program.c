@@ -183,6 +183,33 @@ static void ptx_rewrite_option(void **state)
     CHECK_FAIL(ctx, clrun_prog_source(ctx, src, "ptx", "-clrun-ptx-rewrite-not", &p), CLRUN_BUILD_FAILED, "-clrun-ptx-rewrite-not");
 }
 
+/* NVIDIA's compiler ignores #line and calls the source "<kernel>": its log's lines are given as the
+ * file and line the source's #line directives say (CUDA kernel text, its headers); lines before any
+ * directive, and logs of other forms, are left as they are. */
+static void build_log_lines_mapped(void **state)
+{
+    (void)state;
+    static const char src[] = "/* prelude */\n"                   /* 1 */
+                              "int a;\n"                          /* 2 */
+                              "#line 1 \"k.cu\"\n"                /* 3 */
+                              "__kernel void k() {}\n"            /* 4: k.cu:1 */
+                              "# line 40 \"my dir/h\\\"q.cuh\"\n" /* 5 */
+                              "x\n"                               /* 6: my dir/h"q.cuh:40 */
+                              "y\n"                               /* 7: :41 */
+                              "#line 3 \"k.cu\"\n"                /* 8 */
+                              "z\n";                              /* 9: k.cu:3 */
+    static const char log[] = "<kernel>:2:5: error: a\n<kernel>:4:1: error: b\n<kernel>:7:9: note: c\n<kernel>:9:1: d <kernel>:x "
+                              "<kernel>:99999999999:1: e\nother.cl:6:1: f\n";
+    char *m = clrun__map_kernel_lines(log, src, sizeof src - 1);
+    assert_non_null(m);
+    assert_string_equal(m, "<kernel>:2:5: error: a\nk.cu:1:1: error: b\nmy dir/h\"q.cuh:41:9: note: c\nk.cu:3:1: d <kernel>:x "
+                           "<kernel>:99999999999:1: e\nother.cl:6:1: f\n");
+    free(m);
+    m = clrun__map_kernel_lines(log, NULL, 0); /* no source: as it was */
+    assert_string_equal(m, log);
+    free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -193,6 +220,7 @@ int main(void)
         cmocka_unit_test(missing_files_and_includes),
         cmocka_unit_test(ptx_rewrite_text),
         cmocka_unit_test(ptx_rewrite_option),
+        cmocka_unit_test(build_log_lines_mapped),
     };
     return cmocka_run_group_tests(tests, ctx_setup, ctx_teardown);
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #if CLRUN_HAVE_CUDA_TEXT
+#include "cudatext/include.h"
 #include "cudatext/translate.h"
 #endif
 
@@ -56,19 +57,29 @@ clrun_status clrun_prog_cuda(clrun_ctx *ctx, const char *source, const char *nam
     char *cl = NULL;
     clrun_status st = translate(ctx, "clrun_prog_cuda", source, name ? name : "kernel.cu", options, &cl);
     if (st != CLRUN_OK) return st;
+        /* the headers are in the text now: the device's build takes the options less their -I */
+#if CLRUN_HAVE_CUDA_TEXT
+    char *base = clrun__strip_includes(options);
+    if (options && !base) {
+        free(cl);
+        return clrun__fail(ctx, CLRUN_HOST_OUT_OF_MEMORY, "clrun_prog_cuda: out of host memory");
+    }
+#else
+    char *base = NULL;
+#endif
     /* NVIDIA's compiler takes the warp intrinsics as inline PTX (translate.c, warp_prelude) */
     const int nv = ctx->info.type == CLRUN_DEVICE_GPU && strstr(ctx->info.platform_vendor, "NVIDIA");
     char *opts = NULL;
     if (nv) {
-        const size_t n = (options ? strlen(options) : 0) + 32;
+        const size_t n = (base ? strlen(base) : 0) + 32;
         if (!(opts = malloc(n))) {
-            free(cl);
+            free(cl), free(base);
             return clrun__fail(ctx, CLRUN_HOST_OUT_OF_MEMORY, "clrun_prog_cuda: out of host memory");
         }
-        snprintf(opts, n, "%s%s-DCLRUN_NV_PTX=1", options ? options : "", options && *options ? " " : "");
+        snprintf(opts, n, "%s%s-DCLRUN_NV_PTX=1", base ? base : "", base && *base ? " " : "");
     }
-    st = clrun_prog_source(ctx, cl, name ? name : "kernel.cu", nv ? opts : options, out);
-    free(opts);
+    st = clrun_prog_source(ctx, cl, name ? name : "kernel.cu", nv ? opts : base, out);
+    free(opts), free(base);
     free(cl);
     return st;
 }

@@ -432,3 +432,39 @@ void clrun__inc_remap_message(char *err, size_t errn, const struct clrun__inc_ma
     err[w < errn ? w : errn - 1] = 0;
     free(copy);
 }
+
+/* The end of the option word starting at p (spaces end it, but inside double quotes). */
+static const char *word_end(const char *p)
+{
+    int quoted = 0;
+    for (; *p && (quoted || !(*p == ' ' || *p == '\t' || *p == '\n')); p++) {
+        if (*p == '\\' && p[1]) p++;
+        else if (*p == '"') quoted = !quoted;
+    }
+    return p;
+}
+
+char *clrun__strip_includes(const char *options)
+{
+    if (!options) return NULL;
+    char *out = malloc(strlen(options) + 1), *w = out;
+    if (!out) return NULL;
+    for (const char *p = options; *p;) {
+        while (*p == ' ' || *p == '\t' || *p == '\n') p++;
+        if (!*p) break;
+        const char *e = word_end(p);
+        if (e - p == 2 && !strncmp(p, "-I", 2)) { /* -I DIR: both words */
+            const char *d = e;
+            while (*d == ' ' || *d == '\t' || *d == '\n') d++;
+            p = *d ? word_end(d) : d;
+            continue;
+        }
+        if (strncmp(p, "-I", 2)) {
+            if (w > out) *w++ = ' ';
+            memcpy(w, p, (size_t)(e - p)), w += e - p;
+        }
+        p = e;
+    }
+    *w = 0;
+    return out;
+}

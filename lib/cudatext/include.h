@@ -26,4 +26,7 @@ void clrun__inc_map_free(struct clrun__inc_map *map);
 char *clrun__inc_remap_lines(char *cl, const struct clrun__inc_map *map, const char *name);
 /* err with each "NAME:N" rewritten the same way, in place (errn bytes at most). */
 void clrun__inc_remap_message(char *err, size_t errn, const struct clrun__inc_map *map, const char *name);
+/* options less their -I words (the translation pasted the headers in; the OpenCL C needs none, and
+ * a driver may not take a quoted directory), malloc'd; NULL for NULL or out of memory. */
+char *clrun__strip_includes(const char *options);
 #endif

@@ -72,7 +72,7 @@ static clrun_status rebuild(clrun_ctx *ctx, const char *label, const char *opts,
     }
     if ((err = clBuildProgram(q, 1, &device, opts, NULL, NULL)) != CL_SUCCESS) {
         clrun__fail(ctx, CLRUN_BUILD_FAILED, "building the rewritten PTX of %s for %s failed (%s)", label, dev, clrun_cl_error_name(err));
-        clrun__build_log(ctx, q);
+        clrun__build_log(ctx, q, NULL, 0);
         clReleaseProgram(q);
         return CLRUN_BUILD_FAILED;
     }

@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 enum { MAX_DEPTH = 64, MAX_DIRS = 64 };
 #define MARK "@clrun-file-"                      /* #line "@clrun-file-F@": file F of the map, written out after the translation */
@@ -132,13 +133,11 @@ static int join(char *buf, size_t n, const char *dir, size_t dlen, const char *n
     return w > 0 && (size_t)w < n;
 }
 
+/* a regular file (a directory of the same name does not stop the search) */
 static int readable(const char *path)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) return 0;
-    fclose(f);
-    /* a directory opens on some systems: reading one byte or reaching its end tells */
-    return 1;
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
 /* The headers the translator itself provides: an angled include of these is never pasted. */

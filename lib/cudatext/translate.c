@@ -2661,7 +2661,8 @@ static int accessor_var(struct tr *t, CXCursor c)
         struct hoist *x = &t->hoists[t->nhoists++];
         x->decl = t->accessors[0], x->scalar = 0;
         snprintf(x->name, sizeof x->name, "clrun_smem");
-        /* aligned as CUDA aligns it, to 16 bytes */
+        /* aligned as CUDA aligns it, to 16 bytes; NVIDIA's OpenCL faults on a __local uchar * argument read
+         * through a wider type (the launch ends CL_UNKNOWN_ERROR), and takes this one */
         snprintf(x->param, sizeof x->param, "__local float4 *clrun_smem");
         snprintf(x->what, sizeof x->what, "dynamic __shared__ memory, 0 bytes");
     }

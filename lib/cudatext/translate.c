@@ -1163,7 +1163,7 @@ static void rename_callee(struct tr *t, CXCursor call, const char *text)
  * emits; where the compiler has sub-groups with shuffles, ballots and non-uniform votes and sizes
  * them on request (cl_intel_required_subgroup_size), sub-groups of 32 standing for warps, every
  * kernel of the file asking for that size; elsewhere an #error naming the first use. */
-#define WARP_PRELUDE_MAX 32768
+#define WARP_PRELUDE_MAX 65536
 
 /* cooperative_groups::reduce over a warp tile: a butterfly of shfl_xor, every lane left with the
  * result, as CUDA's; the operators as cg::plus, less, greater, bit_and, bit_or, bit_xor compute. */

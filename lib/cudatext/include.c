@@ -15,6 +15,7 @@
  * cooperative groups headers). A name not found is left as written: the translator refuses it with
  * the line. */
 #include "include.h"
+#include "internal.h" /* clrun__read_file */
 
 #include <ctype.h>
 #include <limits.h>
@@ -94,38 +95,6 @@ static void segment(struct exp *x, int file, unsigned line)
     s[m->nseg++] = (struct clrun__inc_seg){x->out.lines + 1, line, (unsigned)file};
 }
 
-static char *read_file(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    char *p = NULL;
-    size_t n = 0, cap = 0;
-    for (;;) {
-        if (n + 4096 + 1 > cap) {
-            cap = cap ? cap * 2 : 8192;
-            if (cap > max_text) break;
-            char *q = realloc(p, cap);
-            if (!q) break;
-            p = q;
-        }
-        const size_t r = fread(p + n, 1, cap - n - 1, f);
-        n += r;
-        if (r == 0) {
-            const int ok = !ferror(f);
-            fclose(f);
-            if (!ok) {
-                free(p);
-                return NULL;
-            }
-            p[n] = 0, *len = n;
-            return p;
-        }
-    }
-    fclose(f);
-    free(p);
-    return NULL;
-}
-
 /* dir/name, or name where dir is empty; NULL when too long */
 static int join(char *buf, size_t n, const char *dir, size_t dlen, const char *name)
 {
@@ -187,8 +156,8 @@ static int include_line(struct exp *x, const char *p, const char *eol, int file,
         return 1;
     }
     size_t n = 0;
-    char *text = read_file(path, &n);
-    if (!text) return 0; /* unreadable: left for the translator to refuse by name */
+    char *text = NULL;
+    if (clrun__read_file(path, &text, &n, CLRUN__SOURCE_MAX)) return 0; /* unreadable: left for the translator to refuse by name */
     if (memchr(text, 0, n)) {
         x->failed = 1;
         snprintf(x->err, x->errn, "%s:%u:1: error: #include \"%s\": %s is not text (it holds a NUL byte)", fname, line, name, path);
@@ -339,7 +308,7 @@ static size_t quoted_len(const char *s)
     return n;
 }
 
-static char *put_quoted(char *w, const char *s)
+char *clrun__put_quoted(char *w, const char *s)
 {
     for (; *s; s++) {
         if (*s == '"' || *s == '\\') *w++ = '\\';
@@ -367,7 +336,7 @@ char *clrun__inc_remap_lines(char *cl, const struct clrun__inc_map *m, const cha
         free(cl), free(out);
         return NULL;
     }
-    *put_quoted(q, name) = 0;
+    *clrun__put_quoted(q, name) = 0;
     for (const char *l = cl; *l;) {
         const char *e = strchr(l, '\n');
         const size_t ll = e ? (size_t)(e - l) + 1 : strlen(l);
@@ -379,7 +348,7 @@ char *clrun__inc_remap_lines(char *cl, const struct clrun__inc_map *m, const cha
             !strncmp(end + 2, MARK, sizeof MARK - 1) && (fi = strtoul(end + 1 + sizeof MARK, &fe, 10), fe[0] == '@' && fe[1] == '"') &&
             fi < m->nfiles) { /* a file's start or the return to its includer, as include_line wrote it */
             w += sprintf(w, "#line %lu \"", v);
-            w = put_quoted(w, m->files[fi]);
+            w = clrun__put_quoted(w, m->files[fi]);
             *w++ = '"';
             const char *rest = fe + 2;
             memcpy(w, rest, (size_t)(l + ll - rest)), w += l + ll - rest;
@@ -389,7 +358,7 @@ char *clrun__inc_remap_lines(char *cl, const struct clrun__inc_map *m, const cha
             unsigned fl;
             where(m, (unsigned)v, &f, &fl);
             w += sprintf(w, "#line %u \"", fl);
-            w = put_quoted(w, f);
+            w = clrun__put_quoted(w, f);
             *w++ = '"';
             const char *rest = end + 3 + qn;
             memcpy(w, rest, (size_t)(l + ll - rest)), w += l + ll - rest;

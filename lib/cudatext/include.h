@@ -29,4 +29,6 @@ void clrun__inc_remap_message(char *err, size_t errn, const struct clrun__inc_ma
 /* options less their -I words (the translation pasted the headers in; the OpenCL C needs none, and
  * a driver may not take a quoted directory), malloc'd; NULL for NULL or out of memory. */
 char *clrun__strip_includes(const char *options);
+/* name at w with '"' and '\\' escaped (a #line's file name); the end of what was written */
+char *clrun__put_quoted(char *w, const char *name);
 #endif

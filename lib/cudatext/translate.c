@@ -3338,21 +3338,11 @@ static void long_long(struct tr *t)
     }
 }
 
-/* name at w with '"' and '\\' escaped (a #line's file name); the end of what was written */
-static char *put_quoted(char *w, const char *name)
-{
-    for (; *name; name++) {
-        if (*name == '"' || *name == '\\') *w++ = '\\';
-        *w++ = *name;
-    }
-    return w;
-}
-
 /* `#line LINE "NAME"` on a line of its own at w (a newline ahead of it); the end of what was written */
 static char *put_line(char *w, unsigned line, const char *name)
 {
     w += sprintf(w, "\n#line %u \"", line);
-    w = put_quoted(w, name);
+    w = clrun__put_quoted(w, name);
     return w + sprintf(w, "\"\n");
 }
 

@@ -224,16 +224,12 @@ int cmd_run(int argc, char **argv)
             if ((rc = run_parse_sizes(optarg, o.local, &o.ldims, "-l"))) return rc;
             break;
         case 'D':
+        case 'I': /* -D NAME[=VAL], -I DIR: a word each among the build options */
             if (!*optarg || strchr(optarg, ' ') || strchr(optarg, '"'))
-                return run_usage_error("-D '%s': want NAME or NAME=VALUE without spaces", optarg);
-            dlen += (size_t)snprintf(o.defines + dlen, sizeof o.defines - dlen, "%s-D%s", dlen ? " " : "", optarg);
-            if (dlen >= sizeof o.defines) return run_usage_error("too many -D options");
-            break;
-        case 'I':
-            if (!*optarg || strchr(optarg, ' ') || strchr(optarg, '"'))
-                return run_usage_error("-I '%s': want a directory without spaces (or -O '-I\"DIR\"')", optarg);
-            dlen += (size_t)snprintf(o.defines + dlen, sizeof o.defines - dlen, "%s-I%s", dlen ? " " : "", optarg);
-            if (dlen >= sizeof o.defines) return run_usage_error("too many -I options");
+                return c == 'D' ? run_usage_error("-D '%s': want NAME or NAME=VALUE without spaces", optarg)
+                                : run_usage_error("-I '%s': want a directory without spaces (or -O '-I\"DIR\"')", optarg);
+            dlen += (size_t)snprintf(o.defines + dlen, sizeof o.defines - dlen, "%s-%c%s", dlen ? " " : "", c, optarg);
+            if (dlen >= sizeof o.defines) return run_usage_error("too many -%c options", c);
             break;
         case 'O': /* given twice: both kept, in order, as compilers take repeated options */
             dlen += (size_t)snprintf(o.defines + dlen, sizeof o.defines - dlen, "%s%s", dlen ? " " : "", optarg);

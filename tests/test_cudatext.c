@@ -247,6 +247,7 @@ static void constants_and_static_kernels(void **state)
 struct tjob {
     const char *src;
     char *out;
+    const char *name, *opts; /* NULL: "t.cu", "-DSCALE=2.0f" */
     clrun_status st;
     int differed; /* a translation unlike the thread's first */
 };
@@ -256,7 +257,7 @@ static void *translate_job(void *arg)
     struct tjob *j = arg;
     for (int i = 0; i < 20 && !j->st && !j->differed; i++) {
         char *o = NULL;
-        j->st = clrun_cuda_translate_options(j->src, "t.cu", "-DSCALE=2.0f", &o);
+        j->st = clrun_cuda_translate_options(j->src, j->name ? j->name : "t.cu", j->opts ? j->opts : "-DSCALE=2.0f", &o);
         if (!j->st && j->out && strcmp(o, j->out)) j->differed = 1;
         if (j->out) clrun_string_free(o);
         else j->out = o;
@@ -275,7 +276,7 @@ static void translate_options_and_threads(void **state)
     static const char src[] = "template <typename T> __device__ T twice(T x) { return x * SCALE; }\n"
                               "extern \"C\" __global__ void k(float *a) { a[threadIdx.x] = twice(a[threadIdx.x]); }\n";
     CHECK_FAIL(NULL, clrun_cuda_translate_options(src, "t.cu", NULL, &out), CLRUN_BUILD_FAILED, "undeclared identifier 'SCALE'");
-    struct tjob jobs[2] = {{src, NULL, CLRUN_OK, 0}, {src, NULL, CLRUN_OK, 0}};
+    struct tjob jobs[2] = {{.src = src}, {.src = src}};
     pthread_t th[2];
     for (int i = 0; i < 2; i++) assert_int_equal(pthread_create(&th[i], NULL, translate_job, &jobs[i]), 0);
     for (int i = 0; i < 2; i++) assert_int_equal(pthread_join(th[i], NULL), 0);
@@ -434,6 +435,15 @@ static void included_headers(void **state)
     const char *first = strstr(cl, "inline float twice");
     assert_non_null(first);
     if (strstr(first + 1, "inline float twice")) fail_msg("#pragma once: twice.cuh pasted twice:\n%s", cl);
+    /* two threads pasting the same headers in at once: each translation the one above */
+    struct tjob jobs[2] = {{.src = src, .name = main_name, .opts = opts}, {.src = src, .name = main_name, .opts = opts}};
+    pthread_t th[2];
+    for (int i = 0; i < 2; i++) assert_int_equal(pthread_create(&th[i], NULL, translate_job, &jobs[i]), 0);
+    for (int i = 0; i < 2; i++) assert_int_equal(pthread_join(th[i], NULL), 0);
+    for (int i = 0; i < 2; i++) {
+        if (jobs[i].st || jobs[i].differed || strcmp(jobs[i].out, cl)) fail_msg("thread %d: %s", i, clrun_status_str(jobs[i].st));
+        clrun_string_free(jobs[i].out);
+    }
     clrun_string_free(cl);
     /* run: a[i] * 2 + 0.5 * 3 */
     enum { N = 64 };

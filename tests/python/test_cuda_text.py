@@ -730,6 +730,18 @@ def test_driver_memset_context_and_function_attributes(rng):
     for f, n in ((drv.memset_d32, 17), (drv.memset_d16, 33), (drv.memset_d8, 65), (drv.memset_d8, -1)):
         with pytest.raises(drv.LogicError, match="into an allocation of 64"):
             f(a, 0, n)
+    drv.memset_d16(a, -1, 1)  # a negative value as its two's complement, as CUDA's unsigned parameter takes it
+    drv.memcpy_dtoh(got, a)
+    assert got[0] == got[1] == 0xFF
+    with pytest.raises(drv.LogicError, match="into an allocation of 64"):
+        drv.memset_d32(a, 0, 1 << 64)
+    with pytest.raises(TypeError, match="not an integer"):
+        drv.memset_d32(a, float("nan"), 1)
+    with pytest.raises(ValueError, match="does not fit 8 bits"):
+        drv.memset_d8(a, 256, 1)
+    a.free()
+    with pytest.raises(drv.LogicError, match="freed"):
+        drv.memset_d8(a, 0, 1)
     k = int(rng.integers(8, 64))
     mod = SourceModule(f"__global__ void rev(float *a) {{ __shared__ float s[{k}]; s[threadIdx.x] = a[threadIdx.x]; __syncthreads(); "
                        f"a[threadIdx.x] = s[{k - 1} - threadIdx.x]; }}")
@@ -744,6 +756,14 @@ def test_driver_memset_context_and_function_attributes(rng):
     c = drv.Context.get_current()
     c.push()
     assert drv.Context.get_current() is c
+    own = c.get_device().make_context()  # a kernel of a context detached since: its attributes say so
+    try:
+        gone = SourceModule("__global__ void k(float *a) { a[0] = 1.0f; }").get_function("k")
+    finally:
+        own.detach()
+    assert drv.Context.get_current() is c
+    with pytest.raises(clrun.InvalidArgument, match="closed"):
+        gone.shared_size_bytes
 
 
 def test_cg_reduce_on_warp_tiles(rng):

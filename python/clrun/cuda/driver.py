@@ -5,6 +5,7 @@ SourceModule (the seed article imports it from here).
 Launch shapes are CUDA's: the kernel runs grid × block threads in blocks of block; OpenCL's global
 size is their product, its local size the block."""
 import ctypes
+import operator
 import time
 
 import numpy as np
@@ -213,9 +214,19 @@ def memcpy_dtoh_async(dest, src, stream=None):
 
 
 def _memset(dest, value, count, dt, what):
-    count = int(count)
+    if getattr(dest, "array", None) is None:
+        raise LogicError(f"{what}: the allocation was freed")
+    count = operator.index(count)
+    bits = 8 * np.dtype(dt).itemsize
+    try:
+        v = operator.index(value)  # an integer, or a NumPy integer scalar (a float's bits: np.float32(x).view(np.uint32))
+    except TypeError:
+        raise TypeError(f"{what}: the value {value!r} is not an integer (a float's bits: np.float32(x).view(np.uint32))") from None
+    if not -(1 << (bits - 1)) <= v < (1 << bits):
+        raise ValueError(f"{what}: the value {v} does not fit {bits} bits")
     if count < 0 or count * np.dtype(dt).itemsize > dest.nbytes:
         raise LogicError(f"{what}: {count} elements of {np.dtype(dt).itemsize} bytes into an allocation of {dest.nbytes}")
+    value = v & ((1 << bits) - 1)
     if count:
         from .._buffer import Buffer
         from .. import _lib as L
